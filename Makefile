@@ -1,0 +1,141 @@
+# ptkit: build, test, install.  GNU make; parallel builds are safe.
+#
+#   make                 build everything (installs Debian deps if missing)
+#   make check           build and run the tests (TAP, under prove)
+#   make check SANITIZE=address,undefined
+#   make demo            record, decode and summarise the bundled demo
+#   make bench           print performance figures (never asserted)
+#   make fuzz            run each fuzzer for FUZZ_SECONDS
+#   make install [PREFIX=/usr/local] [DESTDIR=...]  /  make uninstall
+#   make deps            install the Debian 12 packages we need (root)
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+PKGLIBDIR ?= $(PREFIX)/lib/ptkit
+DATADIR   ?= $(PREFIX)/share/ptkit
+
+TOOLS := ptrec ptdecode ptspans ptquery ptdiff ptmcp
+
+comma := ,
+SANITIZE ?=
+ifeq ($(SANITIZE),)
+BUILD ?= build
+else
+BUILD ?= build-$(subst $(comma),-,$(SANITIZE))
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+endif
+
+PKGS := libelf libdw libzstd jansson
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-missing-field-initializers
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CPPFLAGS = -D_GNU_SOURCE -DPTKIT_VERSION='"$(VERSION)"' \
+	-DPTKIT_PKGLIBDIR='"$(PKGLIBDIR)"' -iquote lib $(CPPFLAGS)
+ALL_CFLAGS = -std=c17 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
+LIBS_ALL = $(PKG_LIBS) -lipt -liberty -lpthread -lm $(LDLIBS)
+
+LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIBPTKIT := $(BUILD)/libptkit.a
+
+tool_srcs = $(sort $(wildcard cmd/$(1)/*.c))
+tool_objs = $(patsubst %.c,$(BUILD)/%.o,$(call tool_srcs,$(1)))
+TOOL_BINS := $(TOOLS:%=$(BUILD)/bin/%)
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/t_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+UNIT_HELPER_SRCS := $(sort $(wildcard tests/unit/helper_*.c))
+UNIT_HELPERS := $(UNIT_HELPER_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+E2E_TESTS := $(sort $(wildcard tests/e2e/t*.sh))
+
+MANPAGES := $(sort $(wildcard man/*.[1-9]))
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps check check-unit check-e2e check-man demo bench fuzz \
+	install uninstall clean
+.DELETE_ON_ERROR:
+
+all: $(TOOL_BINS)
+
+# Debian packages: checked once per build directory, installed if missing.
+$(DEPS_STAMP): scripts/deps.sh
+	@mkdir -p $(@D)
+	@sh scripts/deps.sh --if-missing
+	@touch $@
+
+deps:
+	@sh scripts/deps.sh
+
+$(BUILD)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBPTKIT): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+define tool_rule
+$(BUILD)/bin/$(1): $(call tool_objs,$(1)) $(LIBPTKIT)
+	@mkdir -p $$(@D)
+	$$(CC) $$(ALL_LDFLAGS) -o $$@ $(call tool_objs,$(1)) $(LIBPTKIT) $$(LIBS_ALL)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBPTKIT) $(LIBS_ALL)
+
+# Tests: TAP under prove.  LC_ALL=C so that messages and sorting are stable.
+TEST_ENV = LC_ALL=C PTKIT_BUILD=$(abspath $(BUILD)) \
+	PTKIT_SRC=$(CURDIR) PATH=$(abspath $(BUILD))/bin:$$PATH
+PROVE ?= prove
+PROVE_FLAGS ?= -j2
+
+check: all $(UNIT_BINS) $(UNIT_HELPERS) $(CHECK_DEPS)
+	$(TEST_ENV) $(PROVE) $(PROVE_FLAGS) $(UNIT_BINS) $(E2E_TESTS)
+	@$(MAKE) --no-print-directory check-man
+
+check-unit: $(UNIT_BINS) $(UNIT_HELPERS) $(CHECK_DEPS)
+	$(TEST_ENV) $(PROVE) $(PROVE_FLAGS) $(UNIT_BINS)
+
+check-e2e: all $(CHECK_DEPS)
+	$(TEST_ENV) $(PROVE) $(PROVE_FLAGS) $(E2E_TESTS)
+
+check-man: | $(DEPS_STAMP)
+	mandoc -T lint -W warning $(MANPAGES)
+
+demo: all
+	@$(TEST_ENV) sh scripts/demo.sh
+
+bench: all $(BENCH_DEPS)
+	@$(TEST_ENV) sh bench/run.sh
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5
+	install -m 0755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(filter %.1,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(filter %.5,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man5/
+
+uninstall:
+	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%)
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(filter %.1,$(MANPAGES)))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANPAGES)))
+
+clean:
+	rm -rf build build-*
+
+# Each area of the project may add its own rules in mk/<area>.mk (the emu
+# plugin, fixtures, fuzzers, ...), so that parallel work does not collide
+# here.  They see every variable above and add to CHECK_DEPS, BENCH_DEPS,
+# INSTALL_EXTRA and CLEAN_EXTRA.
+include $(sort $(wildcard mk/*.mk))
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,83 @@
+/*
+ * ptmcp: the MCP server for agents, and the store driver.
+ *
+ * This file parses the command line and the verb; the server and the
+ * store arrive with issue #9.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static const struct tool_info tool = {
+	"ptmcp",
+	"ptmcp [--store STORE] serve\n"
+	"ptmcp [--store STORE] run [ptrec options] -- PROGRAM [ARG ...]\n"
+	"ptmcp [--store STORE] attach --pid PID [ptrec options]\n"
+	"ptmcp [--store STORE] decode SNAPSHOT_ID\n"
+	"ptmcp [--store STORE] query SNAPSHOT_ID [ptquery options]\n"
+	"ptmcp [--store STORE] compare ID_A ID_B [ptdiff options]\n"
+	"ptmcp [--store STORE] list\n"
+	"ptmcp [--store STORE] show ID\n"
+	"ptmcp [--store STORE] import DIR\n"
+	"ptmcp [--store STORE] prune [prune options]\n"
+	"ptmcp [--store STORE] doctor",
+};
+
+enum { OPT_STORE = 256, OPT_HELP, OPT_VERSION };
+
+static const char *const verbs[] = {
+	"serve", "run", "attach", "decode", "query", "compare", "list",
+	"show", "import", "prune", "doctor",
+};
+
+static const struct option long_options[] = {
+	{ "store", required_argument, NULL, OPT_STORE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int
+is_verb(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strcmp(s, verbs[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *store = NULL;
+	int c;
+
+	opterr = 0;
+	/* '+': stop at the verb; its own options follow it. */
+	while ((c = getopt_long(argc, argv, "+:", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_STORE:
+			store = optarg;
+			break;
+		case OPT_HELP:
+			return report_close_stdout(tool.name, cli_help(&tool));
+		case OPT_VERSION:
+			return report_close_stdout(tool.name,
+			    cli_version(&tool));
+		default:
+			return cli_bad_option(&tool, c, argv);
+		}
+	}
+	(void)store;
+	if (optind >= argc)
+		return cli_usage_error(&tool, "no verb given");
+	if (!is_verb(argv[optind]))
+		return cli_usage_error(&tool, "unknown verb '%s'",
+		    argv[optind]);
+	return cli_not_built(&tool, "the MCP server and store", 9);
+}

@@ -1,0 +1,160 @@
+/*
+ * ptquery: questions over an analysis directory.
+ *
+ * This file parses the command line; the queries arrive with issue #7.
+ */
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "report.h"
+
+static const struct tool_info tool = {
+	"ptquery",
+	"ptquery ANALYSIS --kind KIND [--group function|inline|module]\n"
+	"        [--sort COLUMN] [--function NAME] [--tid TID] [--from NS]\n"
+	"        [--to NS] [--at NS] [--span ID]\n"
+	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
+	"        [--cursor C] [--max-bytes N]",
+};
+
+enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
+	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION };
+
+#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
+
+struct query_options {
+	const char *analysis;
+	int kind, group, format;
+	const char *sort, *function, *cursor;
+	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
+};
+
+static const struct option long_options[] = {
+	{ "kind", required_argument, NULL, OPT_KIND },
+	{ "group", required_argument, NULL, OPT_GROUP },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "function", required_argument, NULL, OPT_FUNCTION },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "at", required_argument, NULL, OPT_AT },
+	{ "span", required_argument, NULL, OPT_SPAN },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "cursor", required_argument, NULL, OPT_CURSOR },
+	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The numeric options, by option code. */
+static int
+parse_number_option(int c, const char *arg, struct query_options *o)
+{
+	static const struct {
+		int code;
+		const char *name;
+		size_t offset;
+	} numbers[] = {
+		{ OPT_TID, "--tid", offsetof(struct query_options, tid) },
+		{ OPT_FROM, "--from", offsetof(struct query_options, from_ns) },
+		{ OPT_TO, "--to", offsetof(struct query_options, to_ns) },
+		{ OPT_AT, "--at", offsetof(struct query_options, at_ns) },
+		{ OPT_SPAN, "--span", offsetof(struct query_options, span) },
+		{ OPT_LIMIT, "--limit", offsetof(struct query_options, limit) },
+		{ OPT_MAX_BYTES, "--max-bytes",
+		    offsetof(struct query_options, max_bytes) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
+		if (numbers[i].code == c)
+			return cli_opt_size(&tool, numbers[i].name, arg, 0,
+			    INT64_MAX, (uint64_t *)((char *)o +
+			    numbers[i].offset));
+	}
+	return -1;
+}
+
+static int
+parse_choice_option(int c, const char *arg, struct query_options *o)
+{
+	int v;
+
+	switch (c) {
+	case OPT_KIND:
+		v = cli_opt_choice(&tool, "--kind", arg, QUERY_KINDS);
+		o->kind = v;
+		break;
+	case OPT_GROUP:
+		v = cli_opt_choice(&tool, "--group", arg,
+		    "function|inline|module");
+		o->group = v;
+		break;
+	case OPT_FORMAT:
+		v = cli_opt_choice(&tool, "--format", arg,
+		    "text|table|csv|json|folded|chrome|fxt");
+		o->format = v;
+		break;
+	default:
+		return -1;
+	}
+	return v < 0 ? -v : 0;
+}
+
+static int
+parse_options(int argc, char *argv[], struct query_options *o)
+{
+	int c, rc;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
+		if ((rc = parse_number_option(c, optarg, o)) >= 0 ||
+		    (rc = parse_choice_option(c, optarg, o)) >= 0) {
+			if (rc != 0)
+				return rc;
+			continue;
+		}
+		switch (c) {
+		case OPT_SORT:
+			o->sort = optarg;
+			break;
+		case OPT_FUNCTION:
+			o->function = optarg;
+			break;
+		case OPT_CURSOR:
+			o->cursor = optarg;
+			break;
+		case OPT_HELP:
+			return cli_help(&tool);
+		case OPT_VERSION:
+			return cli_version(&tool);
+		default:
+			return cli_bad_option(&tool, c, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(&tool, "no analysis directory given");
+	if (argc - optind > 1)
+		return cli_usage_error(&tool, "too many arguments");
+	if (o->kind < 0)
+		return cli_usage_error(&tool, "--kind is required");
+	o->analysis = argv[optind];
+	return -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct query_options o = { .kind = -1, .to_ns = INT64_MAX };
+	int rc;
+
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
+		return report_close_stdout(tool.name, rc);
+	return cli_not_built(&tool, "querying", 7);
+}

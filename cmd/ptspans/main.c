@@ -1,0 +1,75 @@
+/*
+ * ptspans: block stream to function calls (an analysis directory).
+ *
+ * This file parses the command line; the analysis arrives with issue #6.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "report.h"
+
+static const struct tool_info tool = {
+	"ptspans",
+	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary]",
+};
+
+enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_HELP, OPT_VERSION };
+
+struct spans_options {
+	const char *out_dir;
+	int no_inline;
+	int format;		/* 0 jsonl, 1 summary */
+};
+
+static const struct option long_options[] = {
+	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int
+parse_options(int argc, char *argv[], struct spans_options *o)
+{
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o->out_dir = optarg;
+			break;
+		case OPT_NO_INLINE:
+			o->no_inline = 1;
+			break;
+		case OPT_FORMAT:
+			if ((o->format = cli_opt_choice(&tool, "--format",
+			    optarg, "jsonl|summary")) < 0)
+				return -o->format;
+			break;
+		case OPT_HELP:
+			return cli_help(&tool);
+		case OPT_VERSION:
+			return cli_version(&tool);
+		default:
+			return cli_bad_option(&tool, c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&tool, "unexpected argument '%s'",
+		    argv[optind]);
+	return -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct spans_options o = { 0 };
+	int rc;
+
+	if ((rc = parse_options(argc, argv, &o)) >= 0)
+		return report_close_stdout(tool.name, rc);
+	return cli_not_built(&tool, "span analysis", 6);
+}

@@ -1,0 +1,76 @@
+/*
+ * jsonw: a streaming JSON writer.
+ *
+ * Owns JSON output for every tool: commas, nesting, number formatting and
+ * string escaping.  Strings are taken as bytes: '"', '\\' and every control
+ * byte are escaped (\n, \t, ... or \u00XX), DEL as \u007f, and every byte
+ * that is not part of a well-formed UTF-8 sequence (overlong forms,
+ * surrogates and code points past U+10FFFF included) becomes \ufffd, so the
+ * output is always valid JSON and valid UTF-8 whatever the input.
+ *
+ * The writer does not own its FILE; errors are sticky and reported by
+ * jsonw_finish().  Nesting is bounded by JSONW_MAX_DEPTH; misuse (a value
+ * where a key is due, closing what is not open, too deep) is recorded as
+ * ERR_INTERNAL rather than producing bad JSON.
+ */
+#ifndef PTKIT_JSONW_H
+#define PTKIT_JSONW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define JSONW_MAX_DEPTH 64
+
+struct jsonw {
+	FILE *out;
+	int depth;
+	int error;			/* 0 or a negative err_code */
+	unsigned char first[JSONW_MAX_DEPTH];	/* no member written yet */
+	unsigned char is_obj[JSONW_MAX_DEPTH];
+	unsigned char want_value;	/* a key was written, value due */
+};
+
+void jsonw_init(struct jsonw *w, FILE *out);
+
+void jsonw_object_begin(struct jsonw *w);
+void jsonw_object_end(struct jsonw *w);
+void jsonw_array_begin(struct jsonw *w);
+void jsonw_array_end(struct jsonw *w);
+
+/* Writes an object key; the next call must write its value. */
+void jsonw_key(struct jsonw *w, const char *key);
+
+void jsonw_string(struct jsonw *w, const char *s);
+/* A string of len bytes; NUL bytes inside are escaped as \u0000. */
+void jsonw_string_len(struct jsonw *w, const char *s, size_t len);
+void jsonw_u64(struct jsonw *w, uint64_t v);
+void jsonw_i64(struct jsonw *w, int64_t v);
+/* Non-finite values are written as null (JSON has no NaN). */
+void jsonw_double(struct jsonw *w, double v);
+void jsonw_bool(struct jsonw *w, int v);
+void jsonw_null(struct jsonw *w);
+
+/* Key and value in one call, for the common object member. */
+void jsonw_kv_string(struct jsonw *w, const char *key, const char *s);
+void jsonw_kv_u64(struct jsonw *w, const char *key, uint64_t v);
+void jsonw_kv_i64(struct jsonw *w, const char *key, int64_t v);
+void jsonw_kv_bool(struct jsonw *w, const char *key, int v);
+
+/* Ends a line (for JSON Lines), only valid at depth 0. */
+void jsonw_newline(struct jsonw *w);
+
+/*
+ * Returns 0 if everything so far was written and well nested (depth 0),
+ * else a negative err_code: -ERR_IO for a failed write, -ERR_INTERNAL for
+ * misuse.
+ */
+int jsonw_finish(struct jsonw *w);
+
+/*
+ * Writes s as a JSON string (with quotes) to out with the escaping above.
+ * Returns 0 or -ERR_IO.
+ */
+int json_write_escaped(FILE *out, const char *s, size_t len);
+
+#endif
