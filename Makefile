@@ -59,6 +59,14 @@ MANPAGES := $(sort $(wildcard man/*.[1-9]))
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
+.DEFAULT_GOAL := all
+
+# Each area of the project may add its own rules in mk/<area>.mk (the emu
+# plugin, fixtures, fuzzers, ...), so that parallel work does not collide
+# here.  They see every variable above and add to CHECK_DEPS (built before
+# tests run), BENCH_DEPS, INSTALL_EXTRA (install targets) and CLEAN_EXTRA.
+include $(sort $(wildcard mk/*.mk))
+
 .PHONY: all deps check check-unit check-e2e check-man demo bench fuzz \
 	install uninstall clean
 .DELETE_ON_ERROR:
@@ -117,7 +125,7 @@ demo: all
 bench: all $(BENCH_DEPS)
 	@$(TEST_ENV) sh bench/run.sh
 
-install: all
+install: all $(INSTALL_EXTRA)
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
@@ -130,12 +138,6 @@ uninstall:
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(filter %.5,$(MANPAGES)))
 
 clean:
-	rm -rf build build-*
-
-# Each area of the project may add its own rules in mk/<area>.mk (the emu
-# plugin, fixtures, fuzzers, ...), so that parallel work does not collide
-# here.  They see every variable above and add to CHECK_DEPS, BENCH_DEPS,
-# INSTALL_EXTRA and CLEAN_EXTRA.
-include $(sort $(wildcard mk/*.mk))
+	rm -rf build build-* $(CLEAN_EXTRA)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
