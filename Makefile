@@ -70,6 +70,7 @@ include $(sort $(wildcard mk/*.mk))
 .PHONY: all deps check check-unit check-e2e check-man demo bench fuzz \
 	install uninstall clean
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: $(TOOL_BINS)
 
@@ -130,7 +131,8 @@ install: all $(INSTALL_EXTRA)
 	    $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(TOOL_BINS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(filter %.1,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 $(filter %.5,$(MANPAGES)) $(DESTDIR)$(MANDIR)/man5/
+	$(if $(filter %.5,$(MANPAGES)),install -m 0644 $(filter %.5,$(MANPAGES)) \
+	    $(DESTDIR)$(MANDIR)/man5/)
 
 uninstall:
 	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%)

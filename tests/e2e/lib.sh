@@ -49,17 +49,22 @@ test_diag_file() {
 	sed 's/^/#   /' "$1"
 }
 
-# test_expect_success TITLE BODY: runs BODY in a subshell with set -x
-# tracing into a log that is shown only when it fails.
+# test_expect_success TITLE BODY: runs BODY in a subshell in its own
+# scratch directory; on failure shows the body and what it printed.
+# (No set -x: its trace would land in the files a body redirects 2> to.)
 test_expect_success() {
 	test_count=$((test_count + 1))
 	test_dir=$TEST_ROOT/t$test_count
 	mkdir -p "$test_dir"
-	if (cd "$test_dir" && eval "set -x; $2") >"$test_dir.log" 2>&1; then
+	if (cd "$test_dir" && eval "$2") >"$test_dir.log" 2>&1; then
 		echo "ok $test_count - $1"
 	else
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
+		printf '%s\n' "$2" >"$test_dir.body"
+		echo "#   body:"
+		test_diag_file "$test_dir.body"
+		echo "#   output:"
 		test_diag_file "$test_dir.log"
 	fi
 }

@@ -1,0 +1,82 @@
+/* Tests for lib/json (typed reads) and lib/error (messages, prefixes). */
+#include <string.h>
+
+#include "error.h"
+#include "json.h"
+#include "tap.h"
+
+static void
+test_reads(void)
+{
+	static const char doc_text[] =
+	    "{\"s\":\"x\",\"n\":42,\"neg\":-1,\"b\":true,\"f\":1.5}";
+	struct error e;
+	const char *s = NULL;
+	uint64_t u = 0;
+	int64_t i = 0;
+	int b = 0;
+	json_t *doc = json_read_buffer(doc_text, strlen(doc_text), &e);
+
+	OK(doc != NULL, "document parses");
+	IS_INT(json_get_string(doc, "s", &s, &e), 0, "string member");
+	IS_STR(s, "x", "string value");
+	IS_INT(json_get_u64(doc, "n", &u, &e), 0, "u64 member");
+	IS_U64(u, 42, "u64 value");
+	IS_INT(json_get_i64(doc, "neg", &i, &e), 0, "i64 member");
+	IS_INT(i, -1, "i64 value");
+	IS_INT(json_get_u64(doc, "neg", &u, &e), -ERR_FORMAT,
+	    "negative where u64 is due");
+	IS_STR(e.msg, "'neg' is negative", "negative message");
+	IS_INT(json_get_bool(doc, "b", &b, &e), 0, "bool member");
+	IS_INT(b, 1, "bool value");
+	IS_INT(json_get_u64(doc, "f", &u, &e), -ERR_FORMAT,
+	    "a real is not an integer");
+	IS_STR(e.msg, "'f' is not an integer", "wrong type message");
+	IS_INT(json_get_string(doc, "missing", &s, &e), -ERR_NOTFOUND,
+	    "missing member");
+	IS_STR(e.msg, "missing member 'missing'", "missing member message");
+	json_decref(doc);
+}
+
+static void
+test_parse_errors(void)
+{
+	struct error e;
+
+	OK(json_read_buffer("{\"a\":", 5, &e) == NULL, "truncated document");
+	IS_INT(e.code, ERR_FORMAT, "truncated is ERR_FORMAT");
+	OK(strncmp(e.msg, "line 1 column 5: ", 17) == 0,
+	    "message names line and column (%s)", e.msg);
+	OK(json_read_buffer("{\"a\":1,\"a\":2}", 13, &e) == NULL,
+	    "duplicate keys are rejected");
+	OK(json_read_file("/nonexistent/x.json", &e) == NULL, "missing file");
+}
+
+static void
+test_errors(void)
+{
+	struct error e;
+
+	IS_STR(err_str(ERR_TRUNCATED), "truncated", "err_str by code");
+	IS_STR(err_str(-ERR_TRUNCATED), "truncated", "err_str by -code");
+	IS_STR(err_str(9999), "unknown error", "err_str out of range");
+	IS_INT(error_set(&e, ERR_FORMAT, "record %d bad", 7), -ERR_FORMAT,
+	    "error_set returns -code");
+	error_prefix(&e, "%s", "perf.data");
+	IS_STR(e.msg, "perf.data: record 7 bad", "error_prefix");
+	IS_INT(error_set_errno(&e, 2, "open %s", "f"), -ERR_IO,
+	    "error_set_errno is ERR_IO");
+	IS_STR(e.msg, "open f: No such file or directory",
+	    "error_set_errno appends strerror");
+	IS_INT(error_set(NULL, ERR_RANGE, "x"), -ERR_RANGE,
+	    "error_set with no struct still returns the code");
+}
+
+int
+main(void)
+{
+	test_reads();
+	test_parse_errors();
+	test_errors();
+	return tap_done();
+}

@@ -1,0 +1,243 @@
+/* Tests for lib/jsonw: escaping, nesting, misuse. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "jsonw.h"
+#include "tap.h"
+
+/* Output of one writer session, as a malloc'd string. */
+struct capture {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static void
+capture_open(struct capture *c)
+{
+	c->buf = NULL;
+	c->len = 0;
+	c->f = open_memstream(&c->buf, &c->len);
+}
+
+static char *
+capture_close(struct capture *c)
+{
+	fclose(c->f);
+	return c->buf;
+}
+
+/* Escapes len bytes of s as one JSON string; returns it (caller frees). */
+static char *
+escaped(const char *s, size_t len)
+{
+	struct capture c;
+	struct jsonw w;
+
+	capture_open(&c);
+	jsonw_init(&w, c.f);
+	jsonw_string_len(&w, s, len);
+	if (jsonw_finish(&w) != 0)
+		DIAG("jsonw_finish failed");
+	return capture_close(&c);
+}
+
+static void
+check_escape(const char *in, size_t len, const char *want, const char *name)
+{
+	char *got = escaped(in, len);
+
+	IS_STR(got, want, "%s", name);
+	free(got);
+}
+
+static void
+test_escaping(void)
+{
+	check_escape("plain", 5, "\"plain\"", "plain ASCII unchanged");
+	check_escape("a\"b\\c", 5, "\"a\\\"b\\\\c\"", "quote and backslash");
+	check_escape("\n\t\r\b\f", 5, "\"\\n\\t\\r\\b\\f\"",
+	    "short escapes for common control bytes");
+	check_escape("\x01\x1f\x7f", 3, "\"\\u0001\\u001f\\u007f\"",
+	    "other control bytes and DEL as \\u00XX");
+	check_escape("a\0b", 3, "\"a\\u0000b\"", "NUL inside a string");
+	check_escape("\xe2\x82\xac", 3, "\"\xe2\x82\xac\"",
+	    "valid 3-byte UTF-8 passes through");
+	check_escape("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\"",
+	    "valid 4-byte UTF-8 passes through");
+	check_escape("\xff", 1, "\"\\ufffd\"", "0xff is replaced");
+	check_escape("\xc0\xaf", 2, "\"\\ufffd\\ufffd\"",
+	    "overlong 2-byte form is replaced byte by byte");
+	check_escape("\xe0\x80\xaf", 3, "\"\\ufffd\\ufffd\\ufffd\"",
+	    "overlong 3-byte form is replaced");
+	check_escape("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"",
+	    "UTF-16 surrogate is replaced");
+	check_escape("\xf4\x90\x80\x80", 4,
+	    "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", "code point past U+10FFFF");
+	check_escape("\xe2\x82", 2, "\"\\ufffd\\ufffd\"",
+	    "truncated sequence at the end");
+	check_escape("\xe2(x", 3, "\"\\ufffd(x\"",
+	    "bad continuation byte keeps what follows");
+	check_escape("\x80", 1, "\"\\ufffd\"", "lone continuation byte");
+}
+
+/* Every byte value in every position: the output always parses. */
+static void
+test_all_bytes_parse(void)
+{
+	char in[256 * 2];
+	json_error_t je;
+	json_t *doc;
+	char *out;
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		in[2 * i] = (char)i;
+		in[2 * i + 1] = (char)(255 - i);
+	}
+	out = escaped(in, sizeof(in));
+	doc = json_loads(out, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	OK(doc != NULL && json_is_string(doc),
+	    "all 256 byte values give a string jansson parses");
+	if (doc == NULL)
+		DIAG("jansson: %s", je.text);
+	json_decref(doc);
+	free(out);
+}
+
+static void
+test_structure(void)
+{
+	struct capture c;
+	struct jsonw w;
+	char *out;
+
+	capture_open(&c);
+	jsonw_init(&w, c.f);
+	jsonw_object_begin(&w);
+	jsonw_kv_string(&w, "fn", "main");
+	jsonw_kv_u64(&w, "big", UINT64_MAX);
+	jsonw_kv_i64(&w, "neg", INT64_MIN);
+	jsonw_kv_bool(&w, "ok", 1);
+	jsonw_key(&w, "nan");
+	jsonw_double(&w, NAN);
+	jsonw_key(&w, "half");
+	jsonw_double(&w, 0.5);
+	jsonw_key(&w, "list");
+	jsonw_array_begin(&w);
+	jsonw_u64(&w, 1);
+	jsonw_null(&w);
+	jsonw_array_begin(&w);
+	jsonw_array_end(&w);
+	jsonw_object_begin(&w);
+	jsonw_object_end(&w);
+	jsonw_array_end(&w);
+	jsonw_object_end(&w);
+	jsonw_newline(&w);
+	IS_INT(jsonw_finish(&w), 0, "well-nested document finishes clean");
+	out = capture_close(&c);
+	IS_STR(out, "{\"fn\":\"main\",\"big\":18446744073709551615,"
+	    "\"neg\":-9223372036854775808,\"ok\":true,\"nan\":null,"
+	    "\"half\":0.5,\"list\":[1,null,[],{}]}\n",
+	    "members, commas, nesting and numbers");
+	free(out);
+}
+
+static int
+misuse(void (*fn)(struct jsonw *))
+{
+	struct capture c;
+	struct jsonw w;
+	int rc;
+
+	capture_open(&c);
+	jsonw_init(&w, c.f);
+	fn(&w);
+	rc = jsonw_finish(&w);
+	free(capture_close(&c));
+	return rc;
+}
+
+static void
+value_without_key(struct jsonw *w)
+{
+	jsonw_object_begin(w);
+	jsonw_u64(w, 1);
+	jsonw_object_end(w);
+}
+
+static void
+unclosed(struct jsonw *w)
+{
+	jsonw_array_begin(w);
+}
+
+static void
+wrong_close(struct jsonw *w)
+{
+	jsonw_array_begin(w);
+	jsonw_object_end(w);
+}
+
+static void
+key_without_value(struct jsonw *w)
+{
+	jsonw_object_begin(w);
+	jsonw_key(w, "k");
+	jsonw_object_end(w);
+}
+
+static void
+too_deep(struct jsonw *w)
+{
+	int i;
+
+	for (i = 0; i <= JSONW_MAX_DEPTH; i++)
+		jsonw_array_begin(w);
+}
+
+static void
+test_misuse(void)
+{
+	IS_INT(misuse(value_without_key), -ERR_INTERNAL,
+	    "a value where a key is due is an error");
+	IS_INT(misuse(unclosed), -ERR_INTERNAL, "unclosed array is an error");
+	IS_INT(misuse(wrong_close), -ERR_INTERNAL,
+	    "closing an object that is an array is an error");
+	IS_INT(misuse(key_without_value), -ERR_INTERNAL,
+	    "a key without its value is an error");
+	IS_INT(misuse(too_deep), -ERR_INTERNAL,
+	    "nesting past JSONW_MAX_DEPTH is an error");
+}
+
+static void
+test_write_error(void)
+{
+	struct jsonw w;
+	FILE *full = fopen("/dev/full", "w");
+
+	if (full == NULL) {
+		OK(1, "no /dev/full here # SKIP");
+		return;
+	}
+	setvbuf(full, NULL, _IONBF, 0);
+	jsonw_init(&w, full);
+	jsonw_string(&w, "x");
+	IS_INT(jsonw_finish(&w), -ERR_IO, "a failed write is reported");
+	fclose(full);
+}
+
+int
+main(void)
+{
+	test_escaping();
+	test_all_bytes_parse();
+	test_structure();
+	test_misuse();
+	test_write_error();
+	return tap_done();
+}
