@@ -64,7 +64,8 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 # Each area of the project may add its own rules in mk/<area>.mk (the emu
 # plugin, fixtures, fuzzers, ...), so that parallel work does not collide
 # here.  They see every variable above and add to CHECK_DEPS (built before
-# tests run), BENCH_DEPS, INSTALL_EXTRA (install targets) and CLEAN_EXTRA.
+# tests run), BENCH_DEPS, FUZZ_RUNS (targets that run one fuzzer each),
+# INSTALL_EXTRA (install targets) and CLEAN_EXTRA.
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: all deps check check-unit check-e2e check-man demo bench fuzz \
@@ -122,6 +123,9 @@ check-man: | $(DEPS_STAMP)
 
 demo: all
 	@$(TEST_ENV) sh scripts/demo.sh
+
+# Each mk/<area>.mk adds its fuzz-<name> targets to FUZZ_RUNS.
+fuzz: $(FUZZ_RUNS)
 
 bench: all $(BENCH_DEPS)
 	@$(TEST_ENV) sh bench/run.sh
