@@ -1,0 +1,1162 @@
+/* blkstream: see blkstream.h and man/ptkit-blocks.5. */
+#include "blkstream.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonw.h"
+
+#define WBUF_SIZE (64 * 1024)
+#define RBUF_SIZE (64 * 1024)
+#define VARINT_MAX 10
+/* A record's frame: type byte and the length varint. */
+#define FRAME_MAX (1 + VARINT_MAX)
+
+static const char *const type_names[] = {
+	NULL, "map", "thread", "block", "event", "gap", "end", "eos",
+};
+
+static const char *const event_names[BLKS_EV_KIND_MAX] = {
+	NULL, "enabled", "disabled", "async_branch", "overflow", "exec_mode",
+	"paging", "tsx", "stop", "vmcs", "exstop", "mwait", "pwre", "pwrx",
+	"ptwrite", "cbr",
+};
+
+static const char *const gap_names[BLKS_GAP_CAUSE_MAX] = {
+	NULL, "decode_error", "unknown_image", "ring_start", "overflow",
+	"lost",
+};
+
+static const char *const counter_names[BLKS_C_NR] = {
+	"blocks", "insns", "events", "gaps", "decode_errors",
+	"unknown_image", "overflows", "trace_bytes", "bytes_skipped",
+	"chunks",
+};
+
+static const char *const decoder_names[] = { "native", "fast", "perf" };
+
+/* libipt's enum pt_insn_class, in order. */
+static const char *const class_names[] = {
+	"error", "other", "call", "return", "jump", "cond_jump", "far_call",
+	"far_return", "far_jump", "ptwrite",
+};
+
+static const char *const mode_names[] = { "unknown", "16", "32", "64" };
+
+#define NAME_OF(table, i) \
+	((i) < sizeof(table) / sizeof((table)[0]) && (table)[i] != NULL ? \
+	    (table)[i] : "unknown")
+
+const char *
+blks_type_name(unsigned type)
+{
+	return NAME_OF(type_names, type);
+}
+
+const char *
+blks_event_name(unsigned kind)
+{
+	return NAME_OF(event_names, kind);
+}
+
+const char *
+blks_gap_cause_name(unsigned cause)
+{
+	return NAME_OF(gap_names, cause);
+}
+
+const char *
+blks_counter_name(unsigned counter)
+{
+	return NAME_OF(counter_names, counter);
+}
+
+const char *
+blks_decoder_name(unsigned decoder)
+{
+	return NAME_OF(decoder_names, decoder);
+}
+
+/* ----------------------------------------------------------------- */
+/* Encoding primitives */
+
+static uint64_t
+zigzag(uint64_t delta)
+{
+	int64_t s = (int64_t)delta;
+
+	return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
+}
+
+static uint64_t
+unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+static size_t
+put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static void
+put_le(uint8_t *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get_le(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* A payload under construction; sized for the largest legal payload. */
+struct pbuf {
+	uint8_t b[BLKS_PAYLOAD_MAX + 16 * VARINT_MAX + BLKS_BUILD_ID_MAX];
+	size_t n;
+};
+
+static void
+pb_varint(struct pbuf *p, uint64_t v)
+{
+	p->n += put_varint(p->b + p->n, v);
+}
+
+static void
+pb_u8(struct pbuf *p, uint8_t v)
+{
+	p->b[p->n++] = v;
+}
+
+static void
+pb_bytes(struct pbuf *p, const void *s, size_t len)
+{
+	memcpy(p->b + p->n, s, len);
+	p->n += len;
+}
+
+/* ----------------------------------------------------------------- */
+/* Writer */
+
+struct blks_writer {
+	int fd;			/* -1 when writing to f */
+	FILE *f;
+	uint8_t buf[WBUF_SIZE];
+	size_t used;
+	uint64_t flushed;
+	int error;		/* sticky negative err_code */
+	int in_thread;
+	uint32_t tid;
+	uint64_t prev_ip, prev_time;
+	struct pbuf pb;
+};
+
+static int
+writer_flush(struct blks_writer *w, struct error *e)
+{
+	size_t off = 0;
+
+	if (w->f != NULL) {
+		if (w->used > 0 && fwrite(w->buf, 1, w->used, w->f) != w->used)
+			return error_set_errno(e, errno, "block stream write");
+	} else {
+		while (off < w->used) {
+			ssize_t n = write(w->fd, w->buf + off, w->used - off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return error_set_errno(e, errno,
+				    "block stream write");
+			off += (size_t)n;
+		}
+	}
+	w->flushed += w->used;
+	w->used = 0;
+	return 0;
+}
+
+static int
+writer_put(struct blks_writer *w, const void *p, size_t len, struct error *e)
+{
+	int rc;
+
+	if (w->used + len > sizeof(w->buf)) {
+		if ((rc = writer_flush(w, e)) < 0)
+			return rc;
+	}
+	if (len > sizeof(w->buf))
+		return error_set(e, ERR_INTERNAL, "record of %zu bytes", len);
+	memcpy(w->buf + w->used, p, len);
+	w->used += len;
+	return 0;
+}
+
+static int
+write_header(struct blks_writer *w, const struct blks_header *h,
+    struct error *e)
+{
+	uint8_t fixed[BLKS_HEADER_FIXED];
+	const char *path = h->snapshot != NULL ? h->snapshot : "";
+	size_t plen = strlen(path);
+	int rc;
+
+	if (plen > BLKS_PATH_MAX)
+		return error_set(e, ERR_INVALID,
+		    "snapshot path of %zu bytes is too long", plen);
+	memcpy(fixed, BLKS_MAGIC, BLKS_MAGIC_LEN);
+	put_le(fixed + 8, BLKS_VERSION, 2);
+	put_le(fixed + 10, BLKS_HEADER_FIXED + plen, 2);
+	put_le(fixed + 12, h->flags, 4);
+	put_le(fixed + 16, h->time_shift, 8);
+	put_le(fixed + 24, h->time_mult, 8);
+	put_le(fixed + 32, h->time_zero, 8);
+	put_le(fixed + 40, h->time_base_ns, 8);
+	put_le(fixed + 48, h->decoder, 4);
+	put_le(fixed + 52, plen, 4);
+	if ((rc = writer_put(w, fixed, sizeof(fixed), e)) < 0)
+		return rc;
+	return writer_put(w, path, plen, e);
+}
+
+static int
+writer_open(struct blks_writer **out, int fd, FILE *f,
+    const struct blks_header *h, struct error *e)
+{
+	struct blks_writer *w;
+	int rc;
+
+	*out = NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return error_set(e, ERR_NOMEM, "block stream writer");
+	w->fd = fd;
+	w->f = f;
+	if ((rc = write_header(w, h, e)) < 0) {
+		free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int
+blks_writer_open_fd(struct blks_writer **out, int fd,
+    const struct blks_header *h, struct error *e)
+{
+	return writer_open(out, fd, NULL, h, e);
+}
+
+int
+blks_writer_open_file(struct blks_writer **out, FILE *f,
+    const struct blks_header *h, struct error *e)
+{
+	return writer_open(out, -1, f, h, e);
+}
+
+uint64_t
+blks_writer_bytes(const struct blks_writer *w)
+{
+	return w->flushed + w->used;
+}
+
+static int
+pb_string(struct pbuf *p, const char *s, size_t max, const char *what,
+    struct error *e)
+{
+	size_t len = s != NULL ? strlen(s) : 0;
+
+	if (len > max)
+		return error_set(e, ERR_INVALID, "%s of %zu bytes is too long",
+		    what, len);
+	pb_varint(p, len);
+	pb_bytes(p, s, len);
+	return 0;
+}
+
+static int
+encode_map(struct pbuf *p, const struct blks_map *m, struct error *e)
+{
+	int rc;
+
+	if (m->build_id_size > BLKS_BUILD_ID_MAX)
+		return error_set(e, ERR_INVALID, "build-id of %u bytes",
+		    m->build_id_size);
+	pb_varint(p, m->pid);
+	pb_varint(p, m->flags);
+	pb_varint(p, m->start);
+	pb_varint(p, m->size);
+	pb_varint(p, m->pgoff);
+	pb_u8(p, m->build_id_size);
+	pb_bytes(p, m->build_id, m->build_id_size);
+	if ((rc = pb_string(p, m->name, BLKS_PATH_MAX, "map name", e)) < 0)
+		return rc;
+	return pb_string(p, m->image, BLKS_PATH_MAX, "map image path", e);
+}
+
+static int
+encode_thread(struct blks_writer *w, const struct blks_thread *t,
+    struct error *e)
+{
+	struct pbuf *p = &w->pb;
+
+	pb_varint(p, t->tid);
+	pb_varint(p, t->pid);
+	pb_varint(p, t->flags);
+	pb_varint(p, t->trace_bytes);
+	w->in_thread = 1;
+	w->tid = t->tid;
+	w->prev_ip = 0;
+	w->prev_time = 0;
+	return pb_string(p, t->name, BLKS_TEXT_MAX, "thread name", e);
+}
+
+static int
+encode_block(struct blks_writer *w, const struct blks_block *b,
+    struct error *e)
+{
+	struct pbuf *p = &w->pb;
+
+	if (b->iclass > 15 || b->flags > 3 || b->mode > 3)
+		return error_set(e, ERR_INVALID,
+		    "block class %u, flags %u, mode %u out of range",
+		    b->iclass, b->flags, b->mode);
+	pb_varint(p, zigzag(b->ip - w->prev_ip));
+	pb_varint(p, zigzag(b->end_ip - b->ip));
+	pb_varint(p, b->ninsn);
+	pb_u8(p, (uint8_t)(b->iclass | b->flags << 4 | b->mode << 6));
+	pb_varint(p, zigzag(b->time - w->prev_time));
+	w->prev_ip = b->end_ip;
+	w->prev_time = b->time;
+	return 0;
+}
+
+static void
+encode_event(struct blks_writer *w, const struct blks_event *ev)
+{
+	struct pbuf *p = &w->pb;
+
+	pb_u8(p, ev->kind);
+	pb_u8(p, ev->flags);
+	pb_varint(p, ev->ip);
+	pb_varint(p, ev->at);
+	pb_varint(p, ev->arg);
+	pb_varint(p, zigzag(ev->time - w->prev_time));
+	w->prev_time = ev->time;
+}
+
+static int
+encode_gap(struct blks_writer *w, const struct blks_gap *g, struct error *e)
+{
+	struct pbuf *p = &w->pb;
+
+	pb_u8(p, g->cause);
+	pb_varint(p, g->ip);
+	pb_varint(p, zigzag(g->time - w->prev_time));
+	pb_varint(p, g->offset);
+	pb_varint(p, g->bytes_skipped);
+	pb_varint(p, zigzag((uint64_t)(int64_t)g->errcode));
+	w->prev_time = g->time;
+	return pb_string(p, g->text, BLKS_TEXT_MAX, "gap text", e);
+}
+
+static int
+encode_end(struct blks_writer *w, const struct blks_end *end,
+    struct error *e)
+{
+	struct pbuf *p = &w->pb;
+
+	if (end->tid != w->tid)
+		return error_set(e, ERR_INVALID,
+		    "END for thread %u inside thread %u", end->tid, w->tid);
+	pb_varint(p, end->tid);
+	pb_varint(p, BLKS_C_NR);
+	for (int i = 0; i < BLKS_C_NR; i++)
+		pb_varint(p, end->c[i]);
+	w->in_thread = 0;
+	return 0;
+}
+
+/* Checks that r may come now (groups); returns 0 or -ERR_INVALID. */
+static int
+check_order(const struct blks_writer *w, const struct blks_record *r,
+    struct error *e)
+{
+	int inside = r->type == BLKS_BLOCK || r->type == BLKS_EVENT ||
+	    r->type == BLKS_GAP || r->type == BLKS_END;
+
+	if (r->type < BLKS_MAP || r->type > BLKS_EOS)
+		return error_set(e, ERR_INVALID, "record type %u", r->type);
+	if (inside && !w->in_thread)
+		return error_set(e, ERR_INVALID, "%s record outside a thread",
+		    blks_type_name(r->type));
+	if (!inside && w->in_thread)
+		return error_set(e, ERR_INVALID,
+		    "%s record inside thread %u", blks_type_name(r->type),
+		    w->tid);
+	return 0;
+}
+
+static int
+encode_record(struct blks_writer *w, const struct blks_record *r,
+    struct error *e)
+{
+	switch (r->type) {
+	case BLKS_MAP:
+		return encode_map(&w->pb, &r->u.map, e);
+	case BLKS_THREAD:
+		return encode_thread(w, &r->u.thread, e);
+	case BLKS_BLOCK:
+		return encode_block(w, &r->u.block, e);
+	case BLKS_EVENT:
+		encode_event(w, &r->u.event);
+		return 0;
+	case BLKS_GAP:
+		return encode_gap(w, &r->u.gap, e);
+	case BLKS_END:
+		return encode_end(w, &r->u.end, e);
+	default:
+		pb_varint(&w->pb, r->u.eos.nr_threads);
+		return 0;
+	}
+}
+
+int
+blks_write(struct blks_writer *w, const struct blks_record *r,
+    struct error *e)
+{
+	uint8_t frame[FRAME_MAX];
+	size_t n;
+	int rc;
+
+	if (w->error != 0)
+		return error_set(e, -w->error, "block stream writer failed");
+	if ((rc = check_order(w, r, e)) < 0)
+		goto fail;
+	w->pb.n = 0;
+	if ((rc = encode_record(w, r, e)) < 0)
+		goto fail;
+	frame[0] = r->type;
+	n = 1 + put_varint(frame + 1, w->pb.n);
+	if ((rc = writer_put(w, frame, n, e)) < 0 ||
+	    (rc = writer_put(w, w->pb.b, w->pb.n, e)) < 0)
+		goto fail;
+	return 0;
+fail:
+	w->error = rc;
+	return rc;
+}
+
+int
+blks_writer_close(struct blks_writer *w, struct error *e)
+{
+	int rc = 0;
+
+	if (w == NULL)
+		return 0;
+	if (w->error == 0)
+		rc = writer_flush(w, e);
+	else
+		rc = error_set(e, -w->error, "block stream writer failed");
+	if (rc == 0 && w->f != NULL && fflush(w->f) != 0)
+		rc = error_set_errno(e, errno, "block stream write");
+	free(w);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* Reader */
+
+struct blks_reader {
+	FILE *in;		/* NULL for a memory reader */
+	char *name;
+	uint8_t *own;		/* FILE mode window storage */
+	const uint8_t *buf;	/* window: buf[pos..len) unread */
+	size_t len, pos;
+	uint64_t base;		/* stream offset of buf[0] */
+	int eof;		/* no more bytes beyond the window */
+	int state;		/* 0 reading, 1 after EOS, <0 error code */
+	struct error saved;
+	struct blks_header hdr;
+	char *snapshot;
+	int in_thread;
+	uint32_t tid, nr_threads;
+	uint64_t prev_ip, prev_time;
+	uint64_t unknown;
+	char str[BLKS_PAYLOAD_MAX + 8];	/* strings of the last record */
+	size_t str_used;
+	uint8_t payload[BLKS_PAYLOAD_MAX];
+};
+
+/* Makes at least want bytes unread in the window if the stream has them. */
+static int
+reader_fill(struct blks_reader *r, size_t want, struct error *e)
+{
+	size_t left, n;
+
+	if (r->len - r->pos >= want || r->eof)
+		return 0;
+	left = r->len - r->pos;
+	memmove(r->own, r->own + r->pos, left);
+	r->base += r->pos;
+	r->pos = 0;
+	r->len = left;
+	while (r->len < want && !r->eof) {
+		n = fread(r->own + r->len, 1, RBUF_SIZE - r->len, r->in);
+		r->len += n;
+		if (n == 0) {
+			if (ferror(r->in))
+				return error_set_errno(e, errno, "%s: read",
+				    r->name);
+			r->eof = 1;
+		}
+	}
+	return 0;
+}
+
+static uint64_t
+reader_off(const struct blks_reader *r)
+{
+	return r->base + r->pos;
+}
+
+uint64_t
+blks_reader_offset(const struct blks_reader *r)
+{
+	return reader_off(r);
+}
+
+uint64_t
+blks_reader_unknown(const struct blks_reader *r)
+{
+	return r->unknown;
+}
+
+const struct blks_header *
+blks_reader_header(const struct blks_reader *r)
+{
+	return &r->hdr;
+}
+
+static int
+read_header(struct blks_reader *r, struct error *e)
+{
+	const uint8_t *p;
+	uint64_t hsize, plen;
+	int rc;
+
+	if ((rc = reader_fill(r, BLKS_HEADER_FIXED, e)) < 0)
+		return rc;
+	p = r->buf + r->pos;
+	if (r->len - r->pos >= BLKS_MAGIC_LEN &&
+	    memcmp(p, BLKS_MAGIC, BLKS_MAGIC_LEN) != 0)
+		return error_set(e, ERR_FORMAT,
+		    "%s: not a block stream (bad magic at byte 0)", r->name);
+	if (r->len - r->pos < BLKS_HEADER_FIXED)
+		return error_set(e, ERR_TRUNCATED,
+		    "%s: header truncated at byte %zu", r->name, r->len);
+	r->hdr.version = (uint16_t)get_le(p + 8, 2);
+	if (r->hdr.version != BLKS_VERSION)
+		return error_set(e, ERR_UNSUPPORTED,
+		    "%s: block stream version %u (this reader knows %u) at byte 8",
+		    r->name, r->hdr.version, BLKS_VERSION);
+	hsize = get_le(p + 10, 2);
+	r->hdr.flags = (uint32_t)get_le(p + 12, 4);
+	r->hdr.time_shift = get_le(p + 16, 8);
+	r->hdr.time_mult = get_le(p + 24, 8);
+	r->hdr.time_zero = get_le(p + 32, 8);
+	r->hdr.time_base_ns = get_le(p + 40, 8);
+	r->hdr.decoder = (uint32_t)get_le(p + 48, 4);
+	plen = get_le(p + 52, 4);
+	if (plen > BLKS_PATH_MAX || hsize < BLKS_HEADER_FIXED + plen)
+		return error_set(e, ERR_FORMAT,
+		    "%s: header size %" PRIu64 " cannot hold a path of %"
+		    PRIu64 " bytes (byte 10)", r->name, hsize, plen);
+	r->pos += BLKS_HEADER_FIXED;
+	if ((rc = reader_fill(r, hsize - BLKS_HEADER_FIXED, e)) < 0)
+		return rc;
+	if (r->len - r->pos < hsize - BLKS_HEADER_FIXED)
+		return error_set(e, ERR_TRUNCATED,
+		    "%s: header truncated at byte %" PRIu64, r->name,
+		    r->base + r->len);
+	if ((r->snapshot = malloc(plen + 1)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s: header", r->name);
+	memcpy(r->snapshot, r->buf + r->pos, plen);
+	r->snapshot[plen] = '\0';
+	r->hdr.snapshot = r->snapshot;
+	r->pos += hsize - BLKS_HEADER_FIXED;
+	return 0;
+}
+
+static int
+reader_new(struct blks_reader **out, FILE *in, const void *buf, size_t len,
+    const char *name, struct error *e)
+{
+	struct blks_reader *r;
+	int rc;
+
+	*out = NULL;
+	if ((r = calloc(1, sizeof(*r))) == NULL ||
+	    (r->name = strdup(name != NULL ? name : "block stream")) == NULL ||
+	    (in != NULL && (r->own = malloc(RBUF_SIZE)) == NULL)) {
+		blks_reader_free(r);
+		return error_set(e, ERR_NOMEM, "block stream reader");
+	}
+	r->in = in;
+	if (in != NULL) {
+		r->buf = r->own;
+	} else {
+		r->buf = buf;
+		r->len = len;
+		r->eof = 1;
+	}
+	if ((rc = read_header(r, e)) < 0) {
+		blks_reader_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int
+blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
+    struct error *e)
+{
+	return reader_new(out, in, NULL, 0, name, e);
+}
+
+int
+blks_reader_open_mem(struct blks_reader **out, const void *buf, size_t len,
+    const char *name, struct error *e)
+{
+	return reader_new(out, NULL, buf, len, name, e);
+}
+
+void
+blks_reader_free(struct blks_reader *r)
+{
+	if (r == NULL)
+		return;
+	free(r->own);
+	free(r->name);
+	free(r->snapshot);
+	free(r);
+}
+
+/* A bounded cursor over one payload. */
+struct cur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t
+cur_varint(struct cur *c)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (c->p >= c->end) {
+			c->bad = 1;
+			return 0;
+		}
+		b = *c->p++;
+		if (shift == 63 && b > 1) {
+			c->bad = 1;	/* more than 64 bits */
+			return 0;
+		}
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = 1;
+	return 0;
+}
+
+static uint32_t
+cur_u32(struct cur *c)
+{
+	uint64_t v = cur_varint(c);
+
+	if (v > UINT32_MAX)
+		c->bad = 1;
+	return (uint32_t)v;
+}
+
+static uint8_t
+cur_u8(struct cur *c)
+{
+	if (c->p >= c->end) {
+		c->bad = 1;
+		return 0;
+	}
+	return *c->p++;
+}
+
+/* Copies a length-prefixed string into the reader's string area. */
+static const char *
+cur_string(struct blks_reader *r, struct cur *c, size_t max)
+{
+	uint64_t len = cur_varint(c);
+	char *s;
+
+	if (c->bad || len > max || len > (uint64_t)(c->end - c->p)) {
+		c->bad = 1;
+		return "";
+	}
+	s = r->str + r->str_used;
+	memcpy(s, c->p, len);
+	s[len] = '\0';
+	r->str_used += len + 1;
+	c->p += len;
+	return s;
+}
+
+static void
+decode_map(struct blks_reader *r, struct cur *c, struct blks_map *m)
+{
+	m->pid = cur_u32(c);
+	m->flags = cur_u32(c);
+	m->start = cur_varint(c);
+	m->size = cur_varint(c);
+	m->pgoff = cur_varint(c);
+	m->build_id_size = cur_u8(c);
+	if (m->build_id_size > BLKS_BUILD_ID_MAX ||
+	    m->build_id_size > c->end - c->p) {
+		c->bad = 1;
+		return;
+	}
+	memcpy(m->build_id, c->p, m->build_id_size);
+	c->p += m->build_id_size;
+	m->name = cur_string(r, c, BLKS_PATH_MAX);
+	m->image = cur_string(r, c, BLKS_PATH_MAX);
+}
+
+static void
+decode_thread(struct blks_reader *r, struct cur *c, struct blks_thread *t)
+{
+	t->tid = cur_u32(c);
+	t->pid = cur_u32(c);
+	t->flags = cur_u32(c);
+	t->trace_bytes = cur_varint(c);
+	t->name = cur_string(r, c, BLKS_TEXT_MAX);
+	r->prev_ip = 0;
+	r->prev_time = 0;
+}
+
+static void
+decode_block(struct blks_reader *r, struct cur *c, struct blks_block *b)
+{
+	uint8_t cls;
+
+	b->ip = r->prev_ip + unzigzag(cur_varint(c));
+	b->end_ip = b->ip + unzigzag(cur_varint(c));
+	b->ninsn = cur_u32(c);
+	cls = cur_u8(c);
+	b->iclass = cls & 0xf;
+	b->flags = (cls >> 4) & 0x3;
+	b->mode = cls >> 6;
+	b->time = r->prev_time + unzigzag(cur_varint(c));
+	r->prev_ip = b->end_ip;
+	r->prev_time = b->time;
+}
+
+static void
+decode_event(struct blks_reader *r, struct cur *c, struct blks_event *ev)
+{
+	ev->kind = cur_u8(c);
+	ev->flags = cur_u8(c);
+	ev->ip = cur_varint(c);
+	ev->at = cur_varint(c);
+	ev->arg = cur_varint(c);
+	ev->time = r->prev_time + unzigzag(cur_varint(c));
+	r->prev_time = ev->time;
+}
+
+static void
+decode_gap(struct blks_reader *r, struct cur *c, struct blks_gap *g)
+{
+	uint64_t code;
+
+	g->cause = cur_u8(c);
+	g->ip = cur_varint(c);
+	g->time = r->prev_time + unzigzag(cur_varint(c));
+	g->offset = cur_varint(c);
+	g->bytes_skipped = cur_varint(c);
+	code = unzigzag(cur_varint(c));
+	if ((int64_t)code < INT32_MIN || (int64_t)code > INT32_MAX)
+		c->bad = 1;
+	g->errcode = (int32_t)(int64_t)code;
+	g->text = cur_string(r, c, BLKS_TEXT_MAX);
+	r->prev_time = g->time;
+}
+
+static void
+decode_end(struct cur *c, struct blks_end *end)
+{
+	uint64_t n;
+
+	end->tid = cur_u32(c);
+	n = cur_varint(c);
+	for (uint64_t i = 0; i < n && !c->bad; i++) {
+		uint64_t v = cur_varint(c);
+
+		if (i < BLKS_C_NR)
+			end->c[i] = v;
+	}
+}
+
+static int
+reader_fail(struct blks_reader *r, int rc, struct error *e)
+{
+	r->state = rc;
+	r->saved = *e;
+	return rc;
+}
+
+/* Checks group order for a record of type at off; 0 or -ERR_FORMAT. */
+static int
+reader_order(struct blks_reader *r, const struct blks_record *rec,
+    uint64_t off, struct error *e)
+{
+	int inside = rec->type == BLKS_BLOCK || rec->type == BLKS_EVENT ||
+	    rec->type == BLKS_GAP || rec->type == BLKS_END;
+
+	if (inside && !r->in_thread)
+		return error_set(e, ERR_FORMAT,
+		    "%s: %s record outside a thread at byte %" PRIu64,
+		    r->name, blks_type_name(rec->type), off);
+	if (!inside && r->in_thread)
+		return error_set(e, ERR_FORMAT,
+		    "%s: %s record inside thread %u at byte %" PRIu64,
+		    r->name, blks_type_name(rec->type), r->tid, off);
+	return 0;
+}
+
+static void
+decode_payload(struct blks_reader *r, struct cur *c, struct blks_record *rec)
+{
+	switch (rec->type) {
+	case BLKS_MAP:
+		decode_map(r, c, &rec->u.map);
+		break;
+	case BLKS_THREAD:
+		decode_thread(r, c, &rec->u.thread);
+		break;
+	case BLKS_BLOCK:
+		decode_block(r, c, &rec->u.block);
+		break;
+	case BLKS_EVENT:
+		decode_event(r, c, &rec->u.event);
+		break;
+	case BLKS_GAP:
+		decode_gap(r, c, &rec->u.gap);
+		break;
+	case BLKS_END:
+		decode_end(c, &rec->u.end);
+		break;
+	default:
+		rec->u.eos.nr_threads = cur_u32(c);
+		break;
+	}
+}
+
+/* Applies what a well-formed record changes in the group state. */
+static int
+reader_track(struct blks_reader *r, const struct blks_record *rec,
+    uint64_t off, struct error *e)
+{
+	if (rec->type == BLKS_THREAD) {
+		r->in_thread = 1;
+		r->tid = rec->u.thread.tid;
+		r->nr_threads++;
+	} else if (rec->type == BLKS_END) {
+		if (rec->u.end.tid != r->tid)
+			return error_set(e, ERR_FORMAT,
+			    "%s: END for thread %u closes thread %u at byte %"
+			    PRIu64, r->name, rec->u.end.tid, r->tid, off);
+		r->in_thread = 0;
+	} else if (rec->type == BLKS_EOS &&
+	    rec->u.eos.nr_threads != r->nr_threads) {
+		return error_set(e, ERR_FORMAT,
+		    "%s: end record counts %u threads, the stream has %u "
+		    "(byte %" PRIu64 ")", r->name, rec->u.eos.nr_threads,
+		    r->nr_threads, off);
+	}
+	return 0;
+}
+
+/* After EOS: the stream must end there. */
+static int
+reader_expect_end(struct blks_reader *r, struct error *e)
+{
+	int rc;
+
+	if (r->in != NULL && (rc = reader_fill(r, 1, e)) < 0)
+		return rc;
+	if (r->len > r->pos)
+		return error_set(e, ERR_FORMAT,
+		    "%s: bytes after the end record at byte %" PRIu64,
+		    r->name, reader_off(r));
+	return 0;
+}
+
+/* Reads a frame and its payload into r->payload; sets *type, *plen. */
+static int
+read_frame(struct blks_reader *r, uint8_t *type, size_t *plen,
+    struct error *e)
+{
+	uint64_t off = reader_off(r);
+	struct cur c;
+	uint64_t len;
+	int rc;
+
+	if (r->in != NULL && (rc = reader_fill(r, FRAME_MAX, e)) < 0)
+		return rc;
+	if (r->pos == r->len)
+		return error_set(e, ERR_TRUNCATED,
+		    "%s: stream ends without its end record at byte %" PRIu64,
+		    r->name, off);
+	*type = r->buf[r->pos];
+	c.p = r->buf + r->pos + 1;
+	c.end = r->buf + r->len;
+	c.bad = 0;
+	len = cur_varint(&c);
+	if (c.bad && r->len - r->pos < FRAME_MAX)
+		return error_set(e, ERR_TRUNCATED,
+		    "%s: record truncated at byte %" PRIu64, r->name, off);
+	if (c.bad || len > BLKS_PAYLOAD_MAX)
+		return error_set(e, ERR_FORMAT,
+		    "%s: record length %" PRIu64 " too large at byte %" PRIu64,
+		    r->name, len, off);
+	r->pos = (size_t)(c.p - r->buf);
+	if (r->in != NULL && (rc = reader_fill(r, len, e)) < 0)
+		return rc;
+	if (r->len - r->pos < len)
+		return error_set(e, ERR_TRUNCATED,
+		    "%s: %s record truncated at byte %" PRIu64 " (%" PRIu64
+		    " bytes announced, %zu present)", r->name,
+		    blks_type_name(*type), off, len, r->len - r->pos);
+	memcpy(r->payload, r->buf + r->pos, len);
+	r->pos += len;
+	*plen = len;
+	return 0;
+}
+
+int
+blks_read(struct blks_reader *r, struct blks_record *rec, struct error *e)
+{
+	uint64_t off;
+	size_t plen = 0;
+	struct cur c;
+	int rc;
+
+	if (r->state < 0) {
+		*e = r->saved;
+		return r->state;
+	}
+	if (r->state == 1)
+		return 0;
+	for (;;) {
+		off = reader_off(r);
+		memset(rec, 0, sizeof(*rec));
+		if ((rc = read_frame(r, &rec->type, &plen, e)) < 0)
+			return reader_fail(r, rc, e);
+		if (rec->type >= BLKS_MAP && rec->type <= BLKS_EOS)
+			break;
+		r->unknown++;
+	}
+	if ((rc = reader_order(r, rec, off, e)) < 0)
+		return reader_fail(r, rc, e);
+	c.p = r->payload;
+	c.end = r->payload + plen;
+	c.bad = 0;
+	r->str_used = 0;
+	decode_payload(r, &c, rec);
+	if (c.bad)
+		return reader_fail(r, error_set(e, ERR_FORMAT,
+		    "%s: malformed %s record at byte %" PRIu64, r->name,
+		    blks_type_name(rec->type), off), e);
+	if ((rc = reader_track(r, rec, off, e)) < 0)
+		return reader_fail(r, rc, e);
+	if (rec->type != BLKS_EOS)
+		return 1;
+	if ((rc = reader_expect_end(r, e)) < 0)
+		return reader_fail(r, rc, e);
+	r->state = 1;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* JSON Lines */
+
+static void
+kv_hex(struct jsonw *w, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	jsonw_kv_string(w, key, buf);
+}
+
+void
+blks_jsonl_header(struct jsonw *w, const struct blks_header *h)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_string(w, "type", "header");
+	jsonw_kv_u64(w, "version", h->version ? h->version : BLKS_VERSION);
+	jsonw_kv_string(w, "decoder", blks_decoder_name(h->decoder));
+	jsonw_kv_string(w, "snapshot", h->snapshot ? h->snapshot : "");
+	jsonw_kv_bool(w, "timed", (h->flags & BLKS_HDR_TIMED) != 0);
+	jsonw_kv_u64(w, "time_shift", h->time_shift);
+	jsonw_kv_u64(w, "time_mult", h->time_mult);
+	jsonw_kv_u64(w, "time_zero", h->time_zero);
+	jsonw_kv_u64(w, "time_base_ns", h->time_base_ns);
+	jsonw_object_end(w);
+	jsonw_newline(w);
+}
+
+static void
+jsonl_map(struct jsonw *w, const struct blks_map *m)
+{
+	char bid[2 * BLKS_BUILD_ID_MAX + 1];
+
+	for (unsigned i = 0; i < m->build_id_size && i < BLKS_BUILD_ID_MAX;
+	    i++)
+		snprintf(bid + 2 * i, 3, "%02x", m->build_id[i]);
+	bid[2 * (m->build_id_size <= BLKS_BUILD_ID_MAX ?
+	    m->build_id_size : 0)] = '\0';
+	jsonw_kv_u64(w, "pid", m->pid);
+	kv_hex(w, "start", m->start);
+	kv_hex(w, "end", m->start + m->size);
+	kv_hex(w, "pgoff", m->pgoff);
+	jsonw_kv_string(w, "name", m->name ? m->name : "");
+	jsonw_kv_string(w, "image", m->image ? m->image : "");
+	jsonw_kv_string(w, "build_id", bid);
+	jsonw_kv_bool(w, "missing", (m->flags & BLKS_MAP_MISSING) != 0);
+	jsonw_kv_bool(w, "live", (m->flags & BLKS_MAP_LIVE) != 0);
+}
+
+static void
+jsonl_block(struct jsonw *w, const struct blks_block *b)
+{
+	kv_hex(w, "ip", b->ip);
+	kv_hex(w, "end_ip", b->end_ip);
+	jsonw_kv_u64(w, "ninsn", b->ninsn);
+	jsonw_kv_string(w, "class", NAME_OF(class_names, b->iclass));
+	jsonw_kv_string(w, "mode", NAME_OF(mode_names, b->mode));
+	jsonw_kv_u64(w, "time", b->time);
+	if (b->flags & BLKS_BLOCK_SPECULATIVE)
+		jsonw_kv_bool(w, "speculative", 1);
+	if (b->flags & BLKS_BLOCK_TRUNCATED)
+		jsonw_kv_bool(w, "truncated", 1);
+}
+
+static void
+jsonl_event(struct jsonw *w, const struct blks_event *ev)
+{
+	jsonw_kv_string(w, "kind", blks_event_name(ev->kind));
+	if (ev->flags & BLKS_EVF_IP_SUPPRESSED)
+		jsonw_kv_bool(w, "ip_suppressed", 1);
+	else
+		kv_hex(w, "ip", ev->ip);
+	if (ev->kind == BLKS_EV_ASYNC_BRANCH || (ev->kind ==
+	    BLKS_EV_DISABLED && ev->arg == BLKS_DIS_ASYNC))
+		kv_hex(w, "at", ev->at);
+	if (ev->kind == BLKS_EV_DISABLED)
+		jsonw_kv_string(w, "reason",
+		    ev->arg == BLKS_DIS_ASYNC ? "async" : "sync");
+	else if (ev->kind == BLKS_EV_PAGING || ev->kind == BLKS_EV_VMCS)
+		kv_hex(w, "arg", ev->arg);
+	else
+		jsonw_kv_u64(w, "arg", ev->arg);
+	if (ev->flags & BLKS_EVF_STATUS_UPDATE)
+		jsonw_kv_bool(w, "status_update", 1);
+	if (ev->flags & BLKS_EVF_ASYNC)
+		jsonw_kv_bool(w, "async", 1);
+	if (ev->flags & BLKS_EVF_NON_ROOT)
+		jsonw_kv_bool(w, "non_root", 1);
+	jsonw_kv_u64(w, "time", ev->time);
+}
+
+static void
+jsonl_gap(struct jsonw *w, const struct blks_gap *g)
+{
+	jsonw_kv_string(w, "cause", blks_gap_cause_name(g->cause));
+	kv_hex(w, "ip", g->ip);
+	jsonw_kv_u64(w, "time", g->time);
+	jsonw_kv_u64(w, "offset", g->offset);
+	jsonw_kv_u64(w, "bytes_skipped", g->bytes_skipped);
+	jsonw_kv_i64(w, "error", g->errcode);
+	jsonw_kv_string(w, "text", g->text ? g->text : "");
+}
+
+static void
+jsonl_end(struct jsonw *w, const struct blks_end *end)
+{
+	jsonw_kv_u64(w, "tid", end->tid);
+	for (int i = 0; i < BLKS_C_NR; i++)
+		jsonw_kv_u64(w, counter_names[i], end->c[i]);
+}
+
+static void
+jsonl_thread(struct jsonw *w, const struct blks_thread *t)
+{
+	jsonw_kv_u64(w, "tid", t->tid);
+	jsonw_kv_u64(w, "pid", t->pid);
+	jsonw_kv_string(w, "name", t->name ? t->name : "");
+	jsonw_kv_u64(w, "trace_bytes", t->trace_bytes);
+	jsonw_kv_bool(w, "wrapped", (t->flags & BLKS_THREAD_WRAPPED) != 0);
+}
+
+void
+blks_jsonl_record(struct jsonw *w, const struct blks_record *r, uint32_t tid)
+{
+	jsonw_object_begin(w);
+	jsonw_kv_string(w, "type", blks_type_name(r->type));
+	if (r->type == BLKS_BLOCK || r->type == BLKS_EVENT ||
+	    r->type == BLKS_GAP)
+		jsonw_kv_u64(w, "tid", tid);
+	switch (r->type) {
+	case BLKS_MAP:
+		jsonl_map(w, &r->u.map);
+		break;
+	case BLKS_THREAD:
+		jsonl_thread(w, &r->u.thread);
+		break;
+	case BLKS_BLOCK:
+		jsonl_block(w, &r->u.block);
+		break;
+	case BLKS_EVENT:
+		jsonl_event(w, &r->u.event);
+		break;
+	case BLKS_GAP:
+		jsonl_gap(w, &r->u.gap);
+		break;
+	case BLKS_END:
+		jsonl_end(w, &r->u.end);
+		break;
+	case BLKS_EOS:
+		jsonw_kv_u64(w, "threads", r->u.eos.nr_threads);
+		break;
+	}
+	jsonw_object_end(w);
+	jsonw_newline(w);
+}

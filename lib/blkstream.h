@@ -1,0 +1,304 @@
+/*
+ * blkstream: the block stream that ptdecode writes and ptspans reads.
+ *
+ * Owns the binary format of man/ptkit-blocks.5: the file header (magic,
+ * version, header size, time conversion, snapshot path), the record
+ * framing (type byte, LEB128 payload length, payload), the delta and
+ * varint encoding of every record, a buffered writer, a streaming reader
+ * that bounds-checks every length against the bytes that exist and names
+ * the byte offset of anything malformed, and the JSON Lines rendering of
+ * the same records (ptdecode --format jsonl).
+ *
+ * Records are grouped by thread: MAP records may appear anywhere outside a
+ * thread group; a THREAD record opens a group, BLOCK, EVENT and GAP records
+ * belong to the open group, END closes it, and EOS ends the stream.  The
+ * delta state (previous block end ip, previous time) starts at 0 in every
+ * THREAD record, so each group decodes on its own.
+ *
+ * Times in records are nanoseconds since the header's time_base_ns (the
+ * capture start, in perf-clock nanoseconds); the header's TIME_CONV values
+ * say how the decoder got there from TSC.
+ */
+#ifndef PTKIT_BLKSTREAM_H
+#define PTKIT_BLKSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+struct jsonw;
+
+#define BLKS_MAGIC "\x89PTKBLK\n"	/* 8 bytes, no NUL */
+#define BLKS_MAGIC_LEN 8
+#define BLKS_VERSION 1
+#define BLKS_HEADER_FIXED 56		/* header bytes before the path */
+#define BLKS_PATH_MAX 4096		/* snapshot, map name and image paths */
+#define BLKS_TEXT_MAX 256		/* GAP text, THREAD name */
+#define BLKS_BUILD_ID_MAX 32
+#define BLKS_PAYLOAD_MAX (3 * BLKS_PATH_MAX)	/* largest legal payload */
+
+enum blks_type {
+	BLKS_MAP = 1,
+	BLKS_THREAD = 2,
+	BLKS_BLOCK = 3,
+	BLKS_EVENT = 4,
+	BLKS_GAP = 5,
+	BLKS_END = 6,
+	BLKS_EOS = 7,
+};
+
+/* Which decoder made the stream (header). */
+enum blks_decoder {
+	BLKS_DECODER_NATIVE = 0,	/* libipt's block decoder */
+	BLKS_DECODER_FAST = 1,
+	BLKS_DECODER_PERF = 2,		/* converted from perf script */
+};
+
+/* Header flags. */
+#define BLKS_HDR_TIMED 0x1u	/* record times come from the trace */
+
+struct blks_header {
+	uint16_t version;
+	uint32_t flags;
+	uint32_t decoder;		/* enum blks_decoder */
+	uint64_t time_shift, time_mult, time_zero;	/* TIME_CONV */
+	uint64_t time_base_ns;		/* perf ns of record time 0 */
+	const char *snapshot;		/* NUL-terminated; "" if unknown */
+};
+
+/* MAP flags. */
+#define BLKS_MAP_MISSING 0x1u	/* image not found: decode gaps expected */
+#define BLKS_MAP_LIVE 0x2u	/* image read from the live filesystem */
+
+struct blks_map {
+	uint32_t pid;
+	uint32_t flags;
+	uint64_t start, size, pgoff;	/* [start, start+size) maps file pgoff */
+	uint8_t build_id_size;
+	uint8_t build_id[BLKS_BUILD_ID_MAX];
+	const char *name;		/* the path as the process mapped it */
+	const char *image;		/* the file to read (archive copy) */
+};
+
+/* THREAD flags. */
+#define BLKS_THREAD_WRAPPED 0x1u	/* the ring wrapped: older trace lost */
+
+struct blks_thread {
+	uint32_t tid, pid;
+	uint32_t flags;
+	uint64_t trace_bytes;		/* bytes of PT in this thread's ring */
+	const char *name;		/* comm; "" if unknown */
+};
+
+/* BLOCK flags (libipt's pt_block bits). */
+#define BLKS_BLOCK_SPECULATIVE 0x1u
+#define BLKS_BLOCK_TRUNCATED 0x2u	/* last insn crosses a section end */
+
+/*
+ * A run of instructions ending in a change of flow (or an event).
+ * iclass is libipt's enum pt_insn_class of the last instruction.
+ */
+struct blks_block {
+	uint64_t ip, end_ip;		/* first and last instruction */
+	uint32_t ninsn;
+	uint8_t iclass;
+	uint8_t flags;
+	uint8_t mode;			/* enum pt_exec_mode */
+	uint64_t time;			/* ns since time_base_ns */
+};
+
+enum blks_event_kind {
+	BLKS_EV_ENABLED = 1,		/* arg: 1 if resumed */
+	BLKS_EV_DISABLED = 2,		/* arg: reason; at: async source ip */
+	BLKS_EV_ASYNC_BRANCH = 3,	/* ip: target; at: source */
+	BLKS_EV_OVERFLOW = 4,
+	BLKS_EV_EXEC_MODE = 5,		/* arg: enum pt_exec_mode */
+	BLKS_EV_PAGING = 6,		/* arg: cr3; flags: NON_ROOT, ASYNC */
+	BLKS_EV_TSX = 7,		/* arg: bit0 speculative, bit1 aborted */
+	BLKS_EV_STOP = 8,
+	BLKS_EV_VMCS = 9,		/* arg: vmcs base; flags: ASYNC */
+	BLKS_EV_EXSTOP = 10,
+	BLKS_EV_MWAIT = 11,		/* arg: hints, at: ext */
+	BLKS_EV_PWRE = 12,		/* arg: state | sub_state << 8 | hw << 16 */
+	BLKS_EV_PWRX = 13,		/* arg: last | deepest << 8 | reasons << 16 */
+	BLKS_EV_PTWRITE = 14,		/* arg: payload */
+	BLKS_EV_CBR = 15,		/* arg: core:bus ratio */
+	BLKS_EV_KIND_MAX = 16
+};
+
+/* Reasons for BLKS_EV_DISABLED. */
+enum blks_disable_reason {
+	BLKS_DIS_SYNC = 0,	/* a branch left the traced region (ret, syscall) */
+	BLKS_DIS_ASYNC = 1,	/* interrupt, fault or signal at `at` */
+};
+
+/* EVENT flags. */
+#define BLKS_EVF_IP_SUPPRESSED 0x1u
+#define BLKS_EVF_STATUS_UPDATE 0x2u
+#define BLKS_EVF_NON_ROOT 0x4u
+#define BLKS_EVF_ASYNC 0x8u
+
+struct blks_event {
+	uint8_t kind;			/* enum blks_event_kind */
+	uint8_t flags;
+	uint64_t ip;			/* where it binds; 0 if suppressed */
+	uint64_t at;			/* second ip (see the kinds) */
+	uint64_t arg;
+	uint64_t time;
+};
+
+enum blks_gap_cause {
+	BLKS_GAP_DECODE_ERROR = 1,	/* libipt error; resynced at next PSB */
+	BLKS_GAP_UNKNOWN_IMAGE = 2,	/* no image holds ip */
+	BLKS_GAP_RING_START = 3,	/* the ring wrapped: history before lost */
+	BLKS_GAP_OVERFLOW = 4,		/* the CPU dropped packets (OVF) */
+	BLKS_GAP_LOST = 5,		/* data lost (AUX truncated, out of window) */
+	BLKS_GAP_CAUSE_MAX = 6
+};
+
+struct blks_gap {
+	uint8_t cause;			/* enum blks_gap_cause */
+	uint64_t ip;			/* last ip known, 0 if none */
+	uint64_t time;
+	uint64_t offset;		/* byte offset in the thread's trace */
+	uint64_t bytes_skipped;		/* trace bytes not decoded */
+	int32_t errcode;		/* libipt's -pte_*, 0 if none */
+	const char *text;		/* pt_errstr() or a sentence; may be "" */
+};
+
+/* END counters, in this order in the record. */
+enum blks_counter {
+	BLKS_C_BLOCKS,
+	BLKS_C_INSNS,
+	BLKS_C_EVENTS,
+	BLKS_C_GAPS,
+	BLKS_C_DECODE_ERRORS,
+	BLKS_C_UNKNOWN_IMAGE,
+	BLKS_C_OVERFLOWS,
+	BLKS_C_TRACE_BYTES,
+	BLKS_C_BYTES_SKIPPED,
+	BLKS_C_CHUNKS,
+	BLKS_C_NR
+};
+
+struct blks_end {
+	uint32_t tid;
+	uint64_t c[BLKS_C_NR];		/* indexed by enum blks_counter */
+};
+
+struct blks_eos {
+	uint32_t nr_threads;
+};
+
+struct blks_record {
+	uint8_t type;			/* enum blks_type */
+	union {
+		struct blks_map map;
+		struct blks_thread thread;
+		struct blks_block block;
+		struct blks_event event;
+		struct blks_gap gap;
+		struct blks_end end;
+		struct blks_eos eos;
+	} u;
+};
+
+/* Names used in JSON Lines and messages; "unknown" for a value out of range. */
+const char *blks_type_name(unsigned type);
+const char *blks_event_name(unsigned kind);
+const char *blks_gap_cause_name(unsigned cause);
+const char *blks_counter_name(unsigned counter);
+const char *blks_decoder_name(unsigned decoder);
+
+/* ----------------------------------------------------------------- */
+/* Writer */
+
+struct blks_writer;
+
+/*
+ * Creates a writer that writes to fd (borrowed: not closed) or to out
+ * (borrowed: flushed, not closed), and writes the header.  Records are
+ * buffered; blks_writer_close() flushes.  Returns 0 and *out, or -ERR_NOMEM,
+ * -ERR_INVALID (a path longer than BLKS_PATH_MAX), -ERR_IO.
+ */
+int blks_writer_open_fd(struct blks_writer **out, int fd,
+    const struct blks_header *h, struct error *e);
+int blks_writer_open_file(struct blks_writer **out, FILE *f,
+    const struct blks_header *h, struct error *e);
+
+/*
+ * Appends one record.  Returns 0, -ERR_INVALID (a string or build-id too
+ * long, an unknown type, a BLOCK/EVENT/GAP/END outside a thread group, a
+ * THREAD inside one, an END whose tid is not the open thread's), -ERR_IO.
+ * After an error the writer only accepts blks_writer_close().
+ */
+int blks_write(struct blks_writer *w, const struct blks_record *r,
+    struct error *e);
+
+/* Bytes handed to the fd or FILE so far plus those buffered. */
+uint64_t blks_writer_bytes(const struct blks_writer *w);
+
+/*
+ * Flushes and frees w (NULL is fine).  Does not write EOS: the caller does,
+ * so that a stream cut short by an error stays recognisably incomplete.
+ * Returns 0 or -ERR_IO (or the error that made the writer unusable).
+ */
+int blks_writer_close(struct blks_writer *w, struct error *e);
+
+/* ----------------------------------------------------------------- */
+/* Reader */
+
+struct blks_reader;
+
+/*
+ * Reads and checks the header from in (borrowed).  name is used in
+ * messages.  Returns 0 and *out, or -ERR_FORMAT (bad magic, header size),
+ * -ERR_UNSUPPORTED (a version this reader does not know), -ERR_TRUNCATED,
+ * -ERR_IO, -ERR_NOMEM.  Messages name the byte offset.
+ */
+int blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
+    struct error *e);
+
+/* As blks_reader_open, over len bytes at buf (borrowed). */
+int blks_reader_open_mem(struct blks_reader **out, const void *buf,
+    size_t len, const char *name, struct error *e);
+
+/* The header; valid until blks_reader_free(). */
+const struct blks_header *blks_reader_header(const struct blks_reader *r);
+
+/*
+ * Reads the next record into *rec (strings point into the reader and stay
+ * valid until the next call).  Records of unknown type are skipped and
+ * counted.  Returns 1 for a record, 0 after the EOS record, or -ERR_FORMAT
+ * (a malformed record, a record out of its group, bytes after EOS),
+ * -ERR_TRUNCATED (the stream ends inside a record or before EOS), -ERR_IO.
+ * Messages name the byte offset of the record.  After an error or 0, keeps
+ * returning the same.
+ */
+int blks_read(struct blks_reader *r, struct blks_record *rec,
+    struct error *e);
+
+/* Byte offset of the next unread byte. */
+uint64_t blks_reader_offset(const struct blks_reader *r);
+
+/* Records of unknown type skipped so far. */
+uint64_t blks_reader_unknown(const struct blks_reader *r);
+
+void blks_reader_free(struct blks_reader *r);
+
+/* ----------------------------------------------------------------- */
+/* JSON Lines */
+
+/*
+ * Writes the header, or a record, as one JSON object and a newline.
+ * tid is the open thread (added to BLOCK, EVENT, GAP lines).  Addresses
+ * are "0x..." strings, everything else numbers or names.  Errors are
+ * sticky in w (jsonw_finish reports them).
+ */
+void blks_jsonl_header(struct jsonw *w, const struct blks_header *h);
+void blks_jsonl_record(struct jsonw *w, const struct blks_record *r,
+    uint32_t tid);
+
+#endif

@@ -1,0 +1,23 @@
+# ptdecode's area (issue 5): the block stream fuzzer and the decoder's
+# test fixtures.  Fuzzers build with clang's libFuzzer over the lib
+# sources they exercise, not over libptkit.a (which has no coverage).
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -D_GNU_SOURCE -std=c17 -iquote lib
+DEC_FUZZ_DIR := $(BUILD)/fuzz
+
+$(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/blkstream.c \
+    lib/jsonw.c lib/error.c lib/blkstream.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^)
+
+# The seed corpus is read-only input; new finds go to the build dir.
+fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
+	@mkdir -p $(DEC_FUZZ_DIR)/corpus-blkstream
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
+
+FUZZ_RUNS += fuzz-blkstream
+.PHONY: fuzz-blkstream

@@ -1,0 +1,479 @@
+/* Tests for lib/blkstream: round trips, framing errors, JSON Lines. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkstream.h"
+#include "error.h"
+#include "jsonw.h"
+#include "tap.h"
+
+static const struct blks_header test_header = {
+	.flags = BLKS_HDR_TIMED,
+	.decoder = BLKS_DECODER_NATIVE,
+	.time_shift = 31,
+	.time_mult = 581029125,
+	.time_zero = 18444502336406842448ULL,
+	.time_base_ns = 1000000,
+	.snapshot = "/tmp/snap/20261129T084500Z-0123abcd",
+};
+
+/* One of each record type, with values that stress the encoding. */
+static struct blks_record recs[16];
+static size_t nr_recs;
+
+static void
+add(const struct blks_record *r)
+{
+	recs[nr_recs++] = *r;
+}
+
+static void
+build_records(void)
+{
+	struct blks_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_MAP;
+	r.u.map = (struct blks_map){ .pid = 4242, .flags = BLKS_MAP_LIVE,
+	    .start = 0x401000, .size = 0x78000, .pgoff = 0x1000,
+	    .build_id_size = 20, .name = "/usr/bin/hello",
+	    .image = "images/.build-id/ab/cdef/elf" };
+	for (int i = 0; i < 20; i++)
+		r.u.map.build_id[i] = (uint8_t)(0xab + i);
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_THREAD;
+	r.u.thread = (struct blks_thread){ .tid = 4243, .pid = 4242,
+	    .flags = BLKS_THREAD_WRAPPED, .trace_bytes = 1 << 20,
+	    .name = "hello \"world\"" };
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_GAP;
+	r.u.gap = (struct blks_gap){ .cause = BLKS_GAP_RING_START,
+	    .ip = 0, .time = 5, .offset = 0, .bytes_skipped = 123,
+	    .errcode = 0, .text = "" };
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	r.u.block = (struct blks_block){ .ip = 0x401625, .end_ip = 0x40163a,
+	    .ninsn = 7, .iclass = 5, .flags = 0, .mode = 3, .time = 100 };
+	add(&r);
+	/* backwards in ip and time, kernel addresses, all flags */
+	r.u.block = (struct blks_block){ .ip = 0xffffffff81000000ULL,
+	    .end_ip = 0xffffffff80ffff00ULL, .ninsn = UINT32_MAX,
+	    .iclass = 9, .flags = 3, .mode = 1, .time = 50 };
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_EVENT;
+	r.u.event = (struct blks_event){ .kind = BLKS_EV_DISABLED,
+	    .flags = BLKS_EVF_ASYNC, .ip = 0x401700, .at = 0x401650,
+	    .arg = BLKS_DIS_ASYNC, .time = UINT64_MAX };
+	add(&r);
+	r.u.event = (struct blks_event){ .kind = BLKS_EV_PAGING,
+	    .flags = BLKS_EVF_IP_SUPPRESSED | BLKS_EVF_NON_ROOT,
+	    .arg = 0x1234000, .time = 0 };
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_GAP;
+	r.u.gap = (struct blks_gap){ .cause = BLKS_GAP_DECODE_ERROR,
+	    .ip = 0x401655, .time = 7, .offset = 4096, .bytes_skipped = 77,
+	    .errcode = -7, .text = "bad packet" };
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_END;
+	r.u.end.tid = 4243;
+	for (int i = 0; i < BLKS_C_NR; i++)
+		r.u.end.c[i] = (uint64_t)i * 1000003 + 1;
+	add(&r);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_EOS;
+	r.u.eos.nr_threads = 1;
+	add(&r);
+}
+
+/* Writes the header and all records; returns the malloc'd bytes. */
+static char *
+write_stream(size_t *len)
+{
+	struct blks_writer *w;
+	struct error e;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	int rc = blks_writer_open_file(&w, f, &test_header, &e);
+
+	for (size_t i = 0; rc == 0 && i < nr_recs; i++)
+		rc = blks_write(w, &recs[i], &e);
+	if (rc == 0)
+		rc = blks_writer_close(w, &e);
+	fclose(f);
+	if (rc != 0)
+		DIAG("write failed: %s", e.msg);
+	return buf;
+}
+
+static void
+check_map(const struct blks_map *a, const struct blks_map *b)
+{
+	IS_U64(a->pid, b->pid, "map pid");
+	IS_U64(a->flags, b->flags, "map flags");
+	IS_U64(a->start, b->start, "map start");
+	IS_U64(a->size, b->size, "map size");
+	IS_U64(a->pgoff, b->pgoff, "map pgoff");
+	IS_INT(a->build_id_size, b->build_id_size, "map build-id size");
+	IS_MEM(a->build_id, b->build_id, b->build_id_size, "map build-id");
+	IS_STR(a->name, b->name, "map name");
+	IS_STR(a->image, b->image, "map image");
+}
+
+static void
+check_thread(const struct blks_thread *a, const struct blks_thread *b)
+{
+	IS_U64(a->tid, b->tid, "thread tid");
+	IS_U64(a->pid, b->pid, "thread pid");
+	IS_U64(a->flags, b->flags, "thread flags");
+	IS_U64(a->trace_bytes, b->trace_bytes, "thread trace bytes");
+	IS_STR(a->name, b->name, "thread name");
+}
+
+static void
+check_block(const struct blks_block *a, const struct blks_block *b)
+{
+	IS_U64(a->ip, b->ip, "block ip");
+	IS_U64(a->end_ip, b->end_ip, "block end ip");
+	IS_U64(a->ninsn, b->ninsn, "block ninsn");
+	IS_INT(a->iclass, b->iclass, "block class");
+	IS_INT(a->flags, b->flags, "block flags");
+	IS_INT(a->mode, b->mode, "block mode");
+	IS_U64(a->time, b->time, "block time");
+}
+
+static void
+check_event(const struct blks_event *a, const struct blks_event *b)
+{
+	IS_INT(a->kind, b->kind, "event kind");
+	IS_INT(a->flags, b->flags, "event flags");
+	IS_U64(a->ip, b->ip, "event ip");
+	IS_U64(a->at, b->at, "event at");
+	IS_U64(a->arg, b->arg, "event arg");
+	IS_U64(a->time, b->time, "event time");
+}
+
+static void
+check_gap(const struct blks_gap *a, const struct blks_gap *b)
+{
+	IS_INT(a->cause, b->cause, "gap cause");
+	IS_U64(a->ip, b->ip, "gap ip");
+	IS_U64(a->time, b->time, "gap time");
+	IS_U64(a->offset, b->offset, "gap offset");
+	IS_U64(a->bytes_skipped, b->bytes_skipped, "gap bytes skipped");
+	IS_INT(a->errcode, b->errcode, "gap errcode");
+	IS_STR(a->text, b->text, "gap text");
+}
+
+static void
+check_record(const struct blks_record *a, const struct blks_record *b)
+{
+	IS_INT(a->type, b->type, "record type %s", blks_type_name(b->type));
+	switch (b->type) {
+	case BLKS_MAP:
+		check_map(&a->u.map, &b->u.map);
+		break;
+	case BLKS_THREAD:
+		check_thread(&a->u.thread, &b->u.thread);
+		break;
+	case BLKS_BLOCK:
+		check_block(&a->u.block, &b->u.block);
+		break;
+	case BLKS_EVENT:
+		check_event(&a->u.event, &b->u.event);
+		break;
+	case BLKS_GAP:
+		check_gap(&a->u.gap, &b->u.gap);
+		break;
+	case BLKS_END:
+		IS_U64(a->u.end.tid, b->u.end.tid, "end tid");
+		IS_MEM(a->u.end.c, b->u.end.c, sizeof(b->u.end.c),
+		    "end counters");
+		break;
+	case BLKS_EOS:
+		IS_U64(a->u.eos.nr_threads, b->u.eos.nr_threads,
+		    "eos threads");
+		break;
+	}
+}
+
+static void
+check_header(const struct blks_header *h)
+{
+	IS_INT(h->version, BLKS_VERSION, "header version");
+	IS_U64(h->flags, test_header.flags, "header flags");
+	IS_U64(h->decoder, test_header.decoder, "header decoder");
+	IS_U64(h->time_shift, 31, "header time_shift");
+	IS_U64(h->time_mult, 581029125, "header time_mult");
+	IS_U64(h->time_zero, 18444502336406842448ULL, "header time_zero");
+	IS_U64(h->time_base_ns, 1000000, "header time_base_ns");
+	IS_STR(h->snapshot, test_header.snapshot, "header snapshot");
+}
+
+/* Reads every record back and compares; mode 0 memory, 1 FILE. */
+static void
+round_trip(const char *buf, size_t len, int use_file)
+{
+	struct blks_reader *r;
+	struct blks_record rec;
+	struct error e;
+	FILE *f = NULL;
+	int rc;
+
+	DIAG("round trip through %s", use_file ? "a FILE" : "memory");
+	if (use_file) {
+		f = fmemopen((void *)buf, len, "r");
+		rc = blks_reader_open(&r, f, "mem", &e);
+	} else {
+		rc = blks_reader_open_mem(&r, buf, len, "mem", &e);
+	}
+	IS_INT(rc, 0, "reader opens");
+	if (rc != 0) {
+		DIAG("%s", e.msg);
+		return;
+	}
+	check_header(blks_reader_header(r));
+	for (size_t i = 0; i < nr_recs; i++) {
+		rc = blks_read(r, &rec, &e);
+		IS_INT(rc, i + 1 < nr_recs ? 1 : 0, "record %zu read", i);
+		if (rc < 0) {
+			DIAG("%s", e.msg);
+			break;
+		}
+		check_record(&rec, &recs[i]);
+	}
+	IS_INT(blks_read(r, &rec, &e), 0, "after EOS, reads return 0");
+	IS_U64(blks_reader_offset(r), len, "reader consumed every byte");
+	blks_reader_free(r);
+	if (f != NULL)
+		fclose(f);
+}
+
+/* Reads everything, returns the final rc and the message. */
+static int
+read_all(const void *buf, size_t len, struct error *e)
+{
+	struct blks_reader *r;
+	struct blks_record rec;
+	int rc = blks_reader_open_mem(&r, buf, len, "s", e);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = blks_read(r, &rec, e)) > 0)
+		;
+	blks_reader_free(r);
+	return rc;
+}
+
+/* Every proper prefix of the stream must fail cleanly as truncated. */
+static void
+check_prefixes(const char *buf, size_t len)
+{
+	size_t bad = 0, first_bad = 0;
+
+	for (size_t n = 0; n < len; n++) {
+		struct error e;
+		int rc = read_all(buf, n, &e);
+
+		/* before the magic is complete, "truncated" is all we know */
+		if (rc != -ERR_TRUNCATED) {
+			if (bad++ == 0)
+				first_bad = n;
+		}
+	}
+	IS_U64(bad, 0, "all %zu prefixes end in ERR_TRUNCATED (first bad: %zu)",
+	    len, first_bad);
+}
+
+static void
+check_errors(const char *good, size_t len)
+{
+	char *b = malloc(len + 64);
+	size_t hlen = BLKS_HEADER_FIXED + strlen(test_header.snapshot);
+	struct error e;
+
+	memcpy(b, good, len);
+	b[1] = 'X';
+	IS_INT(read_all(b, len, &e), -ERR_FORMAT, "bad magic refused");
+	IS_STR(e.msg, "s: not a block stream (bad magic at byte 0)",
+	    "bad magic message");
+	memcpy(b, good, len);
+	b[8] = 2;
+	IS_INT(read_all(b, len, &e), -ERR_UNSUPPORTED, "version 2 refused");
+	IS_STR(e.msg, "s: block stream version 2 (this reader knows 1) at byte 8",
+	    "version message");
+	/* a MAP record announcing a payload too large */
+	memcpy(b, good, len);
+	b[hlen + 1] = (char)0xff;
+	b[hlen + 2] = (char)0xff;
+	b[hlen + 3] = (char)0x7f;
+	IS_INT(read_all(b, len, &e), -ERR_FORMAT, "huge length refused");
+	DIAG("%s", e.msg);
+	OK(strstr(e.msg, "record length 2097151 too large at byte 91") != NULL,
+	    "huge length message names the offset");
+	/* bytes after EOS */
+	memcpy(b, good, len);
+	b[len] = 0;
+	IS_INT(read_all(b, len + 1, &e), -ERR_FORMAT, "trailing byte refused");
+	IS_STR(e.msg, "s: bytes after the end record at byte 321",
+	    "trailing byte message");
+	/* a BLOCK before any THREAD: the record right after the header */
+	memcpy(b, good, hlen);
+	b[hlen] = BLKS_BLOCK;
+	b[hlen + 1] = 5;
+	memset(b + hlen + 2, 0, 5);
+	IS_INT(read_all(b, hlen + 7, &e), -ERR_FORMAT, "block outside thread");
+	IS_STR(e.msg, "s: block record outside a thread at byte 91",
+	    "block outside thread message");
+	/* a THREAD whose payload is one byte short for its name */
+	memcpy(b, good, hlen);
+	memcpy(b + hlen, "\x02\x05\x01\x01\x00\x00\x05", 7);
+	IS_INT(read_all(b, hlen + 7, &e), -ERR_FORMAT, "short string");
+	IS_STR(e.msg, "s: malformed thread record at byte 91",
+	    "short string message");
+	/* unknown record types are skipped */
+	memcpy(b, good, hlen);
+	memcpy(b + hlen, "\x63\x02\xaa\xbb\x07\x01\x00", 7);
+	{
+		struct blks_reader *r;
+		struct blks_record rec;
+
+		IS_INT(blks_reader_open_mem(&r, b, hlen + 7, "s", &e), 0,
+		    "open");
+		IS_INT(blks_read(r, &rec, &e), 0, "unknown type skipped, EOS");
+		IS_U64(blks_reader_unknown(r), 1, "unknown counted");
+		blks_reader_free(r);
+	}
+	free(b);
+}
+
+static void
+check_writer_rules(void)
+{
+	struct blks_writer *w;
+	struct blks_record r;
+	struct error e;
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	IS_INT(blks_writer_open_file(&w, f, &test_header, &e), 0, "open");
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	IS_INT(blks_write(w, &r, &e), -ERR_INVALID, "block outside thread");
+	IS_STR(e.msg, "block record outside a thread", "message");
+	IS_INT(blks_write(w, &r, &e), -ERR_INVALID, "writer stays failed");
+	IS_INT(blks_writer_close(w, &e), -ERR_INVALID, "close reports it");
+	fclose(f);
+	free(buf);
+}
+
+static char *
+jsonl_of(const struct blks_record *r)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+	struct jsonw w;
+
+	jsonw_init(&w, f);
+	blks_jsonl_record(&w, r, 4243);
+	jsonw_finish(&w);
+	fclose(f);
+	return buf;
+}
+
+static void
+check_jsonl(void)
+{
+	const char *want[] = {
+	"{\"type\":\"map\",\"pid\":4242,\"start\":\"0x401000\",\"end\":\"0x479000\","
+	    "\"pgoff\":\"0x1000\",\"name\":\"/usr/bin/hello\","
+	    "\"image\":\"images/.build-id/ab/cdef/elf\",\"build_id\":"
+	    "\"abacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbe\",\"missing\":false,"
+	    "\"live\":true}\n",
+	"{\"type\":\"thread\",\"tid\":4243,\"pid\":4242,\"name\":"
+	    "\"hello \\\"world\\\"\",\"trace_bytes\":1048576,\"wrapped\":true}\n",
+	"{\"type\":\"gap\",\"tid\":4243,\"cause\":\"ring_start\",\"ip\":\"0x0\","
+	    "\"time\":5,\"offset\":0,\"bytes_skipped\":123,\"error\":0,"
+	    "\"text\":\"\"}\n",
+	"{\"type\":\"block\",\"tid\":4243,\"ip\":\"0x401625\",\"end_ip\":"
+	    "\"0x40163a\",\"ninsn\":7,\"class\":\"cond_jump\",\"mode\":\"64\","
+	    "\"time\":100}\n",
+	"{\"type\":\"block\",\"tid\":4243,\"ip\":\"0xffffffff81000000\","
+	    "\"end_ip\":\"0xffffffff80ffff00\",\"ninsn\":4294967295,\"class\":"
+	    "\"ptwrite\",\"mode\":\"16\",\"time\":50,\"speculative\":true,"
+	    "\"truncated\":true}\n",
+	"{\"type\":\"event\",\"tid\":4243,\"kind\":\"disabled\",\"ip\":"
+	    "\"0x401700\",\"at\":\"0x401650\",\"reason\":\"async\",\"async\":true,"
+	    "\"time\":18446744073709551615}\n",
+	"{\"type\":\"event\",\"tid\":4243,\"kind\":\"paging\",\"ip_suppressed\":"
+	    "true,\"arg\":\"0x1234000\",\"non_root\":true,\"time\":0}\n",
+	"{\"type\":\"gap\",\"tid\":4243,\"cause\":\"decode_error\",\"ip\":"
+	    "\"0x401655\",\"time\":7,\"offset\":4096,\"bytes_skipped\":77,"
+	    "\"error\":-7,\"text\":\"bad packet\"}\n",
+	"{\"type\":\"end\",\"tid\":4243,\"blocks\":1,\"insns\":1000004,"
+	    "\"events\":2000007,\"gaps\":3000010,\"decode_errors\":4000013,"
+	    "\"unknown_image\":5000016,\"overflows\":6000019,\"trace_bytes\":"
+	    "7000022,\"bytes_skipped\":8000025,\"chunks\":9000028}\n",
+	"{\"type\":\"eos\",\"threads\":1}\n",
+	};
+
+	for (size_t i = 0; i < nr_recs; i++) {
+		char *got = jsonl_of(&recs[i]);
+
+		IS_STR(got, want[i], "jsonl of %s",
+		    blks_type_name(recs[i].type));
+		free(got);
+	}
+}
+
+static void
+check_names(void)
+{
+	IS_STR(blks_type_name(0), "unknown", "type 0");
+	IS_STR(blks_type_name(99), "unknown", "type 99");
+	IS_STR(blks_event_name(BLKS_EV_ASYNC_BRANCH), "async_branch",
+	    "event name");
+	IS_STR(blks_gap_cause_name(BLKS_GAP_UNKNOWN_IMAGE), "unknown_image",
+	    "gap name");
+	IS_STR(blks_counter_name(BLKS_C_BYTES_SKIPPED), "bytes_skipped",
+	    "counter name");
+	IS_STR(blks_decoder_name(BLKS_DECODER_PERF), "perf", "decoder name");
+}
+
+/* t_blkstream FILE: writes the test stream to FILE (fuzz seed corpus). */
+int
+main(int argc, char *argv[])
+{
+	char *buf;
+	size_t len = 0;
+
+	build_records();
+	buf = write_stream(&len);
+	if (argc > 1) {
+		FILE *f = fopen(argv[1], "wb");
+		int ok = f != NULL && fwrite(buf, 1, len, f) == len;
+
+		ok = f != NULL && fclose(f) == 0 && ok;
+		free(buf);
+		return !ok;
+	}
+	DIAG("stream of %zu records is %zu bytes", nr_recs, len);
+	IS_U64(len, 321, "stream size (compact encoding)");
+	round_trip(buf, len, 0);
+	round_trip(buf, len, 1);
+	check_prefixes(buf, len);
+	check_errors(buf, len);
+	check_writer_rules();
+	check_jsonl();
+	check_names();
+	free(buf);
+	return tap_done();
+}
