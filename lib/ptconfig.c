@@ -587,16 +587,14 @@ check_filter(const struct ptfilter *f, int i, struct error *e)
 }
 
 int
-ptfilter_string(const struct ptcaps *c, const struct ptfilter *f, int n,
-    char *buf, size_t size, struct error *e)
+ptfilter_check_count(const struct ptcaps *c, int n, struct error *e)
 {
-	int ranges = filter_ranges(&c->pmu), i, rc;
-	size_t len = 0;
+	int ranges = filter_ranges(&c->pmu);
 
 	if (!c->pmu.present)
 		return error_set(e, ERR_UNSUPPORTED, "Intel PT is absent (no "
 		    "intel_pt PMU)");
-	if (ranges == 0)
+	if (n > 0 && ranges == 0)
 		return error_set(e, ERR_UNSUPPORTED, "--filter needs address "
 		    "filters, and this CPU has none (caps/num_address_ranges "
 		    "is 0)");
@@ -605,6 +603,18 @@ ptfilter_string(const struct ptcaps *c, const struct ptfilter *f, int n,
 		    "this CPU has %d address range%s "
 		    "(caps/num_address_ranges)", n, ranges,
 		    ranges == 1 ? "" : "s");
+	return 0;
+}
+
+int
+ptfilter_string(const struct ptcaps *c, const struct ptfilter *f, int n,
+    char *buf, size_t size, struct error *e)
+{
+	size_t len = 0;
+	int i, rc;
+
+	if ((rc = ptfilter_check_count(c, n, e)) < 0)
+		return rc;
 	if (size > 0)
 		buf[0] = '\0';
 	for (i = 0; i < n; i++) {

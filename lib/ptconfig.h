@@ -145,9 +145,16 @@ struct ptfilter {
 };
 
 /*
+ * Checks that n filters fit the CPU's address ranges (nr_addr_filters,
+ * else caps/num_address_ranges).  Returns 0, or -ERR_UNSUPPORTED (no
+ * intel_pt, no ranges at all while n > 0, more filters than ranges).
+ */
+int ptfilter_check_count(const struct ptcaps *c, int n, struct error *e);
+
+/*
  * Writes the kernel filter string ("filter 0x1040/0x2a@/usr/bin/x,...")
- * into buf.  Returns its length, or -ERR_UNSUPPORTED (more filters than
- * caps/num_address_ranges, none allowed at all), -ERR_INVALID (size 0, a
+ * into buf.  Returns its length, or -ERR_UNSUPPORTED (as
+ * ptfilter_check_count), -ERR_INVALID (size 0, a
  * relative path, a path with a separator character), -ERR_RANGE (buf too
  * small).
  */

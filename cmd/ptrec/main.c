@@ -7,8 +7,10 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "doctor.h"
 #include "options.h"
 #include "report.h"
+#include "verdict.h"
 
 int
 main(int argc, char *argv[])
@@ -19,7 +21,9 @@ main(int argc, char *argv[])
 	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
 		return report_close_stdout(ptrec_tool.name, rc);
 	if (o.doctor)
-		return cli_not_built(&ptrec_tool, "--doctor", 10);
+		return report_close_stdout(ptrec_tool.name, rec_doctor(&o));
+	if ((rc = rec_hardware_check(&o)) >= 0)
+		return rc;
 	if (o.pid != 0)
 		return cli_not_built(&ptrec_tool, "attaching (--pid)", 10);
 	return cli_not_built(&ptrec_tool, "recording", 4);

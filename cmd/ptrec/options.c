@@ -19,7 +19,7 @@ const struct tool_info ptrec_tool = {
 	"      [--trigger-line REGEX] [--repeat N] [--control FIFO]\n"
 	"      [--emu-truth FILE] [--] PROGRAM [ARG ...]\n"
 	"ptrec --pid PID [capture options]\n"
-	"ptrec --doctor [--format text|json]",
+	"ptrec --doctor [--format text|json] [--sysroot DIR]",
 };
 
 #define T (&ptrec_tool)
@@ -29,7 +29,7 @@ enum {
 	OPT_TIMING, OPT_CPUS, OPT_FILTER, OPT_AFTER_MS, OPT_MAX_CAPTURE_MS,
 	OPT_MIN_CAPTURE_MS, OPT_TAIL_MS, OPT_TRIGGER_SYMBOL, OPT_TRIGGER_HITS,
 	OPT_TRIGGER_LINE, OPT_REPEAT, OPT_CONTROL, OPT_EMU_TRUTH, OPT_PID,
-	OPT_DOCTOR, OPT_FORMAT, OPT_HELP, OPT_VERSION,
+	OPT_DOCTOR, OPT_FORMAT, OPT_HELP, OPT_VERSION, OPT_SYSROOT,
 };
 
 static const struct option long_options[] = {
@@ -53,6 +53,7 @@ static const struct option long_options[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -115,6 +116,7 @@ parse_string_option(int c, const char *arg, struct rec_options *o)
 	case OPT_TRIGGER_LINE: o->trigger_line = arg; break;
 	case OPT_CONTROL: o->control_fifo = arg; break;
 	case OPT_EMU_TRUTH: o->emu_truth = arg; break;
+	case OPT_SYSROOT: o->sysroot = arg; break;
 	case OPT_FILTER:
 		if (o->n_filters == REC_MAX_FILTERS)
 			return cli_usage_error(T, "more than %d --filter options",

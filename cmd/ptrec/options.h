@@ -37,6 +37,7 @@ struct rec_options {
 	uint64_t pid;			/* --pid, 0 when launching */
 	int doctor;
 	int doctor_json;
+	const char *sysroot;		/* --sysroot: where sysfs/procfs are */
 	char **program;			/* argv of the program to launch */
 };
 
