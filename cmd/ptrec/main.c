@@ -5,12 +5,51 @@
  * arrive with issue #4 (emu) and issue #10 (pt, perf, doctor).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "doctor.h"
 #include "options.h"
+#include "rec_emu.h"
 #include "report.h"
 #include "verdict.h"
+
+/*
+ * --recorder auto: pt where Intel PT is usable, else emu, said in one
+ * line on stderr (CLI.md).
+ */
+static enum rec_recorder
+pick_recorder(const struct rec_options *o)
+{
+	struct assessment *a = malloc(sizeof(*a));
+	const char *why = "Intel PT is not usable here";
+	struct error e;
+	int pt = 0;
+
+	if (a != NULL && assess(o, a, &e) == 0) {
+		pt = a->v[VERDICT_PT].usable;
+		if (!pt && a->v[VERDICT_PT].n_problems > 0)
+			why = a->v[VERDICT_PT].problems[0].what;
+	}
+	if (pt)
+		report(ptrec_tool.name, "--recorder auto", NULL,
+		    "using pt: Intel PT is usable");
+	else
+		report(ptrec_tool.name, "--recorder auto", NULL,
+		    "using emu: %s", why);
+	free(a);
+	return pt ? REC_PT : REC_EMU;
+}
+
+/* Attaching needs hardware: a software CPU cannot adopt a process. */
+static int
+refuse_emu_attach(void)
+{
+	report(ptrec_tool.name, "--pid", "use --recorder pt or --recorder "
+	    "perf on a machine with Intel PT",
+	    "the emu recorder cannot attach to a running process");
+	return EXIT_FAIL;
+}
 
 int
 main(int argc, char *argv[])
@@ -22,6 +61,12 @@ main(int argc, char *argv[])
 		return report_close_stdout(ptrec_tool.name, rc);
 	if (o.doctor)
 		return report_close_stdout(ptrec_tool.name, rec_doctor(&o));
+	if (o.recorder == REC_AUTO)
+		o.recorder = pick_recorder(&o);
+	if (o.recorder == REC_EMU && o.pid != 0)
+		return refuse_emu_attach();
+	if (o.recorder == REC_EMU)
+		return report_close_stdout(ptrec_tool.name, rec_emu_run(&o));
 	if ((rc = rec_hardware_check(&o)) >= 0)
 		return rc;
 	if (o.pid != 0)

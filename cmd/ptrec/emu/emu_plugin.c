@@ -1,0 +1,1139 @@
+/*
+ * emu_plugin: the qemu glue of the emu recorder, loaded by qemu-x86_64 as
+ *     -plugin libptkit-emu.so,dir=SCRATCH
+ *
+ * Owns the plugin's one global state (qemu's vCPU, syscall and exit
+ * callbacks carry no userdata, DECISIONS.md allows this in one module):
+ * the configuration ptrec wrote to SCRATCH/config, the translated-block
+ * table, the per-thread slots (ring, tracer, ground truth), the sideband,
+ * triggers and snapshots.  The files it leaves, and how ptrec reads them,
+ * are described in ../emu_handoff.h.
+ *
+ * Threads: each guest thread is a host thread with its own vCPU, and only
+ * that thread touches its slot, except while it is in a syscall, where a
+ * snapshot may claim it (state SYSCALL -> DUMPING) to copy its ring; the
+ * thread waits for the claim to end when it comes back.  vCPU indices are
+ * reused after a thread exits, so slots are keyed by tid, found from the
+ * index, and re-created when the index comes back with a new tid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu_cls.h"
+#include "emu_enc.h"
+#include "emu_handoff.h"
+#include "emu_trace.h"
+#include "qemu_api.h"
+
+QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
+
+/* The virtual clock starts here, so that images mapped before the first
+ * instruction have a time before the first TSC (perf needs that). */
+#define CLOCK_BASE 1000000ULL
+#define MAX_VCPUS 4096
+#define MAX_SLOTS 4096
+#define MAX_IMAGES 1024
+#define MAX_TRIGGERS 16
+#define LINE_MAX_BYTES 4096
+
+enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED };
+enum trig_kind { TRIG_SYMBOL = 1, TRIG_STOP = 2, TRIG_FILTER = 3 };
+
+struct trigger {
+	enum trig_kind kind;
+	uint64_t off, size;		/* file offset and size in path */
+	char path[PATH_MAX];
+	uint64_t addr;			/* resolved virtual address, 0 if not */
+};
+
+struct linebuf {
+	char buf[LINE_MAX_BYTES];
+	size_t n;
+};
+
+struct slot {
+	struct emu_thread th;
+	struct emu_ring_hdr *hdr;
+	size_t map_len;
+	struct emu_truth truth;
+	int has_truth;
+	int state;			/* enum slot_state, atomic */
+	uint64_t snap_done;		/* last snapshot this ring went into */
+	uint64_t tail_deadline;
+	int tid;
+	int64_t sys_num;
+	uint64_t sys_args[6];
+	struct linebuf out[2];		/* guest stdout/stderr, --trigger-line */
+};
+
+struct image {
+	uint64_t start, end;
+};
+
+static struct {
+	char dir[PATH_MAX];
+	/* configuration */
+	uint64_t aux, budget, psb;
+	int cyc, retcomp, want_truth;
+	uint64_t after_ns, max_ns, min_ns, tail_ns, hits, repeat;
+	struct trigger trig[MAX_TRIGGERS];
+	int n_trig, n_filter;
+	regex_t line_re;
+	int has_line;
+
+	pthread_mutex_t lock;
+	struct emu_cls cls;
+	struct emu_handlers handlers;
+	struct image img[MAX_IMAGES];
+	int n_img;
+	struct slot *vcpu[MAX_VCPUS];
+	uint64_t vcpu_clock[MAX_VCPUS];	/* start clock of the next thread */
+	int vcpu_parent[MAX_VCPUS];
+	struct slot *slots[MAX_SLOTS];
+	int n_slots;
+	uint64_t ring_bytes;		/* all rings together */
+	uint64_t untraced;		/* threads refused for the budget */
+
+	volatile uint64_t snap_req;	/* newest snapshot asked for */
+	int snap_pending;		/* rings still to copy */
+	int snap_final;
+	char snap_reason[32];
+	int snap_reason_tid;
+	uint64_t snap_time;
+	uint64_t snaps_done;
+	volatile int off;		/* tracing has stopped for good */
+	uint64_t deadline;		/* --after-ms / --max-capture-ms */
+	int deadline_is_max;
+	uint64_t hit_count;
+
+	int sb_fd, events_fd;
+	struct emu_control *ctl;
+	uint64_t ctl_seen;
+	int pid;
+	int exit_group;
+	int comm_done;
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1 };
+
+static int
+gettid_(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+static void
+say(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "ptrec: emu plugin: ");
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	strncat(msg, "\n", sizeof(msg) - strlen(msg) - 1);
+	qemu_plugin_outs(msg);
+}
+
+static void
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One sideband record, one write(2), so lines never interleave. */
+static void
+sideband(const char *fmt, ...)
+{
+	char line[PATH_MAX + 256];
+	va_list ap;
+	int n;
+
+	if (g.sb_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	write_all(g.sb_fd, line, (size_t)n);
+}
+
+static void
+event_line(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	if (g.events_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n > sizeof(line) - 2)
+		return;
+	line[n++] = '\n';
+	write_all(g.events_fd, line, (size_t)n);
+}
+
+/* ---- images and trigger addresses ------------------------------------- */
+
+static int
+image_known(uint64_t va)
+{
+	int i;
+
+	for (i = 0; i < g.n_img; i++)
+		if (va >= g.img[i].start && va < g.img[i].end)
+			return 1;
+	return 0;
+}
+
+static void
+image_add(uint64_t start, uint64_t end)
+{
+	if (g.n_img < MAX_IMAGES) {
+		g.img[g.n_img].start = start;
+		g.img[g.n_img].end = end;
+		g.n_img++;
+	}
+}
+
+/* A file mapping appeared: resolve the triggers that live in it. */
+static void
+resolve_triggers(uint64_t start, uint64_t len, uint64_t pgoff,
+    const char *path)
+{
+	struct trigger *t;
+	int i;
+
+	for (i = 0; i < g.n_trig; i++) {
+		t = &g.trig[i];
+		if (t->addr != 0 || strcmp(t->path, path) != 0)
+			continue;
+		if (t->off >= pgoff && t->off < pgoff + len)
+			t->addr = start + (t->off - pgoff);
+	}
+}
+
+static void
+map_record(uint64_t time, int tid, uint64_t start, uint64_t len,
+    uint64_t pgoff, unsigned prot, const char *path)
+{
+	sideband("map 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%" PRIx64 " 0x%"
+	    PRIx64 " 0x%x %s", time, g.pid, tid, start, len, pgoff, prot, path);
+	if (path[0] == '/')
+		resolve_triggers(start, len, pgoff, path);
+	if (prot & PROT_EXEC)
+		image_add(start, start + len);
+}
+
+/*
+ * qemu maps the program and ld.so itself, before any guest syscall: find
+ * the mapping holding va in our own /proc/self/maps (guest addresses are
+ * host addresses here, guest_base 0).  Host permissions differ from the
+ * guest's, so the range is recorded as r-x: code ran there.
+ */
+static void
+image_discover(uint64_t va, uint64_t time, int tid)
+{
+	char line[PATH_MAX + 128], path[PATH_MAX];
+	uint64_t s, e, off;
+	char perm[8];
+	FILE *f;
+
+	if (image_known(va) || (f = fopen("/proc/self/maps", "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		path[0] = '\0';
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
+		    " %*s %*s %4095[^\n]", &s, &e, perm, &off, path) < 4)
+			continue;
+		if (va < s || va >= e)
+			continue;
+		map_record(time, tid, s, e - s, off, PROT_READ | PROT_EXEC,
+		    path[0] == '/' ? path : "//anon");
+		break;
+	}
+	fclose(f);
+	if (!image_known(va))
+		image_add(va & ~0xfffULL, (va & ~0xfffULL) + 0x1000);
+}
+
+/* ---- translation --------------------------------------------------------- */
+
+static uint8_t
+trigger_at(uint64_t va)
+{
+	int i;
+
+	for (i = 0; i < g.n_trig; i++)
+		if (g.trig[i].addr == va && g.trig[i].kind != TRIG_FILTER)
+			return (uint8_t)g.trig[i].kind;
+	return 0;
+}
+
+static void
+fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
+{
+	uint64_t va = qemu_plugin_insn_vaddr(in);
+	size_t sz = qemu_plugin_insn_size(in);
+	struct emu_insn_class c;
+
+	c = emu_cls_classify(&g.cls, qemu_plugin_insn_data(in), sz, va);
+	t->last_ip = va;
+	t->end = va + sz;
+	t->kind = (uint8_t)c.kind;
+	t->target = c.target;
+	t->call_next = (uint8_t)c.call_next;
+	t->rep = (uint8_t)c.rep;
+	/* Listed but cut short, or a non-branch at a page end: phantom if
+	 * the next block starts at this very instruction (emu.md 4.5). */
+	t->maybe_phantom = idx > 0 && !c.rep && (c.truncated ||
+	    (c.kind == EMU_OTHER && (va & 0xfff) > 0xff0));
+	if (c.truncated)
+		t->kind = EMU_OTHER;
+}
+
+static void on_tb_exec(unsigned int vcpu, void *userdata);
+
+static void
+on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct emu_tb *t;
+
+	(void)id;
+	if (n == 0 || (t = calloc(1, sizeof(*t))) == NULL)
+		return;
+	/* Blocks are never freed: qemu may run them until it exits. */
+	t->start = qemu_plugin_tb_vaddr(tb);
+	t->ninsn = (uint32_t)n;
+	fill_last(t, qemu_plugin_tb_get_insn(tb, n - 1), n - 1);
+	pthread_mutex_lock(&g.lock);
+	image_discover(t->start, CLOCK_BASE - 1, gettid_());
+	t->trigger = trigger_at(t->start);
+	pthread_mutex_unlock(&g.lock);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec,
+	    QEMU_PLUGIN_CB_NO_REGS, t);
+}
+
+/* ---- slots ---------------------------------------------------------------- */
+
+static struct emu_ring_hdr *
+ring_create(int tid, size_t *map_len)
+{
+	char path[PATH_MAX + 32];
+	struct emu_ring_hdr *h;
+	size_t len = EMU_HDR_SIZE + g.aux;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ring.%d", g.dir, tid);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		close(fd);
+		return NULL;
+	}
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return NULL;
+	h->magic = EMU_RING_MAGIC;
+	h->state = EMU_RING_LIVE;
+	h->tid = tid;
+	h->ring_size = g.aux;
+	*map_len = len;
+	return h;
+}
+
+static void
+comm_record(uint64_t time, int tid, const char *name)
+{
+	sideband("comm 0x%" PRIx64 " %d %d %.15s", time, g.pid, tid, name);
+}
+
+static struct slot *
+slot_create(unsigned int vcpu)
+{
+	uint64_t clock = g.vcpu_clock[vcpu] ? g.vcpu_clock[vcpu] : CLOCK_BASE;
+	char path[PATH_MAX + 32];
+	struct slot *s;
+	const char *bin, *base;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->tid = gettid_();
+	s->snap_done = g.snap_req;
+	s->tail_deadline = UINT64_MAX;
+	pthread_mutex_lock(&g.lock);
+	sideband("thread 0x%" PRIx64 " %d %d %d", clock - 1, g.pid, s->tid,
+	    g.vcpu_parent[vcpu]);
+	if (!g.comm_done) {
+		g.comm_done = 1;
+		bin = qemu_plugin_path_to_binary();
+		base = bin != NULL && strrchr(bin, '/') ? strrchr(bin, '/') + 1 :
+		    bin != NULL ? bin : "?";
+		comm_record(clock - 1, s->tid, base);
+	}
+	if (g.off || g.n_slots == MAX_SLOTS ||
+	    g.ring_bytes + g.aux > g.budget) {
+		g.untraced++;
+		sideband("counter untraced_threads %" PRIu64, g.untraced);
+		pthread_mutex_unlock(&g.lock);
+		s->state = S_EXITED;
+		return s;
+	}
+	s->hdr = ring_create(s->tid, &s->map_len);
+	if (s->hdr == NULL || emu_enc_init(&s->th.enc, s->hdr, g.cyc,
+	    g.retcomp, g.psb) < 0) {
+		say("cannot create the ring of thread %d: %s", s->tid,
+		    strerror(errno));
+		pthread_mutex_unlock(&g.lock);
+		s->state = S_EXITED;
+		s->hdr = NULL;
+		return s;
+	}
+	g.ring_bytes += g.aux;
+	g.slots[g.n_slots++] = s;
+	pthread_mutex_unlock(&g.lock);
+	if (g.want_truth) {
+		snprintf(path, sizeof(path), "%s/truth.%d", g.dir, s->tid);
+		s->has_truth = emu_truth_open(&s->truth, path) == 0;
+	}
+	emu_thread_init(&s->th, s->tid, clock, &g.handlers,
+	    s->has_truth ? &s->truth : NULL, g.n_filter > 0);
+	return s;
+}
+
+static struct slot *
+slot_of(unsigned int vcpu)
+{
+	struct slot *s;
+
+	if (vcpu >= MAX_VCPUS)
+		return NULL;
+	s = g.vcpu[vcpu];
+	if (s == NULL)
+		g.vcpu[vcpu] = s = slot_create(vcpu);
+	return s;
+}
+
+/* ---- snapshots ------------------------------------------------------------ */
+
+static void
+snapshot_complete(uint64_t seq)
+{
+	g.snaps_done++;
+	sideband("snapshot %" PRIu64 " %s %d 0x%" PRIx64, seq, g.snap_reason,
+	    g.snap_reason_tid, g.snap_time);
+	event_line("snapshot %" PRIu64 " %s", seq, g.snap_reason);
+	if (g.snap_final) {
+		g.off = 1;
+		event_line("done");
+	}
+}
+
+static void
+write_file(const char *path, const uint8_t *p, uint64_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return;
+	write_all(fd, (const char *)p, n);
+	close(fd);
+}
+
+/* Copies s's ring into snapshot seq; the caller owns s right now. */
+static void
+slot_dump(struct slot *s, uint64_t seq, int live)
+{
+	char path[PATH_MAX + 64], line[256];
+	uint8_t *data;
+	uint64_t kept;
+	int n, last;
+
+	if (s->hdr == NULL || s->snap_done == seq)
+		return;
+	if (live) {
+		emu_thread_flush(&s->th);
+		s->hdr->clock = s->th.clock;
+		s->hdr->insns = s->th.insns;
+		if (s->has_truth) {
+			n = snprintf(line, sizeof(line), "snapshot %" PRIu64
+			    "\n", seq);
+			emu_truth_line(&s->truth, line, (size_t)n);
+		}
+	}
+	data = malloc(g.aux);
+	if (data != NULL) {
+		kept = emu_ring_unroll((uint8_t *)s->hdr + EMU_HDR_SIZE,
+		    g.aux, s->hdr->total, data);
+		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt",
+		    g.dir, seq, s->tid);
+		write_file(path, data, kept);
+		free(data);
+		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads",
+		    g.dir, seq);
+		n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
+		    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 "\n", s->tid,
+		    s->hdr->total, kept, s->hdr->total > g.aux,
+		    s->hdr->first_time, s->hdr->clock, s->hdr->insns);
+		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0600);
+		if (fd >= 0) {
+			write_all(fd, line, (size_t)n);
+			close(fd);
+		}
+	}
+	s->snap_done = seq;
+	pthread_mutex_lock(&g.lock);
+	last = --g.snap_pending == 0;
+	if (last)
+		snapshot_complete(seq);
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* Waits until a claim on the caller's own slot is over, and takes it. */
+static void
+slot_reclaim(struct slot *s)
+{
+	int want = S_SYSCALL;
+
+	while (!__atomic_compare_exchange_n(&s->state, &want, S_RUN, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		if (want != S_DUMPING)
+			return;		/* already ours */
+		want = S_SYSCALL;
+		sched_yield();
+	}
+}
+
+/*
+ * Starts snapshot seq: every ring that is not running guest code right now
+ * is copied here; running threads copy their own at their next block.
+ */
+static void
+snapshot_request(struct slot *me, const char *reason, int final)
+{
+	uint64_t seq;
+	struct slot *s;
+	int i, want;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.off || g.snap_pending > 0) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	seq = g.snap_req + 1;
+	{
+		char path[PATH_MAX + 32];
+
+		snprintf(path, sizeof(path), "%s/snap.%" PRIu64, g.dir, seq);
+		mkdir(path, 0700);
+	}
+	snprintf(g.snap_reason, sizeof(g.snap_reason), "%s", reason);
+	g.snap_reason_tid = me != NULL ? me->tid : 0;
+	g.snap_time = me != NULL ? me->th.clock : 0;
+	g.snap_final = final || g.snaps_done + 1 >= g.repeat;
+	g.snap_pending = g.n_slots + 1;	/* +1: ours, released below */
+	__atomic_store_n(&g.snap_req, seq, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&g.lock);
+
+	for (i = 0; i < g.n_slots; i++) {
+		s = g.slots[i];
+		if (s == me)
+			continue;
+		want = S_SYSCALL;
+		if (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == S_EXITED) {
+			slot_dump(s, seq, 0);
+		} else if (__atomic_compare_exchange_n(&s->state, &want,
+		    S_DUMPING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			slot_dump(s, seq, 1);
+			__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
+		}
+	}
+	if (me != NULL)
+		slot_dump(me, seq, 1);
+	pthread_mutex_lock(&g.lock);
+	if (--g.snap_pending == 0)
+		snapshot_complete(seq);
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- triggers -------------------------------------------------------------- */
+
+static int
+capture_started(const struct slot *s)
+{
+	return s->th.clock >= CLOCK_BASE + g.min_ns;
+}
+
+static void
+on_trigger(struct slot *s, const struct emu_tb *tb)
+{
+	if (tb->trigger == TRIG_STOP) {
+		if (capture_started(s))
+			snapshot_request(s, "stop-indicator", 0);
+		return;
+	}
+	if (!capture_started(s) || ++g.hit_count < g.hits)
+		return;
+	g.hit_count = 0;
+	if (g.tail_ns > 0)
+		s->tail_deadline = s->th.clock + g.tail_ns;
+	else
+		snapshot_request(s, "symbol", 0);
+}
+
+static void
+on_deadline(struct slot *s)
+{
+	if (s->th.clock >= s->tail_deadline) {
+		s->tail_deadline = UINT64_MAX;
+		snapshot_request(s, "tail", 0);
+		return;
+	}
+	if (g.deadline_is_max) {
+		g.deadline = UINT64_MAX;
+		snapshot_request(s, "max-capture", 1);
+		return;
+	}
+	/* --after-ms: and again each period for --repeat */
+	g.deadline = g.after_ns > 0 ? s->th.clock + g.after_ns : UINT64_MAX;
+	if (g.max_ns > 0 && g.deadline > CLOCK_BASE + g.max_ns) {
+		g.deadline = CLOCK_BASE + g.max_ns;
+		g.deadline_is_max = 1;
+	}
+	snapshot_request(s, "after-ms", 0);
+}
+
+static void
+on_control(struct slot *s)
+{
+	uint64_t req = g.ctl->request_seq;
+
+	g.ctl_seen = req;
+	snapshot_request(s, "request", g.ctl->stop != 0);
+}
+
+/* ---- execution ---------------------------------------------------------- */
+
+static void
+on_tb_exec(unsigned int vcpu, void *userdata)
+{
+	const struct emu_tb *tb = userdata;
+	struct slot *s = vcpu < MAX_VCPUS ? g.vcpu[vcpu] : NULL;
+
+	if (__builtin_expect(s == NULL, 0) && (s = slot_of(vcpu)) == NULL)
+		return;
+	if (g.off || s->hdr == NULL)
+		return;
+	if (__builtin_expect(s->snap_done != g.snap_req, 0))
+		slot_dump(s, g.snap_req, 1);
+	emu_thread_tb(&s->th, tb);
+	if (__builtin_expect(tb->trigger != 0, 0))
+		on_trigger(s, tb);
+	if (__builtin_expect(s->th.clock >= g.deadline ||
+	    s->th.clock >= s->tail_deadline, 0))
+		on_deadline(s);
+	if (g.ctl != NULL && __builtin_expect(g.ctl->request_seq !=
+	    g.ctl_seen, 0))
+		on_control(s);
+	emu_enc_commit(&s->th.enc);
+	s->hdr->clock = s->th.clock;
+	s->hdr->insns = s->th.insns;
+}
+
+/* ---- syscalls ---------------------------------------------------------- */
+
+enum {
+	NR_WRITE = 1, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
+	NR_RT_SIGACTION = 13, NR_CLONE = 56, NR_FORK = 57, NR_VFORK = 58,
+	NR_EXECVE = 59, NR_EXIT = 60, NR_PRCTL = 157, NR_EXIT_GROUP = 231,
+	NR_EXECVEAT = 322, NR_CLONE3 = 435,
+};
+
+static void
+note_handler(uint64_t act)
+{
+	uint64_t h;
+	int i, n;
+
+	if (act == 0)
+		return;
+	h = *(const uint64_t *)(uintptr_t)act;	/* sa_handler, guest_base 0 */
+	if (h <= 1)
+		return;				/* SIG_DFL, SIG_IGN */
+	pthread_mutex_lock(&g.lock);
+	n = g.handlers.n;
+	for (i = 0; i < n && g.handlers.addr[i] != h; i++)
+		;
+	if (i == n && n < EMU_MAX_HANDLERS) {
+		g.handlers.addr[n] = h;
+		__atomic_store_n(&g.handlers.n, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&g.lock);
+}
+
+/* --trigger-line: the guest's writes to fd 1 and 2, line by line. */
+static void
+scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
+{
+	struct linebuf *lb;
+	const char *p = (const char *)(uintptr_t)buf;
+	uint64_t i;
+
+	if (!g.has_line || (fd != 1 && fd != 2) || buf == 0)
+		return;
+	lb = &s->out[fd - 1];
+	for (i = 0; i < len; i++) {
+		if (p[i] != '\n' && lb->n < sizeof(lb->buf) - 1) {
+			lb->buf[lb->n++] = p[i];
+			continue;
+		}
+		if (p[i] != '\n')
+			continue;
+		lb->buf[lb->n] = '\0';
+		lb->n = 0;
+		if (capture_started(s) &&
+		    regexec(&g.line_re, lb->buf, 0, NULL, 0) == 0) {
+			if (g.tail_ns > 0)
+				s->tail_deadline = s->th.clock + g.tail_ns;
+			else
+				snapshot_request(s, "line", 0);
+		}
+	}
+}
+
+static void
+on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
+    uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+    uint64_t a7, uint64_t a8)
+{
+	struct slot *s = slot_of(vcpu);
+
+	(void)id;
+	(void)a7;
+	(void)a8;
+	if (s == NULL)
+		return;
+	s->sys_num = num;
+	s->sys_args[0] = a1;
+	s->sys_args[1] = a2;
+	s->sys_args[2] = a3;
+	s->sys_args[3] = a4;
+	s->sys_args[4] = a5;
+	s->sys_args[5] = a6;
+	if (num == NR_RT_SIGACTION)
+		note_handler(a2);
+	if (num == NR_EXIT_GROUP)
+		g.exit_group = 1;
+	if (g.off || s->hdr == NULL)
+		return;
+	if (s->snap_done != g.snap_req)
+		slot_dump(s, g.snap_req, 1);
+	emu_thread_syscall(&s->th, num);
+	s->hdr->clock = s->th.clock;
+	if (num == NR_WRITE)
+		scan_output(s, a1, a2, a3);
+	/* From here a snapshot may copy our ring while we are away. */
+	__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
+	if (s->snap_done != __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST)) {
+		slot_reclaim(s);
+		slot_dump(s, g.snap_req, 1);
+		__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void
+fd_path(int64_t fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", (int)fd);
+	n = readlink(link, buf, size - 1);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+}
+
+static void
+sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
+{
+	uint64_t *a = s->sys_args, t = s->th.clock;
+	char path[PATH_MAX];
+
+	switch (num) {
+	case NR_MMAP:
+		if (ret < 0 && ret > -4096)
+			return;
+		if ((int64_t)a[4] >= 0 && !(a[3] & 0x20 /* MAP_ANONYMOUS */)) {
+			fd_path((int64_t)a[4], path, sizeof(path));
+			pthread_mutex_lock(&g.lock);
+			map_record(t, s->tid, (uint64_t)ret, a[1], a[5],
+			    (unsigned)a[2], path[0] ? path : "//anon");
+			pthread_mutex_unlock(&g.lock);
+		} else if (a[2] & PROT_EXEC) {
+			pthread_mutex_lock(&g.lock);
+			map_record(t, s->tid, (uint64_t)ret, a[1], 0,
+			    (unsigned)a[2], "//anon");
+			pthread_mutex_unlock(&g.lock);
+		}
+		return;
+	case NR_MUNMAP:
+		if (ret == 0)
+			sideband("unmap 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%"
+			    PRIx64, t, g.pid, s->tid, a[0], a[1]);
+		return;
+	case NR_MPROTECT:
+		if (ret == 0)
+			sideband("prot 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%"
+			    PRIx64 " 0x%x", t, g.pid, s->tid, a[0], a[1],
+			    (unsigned)a[2]);
+		return;
+	case NR_PRCTL:
+		if (ret == 0 && a[0] == PR_SET_NAME && a[1] != 0)
+			comm_record(t, s->tid, (const char *)(uintptr_t)a[1]);
+		return;
+	case NR_FORK:
+	case NR_VFORK:
+		if (ret > 0)
+			sideband("counter fork_untraced 1");
+		return;
+	default:
+		return;
+	}
+}
+
+static void
+on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
+    int64_t ret)
+{
+	struct slot *s = vcpu < MAX_VCPUS ? g.vcpu[vcpu] : NULL;
+
+	(void)id;
+	if (s == NULL)
+		return;
+	if (s->hdr != NULL)
+		slot_reclaim(s);
+	if ((num == NR_CLONE || num == NR_CLONE3) && ret == 0)
+		return;		/* the child's side: it has no slot yet */
+	sideband_of_syscall(s, num, ret);
+	if (s->hdr == NULL || g.off)
+		return;
+	if (s->snap_done != g.snap_req)
+		slot_dump(s, g.snap_req, 1);
+	/* The kernel takes a nanosecond: sideband written at the syscall's
+	 * time precedes the trace that follows (perf needs "before"). */
+	emu_thread_kernel_time(&s->th, 1);
+	s->hdr->clock = s->th.clock;
+}
+
+/* ---- threads and exit ---------------------------------------------------- */
+
+/* Runs in the creating thread, before the new one runs. */
+static void
+on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	struct slot *parent = NULL;
+	int tid = gettid_(), i;
+
+	(void)id;
+	if (vcpu >= MAX_VCPUS)
+		return;
+	for (i = 0; i < MAX_VCPUS && parent == NULL; i++)
+		if (g.vcpu[i] != NULL && g.vcpu[i]->tid == tid)
+			parent = g.vcpu[i];
+	g.vcpu_clock[vcpu] = parent != NULL ? parent->th.clock + 1 : 0;
+	g.vcpu_parent[vcpu] = parent != NULL ? tid : 0;
+	g.vcpu[vcpu] = NULL;
+}
+
+static void
+slot_close(struct slot *s)
+{
+	if (s->hdr != NULL && s->state != S_EXITED) {
+		emu_thread_flush(&s->th);
+		s->hdr->clock = s->th.clock;
+		s->hdr->insns = s->th.insns;
+		s->hdr->state = EMU_RING_CLOSED;
+		sideband("exit 0x%" PRIx64 " %d %d", s->th.clock, g.pid,
+		    s->tid);
+	}
+	if (s->has_truth) {
+		emu_truth_close(&s->truth);
+		s->has_truth = 0;
+	}
+	__atomic_store_n(&s->state, S_EXITED, __ATOMIC_SEQ_CST);
+}
+
+/* Runs in the exiting thread: its ring stays for later snapshots. */
+static void
+on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	struct slot *s;
+
+	(void)id;
+	if (vcpu >= MAX_VCPUS || (s = g.vcpu[vcpu]) == NULL)
+		return;
+	if (s->tid != gettid_())
+		return;
+	if (s->hdr != NULL) {
+		slot_reclaim(s);
+		if (!g.off && s->snap_done != g.snap_req)
+			slot_dump(s, g.snap_req, 1);
+	}
+	slot_close(s);
+	g.vcpu[vcpu] = NULL;
+}
+
+/*
+ * qemu calls this at exit_group (or exit of the last thread) after
+ * unregistering every other callback with all vCPUs stopped, so every
+ * slot is ours now.
+ */
+static void
+on_atexit(qemu_plugin_id_t id, void *userdata)
+{
+	struct slot *me = NULL;
+	int i, tid = gettid_();
+
+	(void)id;
+	(void)userdata;
+	for (i = 0; i < g.n_slots; i++) {
+		if (g.slots[i]->tid == tid)
+			me = g.slots[i];
+		if (g.slots[i]->state == S_SYSCALL ||
+		    g.slots[i]->state == S_DUMPING)
+			g.slots[i]->state = S_RUN;
+	}
+	if (!g.off) {
+		g.snap_pending = 0;	/* an unfinished one is superseded */
+		snapshot_request(me, "exit", 1);
+		/* threads that did not answer: copy them ourselves */
+		for (i = 0; i < g.n_slots && g.snap_pending > 0; i++)
+			slot_dump(g.slots[i], g.snap_req, 1);
+	}
+	for (i = 0; i < g.n_slots; i++)
+		slot_close(g.slots[i]);
+	sideband("counter untraced_threads %" PRIu64, g.untraced);
+	if (g.events_fd >= 0)
+		close(g.events_fd);
+	if (g.sb_fd >= 0)
+		close(g.sb_fd);
+}
+
+/* ---- configuration ------------------------------------------------------- */
+
+static int
+config_trigger(enum trig_kind kind, const char *val)
+{
+	struct trigger *t;
+	int n = 0;
+
+	if (g.n_trig == MAX_TRIGGERS)
+		return -1;
+	t = &g.trig[g.n_trig];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	if (kind == TRIG_FILTER) {
+		if (sscanf(val, "%" SCNu64 " %" SCNu64 " %n", &t->off,
+		    &t->size, &n) < 2)
+			return -1;
+	} else if (sscanf(val, "%" SCNu64 " %n", &t->off, &n) < 1) {
+		return -1;
+	}
+	snprintf(t->path, sizeof(t->path), "%s", val + n);
+	g.n_trig++;
+	g.n_filter += kind == TRIG_FILTER;
+	return 0;
+}
+
+static int
+config_line(char *key, char *val)
+{
+	static const struct {
+		const char *name;
+		uint64_t *dst;
+	} nums[] = {
+		{ "aux", &g.aux }, { "budget", &g.budget }, { "psb", &g.psb },
+		{ "after_ns", &g.after_ns }, { "max_ns", &g.max_ns },
+		{ "min_ns", &g.min_ns }, { "tail_ns", &g.tail_ns },
+		{ "hits", &g.hits }, { "repeat", &g.repeat },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (strcmp(key, nums[i].name) == 0)
+			return sscanf(val, "%" SCNu64, nums[i].dst) == 1 ? 0 : -1;
+	if (strcmp(key, "cyc") == 0)
+		return g.cyc = atoi(val), 0;
+	if (strcmp(key, "retcomp") == 0)
+		return g.retcomp = atoi(val), 0;
+	if (strcmp(key, "truth") == 0)
+		return g.want_truth = atoi(val), 0;
+	if (strcmp(key, "trigger") == 0)
+		return config_trigger(TRIG_SYMBOL, val);
+	if (strcmp(key, "stop") == 0)
+		return config_trigger(TRIG_STOP, val);
+	if (strcmp(key, "filter") == 0)
+		return config_trigger(TRIG_FILTER, val);
+	if (strcmp(key, "line") == 0) {
+		if (regcomp(&g.line_re, val, REG_EXTENDED | REG_NOSUB) != 0)
+			return -1;
+		g.has_line = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/* SCRATCH/config: "key value" lines, so paths may hold any byte but \n. */
+static int
+config_read(void)
+{
+	char path[PATH_MAX + 16], line[PATH_MAX + 64], *sp;
+	FILE *f;
+	size_t n;
+
+	g.aux = 4 << 20;
+	g.budget = UINT64_MAX;
+	g.psb = 4096;
+	g.cyc = 1;
+	g.retcomp = 1;
+	g.hits = 1;
+	g.repeat = 1;
+	snprintf(path, sizeof(path), "%s/config", g.dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;	/* defaults: handy for running it by hand */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		n = strlen(line);
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#')
+			continue;
+		if ((sp = strchr(line, ' ')) == NULL)
+			sp = line + n;
+		else
+			*sp++ = '\0';
+		if (config_line(line, sp) < 0) {
+			say("%s: bad line '%s %s'", path, line, sp);
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	if (g.aux < 4096 || g.psb == 0 || g.repeat == 0 || g.hits == 0) {
+		say("%s: aux, psb, repeat and hits must be positive", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+deadline_init(void)
+{
+	g.deadline = UINT64_MAX;
+	if (g.after_ns > 0)
+		g.deadline = CLOCK_BASE + g.after_ns;
+	if (g.max_ns > 0 && CLOCK_BASE + g.max_ns < g.deadline) {
+		g.deadline = CLOCK_BASE + g.max_ns;
+		g.deadline_is_max = 1;
+	}
+}
+
+static void
+open_channels(void)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+	void *p;
+
+	snprintf(path, sizeof(path), "%s/sideband", g.dir);
+	g.sb_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	/* No reader (run by hand): no events, which is fine. */
+	snprintf(path, sizeof(path), "%s/events", g.dir);
+	g.events_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (g.events_fd >= 0)
+		fcntl(g.events_fd, F_SETFL, 0);	/* blocking writes */
+	snprintf(path, sizeof(path), "%s/control", g.dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		p = mmap(NULL, sizeof(struct emu_control), PROT_READ,
+		    MAP_SHARED, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED &&
+		    ((struct emu_control *)p)->magic == EMU_CONTROL_MAGIC) {
+			g.ctl = p;
+			g.ctl_seen = g.ctl->request_seq;
+		}
+	}
+}
+
+QEMU_API_EXPORT int
+qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+    char **argv)
+{
+	int i;
+
+	if (info->version.min > QEMU_API_VERSION ||
+	    info->version.cur < QEMU_API_VERSION) {
+		say("built for qemu plugin API %d, this qemu offers %d..%d",
+		    QEMU_API_VERSION, info->version.min, info->version.cur);
+		return -1;
+	}
+	if (info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+		say("needs qemu-x86_64 (user mode), not %s", info->target_name);
+		return -1;
+	}
+	for (i = 0; i < argc; i++)
+		if (strncmp(argv[i], "dir=", 4) == 0)
+			snprintf(g.dir, sizeof(g.dir), "%s", argv[i] + 4);
+	if (g.dir[0] == '\0') {
+		say("no dir=SCRATCH argument");
+		return -1;
+	}
+	if (config_read() < 0 || emu_cls_init(&g.cls) < 0)
+		return -1;
+	deadline_init();
+	g.pid = getpid();
+	open_channels();
+	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+	qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	return 0;
+}

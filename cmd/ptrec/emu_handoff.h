@@ -1,0 +1,106 @@
+/*
+ * emu_handoff: what the emu plugin (running inside qemu-x86_64) leaves for
+ * ptrec, and how ptrec reads it back.
+ *
+ * The plugin is started as
+ *     qemu-x86_64 -plugin libptkit-emu.so,dir=SCRATCH,... PROGRAM ARGS
+ * and everything passes through files in ptrec's scratch directory SCRATCH
+ * (removed with it), because qemu gives a plugin no channel of its own:
+ *
+ *   ring.<tid>      one per guest thread: a 4 KiB header (struct
+ *                   emu_ring_hdr) then the ring of exactly ring_size bytes.
+ *                   Both sides map it MAP_SHARED, so the trace survives a
+ *                   guest crash, after which qemu dies by the signal without
+ *                   running any plugin callback (qemu 7.2 dump_core_and_abort):
+ *                   ptrec then finishes the ring itself (the pending TNT bits
+ *                   are kept in the header for exactly this).
+ *   sideband        text, one record per line, appended with one write(2)
+ *                   each as it happens (so it also survives a crash):
+ *                     map TIME PID TID ADDR LEN PGOFF PROT PATH
+ *                     unmap TIME PID TID ADDR LEN
+ *                     prot TIME PID TID ADDR LEN PROT
+ *                     thread TIME PID TID PARENT_TID
+ *                     exit TIME PID TID
+ *                     comm TIME PID TID NAME
+ *                     snapshot SEQ REASON TID TIME
+ *                     counter NAME VALUE
+ *                   numbers are hex with 0x except PID/TID/SEQ (decimal);
+ *                   TIME is the virtual clock (1 GHz TSC, CPI 1).
+ *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
+ *                   first, ending on a packet boundary; snap.<seq>/threads
+ *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS".
+ *   events          a FIFO ptrec creates and reads; the plugin writes one
+ *                   line per completed snapshot ("snapshot SEQ REASON\n")
+ *                   and "done\n" when it stops tracing.
+ *   control         a 4 KiB file both map: ptrec raises request_seq to ask
+ *                   for a snapshot now (SIGINT, --trigger-line, --control);
+ *                   the plugin answers on events.
+ *   truth.<tid>     with --emu-truth: "SRC DST KIND" per executed branch,
+ *                   hex, in a shared mapping that also survives a crash;
+ *                   "snapshot SEQ" marks where a snapshot cut the ring.
+ */
+#ifndef PTREC_EMU_HANDOFF_H
+#define PTREC_EMU_HANDOFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMU_RING_MAGIC 0x3152474e52554d45ULL	/* "EMURNGR1" */
+#define EMU_HDR_SIZE 4096u
+#define EMU_TRUTH_CHUNK (1u << 20)
+
+enum emu_ring_state {
+	EMU_RING_LIVE = 1,	/* the thread runs and writes */
+	EMU_RING_CLOSED = 2,	/* finished by the plugin: complete */
+};
+
+/* The header of ring.<tid>; fields written by the plugin only. */
+struct emu_ring_hdr {
+	uint64_t magic;
+	uint32_t state;		/* enum emu_ring_state */
+	int32_t tid;
+	uint64_t ring_size;	/* bytes of ring after the header */
+	volatile uint64_t total;	/* bytes ever written */
+	volatile uint64_t tnt_payload;	/* TNT bits not yet in the ring */
+	volatile uint32_t tnt_bits;
+	uint32_t pad;
+	volatile uint64_t clock;	/* virtual time of the last TB */
+	volatile uint64_t insns;	/* instructions retired */
+	uint64_t first_time;	/* virtual time of the first packet */
+};
+
+/* The control file: ptrec writes request_seq, the plugin reads it. */
+struct emu_control {
+	uint64_t magic;
+	volatile uint64_t request_seq;
+	volatile uint64_t stop;		/* stop tracing, no snapshot */
+};
+
+#define EMU_CONTROL_MAGIC 0x314c52544355554dULL
+
+/* A ring as ptrec copies it out. */
+struct emu_ring_copy {
+	int tid;
+	uint64_t total;		/* bytes ever written */
+	uint64_t kept;		/* bytes in data */
+	int wrapped;
+	uint64_t first_time, last_time, insns;
+	uint8_t *data;		/* malloc'd, oldest byte first */
+};
+
+/*
+ * Copies the newest min(total, size) bytes of a ring of size bytes whose
+ * write position is total, oldest byte first, into dst.  Returns the
+ * number of bytes copied.
+ */
+uint64_t emu_ring_unroll(const uint8_t *ring, uint64_t size, uint64_t total,
+    uint8_t *dst);
+
+/*
+ * Writes n bytes into a ring of size bytes at position *total, overwriting
+ * the oldest bytes, and advances *total.
+ */
+void emu_ring_put(uint8_t *ring, uint64_t size, uint64_t *total,
+    const uint8_t *p, size_t n);
+
+#endif

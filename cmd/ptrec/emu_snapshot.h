@@ -1,0 +1,97 @@
+/*
+ * emu_snapshot: one snapshot directory from what the emu plugin left in
+ * the scratch directory (emu_handoff.h): ring copies, sideband, output.
+ *
+ * Owns the translation from the plugin's records to the snapshot format
+ * (lib/snapshot, lib/perfdata, lib/manifest): per-thread AUXTRACE queues,
+ * COMM/MMAP2/FORK/EXIT/ITRACE_START sideband placed before the trace that
+ * needs it, archived images by build-id, and the manifest rows that say
+ * how the capture was made under emulation.
+ */
+#ifndef PTREC_EMU_SNAPSHOT_H
+#define PTREC_EMU_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu_handoff.h"
+#include "error.h"
+#include "options.h"
+
+enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM };
+
+struct emu_sb_rec {
+	enum emu_sb_type type;
+	uint64_t time;
+	int pid, tid, ptid;
+	uint64_t addr, len, pgoff;
+	unsigned prot;
+	char *text;		/* path or comm, owned */
+};
+
+struct emu_sideband {
+	struct emu_sb_rec *rec;
+	size_t n, cap;
+	struct emu_counter {
+		char name[48];
+		uint64_t value;
+	} counter[32];		/* "counter NAME VALUE" lines, last wins */
+	size_t n_counters;
+};
+
+/*
+ * Reads SCRATCH/sideband.  Returns 0, -ERR_IO, -ERR_FORMAT (a line the
+ * plugin cannot have written: the message quotes it), -ERR_NOMEM.
+ */
+int emu_sideband_read(struct emu_sideband *sb, const char *path,
+    struct error *e);
+void emu_sideband_free(struct emu_sideband *sb);
+
+/* What the recorder knows about the run when it writes a snapshot. */
+struct emu_run {
+	const struct rec_options *opt;
+	const char *program;		/* resolved path of PROGRAM */
+	int pid;
+	const char *state;		/* "exited", "signaled", "running" */
+	int exit_code, signal;
+	const char *output_log;		/* scratch copy of the output */
+	uint64_t start_wall_ns;
+	uint64_t psb_period;
+};
+
+/* One snapshot's worth of rings and why it was taken. */
+struct emu_capture {
+	uint64_t seq;
+	const char *reason;		/* trigger kind */
+	const char *detail;		/* or NULL */
+	uint64_t fired_time;		/* virtual TSC, 0 unknown */
+	struct emu_ring_copy *rings;
+	size_t n_rings;
+};
+
+/*
+ * Reads SCRATCH/snap.<seq>/ (the rings the plugin copied).  Returns 0,
+ * -ERR_IO, -ERR_FORMAT, -ERR_NOMEM.  Free with emu_capture_free.
+ */
+int emu_capture_read(struct emu_capture *c, const char *scratch,
+    uint64_t seq, struct error *e);
+
+/*
+ * Reads the live rings SCRATCH/ring.* (after a crash, or when the plugin
+ * did not answer): the pending TNT bits in each header are encoded into
+ * the ring first, as hardware would have written them.
+ */
+int emu_capture_from_rings(struct emu_capture *c, const char *scratch,
+    struct error *e);
+void emu_capture_free(struct emu_capture *c);
+
+/*
+ * Writes the snapshot to its destination (-o, --store or ./ptkit-snapshots;
+ * index > 1 adds ".<index>" to -o DIR) and puts its path in out.
+ * Returns 0 or a negative ERR_* with e filled.
+ */
+int emu_snapshot_write(const struct emu_run *run,
+    const struct emu_sideband *sb, const struct emu_capture *c,
+    uint64_t index, char *out, size_t out_size, struct error *e);
+
+#endif

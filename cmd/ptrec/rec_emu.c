@@ -1,0 +1,801 @@
+/* rec_emu: see rec_emu.h. */
+#include "rec_emu.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+#include "emu_handoff.h"
+#include "emu_snapshot.h"
+#include "report.h"
+#include "scratch.h"
+#include "spawn.h"
+
+#define TOOL "ptrec"
+#define QEMU "qemu-x86_64"
+#define PLUGIN_NAME "libptkit-emu.so"
+/* How long ptrec waits for the plugin to answer a request (wall time). */
+#define ANSWER_MS 2000
+
+static const char *const stop_indicators[] = {
+	"ptkit_stop_indicator", "magic_trace_stop_indicator",
+};
+
+/* SIGINT/SIGTERM arrive here; the loop reads them from a pipe. */
+static int signal_pipe[2] = { -1, -1 };
+
+static void
+on_signal(int sig)
+{
+	unsigned char c = (unsigned char)sig;
+	int saved = errno;
+
+	if (write(signal_pipe[1], &c, 1) < 0)
+		(void)0;	/* the pipe is full: a signal is pending anyway */
+	errno = saved;
+}
+
+struct recorder {
+	const struct rec_options *o;
+	struct scratch scr;
+	char program[PATH_MAX];
+	char plugin[PATH_MAX];
+	struct emu_control *ctl;
+	int events_fd, control_fd, log_fd;
+	char log_path[PATH_MAX];
+	char evbuf[4096];
+	size_t evlen;
+	char ctlbuf[1024];
+	size_t ctllen;
+	struct spawn sp;
+	uint64_t snapshots;	/* written */
+	int done;		/* the plugin stopped tracing */
+	int failed;
+	uint64_t start_wall_ns;
+	int stopping;		/* SIGINT/SIGTERM or a control stop */
+};
+
+/* ---- finding things ---------------------------------------------------- */
+
+static int
+find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	size_t len;
+
+	if (strchr(name, '/') != NULL) {
+		snprintf(out, size, "%s", name);
+		return access(out, X_OK) == 0 ? 0 : -1;
+	}
+	for (p = path != NULL ? path : "/usr/bin:/bin"; *p; p = colon + 1) {
+		colon = strchr(p, ':');
+		len = colon != NULL ? (size_t)(colon - p) : strlen(p);
+		snprintf(out, size, "%.*s/%s", (int)len, len ? p : ".", name);
+		if (access(out, X_OK) == 0)
+			return 0;
+		if (colon == NULL)
+			break;
+	}
+	return -1;
+}
+
+/* The plugin: $PTKIT_EMU_PLUGIN, else ../lib/ptkit/ beside ptrec, else
+ * the install directory. */
+static int
+find_plugin(char *out, size_t size)
+{
+	const char *env = getenv("PTKIT_EMU_PLUGIN");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env != NULL && env[0] != '\0') {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL)
+			*slash = '\0';
+		if (snprintf(out, size, "%s/../lib/ptkit/%s", self,
+		    PLUGIN_NAME) < (int)size && access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, size, "%s/%s", PTKIT_PKGLIBDIR, PLUGIN_NAME);
+	return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+int
+rec_emu_available(char *why, size_t size)
+{
+	char path[PATH_MAX];
+
+	if (find_in_path(QEMU, path, sizeof(path)) < 0) {
+		snprintf(why, size, "%s not found (install qemu-user)", QEMU);
+		return 0;
+	}
+	if (find_plugin(path, sizeof(path)) < 0) {
+		snprintf(why, size, "%s not found (set PTKIT_EMU_PLUGIN)",
+		    PLUGIN_NAME);
+		return 0;
+	}
+	snprintf(why, size, "%s with %s", QEMU, path);
+	return 1;
+}
+
+/* ---- the plugin's configuration ---------------------------------------- */
+
+static uint64_t
+psb_period_for(uint64_t aux)
+{
+	/* a ring must hold several PSBs to be decodable after it wraps */
+	return aux >= 64 * 1024 ? 4096 : 2048;
+}
+
+static int
+write_trigger(FILE *f, const char *kind, const char *program,
+    const char *sym, int required)
+{
+	uint64_t off, size;
+	struct error e;
+	int rc;
+
+	rc = elfsym_lookup(program, sym, &off, &size, &e);
+	if (rc == 0) {
+		fprintf(f, "%s %" PRIu64 " %s\n", kind, off, program);
+		return 0;
+	}
+	if (!required)
+		return 0;
+	report(TOOL, sym, "--trigger-symbol takes a function of PROGRAM",
+	    "%s", e.msg);
+	return -1;
+}
+
+static int
+write_filter(FILE *f, const char *program, const char *spec)
+{
+	uint64_t off, size;
+	char path[PATH_MAX], real[PATH_MAX];
+	struct error e;
+
+	if (sscanf(spec, "%" SCNi64 "/%" SCNi64 "@%4095s", &off, &size,
+	    path) == 3) {
+		if (realpath(path, real) == NULL) {
+			report(TOOL, path, NULL, "%s", strerror(errno));
+			return -1;
+		}
+		fprintf(f, "filter %" PRIu64 " %" PRIu64 " %s\n", off, size,
+		    real);
+		return 0;
+	}
+	if (elfsym_lookup(program, spec, &off, &size, &e) < 0) {
+		report(TOOL, spec, "--filter takes a function of PROGRAM or "
+		    "ADDR/SIZE@FILE", "%s", e.msg);
+		return -1;
+	}
+	fprintf(f, "filter %" PRIu64 " %" PRIu64 " %s\n", off, size, program);
+	return 0;
+}
+
+static int
+write_config(struct recorder *r)
+{
+	const struct rec_options *o = r->o;
+	char path[PATH_MAX];
+	int cyc, noretcomp, i, rc = 0;
+	size_t k;
+	FILE *f;
+
+	scratch_path(&r->scr, "config", path, sizeof(path));
+	if ((f = fopen(path, "we")) == NULL) {
+		report(TOOL, path, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	cyc = o->timing != TIMING_LOW;
+	noretcomp = o->timing == TIMING_HIGH;
+	if (o->timing == TIMING_CONFIG) {
+		cyc = (o->timing_config & 2) != 0;
+		noretcomp = (o->timing_config & 0x800) != 0;
+	}
+	fprintf(f, "aux %" PRIu64 "\nbudget %" PRIu64 "\npsb %" PRIu64
+	    "\ncyc %d\nretcomp %d\ntruth %d\nrepeat %" PRIu64 "\n",
+	    o->aux_bytes, o->budget_bytes, psb_period_for(o->aux_bytes), cyc,
+	    !noretcomp, o->emu_truth != NULL, o->repeat);
+	if (o->has_after_ms)
+		fprintf(f, "after_ns %" PRIu64 "\n", o->after_ms * 1000000);
+	if (o->has_max_capture_ms)
+		fprintf(f, "max_ns %" PRIu64 "\n", o->max_capture_ms * 1000000);
+	if (o->min_capture_ms > 0)
+		fprintf(f, "min_ns %" PRIu64 "\n", o->min_capture_ms * 1000000);
+	if (o->has_tail_ms)
+		fprintf(f, "tail_ns %" PRIu64 "\n", o->tail_ms * 1000000);
+	if (o->trigger_hits > 0)
+		fprintf(f, "hits %" PRIu64 "\n", o->trigger_hits);
+	if (o->trigger_line != NULL)
+		fprintf(f, "line %s\n", o->trigger_line);
+	if (o->trigger_symbol != NULL)
+		rc = write_trigger(f, "trigger", r->program, o->trigger_symbol,
+		    1);
+	for (k = 0; rc == 0 && k < 2; k++)
+		rc = write_trigger(f, "stop", r->program, stop_indicators[k], 0);
+	for (i = 0; rc == 0 && i < o->n_filters; i++)
+		rc = write_filter(f, r->program, o->filters[i]);
+	if (fclose(f) != 0 && rc == 0) {
+		report(TOOL, path, NULL, "%s", strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+/* events (a FIFO), control (a shared page), output.log, the signal pipe */
+static int
+open_channels(struct recorder *r)
+{
+	char path[PATH_MAX];
+	struct emu_control c;
+	int fd;
+
+	scratch_path(&r->scr, "events", path, sizeof(path));
+	if (mkfifo(path, 0600) < 0 ||
+	    (r->events_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		goto fail;
+	scratch_path(&r->scr, "control", path, sizeof(path));
+	memset(&c, 0, sizeof(c));
+	c.magic = EMU_CONTROL_MAGIC;
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		goto fail;
+	if (write(fd, &c, sizeof(c)) != (ssize_t)sizeof(c) ||
+	    ftruncate(fd, 4096) < 0) {
+		close(fd);
+		goto fail;
+	}
+	r->ctl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (r->ctl == MAP_FAILED) {
+		r->ctl = NULL;
+		goto fail;
+	}
+	scratch_path(&r->scr, "output.log", r->log_path, sizeof(r->log_path));
+	r->log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600);
+	if (r->log_fd < 0)
+		goto fail;
+	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto fail;
+	return 0;
+fail:
+	report(TOOL, path, NULL, "%s", strerror(errno));
+	return -1;
+}
+
+static int
+open_control_fifo(struct recorder *r)
+{
+	if (r->o->control_fifo == NULL)
+		return 0;
+	/* O_RDWR: the FIFO never reports end of file between writers */
+	r->control_fd = open(r->o->control_fifo, O_RDWR | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (r->control_fd < 0) {
+		report(TOOL, r->o->control_fifo, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void
+catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- the program ---------------------------------------------------------- */
+
+static int
+start_program(struct recorder *r)
+{
+	char arg[PATH_MAX + 16], **argv;
+	struct rlimit nocore = { 0, 0 };
+	struct error e;
+	size_t n = 0, i;
+	int rc;
+
+	while (r->o->program[n] != NULL)
+		n++;
+	if ((argv = calloc(n + 4, sizeof(*argv))) == NULL) {
+		report(TOOL, NULL, NULL, "out of memory");
+		return -1;
+	}
+	if (snprintf(arg, sizeof(arg), "%s,dir=%s", r->plugin, r->scr.path) >=
+	    (int)sizeof(arg)) {
+		free(argv);
+		report(TOOL, r->scr.path, NULL, "path too long");
+		return -1;
+	}
+	argv[0] = (char *)QEMU;
+	argv[1] = (char *)"-plugin";
+	argv[2] = arg;
+	argv[3] = r->program;
+	for (i = 1; i < n; i++)
+		argv[3 + i] = r->o->program[i];
+	/* qemu writes a guest core file into the cwd on a crash: not ours */
+	setrlimit(RLIMIT_CORE, &nocore);
+	spawn_init(&r->sp, argv);
+	r->sp.out = SPAWN_PIPE;
+	r->sp.err = SPAWN_PIPE;
+	/* Its own process group: a terminal's ^C is ptrec's trigger, and
+	 * ptrec decides what the program gets. */
+	r->sp.new_pgroup = 1;
+	rc = spawn_start(&r->sp, &e);
+	free(argv);
+	if (rc < 0) {
+		report_error(TOOL, QEMU, &e, "install qemu-user");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+copy_output(struct recorder *r, int *fd)
+{
+	char buf[65536];
+	ssize_t n = read(*fd, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		(void)0;	/* our stderr is gone: the log still has it */
+	if (write(r->log_fd, buf, (size_t)n) != n)
+		r->failed = 1;
+}
+
+/* ---- snapshots ------------------------------------------------------------ */
+
+static const char *
+detail_of(const struct recorder *r, const char *reason)
+{
+	if (strcmp(reason, "symbol") == 0 || strcmp(reason, "tail") == 0)
+		return r->o->trigger_symbol != NULL ? r->o->trigger_symbol :
+		    r->o->trigger_line;
+	if (strcmp(reason, "line") == 0)
+		return r->o->trigger_line;
+	return NULL;
+}
+
+static int
+write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
+{
+	char path[PATH_MAX], out[PATH_MAX];
+	struct emu_sideband sb;
+	struct emu_run run;
+	struct error e;
+	int rc;
+
+	scratch_path(&r->scr, "sideband", path, sizeof(path));
+	if ((rc = emu_sideband_read(&sb, path, &e)) < 0) {
+		report_error(TOOL, "sideband", &e, NULL);
+		return -1;
+	}
+	memset(&run, 0, sizeof(run));
+	run.opt = r->o;
+	run.program = r->program;
+	run.pid = r->sp.pid > 0 ? r->sp.pid : 0;
+	run.state = "running";
+	if (r->sp.pid <= 0 && r->sp.term_signal != 0) {
+		run.state = "signaled";
+		run.signal = r->sp.term_signal;
+	} else if (r->sp.pid <= 0) {
+		run.state = "exited";
+		run.exit_code = r->sp.exit_code;
+	}
+	run.output_log = r->log_path;
+	run.start_wall_ns = r->start_wall_ns;
+	run.psb_period = psb_period_for(r->o->aux_bytes);
+	c->reason = reason;
+	c->detail = detail_of(r, reason);
+	rc = emu_snapshot_write(&run, &sb, c, r->snapshots + 1, out,
+	    sizeof(out), &e);
+	emu_sideband_free(&sb);
+	if (rc < 0) {
+		report_error(TOOL, "snapshot", &e, NULL);
+		return -1;
+	}
+	r->snapshots++;
+	printf("%s\n", out);
+	fflush(stdout);
+	return 0;
+}
+
+static int
+snapshot_from_plugin(struct recorder *r, uint64_t seq, const char *reason)
+{
+	struct emu_capture c;
+	struct error e;
+	int rc;
+
+	if (emu_capture_read(&c, r->scr.path, seq, &e) < 0) {
+		report_error(TOOL, "snapshot", &e, NULL);
+		return -1;
+	}
+	rc = write_snapshot(r, &c, reason);
+	emu_capture_free(&c);
+	return rc;
+}
+
+/* The plugin could not answer (a crash, or every thread blocked). */
+static int
+snapshot_from_rings(struct recorder *r, const char *reason)
+{
+	struct emu_capture c;
+	struct error e;
+	int rc;
+
+	if (emu_capture_from_rings(&c, r->scr.path, &e) < 0) {
+		report_error(TOOL, "rings", &e, NULL);
+		return -1;
+	}
+	if (c.n_rings == 0) {
+		emu_capture_free(&c);
+		report(TOOL, r->program, NULL, "no thread was traced");
+		return -1;
+	}
+	rc = write_snapshot(r, &c, reason);
+	emu_capture_free(&c);
+	return rc;
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+struct pending {
+	uint64_t exit_seq;		/* the plugin's exit snapshot */
+	uint64_t asked_ms;		/* a request is outstanding since */
+	const char *asked_reason;
+};
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+ask_plugin(struct recorder *r, struct pending *p, int stop, const char *why)
+{
+	if (r->done || p->asked_ms != 0)
+		return;
+	r->ctl->stop = (uint64_t)stop;
+	__atomic_store_n(&r->ctl->request_seq, r->ctl->request_seq + 1,
+	    __ATOMIC_SEQ_CST);
+	p->asked_ms = now_ms();
+	p->asked_reason = why;
+}
+
+static void
+on_event_line(struct recorder *r, struct pending *p, const char *line)
+{
+	char reason[32];
+	uint64_t seq;
+
+	if (strcmp(line, "done") == 0) {
+		r->done = 1;
+		if (r->stopping)
+			spawn_kill(&r->sp, SIGKILL);
+		return;
+	}
+	if (sscanf(line, "snapshot %" SCNu64 " %31s", &seq, reason) != 2)
+		return;
+	if (strcmp(reason, "request") == 0 && p->asked_reason != NULL)
+		snprintf(reason, sizeof(reason), "%s", p->asked_reason);
+	p->asked_ms = 0;
+	if (strcmp(reason, "exit") == 0) {
+		p->exit_seq = seq;	/* written once the exit status is known */
+		return;
+	}
+	if (snapshot_from_plugin(r, seq, reason) < 0)
+		r->failed = 1;
+}
+
+static void
+read_events(struct recorder *r, struct pending *p)
+{
+	ssize_t n;
+	char *nl;
+
+	for (;;) {
+		n = read(r->events_fd, r->evbuf + r->evlen,
+		    sizeof(r->evbuf) - 1 - r->evlen);
+		if (n <= 0)
+			return;
+		r->evlen += (size_t)n;
+		r->evbuf[r->evlen] = '\0';
+		while ((nl = strchr(r->evbuf, '\n')) != NULL) {
+			*nl = '\0';
+			on_event_line(r, p, r->evbuf);
+			r->evlen -= (size_t)(nl + 1 - r->evbuf);
+			memmove(r->evbuf, nl + 1, r->evlen + 1);
+		}
+	}
+}
+
+static void
+on_signal_pipe(struct recorder *r, struct pending *p)
+{
+	unsigned char c;
+
+	while (read(signal_pipe[0], &c, 1) == 1) {
+		if (r->stopping) {		/* a second one: give up */
+			spawn_kill(&r->sp, SIGKILL);
+			continue;
+		}
+		r->stopping = 1;
+		ask_plugin(r, p, 1, c == SIGINT ? "sigint" : "sigterm");
+	}
+}
+
+static void
+on_control_line(struct recorder *r, struct pending *p, const char *cmd)
+{
+	if (strcmp(cmd, "snapshot") == 0) {
+		ask_plugin(r, p, 0, "control");
+	} else if (strcmp(cmd, "stop") == 0) {
+		r->stopping = 1;
+		ask_plugin(r, p, 1, "control");
+	} else if (strcmp(cmd, "cancel") == 0) {
+		r->stopping = 1;
+		r->done = 1;
+		spawn_kill(&r->sp, SIGKILL);
+	}
+	printf("%s: %s\n", cmd, strcmp(cmd, "snapshot") == 0 ||
+	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "cancel") == 0 ? "ok" :
+	    "unknown command");
+	fflush(stdout);
+}
+
+static void
+read_control(struct recorder *r, struct pending *p)
+{
+	ssize_t n;
+	char *nl;
+
+	n = read(r->control_fd, r->ctlbuf + r->ctllen,
+	    sizeof(r->ctlbuf) - 1 - r->ctllen);
+	if (n <= 0)
+		return;
+	r->ctllen += (size_t)n;
+	r->ctlbuf[r->ctllen] = '\0';
+	while ((nl = strchr(r->ctlbuf, '\n')) != NULL) {
+		*nl = '\0';
+		on_control_line(r, p, r->ctlbuf);
+		r->ctllen -= (size_t)(nl + 1 - r->ctlbuf);
+		memmove(r->ctlbuf, nl + 1, r->ctllen + 1);
+	}
+	if (r->ctllen == sizeof(r->ctlbuf) - 1)
+		r->ctllen = 0;		/* a line too long to be a command */
+}
+
+/* No answer in time: every thread sits in a syscall.  Read the rings. */
+static void
+check_answer(struct recorder *r, struct pending *p)
+{
+	if (p->asked_ms == 0 || now_ms() - p->asked_ms < ANSWER_MS)
+		return;
+	p->asked_ms = 0;
+	if (snapshot_from_rings(r, p->asked_reason) < 0)
+		r->failed = 1;
+	if (r->stopping) {
+		r->done = 1;
+		spawn_kill(&r->sp, SIGKILL);
+	}
+}
+
+static void
+run_loop(struct recorder *r, struct pending *p)
+{
+	struct pollfd fds[5];
+	int out = r->sp.out, err = r->sp.err, n, events_open = 1;
+
+	r->sp.out = r->sp.err = -1;	/* ours to close now */
+	while (out >= 0 || err >= 0) {
+		n = 0;
+		fds[n++] = (struct pollfd){ .fd = out, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = err, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = events_open ? r->events_fd :
+		    -1, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = signal_pipe[0],
+		    .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = r->control_fd,
+		    .events = POLLIN };
+		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : -1) < 0 &&
+		    errno != EINTR)
+			break;
+		if (out >= 0 && fds[0].revents)
+			copy_output(r, &out);
+		if (err >= 0 && fds[1].revents)
+			copy_output(r, &err);
+		if (fds[2].revents & POLLIN)
+			read_events(r, p);
+		else if (fds[2].revents & POLLHUP)
+			events_open = 0;	/* the plugin is gone */
+		if (fds[3].revents)
+			on_signal_pipe(r, p);
+		if (r->control_fd >= 0 && fds[4].revents)
+			read_control(r, p);
+		check_answer(r, p);
+	}
+}
+
+/* ---- the end ---------------------------------------------------------------- */
+
+static const char *
+crash_reason(const struct spawn *sp)
+{
+	return sp->term_signal != 0 ? "signal" : "exit";
+}
+
+static void
+finish(struct recorder *r, struct pending *p)
+{
+	struct error e;
+
+	spawn_finish(&r->sp, &e);	/* a failing program is no failure */
+	r->sp.pid = 0;
+	read_events(r, p);		/* what the plugin said last */
+	if (p->exit_seq != 0) {
+		if (snapshot_from_plugin(r, p->exit_seq, "exit") < 0)
+			r->failed = 1;
+	} else if (!r->done) {
+		/* qemu died by a signal (the guest crashed, or we killed it)
+		 * without running the plugin's exit: the rings are intact. */
+		if (snapshot_from_rings(r, r->stopping ? "sigint" :
+		    crash_reason(&r->sp)) < 0)
+			r->failed = 1;
+	}
+	if (r->sp.term_signal != 0 && !r->stopping)
+		report_warning(TOOL, r->program, "killed by signal %d (%s)",
+		    r->sp.term_signal, strsignal(r->sp.term_signal));
+}
+
+static int
+truth_collect(const struct recorder *r)
+{
+	char path[PATH_MAX], buf[65536];
+	FILE *out, *in;
+	size_t n;
+
+	if (r->o->emu_truth == NULL)
+		return 0;
+	if ((out = fopen(r->o->emu_truth, "we")) == NULL) {
+		report(TOOL, r->o->emu_truth, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	/* One section per thread: "thread TID" then its branches. */
+	scratch_path(&r->scr, "sideband", path, sizeof(path));
+	in = fopen(path, "re");
+	while (in != NULL && fgets(buf, sizeof(buf), in) != NULL) {
+		unsigned long long t;
+		int pid, tid, ptid;
+		char tpath[PATH_MAX];
+		FILE *tf;
+
+		if (sscanf(buf, "thread %llx %d %d %d", &t, &pid, &tid,
+		    &ptid) != 4)
+			continue;
+		snprintf(tpath, sizeof(tpath), "%s/truth.%d", r->scr.path, tid);
+		if ((tf = fopen(tpath, "re")) == NULL)
+			continue;
+		fprintf(out, "thread %d\n", tid);
+		while ((n = fread(buf, 1, sizeof(buf), tf)) > 0) {
+			/* a crash leaves the mapped chunk's zero tail */
+			size_t len = strnlen(buf, n);
+
+			fwrite(buf, 1, len, out);
+			if (len < n)
+				break;
+		}
+		fclose(tf);
+	}
+	if (in != NULL)
+		fclose(in);
+	if (fclose(out) != 0) {
+		report(TOOL, r->o->emu_truth, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+prepare(struct recorder *r)
+{
+	struct error e;
+	char found[PATH_MAX];
+
+	if (find_in_path(r->o->program[0], found, sizeof(found)) < 0 ||
+	    realpath(found, r->program) == NULL) {
+		report(TOOL, r->o->program[0], NULL, "no such program");
+		return -1;
+	}
+	if (find_plugin(r->plugin, sizeof(r->plugin)) < 0) {
+		report(TOOL, PLUGIN_NAME, "set PTKIT_EMU_PLUGIN or reinstall",
+		    "not found");
+		return -1;
+	}
+	if (scratch_open(&r->scr, TOOL, &e) < 0) {
+		report_error(TOOL, "scratch", &e, NULL);
+		return -1;
+	}
+	if (write_config(r) < 0 || open_channels(r) < 0 ||
+	    open_control_fifo(r) < 0)
+		return -1;
+	return 0;
+}
+
+int
+rec_emu_run(const struct rec_options *o)
+{
+	struct recorder *r;
+	struct pending p;
+	struct timespec ts;
+	int status = EXIT_FAIL;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		report(TOOL, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	r->o = o;
+	r->events_fd = r->control_fd = r->log_fd = -1;
+	r->scr.slot = -1;
+	memset(&p, 0, sizeof(p));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+	    (uint64_t)ts.tv_nsec;
+	if (prepare(r) == 0) {
+		catch_signals();
+		if (start_program(r) == 0) {
+			run_loop(r, &p);
+			finish(r, &p);
+			if (truth_collect(r) < 0)
+				r->failed = 1;
+			status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
+		}
+	}
+	if (r->ctl != NULL)
+		munmap(r->ctl, 4096);
+	if (r->events_fd >= 0)
+		close(r->events_fd);
+	if (r->control_fd >= 0)
+		close(r->control_fd);
+	if (r->log_fd >= 0)
+		close(r->log_fd);
+	if (r->scr.path[0] != '\0')
+		scratch_close(&r->scr);
+	free(r);
+	return status;
+}

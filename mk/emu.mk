@@ -1,0 +1,78 @@
+# emu.mk: the emu recorder's qemu plugin, its fixtures and its unit tests
+# (issue #4).
+#
+# The plugin is a shared object qemu-x86_64 dlopens: position-independent,
+# hidden visibility except the two qemu_plugin_* symbols, never built with
+# SANITIZE flags (qemu is not sanitized), linked against libipt (encoder)
+# and Zydis (instruction classes).  ptrec finds it beside itself at
+# ../lib/ptkit/libptkit-emu.so, which is where both the build tree and
+# `make install` ($(PKGLIBDIR)) put it.
+
+EMU_PLUGIN := $(BUILD)/lib/ptkit/libptkit-emu.so
+EMU_PLUGIN_SRCS := $(sort $(wildcard cmd/ptrec/emu/*.c)) cmd/ptrec/emu_handoff.c
+EMU_PLUGIN_OBJS := $(EMU_PLUGIN_SRCS:%.c=$(BUILD)/emu-plugin/%.o)
+EMU_PLUGIN_CFLAGS := -std=c17 $(WARNINGS) $(CFLAGS) -fPIC -fvisibility=hidden
+EMU_INCLUDES := -iquote cmd/ptrec -iquote cmd/ptrec/emu
+
+$(BUILD)/emu-plugin/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -D_GNU_SOURCE -iquote lib $(EMU_INCLUDES) $(CPPFLAGS) \
+	    $(EMU_PLUGIN_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(EMU_PLUGIN): $(EMU_PLUGIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(EMU_PLUGIN_OBJS) $(LDFLAGS) -lipt -lZydis -lpthread
+
+all: $(EMU_PLUGIN)
+
+# Fixtures: small programs recorded by the e2e tests, each built static
+# and dynamic.  -fno-if-conversion keeps their branches branches.
+EMU_FIXTURE_SRCS := $(sort $(wildcard tests/fixtures/emu/*.c))
+EMU_FIXTURE_NAMES := $(EMU_FIXTURE_SRCS:tests/fixtures/emu/%.c=%)
+EMU_FIXTURES := $(EMU_FIXTURE_NAMES:%=$(BUILD)/tests/fixtures/emu/%) \
+	$(EMU_FIXTURE_NAMES:%=$(BUILD)/tests/fixtures/emu/%.static)
+EMU_FIXTURE_CFLAGS := -std=gnu17 -O1 -g -fno-if-conversion \
+	-fno-if-conversion2 -fno-inline-small-functions -Wall -pthread
+
+$(BUILD)/tests/fixtures/emu/%: tests/fixtures/emu/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -o $@ $<
+
+$(BUILD)/tests/fixtures/emu/%.static: tests/fixtures/emu/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -static -o $@ $<
+
+# Unit tests of the plugin's parts link those parts (built the normal way,
+# sanitizers included: the test is not loaded into qemu).
+EMU_UNIT_OBJS := $(BUILD)/cmd/ptrec/emu/emu_enc.o \
+	$(BUILD)/cmd/ptrec/emu/emu_cls.o $(BUILD)/cmd/ptrec/emu/emu_trace.o \
+	$(BUILD)/cmd/ptrec/emu_handoff.o
+$(EMU_UNIT_OBJS): ALL_CPPFLAGS += $(EMU_INCLUDES)
+$(BUILD)/tests/unit/t_emu_%.o: ALL_CPPFLAGS += $(EMU_INCLUDES)
+
+$(BUILD)/tests/unit/t_emu_enc $(BUILD)/tests/unit/t_emu_cls: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EMU_UNIT_OBJS) $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL) -lZydis
+
+CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES)
+BENCH_DEPS += $(EMU_PLUGIN) $(BUILD)/bench/emu/branchy \
+	$(BUILD)/bench/emu/branchy.static
+
+$(BUILD)/bench/emu/%: bench/emu/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -O2 -o $@ $<
+
+$(BUILD)/bench/emu/%.static: bench/emu/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -O2 -static -o $@ $<
+
+install-emu: $(EMU_PLUGIN)
+	mkdir -p $(DESTDIR)$(PKGLIBDIR)
+	install -m 0755 $(EMU_PLUGIN) $(DESTDIR)$(PKGLIBDIR)/
+
+uninstall-emu:
+	rm -f $(DESTDIR)$(PKGLIBDIR)/libptkit-emu.so
+
+INSTALL_EXTRA += install-emu
+.PHONY: install-emu uninstall-emu
