@@ -1,0 +1,264 @@
+/* Tests for lib/store: ids, paths that stay inside, sessions, prune. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "store.h"
+#include "tap.h"
+
+static const char ID1[] = "20260101T000000Z-00000001";
+static const char ID2[] = "20260102T000000Z-00000002";
+static const char ID3[] = "20260103T000000Z-00000003";
+
+static void
+put_file(const char *path, size_t size)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	for (i = 0; f != NULL && i < size; i++)
+		fputc('x', f);
+	if (f != NULL)
+		fclose(f);
+}
+
+/* A snapshot directory with one file of size bytes. */
+static void
+put_snapshot(const struct store *s, const char *id, size_t size,
+    time_t mtime)
+{
+	char dir[PATH_MAX + 64], file[PATH_MAX + 128];
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+
+	snprintf(dir, sizeof(dir), "%s/snapshots/%s", s->root, id);
+	mkdir(dir, 0700);
+	snprintf(file, sizeof(file), "%s/manifest.json", dir);
+	put_file(file, size);
+	utimensat(AT_FDCWD, dir, ts, 0);
+}
+
+static void
+test_ids(void)
+{
+	char id[STORE_ID_SIZE];
+
+	IS_INT(store_id_new(id, NULL), 0, "new id");
+	OK(store_id_valid(id), "a new id is valid (%s)", id);
+	IS_INT(strlen(id), 25, "ids are 25 characters");
+	OK(store_id_valid(ID1), "a fixed id is valid");
+	OK(!store_id_valid("../../etc"), "../../etc is not an id");
+	OK(!store_id_valid("20260101T000000Z-0000000G"), "non-hex tail");
+	OK(!store_id_valid("20260101T000000Z-0000000A"), "upper-case hex");
+	OK(!store_id_valid("20260101T000000Z-000000011"), "too long");
+	OK(!store_id_valid(""), "empty");
+	OK(!store_id_valid("2026010/T000000Z-00000001"), "a slash");
+	OK(store_analysis_id_valid("default"), "default analysis");
+	OK(!store_analysis_id_valid("../x"), "analysis ../x refused");
+	OK(!store_analysis_id_valid(""), "empty analysis refused");
+	OK(store_name_valid("start-abc_1.2"), "a job name");
+	OK(!store_name_valid(".hidden"), "a dot name refused");
+	OK(!store_name_valid("a/b"), "a slash in a name refused");
+}
+
+static void
+test_default_path(void)
+{
+	char buf[PATH_MAX];
+
+	setenv("PTKIT_STORE", "/s/one", 1);
+	setenv("XDG_DATA_HOME", "/xdg", 1);
+	setenv("HOME", "/home/u", 1);
+	store_default_path(buf, sizeof(buf), NULL);
+	IS_STR(buf, "/s/one", "PTKIT_STORE first");
+	unsetenv("PTKIT_STORE");
+	store_default_path(buf, sizeof(buf), NULL);
+	IS_STR(buf, "/xdg/ptkit", "then XDG_DATA_HOME/ptkit");
+	setenv("XDG_DATA_HOME", "relative", 1);
+	store_default_path(buf, sizeof(buf), NULL);
+	IS_STR(buf, "/home/u/.local/share/ptkit",
+	    "a relative XDG_DATA_HOME is ignored: ~/.local/share/ptkit");
+}
+
+static void
+test_open_and_paths(struct store *s, const char *root)
+{
+	char path[PATH_MAX / 2], buf[PATH_MAX], link[PATH_MAX + 64];
+	struct error e;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/a/b/store", root);
+	IS_INT(store_open(s, path, 0, &e), -ERR_NOTFOUND,
+	    "no store without create");
+	IS_INT(store_open(s, path, 1, &e), 0, "created with its parents");
+	stat(path, &st);
+	IS_INT(st.st_mode & 0777, 0700, "the store is 0700");
+	snprintf(buf, sizeof(buf), "%s/snapshots", path);
+	stat(buf, &st);
+	IS_INT(st.st_mode & 0777, 0700, "snapshots/ is 0700");
+	chmod(path, 0755);
+	IS_INT(store_open(s, path, 1, &e), 0, "reopened");
+	stat(path, &st);
+	IS_INT(st.st_mode & 0777, 0700, "a loose store is tightened to 0700");
+
+	IS_INT(store_path(s, STORE_SNAPSHOTS, "../../etc", buf, sizeof(buf),
+	    &e), -ERR_INVALID, "store_path refuses ../../etc");
+	IS_STR(e.msg, "'../../etc' is not a valid id (ids look like "
+	    "20261129T101500Z-0123abcd)", "and says what an id looks like");
+	IS_INT(store_resolve(s, STORE_SNAPSHOTS, ID1, buf, sizeof(buf), &e),
+	    -ERR_NOTFOUND, "absent snapshot");
+	snprintf(link, sizeof(link), "%s/snapshots/%s", s->root, ID1);
+	symlink("/etc", link);
+	IS_INT(store_resolve(s, STORE_SNAPSHOTS, ID1, buf, sizeof(buf), &e),
+	    -ERR_PERM, "a valid id linking outside the store is refused");
+	unlink(link);
+	put_snapshot(s, ID1, 10, 1000);
+	IS_INT(store_resolve(s, STORE_SNAPSHOTS, ID1, buf, sizeof(buf), &e),
+	    0, "a snapshot resolves");
+	IS_STR(buf, link, "to its directory");
+	IS_INT(store_analysis_path(s, ID1, "../../x", buf, sizeof(buf), &e),
+	    -ERR_INVALID, "analysis path escape refused");
+}
+
+static void
+test_json_files(const struct store *s)
+{
+	char *text = NULL;
+	struct error e;
+
+	IS_INT(store_write_json(s, STORE_JOBS, "start-r1", "{\"a\":1}", 7,
+	    &e), 0, "atomic write");
+	IS_INT(store_read_json(s, STORE_JOBS, "start-r1", &text, &e), 0,
+	    "read back");
+	IS_STR(text, "{\"a\":1}", "same bytes");
+	free(text);
+	IS_INT(store_read_json(s, STORE_JOBS, "../x", &text, &e),
+	    -ERR_INVALID, "a name with a slash refused");
+	IS_INT(store_read_json(s, STORE_JOBS, "nope", &text, &e),
+	    -ERR_NOTFOUND, "absent job");
+}
+
+static void
+collect(const char *id, uint64_t bytes, void *arg)
+{
+	char *out = arg;
+
+	(void)bytes;
+	strcat(out, id + 23);	/* the last two hex digits */
+	strcat(out, " ");
+}
+
+static void
+test_sessions_and_prune(const struct store *s)
+{
+	struct store_prune p = { -1, -1, -1, 0, 100000 };
+	struct store_entry *v;
+	char removed[128] = "", sid[STORE_ID_SIZE], rec[128];
+	struct error e;
+	size_t n;
+	int fd;
+
+	put_snapshot(s, ID2, 20, 2000);
+	put_snapshot(s, ID3, 30, 3000);
+	IS_INT(store_list(s, STORE_SNAPSHOTS, &v, &n, &e), 0, "list");
+	IS_INT(n, 3, "three snapshots");
+	IS_STR(v[0].id, ID1, "oldest first");
+	IS_INT(v[2].bytes, 30, "sizes measured");
+	IS_INT(v[1].in_use, 0, "nothing in use");
+	free(v);
+
+	store_id_new(sid, NULL);
+	fd = store_session_begin(s, sid, &e);
+	OK(fd >= 0, "session begun");
+	OK(store_session_live(s, sid), "and live");
+	IS_INT(store_session_begin(s, sid, &e), -ERR_EXISTS,
+	    "a live session cannot begin twice");
+	snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"]}", ID2);
+	store_write_json(s, STORE_SESSIONS, sid, rec, strlen(rec), NULL);
+	IS_INT(store_remove(s, STORE_SNAPSHOTS, ID2, &e), -ERR_PERM,
+	    "a snapshot in use is not removed");
+
+	p.max_count = 0;
+	p.dry_run = 1;
+	IS_INT(store_prune(s, &p, collect, removed, &e), 2, "dry run: two");
+	IS_STR(removed, "01 03 ", "the ones not in use");
+	IS_INT(store_list(s, STORE_SNAPSHOTS, &v, &n, &e), 0, "list");
+	IS_INT(n, 3, "dry run removed nothing");
+	free(v);
+
+	removed[0] = '\0';
+	p.dry_run = 0;
+	p.max_count = -1;
+	p.max_bytes = 50;
+	IS_INT(store_prune(s, &p, collect, removed, &e), 1, "by size: one");
+	IS_STR(removed, "01 ", "the oldest goes first");
+
+	store_session_end(s, sid, fd);
+	OK(!store_session_live(s, sid), "session ended");
+	removed[0] = '\0';
+	p.max_bytes = -1;
+	p.max_age_s = 100000 - 2500;	/* older than t=2500 */
+	IS_INT(store_prune(s, &p, collect, removed, &e), 1, "by age: one");
+	IS_STR(removed, "02 ", "the snapshot of t=2000, free again");
+	IS_INT(store_list(s, STORE_SNAPSHOTS, &v, &n, &e), 0, "list");
+	IS_INT(n, 1, "one left");
+	free(v);
+}
+
+static void
+test_import(const struct store *s, const char *root)
+{
+	char src[PATH_MAX], f[PATH_MAX + 64], id[STORE_ID_SIZE];
+	struct error e;
+
+	snprintf(src, sizeof(src), "%s/src-%s", root, "x");
+	mkdir(src, 0700);
+	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "no manifest");
+	snprintf(f, sizeof(f), "%s/manifest.json", src);
+	put_file(f, 5);
+	snprintf(f, sizeof(f), "%s/images", src);
+	mkdir(f, 0700);
+	snprintf(f, sizeof(f), "%s/images/elf", src);
+	put_file(f, 7);
+	snprintf(f, sizeof(f), "%s/images/alias", src);
+	symlink("elf", f);
+	IS_INT(store_import(s, src, id, &e), 0, "imported");
+	OK(store_id_valid(id), "under a new id");
+	snprintf(f, sizeof(f), "%s/images/escape", src);
+	symlink("/etc/passwd", f);
+	IS_INT(store_import(s, src, id, &e), -ERR_PERM,
+	    "a link leaving the snapshot is refused");
+	snprintf(f, sizeof(f), "%s/snapshots", s->root);
+	{
+		struct store_entry *v;
+		size_t n;
+
+		store_list(s, STORE_SNAPSHOTS, &v, &n, &e);
+		IS_INT(n, 2, "the refused import left nothing behind");
+		IS_INT(n > 1 ? v[1].bytes : 0, 19,
+		    "12 bytes plus the followed inner link's 7");
+		free(v);
+	}
+}
+
+int
+main(void)
+{
+	char root[] = "/tmp/t_store.XXXXXX";
+	struct store s;
+
+	if (mkdtemp(root) == NULL)
+		return 1;
+	test_ids();
+	test_default_path();
+	test_open_and_paths(&s, root);
+	test_json_files(&s);
+	test_sessions_and_prune(&s);
+	test_import(&s, root);
+	cleanup_remove_tree(root);
+	return tap_done();
+}
