@@ -1,0 +1,57 @@
+# Symbolization (lib/symtab): fixtures for tests/unit/t_symtab.c and the
+# symtab bench.  Every fixture is built -O2 -g; the unit test compares the
+# library with binutils (nm, readelf, objdump, addr2line) on these files.
+SYM_FIX := $(BUILD)/fixtures/sym
+SYM_SRC := tests/fixtures/sym
+SYM_CFLAGS := -O2 -g -fno-omit-frame-pointer
+
+SYM_FIXTURES := $(SYM_FIX)/inl $(SYM_FIX)/inl-pie $(SYM_FIX)/inl-dw4 \
+	$(SYM_FIX)/inl-nosym $(SYM_FIX)/cxx $(SYM_FIX)/libshl.so \
+	$(SYM_FIX)/strip/.done
+
+# Non-PIE, DWARF 5 (the compiler's default).
+$(SYM_FIX)/inl: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -fno-pie -no-pie -o $@ $<
+
+$(SYM_FIX)/inl-pie: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -fPIE -pie -o $@ $<
+
+$(SYM_FIX)/inl-dw4: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -gdwarf-4 -fPIE -pie -o $@ $<
+
+# static_worker gone from .symtab: only DWARF still knows it.
+$(SYM_FIX)/inl-nosym: $(SYM_FIX)/inl-pie
+	objcopy --strip-symbol=static_worker $< $@
+
+$(SYM_FIX)/cxx: $(SYM_SRC)/cxx.cc | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX) $(SYM_CFLAGS) -o $@ $<
+
+$(SYM_FIX)/libshl.so: $(SYM_SRC)/shlib.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -fPIC -shared -o $@ $<
+
+# Stripped copies of inl-pie with separate debuginfo: link/ finds it by
+# .gnu_debuglink (inl.debug beside it), bid/ only by build-id under root/.
+$(SYM_FIX)/strip/.done: $(SYM_FIX)/inl-pie
+	rm -rf $(@D) && mkdir -p $(@D)/link $(@D)/bid
+	objcopy --only-keep-debug $< $(@D)/link/inl.debug
+	objcopy --strip-all --add-gnu-debuglink=$(@D)/link/inl.debug $< \
+	    $(@D)/link/inl
+	cp $(@D)/link/inl $(@D)/bid/inl
+	id=$$(readelf -n $< | sed -n 's/.*Build ID: *//p'); \
+	    d=$(@D)/root/.build-id/$$(echo $$id | cut -c1-2); \
+	    mkdir -p $$d && \
+	    cp $(@D)/link/inl.debug $$d/$$(echo $$id | cut -c3-).debug
+	touch $@
+
+SYM_BENCH := $(BUILD)/bench/symtab_bench
+$(SYM_BENCH): $(BUILD)/bench/symtab_bench.o $(LIBPTKIT)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBPTKIT) $(LIBS_ALL)
+
+CHECK_DEPS += $(SYM_FIXTURES)
+BENCH_DEPS += $(SYM_BENCH)

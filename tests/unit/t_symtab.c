@@ -1,0 +1,1100 @@
+/*
+ * Tests for lib/symtab (and debugfind, demangle, jitmap, symcache).
+ *
+ * Expectations come from binutils run on the same files at test time:
+ * readelf -sW for symbol ranges, nm -C for demangled names, objdump -d for
+ * instruction addresses and PLT stubs, addr2line -a -f -i for inline
+ * chains and file:line.  Fixtures are built by mk/sym.mk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debugfind.h"
+#include "demangle.h"
+#include "error.h"
+#include "spawn.h"
+#include "symcache.h"
+#include "symtab.h"
+#include "tap.h"
+
+#define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
+
+static char fixdir[2048];
+
+static const char *
+fix(const char *name)
+{
+	static char buf[8][4096];
+	static int slot;
+	char *p = buf[slot++ % 8];
+
+	snprintf(p, 4096, "%s/%s", fixdir, name);
+	return p;
+}
+
+/*
+ * Runs argv with stdout captured and stderr discarded (readelf complains
+ * about debuginfo files).  Returns 0 and *out (malloc'd), or -1.
+ */
+static int
+capture(char *const *argv, char **out)
+{
+	struct spawn sp;
+	struct error e;
+	size_t len = 0, cap = 65536;
+	ssize_t n;
+	char *buf = malloc(cap), *nb;
+
+	*out = NULL;
+	if (buf == NULL)
+		return -1;
+	spawn_init(&sp, argv);
+	sp.in = SPAWN_NULL;
+	sp.out = SPAWN_PIPE;
+	sp.err = SPAWN_NULL;
+	if (spawn_start(&sp, &e) != 0) {
+		DIAG("%s: %s", argv[0], e.msg);
+		free(buf);
+		return -1;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			nb = realloc(buf, cap * 2);
+			if (nb == NULL)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(sp.out, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	if (spawn_finish(&sp, &e) != 0) {
+		DIAG("%s: %s", argv[0], e.msg);
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* Runs prog with NULL-terminated arguments; its stdout, or NULL. */
+static char *
+run(const char *prog, ...)
+{
+	char *argv[64], *out;
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = (char *)prog;
+	va_start(ap, prog);
+	while (n < 63 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return capture(argv, &out) == 0 ? out : NULL;
+}
+
+/* ---- readelf -sW -------------------------------------------------- */
+
+struct elfsym {
+	unsigned long long value, size;
+	char type[16], bind[16], ndx[16];
+	char name[1024];
+};
+
+/* Parses the FUNC/IFUNC symbols of the first symbol table readelf prints
+ * that has `section` in its heading (".symtab" or ".dynsym"). */
+static size_t
+readelf_funcs(const char *path, const char *section, struct elfsym *out,
+    size_t max)
+{
+	char *txt = run("readelf", "-sW", path, (char *)NULL), *line, *save;
+	int in = 0;
+	size_t n = 0;
+
+	if (txt == NULL)
+		return 0;
+	for (line = strtok_r(txt, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		struct elfsym s;
+		char vis[16];
+		unsigned num;
+
+		if (strncmp(line, "Symbol table", 12) == 0) {
+			in = strstr(line, section) != NULL;
+			continue;
+		}
+		memset(&s, 0, sizeof(s));
+		if (!in || sscanf(line, " %u: %llx %llu %15s %15s %15s %15s %1023s",
+		    &num, &s.value, &s.size, s.type, s.bind, vis, s.ndx,
+		    s.name) != 8)
+			continue;
+		if ((strcmp(s.type, "FUNC") != 0 && strcmp(s.type, "IFUNC") != 0)
+		    || strcmp(s.ndx, "UND") == 0 || strcmp(s.ndx, "ABS") == 0)
+			continue;
+		if (n < max)
+			out[n++] = s;
+	}
+	free(txt);
+	return n;
+}
+
+static const struct elfsym *
+elfsym_by_name(const struct elfsym *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	return NULL;
+}
+
+static int
+same_unversioned(const char *a, const char *b)
+{
+	size_t la = demangle_unversioned_len(a);
+
+	return la == demangle_unversioned_len(b) && strncmp(a, b, la) == 0;
+}
+
+/* raw is s's name or an alias, ignoring versions (kept once, see symtab.h). */
+static int
+sym_has_name(const struct sym *s, const char *raw)
+{
+	uint32_t i;
+
+	if (same_unversioned(s->raw, raw))
+		return 1;
+	for (i = 0; i < s->n_aliases; i++)
+		if (same_unversioned(s->aliases[i], raw))
+			return 1;
+	return 0;
+}
+
+static struct elfsym syms_buf[20000];
+
+/* Every sized function readelf lists has exactly its range and a name. */
+static void
+check_ranges(const struct symtab *st, const char *path, const char *section)
+{
+	size_t n = readelf_funcs(path, section, syms_buf, 20000), i, bad = 0;
+	const struct sym *s;
+
+	for (i = 0; i < n; i++) {
+		const struct elfsym *r = &syms_buf[i];
+
+		if (r->size == 0)
+			continue;
+		s = symtab_lookup(st, r->value);
+		if (s == NULL || s->addr != r->value || s->size != r->size ||
+		    !sym_has_name(s, r->name) ||
+		    symtab_lookup(st, r->value + r->size - 1) != s) {
+			if (bad++ < 5)
+				DIAG("%s: %s %llx+%llu: got %s %llx+%llu", path,
+				    r->name, r->value, r->size,
+				    s ? s->raw : "(none)",
+				    s ? (unsigned long long)s->addr : 0,
+				    s ? (unsigned long long)s->size : 0);
+		}
+	}
+	OK(n > 5, "%s: readelf lists %zu functions", path, n);
+	IS_INT(bad, 0, "%s: every function's range and name match readelf",
+	    path);
+}
+
+/* ---- addr2line parity --------------------------------------------- */
+
+/* Instruction addresses of function fn in objdump -d output of path. */
+static size_t
+objdump_insns(const char *path, const char *fn, unsigned long long *out,
+    size_t max)
+{
+	char *txt = run("objdump", "-d", "--no-show-raw-insn", path,
+	    (char *)NULL), *line, *save, head[1100];
+	int in = 0, pos = 0;
+	size_t n = 0;
+	unsigned long long a;
+
+	if (txt == NULL)
+		return 0;
+	snprintf(head, sizeof(head), "<%s>:", fn);
+	for (line = strtok_r(txt, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strchr(line, '<') != NULL && strstr(line, ">:") != NULL &&
+		    line[0] != ' ') {
+			in = strstr(line, head) != NULL;
+			continue;
+		}
+		if (in && line[0] == ' ' && sscanf(line, " %llx%n", &a, &pos) == 1 &&
+		    line[pos] == ':' && n < max)
+			out[n++] = a;
+	}
+	free(txt);
+	return n;
+}
+
+/* Address of the "<name>:" heading in objdump -d output, or 0. */
+static unsigned long long
+objdump_label(const char *path, const char *name)
+{
+	char *txt = run("objdump", "-d", path, (char *)NULL), *p, head[1100];
+	unsigned long long a = 0;
+
+	if (txt == NULL)
+		return 0;
+	snprintf(head, sizeof(head), " <%s>:\n", name);
+	p = strstr(txt, head);
+	if (p != NULL) {
+		while (p > txt && p[-1] != '\n')
+			p--;
+		a = strtoull(p, NULL, 16);
+	}
+	free(txt);
+	return a;
+}
+
+static void
+strip_discriminator(char *s)
+{
+	char *d = strstr(s, " (discriminator");
+
+	if (d != NULL)
+		*d = '\0';
+}
+
+/* What our table says for addr, in addr2line -f -i form. */
+static void
+our_frames(const struct symtab *st, unsigned long long addr,
+    const char *outer, char *buf, size_t len)
+{
+	const struct sym *fn = symtab_lookup(st, addr);
+	const struct sym_inline *in = symtab_inline_at(st, addr);
+	const char *fname = outer ? outer : fn ? fn->name : "??";
+	struct sym_line ln;
+	size_t o = 0;
+
+	if (fn != NULL && outer != NULL && !sym_has_name(fn, outer))
+		fname = fn->name;
+
+	if (symtab_line(st, addr, &ln))
+		o += snprintf(buf + o, len - o, "%s\n%s:%u\n",
+		    in ? in->name : fname, ln.file, ln.line);
+	else
+		o += snprintf(buf + o, len - o, "%s\n??:0\n",
+		    in ? in->name : fname);
+	for (; in != NULL && o < len; in = in->parent)
+		o += snprintf(buf + o, len - o, "%s\n%s:%u\n",
+		    in->parent ? in->parent->name : fname,
+		    in->call_file ? in->call_file : "??", in->call_line);
+}
+
+/*
+ * Keeps the addresses inside fn's symbol range (readelf): objdump runs a
+ * label on over the alignment padding that follows it.
+ */
+static size_t
+drop_padding(const char *ref, const char *fn, unsigned long long *addrs,
+    size_t n)
+{
+	static struct elfsym v[20000];
+	const struct elfsym *r;
+	size_t i, k = 0, nv;
+
+	nv = readelf_funcs(ref, ".symtab", v, 20000);
+	r = elfsym_by_name(v, nv, fn);
+	if (r == NULL)
+		return n;
+	for (i = 0; i < n; i++)
+		if (addrs[i] >= r->value && addrs[i] < r->value + r->size)
+			addrs[k++] = addrs[i];
+	return k;
+}
+
+static size_t
+every_byte(const char *ref, const char *fn, unsigned long long *addrs,
+    size_t max)
+{
+	static struct elfsym v[20000];
+	const struct elfsym *r;
+	size_t i, nv;
+
+	nv = readelf_funcs(ref, ".symtab", v, 20000);
+	r = elfsym_by_name(v, nv, fn);
+	for (i = 0; r != NULL && i < r->size && i < max; i++)
+		addrs[i] = r->value + i;
+	return i;
+}
+
+/*
+ * For every instruction of fn in ref (a binary with DWARF), compares our
+ * table of st with addr2line -f -i on ref.  addr2line names the function
+ * as DWARF does: outer, when not NULL, is that name, which must be one of
+ * the names (preferred or alias) our table has there.  Returns the inline
+ * depth seen.
+ */
+/* Drops the file part of every "file:line" line (see test_libc). */
+static void
+drop_paths(char *buf)
+{
+	char *line = buf, *eol, *colon, *w = buf;
+	size_t len;
+
+	while (*line != '\0') {
+		eol = strchr(line, '\n');
+		len = eol ? (size_t)(eol - line) + 1 : strlen(line);
+		colon = memrchr(line, ':', len);
+		if (colon != NULL && colon > line && colon[-1] != ':' &&
+		    (colon[1] == '?' || (colon[1] >= '0' && colon[1] <= '9'))) {
+			len -= (size_t)(colon - line);
+			line = colon;
+		}
+		memmove(w, line, len);
+		w += len;
+		line += len;
+	}
+	*w = '\0';
+}
+
+static unsigned
+check_addr2line_mode(const struct symtab *st, const char *ref,
+    const char *fn, const char *outer, const char *label, int paths)
+{
+	static unsigned long long addrs[4096];
+	char *argv[4096 + 8], *txt, *p, *next, ours[8192], theirs[8192];
+	char hex[4096][24];
+	size_t n, i, bad = 0, to = 0;
+	unsigned maxdepth = 0;
+	int k = 0;
+
+	n = objdump_insns(ref, fn, addrs, 4096);
+	n = drop_padding(ref, fn, addrs, n);
+	if (n == 0)	/* a debuginfo file has no code: every byte then */
+		n = every_byte(ref, fn, addrs, 4096);
+	argv[k++] = "addr2line";
+	argv[k++] = "-a";
+	argv[k++] = "-f";
+	argv[k++] = "-i";
+	argv[k++] = "-e";
+	argv[k++] = (char *)ref;
+	for (i = 0; i < n; i++) {
+		snprintf(hex[i], sizeof(hex[i]), "0x%llx", addrs[i]);
+		argv[k++] = hex[i];
+	}
+	argv[k] = NULL;
+	if (n == 0 || capture(argv, &txt) != 0) {
+		OK(0, "%s: %s: addr2line ran on %zu addresses", label, fn, n);
+		return 0;
+	}
+	/* Split at the "0x..." address lines addr2line -a prints. */
+	p = txt;
+	for (i = 0; i < n; i++) {
+		const struct sym_inline *in;
+		unsigned d = 0;
+		char *q;
+
+		p = strchr(p, '\n');
+		if (p == NULL)
+			break;
+		p++;
+		next = strstr(p, "\n0x");
+		to = next ? (size_t)(next - p + 1) : strlen(p);
+		if (to >= sizeof(theirs))
+			to = sizeof(theirs) - 1;
+		memcpy(theirs, p, to);
+		theirs[to] = '\0';
+		while ((q = strstr(theirs, " (discriminator")) != NULL) {
+			char *eol = strchr(q, '\n');
+
+			memmove(q, eol, strlen(eol) + 1);
+		}
+		strip_discriminator(theirs);
+		our_frames(st, addrs[i], outer, ours, sizeof(ours));
+		if (!paths) {
+			drop_paths(ours);
+			drop_paths(theirs);
+		}
+		if (strcmp(ours, theirs) != 0 && bad++ < 3)
+			DIAG("%s %#llx:\n--- addr2line:\n%s--- ours:\n%s", label,
+			    addrs[i], theirs, ours);
+		for (in = symtab_inline_at(st, addrs[i]); in; in = in->parent)
+			d++;
+		if (d > maxdepth)
+			maxdepth = d;
+		p += to;
+	}
+	free(txt);
+	IS_INT(bad, 0, "%s: %s: %zu addresses: inline chains and file:line "
+	    "equal addr2line -f -i", label, fn, n);
+	return maxdepth;
+}
+
+static unsigned
+check_addr2line(const struct symtab *st, const char *ref, const char *fn,
+    const char *outer, const char *label)
+{
+	return check_addr2line_mode(st, ref, fn, outer, label, 1);
+}
+
+/* ---- the C fixture ------------------------------------------------ */
+
+static void
+test_c_fixture(const char *name, int pie)
+{
+	struct symtab_options opt = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	const char *path = fix(name);
+	struct symtab *st = NULL;
+	const struct sym *s, *next;
+	struct symtab_stats stats;
+	struct error e;
+	unsigned long long plt;
+	unsigned depth;
+	uint32_t i;
+	int seen_exp = 0, seen_weak = 0;
+
+	IS_INT(symtab_open(path, &opt, &st, &e), 0, "%s: opens", name);
+	if (st == NULL) {
+		DIAG("%s", e.msg);
+		return;
+	}
+	symtab_get_stats(st, &stats);
+	IS_STR(stats.symbol_source, ".symtab", "%s: names from .symtab", name);
+	OK(stats.has_dwarf && stats.n_lines > 50 && stats.n_inlines > 3,
+	    "%s: DWARF read (%zu lines, %zu inlined ranges)", name,
+	    stats.n_lines, stats.n_inlines);
+	OK(symtab_debug_path(st) == NULL, "%s: no separate debuginfo needed",
+	    name);
+	check_ranges(st, path, ".symtab");
+
+	s = symtab_find(st, "static_worker");
+	OK(s != NULL && strcmp(s->name, "static_worker") == 0 &&
+	    (s->flags & (SYM_GLOBAL | SYM_WEAK)) == 0,
+	    "%s: the static function keeps its name, local", name);
+
+	/* Aliases: two globals and a weak at one address. */
+	s = symtab_find(st, "sym_exported");
+	OK(s != NULL, "%s: sym_exported found", name);
+	if (s != NULL) {
+		IS_STR(s->name, "sym_alias", "%s: preferred alias: global, "
+		    "shortest name", name);
+		IS_INT(s->n_aliases, 2, "%s: two other names kept", name);
+		for (i = 0; i < s->n_aliases; i++) {
+			seen_exp |= strcmp(s->aliases[i], "sym_exported") == 0;
+			seen_weak |= strcmp(s->aliases[i], "sym_weak_alias") == 0;
+		}
+		OK(seen_exp && seen_weak && s->n_aliases == 2 &&
+		    strcmp(s->aliases[0], "sym_exported") == 0,
+		    "%s: aliases in preference order: sym_exported, "
+		    "sym_weak_alias", name);
+		OK(s->flags & SYM_GLOBAL, "%s: alias group is global", name);
+	}
+
+	/* A size of 0 runs to the next function. */
+	s = symtab_find(st, "asm_nosize");
+	OK(s != NULL && (s->flags & SYM_SIZE_GUESSED),
+	    "%s: asm_nosize has a guessed size", name);
+	if (s != NULL) {
+		next = symtab_lookup(st, s->addr + s->size);
+		OK(s->size >= 6 && (next == NULL || next->addr == s->addr +
+		    s->size), "%s: asm_nosize runs to %s (%llu bytes)", name,
+		    next ? next->name : "the section end",
+		    (unsigned long long)s->size);
+	}
+
+	/* PLT stubs, where objdump names them. */
+	plt = objdump_label(path, "printf@plt");
+	s = symtab_lookup(st, plt);
+	OK(plt != 0 && s != NULL && s->addr == plt && s->size == 16 &&
+	    strcmp(s->name, "printf@plt") == 0 && (s->flags & SYM_PLT),
+	    "%s: printf@plt at %#llx as objdump says", name, plt);
+
+	depth = check_addr2line(st, path, "static_worker", NULL, name);
+	OK(depth >= 2, "%s: inline chain two deep in static_worker (%u)",
+	    name, depth);
+	check_addr2line(st, path, "sym_alias", "sym_exported", name);
+	check_addr2line(st, path, "main", NULL, name);
+	(void)pie;
+	symtab_free(st);
+}
+
+/* static_worker is gone from .symtab; DWARF must supply it. */
+static void
+test_dwarf_only_function(void)
+{
+	struct symtab_options opt = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	struct elfsym *ref = NULL;
+	struct symtab *st = NULL;
+	const struct sym *s;
+	struct error e;
+	size_t n;
+
+	n = readelf_funcs(fix("inl-pie"), ".symtab", syms_buf, 20000);
+	ref = (struct elfsym *)elfsym_by_name(syms_buf, n, "static_worker");
+	OK(ref != NULL, "inl-pie: readelf lists static_worker");
+	n = readelf_funcs(fix("inl-nosym"), ".symtab", syms_buf + 10000, 10000);
+	OK(elfsym_by_name(syms_buf + 10000, n, "static_worker") == NULL,
+	    "inl-nosym: .symtab lacks static_worker");
+	IS_INT(symtab_open(fix("inl-nosym"), &opt, &st, &e), 0,
+	    "inl-nosym: opens");
+	if (st == NULL || ref == NULL)
+		return;
+	s = symtab_lookup(st, ref->value + 1);
+	OK(s != NULL && strcmp(s->name, "static_worker") == 0 &&
+	    (s->flags & SYM_FROM_DWARF) && s->addr == ref->value &&
+	    s->size == ref->size,
+	    "inl-nosym: static_worker from DWARF at %#llx+%llu", ref->value,
+	    ref->size);
+	symtab_free(st);
+}
+
+/* ---- separate debuginfo ------------------------------------------- */
+
+static char *
+build_id_hex(const char *path)
+{
+	char *txt = run("readelf", "-n", path, (char *)NULL), *p, *id;
+
+	if (txt == NULL)
+		return NULL;
+	p = strstr(txt, "Build ID: ");
+	id = p ? strndup(p + 10, strcspn(p + 10, "\n")) : NULL;
+	free(txt);
+	return id;
+}
+
+static void
+test_separate_debuginfo(void)
+{
+	struct symtab_options none = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	const char *roots[2] = { "/nonexistent-root", NULL };
+	struct symtab_options withroot = { roots, 2, SYMTAB_NO_SYSTEM_DEBUG };
+	struct symtab *st = NULL;
+	struct symtab_stats stats;
+	const struct sym *s;
+	struct error e;
+	char want[8192], root[4096], *id;
+
+	/* By .gnu_debuglink, beside the binary. */
+	IS_INT(symtab_open(fix("strip/link/inl"), &none, &st, &e), 0,
+	    "stripped (debuglink): opens");
+	if (st != NULL) {
+		IS_STR(symtab_debug_path(st), fix("strip/link/inl.debug"),
+		    "stripped (debuglink): found inl.debug beside it");
+		symtab_get_stats(st, &stats);
+		IS_STR(stats.symbol_source, ".symtab",
+		    "stripped (debuglink): .symtab from the debug file");
+		check_ranges(st, fix("inl-pie"), ".symtab");
+		check_addr2line(st, fix("inl-pie"), "static_worker", NULL,
+		    "stripped (debuglink)");
+		symtab_free(st);
+		st = NULL;
+	}
+
+	/* No debuginfo reachable: .dynsym only, static function unnamed. */
+	IS_INT(symtab_open(fix("strip/bid/inl"), &none, &st, &e), 0,
+	    "stripped (no debuginfo): opens");
+	if (st != NULL) {
+		symtab_get_stats(st, &stats);
+		IS_STR(stats.symbol_source, ".dynsym",
+		    "stripped (no debuginfo): falls back to .dynsym");
+		OK(symtab_debug_path(st) == NULL && !stats.has_dwarf,
+		    "stripped (no debuginfo): no DWARF");
+		OK(symtab_find(st, "static_worker") == NULL,
+		    "stripped (no debuginfo): static_worker unknown");
+		symtab_free(st);
+		st = NULL;
+	}
+
+	/* By build-id, under a --debug-dir root. */
+	snprintf(root, sizeof(root), "%s", fix("strip/root"));
+	roots[1] = root;
+	id = build_id_hex(fix("inl-pie"));
+	OK(id != NULL && strlen(id) == 40, "inl-pie has a build-id");
+	if (id == NULL)
+		return;
+	snprintf(want, sizeof(want), "%s/.build-id/%.2s/%s.debug", root, id,
+	    id + 2);
+	IS_INT(symtab_open(fix("strip/bid/inl"), &withroot, &st, &e), 0,
+	    "stripped (build-id): opens");
+	if (st != NULL) {
+		IS_STR(symtab_debug_path(st), want,
+		    "stripped (build-id): found under the second root");
+		s = symtab_find(st, "static_worker");
+		OK(s != NULL && !(s->flags & SYM_FROM_DYNSYM),
+		    "stripped (build-id): static_worker named");
+		check_addr2line(st, fix("inl-pie"), "static_worker", NULL,
+		    "stripped (build-id)");
+		symtab_free(st);
+	}
+	free(id);
+}
+
+/* ---- C++ ---------------------------------------------------------- */
+
+struct name_pair {
+	char raw[2048];
+	char dem[4096];
+};
+
+static struct name_pair pairs[4096];
+
+/* Pairs raw and demangled names from nm and nm -C (same order). */
+static size_t
+nm_pairs(const char *path)
+{
+	char *a = run("nm", "--defined-only", path, (char *)NULL);
+	char *b = run("nm", "-C", "--defined-only", path, (char *)NULL);
+	char *la, *lb, *sa, *sb;
+	size_t n = 0;
+
+	if (a == NULL || b == NULL) {
+		free(a);
+		free(b);
+		return 0;
+	}
+	for (la = strtok_r(a, "\n", &sa), lb = strtok_r(b, "\n", &sb);
+	    la != NULL && lb != NULL && n < 4096;
+	    la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+		if (strlen(la) < 19 || strlen(lb) < 19 ||
+		    strchr("tTwWi", la[17]) == NULL)
+			continue;
+		snprintf(pairs[n].raw, sizeof(pairs[n].raw), "%s", la + 19);
+		snprintf(pairs[n].dem, sizeof(pairs[n].dem), "%s", lb + 19);
+		n++;
+	}
+	free(a);
+	free(b);
+	return n;
+}
+
+static void
+test_cxx(void)
+{
+	struct symtab *st = NULL;
+	const struct sym *s;
+	struct error e;
+	size_t n, i, k, bad = 0, compared = 0;
+	int lambda = 0, spaced = 0;
+
+	IS_INT(symtab_open(fix("cxx"), NULL, &st, &e), 0, "cxx: opens");
+	if (st == NULL)
+		return;
+	check_ranges(st, fix("cxx"), ".symtab");
+	n = nm_pairs(fix("cxx"));
+	for (i = 0; (s = symtab_sym(st, i)) != NULL; i++) {
+		for (k = 0; k < n; k++)
+			if (strcmp(pairs[k].raw, s->raw) == 0)
+				break;
+		if (k == n)
+			continue;
+		compared++;
+		if (strcmp(pairs[k].dem, s->name) != 0 && bad++ < 5)
+			DIAG("%s: nm -C '%s', ours '%s'", s->raw, pairs[k].dem,
+			    s->name);
+		lambda |= strstr(s->name, "{lambda(int)#1}") != NULL;
+		spaced |= strstr(s->name, "std::allocator<char> >") != NULL;
+	}
+	OK(compared > 10, "cxx: %zu names compared with nm -C", compared);
+	IS_INT(bad, 0, "cxx: every demangled name equals nm -C's");
+	OK(lambda, "cxx: the lambda's name is intact");
+	OK(spaced, "cxx: names with spaces and nested templates intact");
+	s = symtab_find(st, "_ZN3geo5scaleIiEET_S1_S1_");
+	OK(s != NULL && strcmp(s->name, "int geo::scale<int>(int, int)") == 0
+	    && strcmp(s->raw, "_ZN3geo5scaleIiEET_S1_S1_") == 0,
+	    "cxx: template: demangled and raw kept");
+	s = symtab_find(st, "geo::thrower(int)");
+	OK(s != NULL && strcmp(s->raw, "_ZN3geo7throwerEi") == 0,
+	    "cxx: found by demangled name");
+	symtab_free(st);
+}
+
+static void
+test_demangle(void)
+{
+	static const struct {
+		const char *raw, *want;
+	} cases[] = {
+		{ "_ZN1r5inner7generic17h204e2e43aaf846a2E",
+		  "r::inner::generic" },
+		{ "_RINvNtCs6GmmlP4bgsG_1r5inner7genericReEB4_",
+		  "r::inner::generic::<&str>" },
+		{ "_RINvNtCs6GmmlP4bgsG_1r5inner7genericmEB4_",
+		  "r::inner::generic::<u32>" },
+		{ "_ZZ4mainENKUliE_clEi",
+		  "main::{lambda(int)#1}::operator()(int) const" },
+		{ "_Z3fooi.cold", "foo(int) [clone .cold]" },
+		{ "_ZN3geo5scaleIiEET_S1_S1_@@V_1.0",
+		  "int geo::scale<int>(int, int)" },
+	};
+	size_t i;
+	char *d;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		d = demangle(cases[i].raw);
+		IS_STR(d, cases[i].want, "demangle %s", cases[i].raw);
+		free(d);
+	}
+	OK(demangle("main") == NULL, "demangle: a C name is not mangled");
+	OK(demangle("_Zgarbage") == NULL, "demangle: malformed gives NULL");
+	IS_INT(demangle_unversioned_len("memcpy@@GLIBC_2.14"), 6,
+	    "version suffix length");
+}
+
+/* ---- shared library with a load bias ------------------------------ */
+
+/* The executable PT_LOAD: vaddr and offset. */
+static int
+exec_load(const char *path, unsigned long long *vaddr,
+    unsigned long long *off)
+{
+	char *txt = run("readelf", "-lW", path, (char *)NULL), *line, *save;
+	unsigned long long o, v, p, fs, ms;
+	char flags[8];
+	int found = 0;
+
+	if (txt == NULL)
+		return 0;
+	for (line = strtok_r(txt, "\n", &save); line != NULL && !found;
+	    line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx %7[RWE ]",
+		    &o, &v, &p, &fs, &ms, flags) == 6 &&
+		    strchr(flags, 'E') != NULL) {
+			*vaddr = v;
+			*off = o;
+			found = 1;
+		}
+	free(txt);
+	return found;
+}
+
+static void
+test_shared_lib(void)
+{
+	const unsigned long long base = 0x7f3a12340000ull;
+	struct symtab *st = NULL;
+	struct sym_mapping m;
+	const struct sym *s;
+	unsigned long long v = 0, o = 0;
+	uint64_t addr;
+	struct error e;
+	size_t n;
+	const struct elfsym *pub, *priv;
+
+	IS_INT(symtab_open(fix("libshl.so"), NULL, &st, &e), 0,
+	    "libshl.so: opens");
+	if (st == NULL)
+		return;
+	check_ranges(st, fix("libshl.so"), ".symtab");
+	n = readelf_funcs(fix("libshl.so"), ".symtab", syms_buf, 20000);
+	pub = elfsym_by_name(syms_buf, n, "shl_public");
+	priv = elfsym_by_name(syms_buf, n, "shl_private");
+	OK(pub && priv && exec_load(fix("libshl.so"), &v, &o),
+	    "libshl.so: readelf gives the symbols and the code segment");
+	if (pub == NULL || priv == NULL) {
+		symtab_free(st);
+		return;
+	}
+	/* As an MMAP2 record gives it: page-aligned start and offset. */
+	m.start = base + (v & ~0xfffull);
+	m.end = m.start + 0x10000;
+	m.pgoff = o & ~0xfffull;
+	IS_INT(symtab_addr_from_map(st, &m, base + priv->value + 2, &addr), 0,
+	    "libshl.so: runtime address converts");
+	IS_U64(addr, priv->value + 2, "libshl.so: to the ELF address");
+	s = symtab_lookup(st, addr);
+	OK(s && strcmp(s->name, "shl_private") == 0,
+	    "libshl.so: static function named at its runtime address");
+	IS_INT(symtab_addr_from_map(st, &m, m.start - 1, &addr), -ERR_RANGE,
+	    "libshl.so: an address before the mapping is refused");
+	IS_INT(symtab_addr_from_offset(st, pub->value - v + o, &addr), 0,
+	    "libshl.so: file offset converts");
+	s = symtab_lookup(st, addr);
+	OK(s && strcmp(s->name, "shl_public") == 0 && s->addr == pub->value,
+	    "libshl.so: shl_public by file offset");
+	check_addr2line(st, fix("libshl.so"), "shl_private", NULL,
+	    "libshl.so");
+	symtab_free(st);
+}
+
+/* ---- libc through libc6-dbg --------------------------------------- */
+
+static void
+test_libc(void)
+{
+	struct symtab *st = NULL;
+	struct symtab_stats stats;
+	const struct elfsym *r;
+	const struct sym *s;
+	struct error e;
+	char want[4096], *id;
+	struct sym_line ln = { "", 0, 0 };
+	size_t n;
+	static const char *names[] = { "memcpy", "__libc_start_call_main",
+		"__memcpy_avx_unaligned_erms", "malloc" };
+	size_t i;
+
+	if (access(LIBC_PATH, R_OK) != 0) {
+		OK(1, "# SKIP no %s", LIBC_PATH);
+		return;
+	}
+	id = build_id_hex(LIBC_PATH);
+	if (id == NULL)
+		return;
+	snprintf(want, sizeof(want), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+	    id, id + 2);
+	free(id);
+	if (access(want, R_OK) != 0) {
+		OK(0, "libc6-dbg installed (%s)", want);
+		return;
+	}
+	IS_INT(symtab_open(LIBC_PATH, NULL, &st, &e), 0, "libc: opens");
+	if (st == NULL)
+		return;
+	IS_STR(symtab_debug_path(st), want, "libc: debuginfo by build-id");
+	symtab_get_stats(st, &stats);
+	IS_STR(stats.symbol_source, ".symtab", "libc: .symtab of libc6-dbg");
+	n = readelf_funcs(want, ".symtab", syms_buf, 20000);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char ver[256];
+
+		r = elfsym_by_name(syms_buf, n, names[i]);
+		if (r == NULL) {
+			snprintf(ver, sizeof(ver), "%s@@GLIBC_2.14", names[i]);
+			r = elfsym_by_name(syms_buf, n, ver);
+		}
+		s = r ? symtab_lookup(st, r->value + r->size / 2) : NULL;
+		OK(r && s && strcmp(s->name, names[i]) == 0 &&
+		    s->addr == r->value && s->size == r->size,
+		    "libc: %s at %#llx+%llu as readelf says", names[i],
+		    r ? r->value : 0, r ? r->size : 0);
+	}
+	check_ranges(st, want, ".symtab");
+	/*
+	 * binutils 2.40's addr2line names libc's unit file (libc-start.c)
+	 * where the line table says libc_start_call_main.h (readelf
+	 * --debug-dump=decodedline and libdw agree): compare names and line
+	 * numbers with addr2line, and the file with what readelf says.
+	 */
+	check_addr2line_mode(st, want, "__libc_start_call_main", NULL,
+	    "libc", 0);
+	r = elfsym_by_name(syms_buf, n, "__libc_start_call_main");
+	OK(r && symtab_line(st, r->value, &ln) && ln.line == 29 &&
+	    strcmp(ln.file, "./csu/../sysdeps/nptl/libc_start_call_main.h") ==
+	    0, "libc: __libc_start_call_main at libc_start_call_main.h:29 "
+	    "(%s:%u)", r ? ln.file : "", r ? ln.line : 0);
+	symtab_free(st);
+}
+
+/* ---- JIT maps ----------------------------------------------------- */
+
+static int
+write_file(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, text, len) == (ssize_t)len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static void
+test_jitmap(const char *tmp)
+{
+	static const char map[] =
+	    "7f0000001000 40 jit_one\n"
+	    "0x7f0000001040 0x20 LazyCompile:*foo bar.js:12\n"
+	    "7f0000002000 10 old_code\n"
+	    "7f0000002000 10 new_code\n";
+	char path[4096];
+	struct symtab *st = NULL;
+	struct sym_mapping m = { 0, UINT64_MAX, 0 };
+	const struct sym *s;
+	struct error e;
+	uint64_t a;
+
+	snprintf(path, sizeof(path), "%s/perf-1234.map", tmp);
+	OK(write_file(path, map, sizeof(map) - 1) == 0, "jit: map written");
+	IS_INT(symtab_open_jitmap(path, &st, &e), 0, "jit: loads");
+	if (st == NULL)
+		return;
+	s = symtab_lookup(st, 0x7f000000103full);
+	OK(s && strcmp(s->name, "jit_one") == 0 && s->addr == 0x7f0000001000ull
+	    && s->size == 0x40 && (s->flags & SYM_JIT), "jit: jit_one range");
+	s = symtab_lookup(st, 0x7f0000001050ull);
+	IS_STR(s ? s->name : NULL, "LazyCompile:*foo bar.js:12",
+	    "jit: a name with spaces, 0x prefixes");
+	OK(symtab_lookup(st, 0x7f0000001060ull) == NULL, "jit: past the end");
+	s = symtab_lookup(st, 0x7f0000002000ull);
+	IS_STR(s ? s->name : NULL, "new_code", "jit: the later line wins");
+	OK(symtab_addr_from_map(st, &m, 0x7f0000001010ull, &a) == 0 &&
+	    a == 0x7f0000001010ull, "jit: runtime addresses are its own");
+	symtab_free(st);
+	st = NULL;
+
+	OK(write_file(path, "7f00 10 a\nzz 10 b\n", 18) == 0, "jit: bad map");
+	IS_INT(symtab_open_jitmap(path, &st, &e), -ERR_FORMAT,
+	    "jit: a bad line is a format error");
+	OK(strstr(e.msg, "line 2: expected a hexadecimal start address") !=
+	    NULL, "jit: the message names the line (%s)", e.msg);
+	OK(st == NULL, "jit: nothing returned on error");
+	IS_INT(symtab_open_jitmap("/nonexistent/perf-1.map", &st, &e),
+	    -ERR_NOTFOUND, "jit: missing map");
+}
+
+/* ---- errors ------------------------------------------------------- */
+
+static void
+test_errors(const char *tmp)
+{
+	char path[4096], *buf;
+	struct symtab *st = NULL;
+	struct stat sb;
+	struct error e;
+	size_t k, len, bad = 0;
+	int fd, rc;
+
+	IS_INT(symtab_open("/nonexistent/prog", NULL, &st, &e), -ERR_NOTFOUND,
+	    "missing file");
+	IS_STR(e.msg, "/nonexistent/prog: no such file", "missing: message");
+	snprintf(path, sizeof(path), "%s/text", tmp);
+	write_file(path, "#!/bin/sh\necho hello, this is not ELF\n", 38);
+	IS_INT(symtab_open(path, NULL, &st, &e), -ERR_FORMAT, "not ELF");
+	OK(strstr(e.msg, "/text: not an ELF file") != NULL,
+	    "not ELF: message (%s)", e.msg);
+	IS_INT(symtab_open(tmp, NULL, &st, &e), -ERR_FORMAT, "a directory");
+	write_file(path, "", 0);
+	IS_INT(symtab_open(path, NULL, &st, &e), -ERR_FORMAT, "empty file");
+
+	/* The C fixture cut at many lengths: an error, never a crash. */
+	fd = open(fix("inl"), O_RDONLY);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		OK(0, "inl readable");
+		return;
+	}
+	len = (size_t)sb.st_size;
+	buf = malloc(len);
+	OK(buf && read(fd, buf, len) == (ssize_t)len, "inl read");
+	close(fd);
+	snprintf(path, sizeof(path), "%s/cut", tmp);
+	for (k = 1; k < 64; k++) {
+		size_t cut = len * k / 64;
+
+		write_file(path, buf, cut);
+		rc = symtab_open(path, NULL, &st, &e);
+		if (rc != -ERR_TRUNCATED && rc != -ERR_FORMAT) {
+			if (bad++ < 3)
+				DIAG("cut at %zu: rc %d %s", cut, rc, e.msg);
+		}
+		symtab_free(st);
+		st = NULL;
+	}
+	IS_INT(bad, 0, "truncated ELF: 63 cuts all fail cleanly");
+	write_file(path, buf, len - 100);
+	IS_INT(symtab_open(path, NULL, &st, &e), -ERR_TRUNCATED,
+	    "truncated ELF: section headers cut");
+	OK(strstr(e.msg, "section headers end past the file") != NULL,
+	    "truncated ELF: message (%s)", e.msg);
+	write_file(path, buf, 40);
+	rc = symtab_open(path, NULL, &st, &e);
+	OK(rc == -ERR_FORMAT || rc == -ERR_TRUNCATED,
+	    "truncated ELF header: %s", e.msg);
+	free(buf);
+}
+
+/* ---- the cache ---------------------------------------------------- */
+
+struct cache_arg {
+	struct symcache *c;
+	const struct symtab *st;
+	int rc;
+};
+
+static void *
+cache_thread(void *p)
+{
+	struct cache_arg *a = p;
+	struct error e;
+
+	a->rc = symcache_get(a->c, fix("inl"), 0, &a->st, &e);
+	return NULL;
+}
+
+static void
+test_cache(void)
+{
+	struct symcache *c = symcache_new(NULL);
+	struct cache_arg a[4];
+	pthread_t t[4];
+	const struct symtab *st;
+	struct error e;
+	int i, same = 1;
+
+	OK(c != NULL, "cache: created");
+	for (i = 0; i < 4; i++) {
+		a[i].c = c;
+		pthread_create(&t[i], NULL, cache_thread, &a[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		same &= a[i].rc == 0 && a[i].st == a[0].st && a[i].st != NULL;
+	}
+	OK(same, "cache: four threads get one table");
+	IS_INT(symcache_get(c, "/nonexistent/x", 0, &st, &e), -ERR_NOTFOUND,
+	    "cache: error");
+	error_clear(&e);
+	IS_INT(symcache_get(c, "/nonexistent/x", 0, &st, &e), -ERR_NOTFOUND,
+	    "cache: same error again");
+	IS_STR(e.msg, "/nonexistent/x: no such file", "cache: same message");
+	symcache_free(c);
+}
+
+int
+main(void)
+{
+	const char *b = getenv("PTKIT_BUILD");
+	char tmp[] = "/tmp/t_symtab.XXXXXX";
+
+	snprintf(fixdir, sizeof(fixdir), "%s/fixtures/sym", b ? b : "build");
+	if (mkdtemp(tmp) == NULL) {
+		OK(0, "mkdtemp: %s", strerror(errno));
+		return tap_done();
+	}
+	test_demangle();
+	test_c_fixture("inl", 0);
+	test_c_fixture("inl-pie", 1);
+	test_c_fixture("inl-dw4", 1);
+	test_dwarf_only_function();
+	test_separate_debuginfo();
+	test_cxx();
+	test_shared_lib();
+	test_libc();
+	test_jitmap(tmp);
+	test_errors(tmp);
+	test_cache();
+	{
+		char p[4200];
+		const char *names[] = { "perf-1234.map", "text", "cut" };
+		size_t i;
+
+		for (i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s/%s", tmp, names[i]);
+			unlink(p);
+		}
+		rmdir(tmp);
+	}
+	return tap_done();
+}
