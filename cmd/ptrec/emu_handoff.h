@@ -67,6 +67,7 @@ struct emu_ring_hdr {
 	volatile uint64_t clock;	/* virtual time of the last TB */
 	volatile uint64_t insns;	/* instructions retired */
 	uint64_t first_time;	/* virtual time of the first packet */
+	volatile uint64_t cur_ip;	/* block running now; 0 in a syscall */
 };
 
 /* The control file: ptrec writes request_seq, the plugin reads it. */

@@ -230,36 +230,58 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	return rc;
 }
 
-/* Encodes the header's pending TNT bits (what the thread had not flushed). */
+/*
+ * What hardware would have written when the thread stopped where the
+ * header says: the TNT bits it had not flushed, and, if it was running
+ * guest code, the asynchronous stop there (FUP + TIP.PGD).  qemu 7.2 does
+ * not tell the faulting instruction, only the block holding it, so the
+ * FUP names that block's first instruction: the trace is exact up to
+ * the block that faulted (DECISIONS.md).
+ */
 static size_t
-pending_tnt(const struct emu_ring_hdr *h, uint8_t *buf, size_t size)
+final_packets(const struct emu_ring_hdr *h, uint8_t *buf, size_t size)
 {
 	struct pt_encoder *enc;
 	struct pt_packet p;
 	struct pt_config cfg;
+	size_t len = 0;
 	int n;
 
-	if (h->tnt_bits == 0 || h->tnt_bits > 47)
-		return 0;
 	pt_config_init(&cfg);
 	cfg.begin = buf;
 	cfg.end = buf + size;
 	if ((enc = pt_alloc_encoder(&cfg)) == NULL)
 		return 0;
-	memset(&p, 0, sizeof(p));
-	p.type = h->tnt_bits <= 6 ? ppt_tnt_8 : ppt_tnt_64;
-	p.payload.tnt.bit_size = (uint8_t)h->tnt_bits;
-	p.payload.tnt.payload = h->tnt_payload;
-	n = pt_enc_next(enc, &p);
+	if (h->tnt_bits > 0 && h->tnt_bits <= 47) {
+		memset(&p, 0, sizeof(p));
+		p.type = h->tnt_bits <= 6 ? ppt_tnt_8 : ppt_tnt_64;
+		p.payload.tnt.bit_size = (uint8_t)h->tnt_bits;
+		p.payload.tnt.payload = h->tnt_payload;
+		if ((n = pt_enc_next(enc, &p)) > 0)
+			len += (size_t)n;
+	}
+	if (h->cur_ip != 0) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_fup;
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = h->cur_ip;
+		if ((n = pt_enc_next(enc, &p)) > 0)
+			len += (size_t)n;
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tip_pgd;
+		p.payload.ip.ipc = pt_ipc_suppressed;
+		if ((n = pt_enc_next(enc, &p)) > 0)
+			len += (size_t)n;
+	}
 	pt_free_encoder(enc);
-	return n > 0 ? (size_t)n : 0;
+	return len;
 }
 
 static int
 ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 {
 	const struct emu_ring_hdr *h;
-	uint8_t *ring = NULL, tnt[16];
+	uint8_t *ring = NULL, tail[64];
 	struct stat st;
 	uint64_t total;
 	size_t n;
@@ -292,8 +314,10 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 	}
 	memcpy(ring, (const uint8_t *)map + EMU_HDR_SIZE, h->ring_size);
 	total = h->total;
-	n = pending_tnt(h, tnt, sizeof(tnt));
-	emu_ring_put(ring, h->ring_size, &total, tnt, n);
+	if (h->state == EMU_RING_LIVE) {
+		n = final_packets(h, tail, sizeof(tail));
+		emu_ring_put(ring, h->ring_size, &total, tail, n);
+	}
 	r->tid = h->tid;
 	r->total = total;
 	r->kept = emu_ring_unroll(ring, h->ring_size, total, r->data);

@@ -60,6 +60,9 @@ struct recorder {
 	char ctlbuf[1024];
 	size_t ctllen;
 	struct spawn sp;
+	char **argv;		/* qemu's, alive as long as sp */
+	char plugin_arg[PATH_MAX + 16];
+	int pid;		/* the program's (qemu's) */
 	uint64_t snapshots;	/* written */
 	int done;		/* the plugin stopped tracing */
 	int failed;
@@ -314,7 +317,7 @@ catch_signals(void)
 static int
 start_program(struct recorder *r)
 {
-	char arg[PATH_MAX + 16], **argv;
+	char *arg = r->plugin_arg, **argv;
 	struct rlimit nocore = { 0, 0 };
 	struct error e;
 	size_t n = 0, i;
@@ -326,9 +329,9 @@ start_program(struct recorder *r)
 		report(TOOL, NULL, NULL, "out of memory");
 		return -1;
 	}
-	if (snprintf(arg, sizeof(arg), "%s,dir=%s", r->plugin, r->scr.path) >=
-	    (int)sizeof(arg)) {
-		free(argv);
+	r->argv = argv;
+	if (snprintf(arg, sizeof(r->plugin_arg), "%s,dir=%s", r->plugin,
+	    r->scr.path) >= (int)sizeof(r->plugin_arg)) {
 		report(TOOL, r->scr.path, NULL, "path too long");
 		return -1;
 	}
@@ -347,7 +350,7 @@ start_program(struct recorder *r)
 	 * ptrec decides what the program gets. */
 	r->sp.new_pgroup = 1;
 	rc = spawn_start(&r->sp, &e);
-	free(argv);
+	r->pid = r->sp.pid;
 	if (rc < 0) {
 		report_error(TOOL, QEMU, &e, "install qemu-user");
 		return -1;
@@ -404,7 +407,7 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	memset(&run, 0, sizeof(run));
 	run.opt = r->o;
 	run.program = r->program;
-	run.pid = r->sp.pid > 0 ? r->sp.pid : 0;
+	run.pid = r->pid;
 	run.state = "running";
 	if (r->sp.pid <= 0 && r->sp.term_signal != 0) {
 		run.state = "signaled";
@@ -786,6 +789,7 @@ rec_emu_run(const struct rec_options *o)
 			status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 		}
 	}
+	free(r->argv);
 	if (r->ctl != NULL)
 		munmap(r->ctl, 4096);
 	if (r->events_fd >= 0)

@@ -273,6 +273,9 @@ emu_enc_ret(struct emu_enc *e, uint64_t now, uint64_t ip)
 		e->n_retcomp++;
 		return;
 	}
+	/* libipt keeps its stack on an uncompressed return, perf pops it:
+	 * with ours empty, no later return depends on which they did. */
+	emu_enc_rs_clear(e);
 	emu_enc_tip(e, now, ip);
 }
 

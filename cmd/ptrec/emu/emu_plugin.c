@@ -674,6 +674,7 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 	emu_enc_commit(&s->th.enc);
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
+	s->hdr->cur_ip = tb->start;
 }
 
 /* ---- syscalls ---------------------------------------------------------- */
@@ -766,6 +767,7 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		slot_dump(s, g.snap_req, 1);
 	emu_thread_syscall(&s->th, num);
 	s->hdr->clock = s->th.clock;
+	s->hdr->cur_ip = 0;
 	if (num == NR_WRITE)
 		scan_output(s, a1, a2, a3);
 	/* From here a snapshot may copy our ring while we are away. */

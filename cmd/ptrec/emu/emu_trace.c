@@ -184,7 +184,7 @@ async_stop(struct emu_thread *t, uint64_t at, uint64_t to)
 {
 	emu_enc_fup(&t->enc, t->clock, at);
 	emu_enc_pgd(&t->enc, t->clock);
-	truth_event(t, "async", at, to);
+	truth_event(t, "async", at, 0);
 	t->st.async++;
 	pge(t, to);
 }

@@ -1,0 +1,44 @@
+#!/bin/sh
+# ptrec --recorder emu: perf script's branch list of each snapshot equals
+# the ground truth the plugin logged (issue #4), for every fixture.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu-lib.sh"
+
+# record NAME ARGS...: a snapshot of a fixture with its ground truth.
+record() {
+	name=$1
+	shift
+	ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 4M \
+	    -- "$EMU_FIX/$name" "$@" >path 2>err &&
+	test_eq "$PWD/snap" "$(cd "$(cat path)" && pwd)"
+}
+
+for v in "" .static; do
+	test_expect_success "branchy$v: perf equals the ground truth" "
+		record branchy$v 3 2000 &&
+		emu_check_parity snap truth >counts &&
+		test \$(awk '{print \$3}' counts) -gt 20000 &&
+		jq -e '.threads | length == 1' snap/manifest.json &&
+		jq -e '.threads[0].wrapped == false' snap/manifest.json &&
+		jq -e '.recorder.backend == \"emu\"' snap/manifest.json &&
+		jq -e '.target.state == \"exited\" and .target.exit_code == 0' \
+		    snap/manifest.json &&
+		jq -e '.trigger.kind == \"exit\"' snap/manifest.json
+	"
+
+	test_expect_success "threads$v: one exact stream per thread" "
+		record threads$v &&
+		emu_check_parity snap truth >counts &&
+		test \$(wc -l <counts) = 6 &&
+		jq -e '.threads | length == 6' snap/manifest.json &&
+		test \$(grep -c '^thread ' truth) = 6
+	"
+
+	test_expect_success "signals$v: handlers at syscalls and timer ticks" "
+		record signals$v 100000 &&
+		emu_check_parity snap truth >counts &&
+		grep -c async truth >nasync &&
+		test \$(cat nasync) -ge 5
+	"
+done
+test_done
