@@ -654,7 +654,7 @@ rec_time_conv(struct rd *r, const struct rec *rc)
 	tc->time_shift = get_u64(b);
 	tc->time_mult = get_u64(b + 8);
 	tc->time_zero = get_u64(b + 16);
-	if (rc->blen >= 50) {
+	if (rc->blen >= 42) {
 		tc->time_cycles = get_u64(b + 24);
 		tc->time_mask = get_u64(b + 32);
 		tc->cap_user_time_zero = b[40];
