@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rec_emu.h"
 #include "report.h"
 
 /*
@@ -162,9 +163,17 @@ judge_perf(const struct assessment *a, const struct rec_options *o,
 static void
 judge_emu(const struct assessment *a, struct verdict *v)
 {
-	if (a->caps.tools.qemu_path[0] == '\0')
+	char why[VERDICT_TEXT_MAX];
+
+	if (a->caps.tools.qemu_path[0] == '\0') {
 		problem(v, "apt-get install qemu-user (make deps installs it)",
 		    "qemu-x86_64 is not installed");
+		return;
+	}
+	/* The plugin lives beside ptrec, never under a fake root. */
+	if (a->caps.root[0] == '\0' && !rec_emu_available(why, sizeof(why)))
+		problem(v, "build ptkit with make, which puts the plugin "
+		    "beside ptrec, or set PTKIT_EMU_PLUGIN", "%s", why);
 }
 
 static void

@@ -273,4 +273,16 @@ test_expect_success 'this machine: JSON passes jq, exit status matches' '
 	fi
 '
 
+if command -v qemu-x86_64 >/dev/null 2>&1; then
+	test_expect_success 'this machine: emu needs its plugin too' '
+		ptrec --doctor >out &&
+		has_line out "recorder emu: usable" &&
+		PTKIT_EMU_PLUGIN=/nonexistent/libptkit-emu.so ptrec --doctor >out || : &&
+		has_line out "  problem: libptkit-emu.so not found (set PTKIT_EMU_PLUGIN)" &&
+		has_line out "  remedy: build ptkit with make, which puts the plugin beside ptrec, or set PTKIT_EMU_PLUGIN"
+	'
+else
+	test_skip 'this machine: emu needs its plugin too' 'no qemu-x86_64'
+fi
+
 test_done
