@@ -1,0 +1,528 @@
+/* ptdec: see ptdec.h. */
+#include "ptdec.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ----------------------------------------------------------------- */
+/* Time */
+
+uint64_t
+ptdec_tsc_to_perf_ns(const struct ptdec_time *t, uint64_t tsc)
+{
+	unsigned __int128 rem, quot;
+
+	if (t->shift >= 64)
+		return t->zero;
+	quot = tsc >> t->shift;
+	rem = tsc & ((t->shift ? (1ULL << t->shift) : 1ULL) - 1);
+	if (t->shift == 0)
+		rem = 0;
+	return t->zero + (uint64_t)(quot * t->mult) +
+	    (uint64_t)((rem * t->mult) >> t->shift);
+}
+
+uint64_t
+ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc)
+{
+	uint64_t ns;
+
+	if (!t->valid)
+		return 0;
+	ns = ptdec_tsc_to_perf_ns(t, tsc);
+	/* Trace from before the capture start reads as its start. */
+	return ns >= t->base_ns ? ns - t->base_ns : 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Images */
+
+int
+ptdec_images_init(struct ptdec_images *im, struct error *e)
+{
+	memset(im, 0, sizeof(*im));
+	if ((im->iscache = pt_iscache_alloc("ptdec")) == NULL)
+		return error_set(e, ERR_NOMEM, "image section cache");
+	/* Keep every section mapped: the decode reads them constantly. */
+	(void)pt_iscache_set_limit(im->iscache, 1ULL << 30);
+	return 0;
+}
+
+int
+ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, const char *file, struct error *e)
+{
+	struct ptdec_section *s;
+	int isid;
+
+	isid = pt_iscache_add_file(im->iscache, file, offset, size, vaddr);
+	if (isid < 0)
+		return error_set(e, ERR_NOTFOUND,
+		    "%s: cannot map offset %#llx (+%#llx) at %#llx: %s", file,
+		    (unsigned long long)offset, (unsigned long long)size,
+		    (unsigned long long)vaddr, pt_errstr(pt_errcode(isid)));
+	if (im->nr == im->cap) {
+		size_t cap = im->cap ? 2 * im->cap : 16;
+
+		if ((s = realloc(im->sec, cap * sizeof(*s))) == NULL)
+			return error_set(e, ERR_NOMEM, "image sections");
+		im->sec = s;
+		im->cap = cap;
+	}
+	s = &im->sec[im->nr++];
+	s->pid = pid;
+	s->vaddr = vaddr;
+	s->size = size;
+	s->offset = offset;
+	s->isid = isid;
+	return 0;
+}
+
+void
+ptdec_images_fini(struct ptdec_images *im)
+{
+	pt_iscache_free(im->iscache);
+	free(im->sec);
+	memset(im, 0, sizeof(*im));
+}
+
+/* ----------------------------------------------------------------- */
+/* Records of one chunk */
+
+int
+ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
+    struct error *e)
+{
+	if (o->nr == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 1024;
+		struct blks_record *p = realloc(o->rec, cap * sizeof(*p));
+
+		if (p == NULL)
+			return error_set(e, ERR_NOMEM, "decoded records");
+		o->rec = p;
+		o->cap = cap;
+	}
+	o->rec[o->nr++] = *r;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Chunks */
+
+/* Appends v to a growable u64 array.  Returns 0 or -1. */
+static int
+push_u64(uint64_t **a, size_t *nr, size_t *cap, uint64_t v)
+{
+	if (*nr == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		uint64_t *p = realloc(*a, c * sizeof(*p));
+
+		if (p == NULL)
+			return -1;
+		*a = p;
+		*cap = c;
+	}
+	(*a)[(*nr)++] = v;
+	return 0;
+}
+
+/* Offsets of every PSB in the trace, in order. */
+static int
+find_psbs(const struct ptdec_thread *th, uint64_t **psb, size_t *nr,
+    struct error *e)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config cfg;
+	size_t cap = 0;
+	uint64_t off;
+
+	*psb = NULL;
+	*nr = 0;
+	if (th->len == 0)
+		return 0;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)(uintptr_t)th->buf;
+	cfg.end = cfg.begin + th->len;
+	if ((pkt = pt_pkt_alloc_decoder(&cfg)) == NULL)
+		return error_set(e, ERR_NOMEM, "packet decoder");
+	while (pt_pkt_sync_forward(pkt) >= 0) {
+		if (pt_pkt_get_sync_offset(pkt, &off) < 0)
+			break;
+		if (push_u64(psb, nr, &cap, off) < 0) {
+			pt_pkt_free_decoder(pkt);
+			free(*psb);
+			*psb = NULL;
+			return error_set(e, ERR_NOMEM, "PSB offsets");
+		}
+	}
+	pt_pkt_free_decoder(pkt);
+	return 0;
+}
+
+int
+ptdec_split(const struct ptdec_thread *th, size_t chunk_bytes,
+    struct ptdec_plan *plan, struct error *e)
+{
+	uint64_t *psb;
+	size_t npsb, n = 0;
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->first_psb = th->len;
+	if ((rc = find_psbs(th, &psb, &npsb, e)) < 0)
+		return rc;
+	plan->psb = psb;
+	plan->nr_psb = npsb;
+	if (npsb == 0)
+		return 0;
+	plan->first_psb = psb[0];
+	if ((plan->chunk = calloc(npsb, sizeof(*plan->chunk))) == NULL) {
+		ptdec_plan_free(plan);
+		return error_set(e, ERR_NOMEM, "chunks");
+	}
+	for (size_t i = 0; i < npsb; ) {
+		struct ptdec_chunk *c = &plan->chunk[n];
+		size_t j = i + 1;
+
+		while (j < npsb && (chunk_bytes == 0 ||
+		    psb[j] - psb[i] < chunk_bytes))
+			j++;
+		c->index = n++;
+		c->begin = psb[i];
+		c->next = j < npsb ? psb[j] : th->len;
+		c->psb = &psb[i];
+		c->nr_psb = j - i;
+		i = j;
+	}
+	plan->nr = n;
+	return 0;
+}
+
+void
+ptdec_plan_free(struct ptdec_plan *plan)
+{
+	free(plan->chunk);
+	free(plan->psb);
+	memset(plan, 0, sizeof(*plan));
+}
+
+/* ----------------------------------------------------------------- */
+/* Output in order, with the window and the counters */
+
+struct emitter {
+	const struct ptdec_config *cfg;
+	const struct ptdec_sink *sink;
+	struct blks_end *end;
+	uint64_t last_time;
+};
+
+static uint64_t *
+record_time(struct blks_record *r)
+{
+	switch (r->type) {
+	case BLKS_BLOCK:
+		return &r->u.block.time;
+	case BLKS_EVENT:
+		return &r->u.event.time;
+	default:
+		return &r->u.gap.time;
+	}
+}
+
+static void
+count_record(struct blks_end *end, const struct blks_record *r)
+{
+	switch (r->type) {
+	case BLKS_BLOCK:
+		end->c[BLKS_C_BLOCKS]++;
+		end->c[BLKS_C_INSNS] += r->u.block.ninsn;
+		break;
+	case BLKS_EVENT:
+		end->c[BLKS_C_EVENTS]++;
+		break;
+	case BLKS_GAP:
+		end->c[BLKS_C_GAPS]++;
+		end->c[BLKS_C_BYTES_SKIPPED] += r->u.gap.bytes_skipped;
+		if (r->u.gap.cause == BLKS_GAP_DECODE_ERROR)
+			end->c[BLKS_C_DECODE_ERRORS]++;
+		else if (r->u.gap.cause == BLKS_GAP_UNKNOWN_IMAGE)
+			end->c[BLKS_C_UNKNOWN_IMAGE]++;
+		else if (r->u.gap.cause == BLKS_GAP_OVERFLOW)
+			end->c[BLKS_C_OVERFLOWS]++;
+		break;
+	}
+}
+
+static int
+emit_one(struct emitter *em, struct blks_record *r, struct error *e)
+{
+	uint64_t *t = record_time(r);
+
+	if (*t == PTDEC_TIME_UNKNOWN)
+		*t = em->last_time;
+	em->last_time = *t;
+	if (*t < em->cfg->from_ns || (em->cfg->to_ns != 0 &&
+	    *t > em->cfg->to_ns))
+		return 0;
+	count_record(em->end, r);
+	return em->sink->emit(em->sink->ctx, r, e);
+}
+
+static int
+emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
+{
+	int rc;
+
+	for (size_t i = 0; i < o->nr; i++) {
+		if ((rc = emit_one(em, &o->rec[i], e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The GAP for trace bytes before the first PSB (or of a trace with none). */
+static int
+emit_head_gap(struct emitter *em, const struct ptdec_thread *th,
+    uint64_t first_psb, struct error *e)
+{
+	struct blks_record r;
+
+	if (!th->wrapped && first_psb == 0)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_GAP;
+	r.u.gap.cause = th->wrapped ? BLKS_GAP_RING_START :
+	    BLKS_GAP_DECODE_ERROR;
+	r.u.gap.bytes_skipped = first_psb;
+	if (first_psb == th->len && th->len > 0)
+		r.u.gap.text = "no PSB in the trace";
+	else if (th->wrapped)
+		r.u.gap.text = "the ring wrapped: older trace was overwritten";
+	else
+		r.u.gap.text = "trace does not start with a PSB";
+	if (!th->wrapped)
+		r.u.gap.errcode = -pte_nosync;
+	return emit_one(em, &r, e);
+}
+
+/* ----------------------------------------------------------------- */
+/* Inline decode (one job) */
+
+static int
+decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
+    const struct ptdec_thread *th, const struct ptdec_chunk *chunks,
+    size_t nr, struct emitter *em, struct error *e)
+{
+	struct ptdec_out out = { NULL, 0, 0 };
+	void *w;
+	int rc;
+
+	if ((rc = be->worker_new(&w, cfg, th, e)) < 0)
+		return rc;
+	for (size_t i = 0; i < nr && rc == 0; i++) {
+		out.nr = 0;
+		if ((rc = be->decode_chunk(w, &chunks[i], &out, e)) == 0)
+			rc = emit_out(em, &out, e);
+	}
+	be->worker_free(w);
+	free(out.rec);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* Parallel decode: workers fill slots, the caller's thread emits in order */
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
+
+struct slot {
+	struct ptdec_out out;
+	int state;
+	int rc;
+	struct error err;
+};
+
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	const struct ptdec_backend *be;
+	const struct ptdec_config *cfg;
+	const struct ptdec_thread *th;
+	const struct ptdec_chunk *chunks;
+	size_t nr, window;
+	struct slot *slots;
+	size_t next_dispatch, next_emit;
+	int stop;
+	int failed;		/* a worker could not start */
+	struct error fail_err;
+};
+
+/* Next chunk index for a worker, or nr when there is no more work. */
+static size_t
+pool_take(struct pool *p)
+{
+	size_t i;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop && p->next_dispatch < p->nr &&
+	    p->next_dispatch >= p->next_emit + p->window)
+		pthread_cond_wait(&p->work, &p->mu);
+	if (p->stop || p->next_dispatch >= p->nr) {
+		i = p->nr;
+	} else {
+		i = p->next_dispatch++;
+		p->slots[i % p->window].state = SLOT_BUSY;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return i;
+}
+
+static void *
+pool_worker(void *arg)
+{
+	struct pool *p = arg;
+	struct error e;
+	void *w;
+	size_t i;
+
+	error_clear(&e);
+	if (p->be->worker_new(&w, p->cfg, p->th, &e) < 0) {
+		pthread_mutex_lock(&p->mu);
+		if (!p->failed)
+			p->fail_err = e;
+		p->failed = 1;
+		p->stop = 1;
+		pthread_cond_broadcast(&p->done);
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->mu);
+		return NULL;
+	}
+	while ((i = pool_take(p)) < p->nr) {
+		struct slot *s = &p->slots[i % p->window];
+
+		s->out.nr = 0;
+		error_clear(&s->err);
+		s->rc = p->be->decode_chunk(w, &p->chunks[i], &s->out,
+		    &s->err);
+		pthread_mutex_lock(&p->mu);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&p->done);
+		pthread_mutex_unlock(&p->mu);
+	}
+	p->be->worker_free(w);
+	return NULL;
+}
+
+/* Waits for chunk i and emits it.  Returns 0 or an error. */
+static int
+pool_emit(struct pool *p, size_t i, struct emitter *em, struct error *e)
+{
+	struct slot *s = &p->slots[i % p->window];
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	while (s->state != SLOT_DONE && !p->failed)
+		pthread_cond_wait(&p->done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	if (s->state != SLOT_DONE) {
+		*e = p->fail_err;
+		return -p->fail_err.code;
+	}
+	if (s->rc < 0) {
+		*e = s->err;
+		return s->rc;
+	}
+	rc = emit_out(em, &s->out, e);
+	pthread_mutex_lock(&p->mu);
+	s->state = SLOT_FREE;
+	p->next_emit++;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+static void
+pool_stop(struct pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int
+decode_parallel(const struct ptdec_backend *be, const struct ptdec_config *cfg,
+    const struct ptdec_thread *th, const struct ptdec_chunk *chunks,
+    size_t nr, struct emitter *em, struct error *e)
+{
+	unsigned jobs = cfg->jobs < nr ? cfg->jobs : (unsigned)nr;
+	struct pool p = { .be = be, .cfg = cfg, .th = th, .chunks = chunks,
+	    .nr = nr, .window = 2 * (size_t)jobs };
+	pthread_t *tids;
+	unsigned started = 0;
+	int rc = 0;
+
+	p.slots = calloc(p.window, sizeof(*p.slots));
+	tids = calloc(jobs, sizeof(*tids));
+	if (p.slots == NULL || tids == NULL) {
+		free(p.slots);
+		free(tids);
+		return error_set(e, ERR_NOMEM, "decode workers");
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.work, NULL);
+	pthread_cond_init(&p.done, NULL);
+	for (; started < jobs; started++) {
+		if ((errno = pthread_create(&tids[started], NULL, pool_worker,
+		    &p)) != 0) {
+			rc = error_set_errno(e, errno, "decode worker");
+			break;
+		}
+	}
+	for (size_t i = 0; rc == 0 && i < nr; i++)
+		rc = pool_emit(&p, i, em, e);
+	pool_stop(&p);
+	for (unsigned k = 0; k < started; k++)
+		pthread_join(tids[k], NULL);
+	for (size_t k = 0; k < p.window; k++)
+		free(p.slots[k].out.rec);
+	pthread_cond_destroy(&p.done);
+	pthread_cond_destroy(&p.work);
+	pthread_mutex_destroy(&p.mu);
+	free(p.slots);
+	free(tids);
+	return rc;
+}
+
+int
+ptdec_decode_thread(const struct ptdec_backend *be,
+    const struct ptdec_config *cfg, const struct ptdec_thread *th,
+    const struct ptdec_sink *sink, struct blks_end *end, struct error *e)
+{
+	struct emitter em = { cfg, sink, end, 0 };
+	size_t chunk_bytes = cfg->chunk_bytes ? cfg->chunk_bytes :
+	    PTDEC_CHUNK_DEFAULT;
+	struct ptdec_plan plan;
+	int rc;
+
+	memset(end, 0, sizeof(*end));
+	end->tid = th->tid;
+	end->c[BLKS_C_TRACE_BYTES] = th->len;
+	if (chunk_bytes == SIZE_MAX)
+		chunk_bytes = 0;
+	if ((rc = ptdec_split(th, chunk_bytes, &plan, e)) < 0)
+		return rc;
+	end->c[BLKS_C_CHUNKS] = plan.nr;
+	rc = emit_head_gap(&em, th, plan.first_psb, e);
+	if (rc == 0 && plan.nr > 0) {
+		if (cfg->jobs <= 1 || plan.nr == 1)
+			rc = decode_inline(be, cfg, th, plan.chunk, plan.nr,
+			    &em, e);
+		else
+			rc = decode_parallel(be, cfg, th, plan.chunk, plan.nr,
+			    &em, e);
+	}
+	ptdec_plan_free(&plan);
+	return rc;
+}

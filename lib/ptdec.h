@@ -1,0 +1,190 @@
+/*
+ * ptdec: decoding one thread's Intel PT into block stream records, in
+ * parallel, behind one decoder interface.
+ *
+ * Owns: the images a decode reads instructions from (one libipt
+ * pt_image_section_cache shared by every worker, sections per pid), the
+ * decode parameters (CPU identity, MTC/nominal frequency, CPUID 0x15
+ * ratio, TSC to nanoseconds), splitting a ring at PSB packets into chunks,
+ * decoding chunks on a pool of workers with one decoder each, and handing
+ * the records to a sink in trace order.  The decoder itself sits behind
+ * struct ptdec_backend: ptdec_backend_libipt (libipt's block decoder) is
+ * the one that exists; a faster one (issue #11) plugs in beside it.
+ *
+ * The unit of decoding is the PSB interval: a decoder synchronises at a
+ * PSB and decodes until it reads the next PSB's PSB+; the block that
+ * straddles that PSB is cut by the PSB+ status events exactly where a
+ * single decoder running through would cut it, so an interval boundary
+ * neither loses nor duplicates a block.  Chunks group whole intervals (at
+ * least chunk_bytes of trace) to give each worker enough work.  Since
+ * every interval decodes on its own, the output depends on the trace only:
+ * not on the chunk size, not on the number of jobs.
+ *
+ * Errors never end a decode: a decoder error becomes a GAP record (cause
+ * decode_error, or unknown_image when no image holds the ip) and decoding
+ * resumes at the next PSB; bytes before the first PSB become a GAP
+ * (ring_start when the ring wrapped).  Only allocation failures and sink
+ * errors make ptdec_decode_thread() fail.
+ *
+ * Memory: at most 2 x jobs chunks' records are held at once.
+ */
+#ifndef PTKIT_PTDEC_H
+#define PTKIT_PTDEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "blkstream.h"
+#include "error.h"
+
+#define PTDEC_CHUNK_DEFAULT (256 * 1024)
+
+/* TSC to nanoseconds since the capture start (perf's TIME_CONV). */
+struct ptdec_time {
+	uint64_t shift, mult, zero;	/* perf ns = zero + tsc * mult >> shift */
+	uint64_t base_ns;		/* subtracted: record time 0 */
+	int valid;			/* 0: the trace has no usable time */
+};
+
+/* perf time in ns of a TSC value (perf's formula, overflow-safe). */
+uint64_t ptdec_tsc_to_perf_ns(const struct ptdec_time *t, uint64_t tsc);
+
+/* Record time of a TSC value: perf ns minus base_ns (0 if not valid). */
+uint64_t ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc);
+
+/* The images of a decode.  Read-only once the decode starts. */
+struct ptdec_section {
+	uint32_t pid;
+	uint64_t vaddr, size, offset;
+	int isid;			/* in the iscache */
+};
+
+struct ptdec_images {
+	struct pt_image_section_cache *iscache;
+	struct ptdec_section *sec;
+	size_t nr, cap;
+};
+
+/* Returns 0 or -ERR_NOMEM. */
+int ptdec_images_init(struct ptdec_images *im, struct error *e);
+
+/*
+ * Maps [vaddr, vaddr+size) of process pid to file at offset.  The file is
+ * opened through the iscache (shared, loaded once).  Returns 0,
+ * -ERR_NOTFOUND (libipt cannot load the file: it is missing or the offset
+ * is past its end; the message says which), -ERR_NOMEM.
+ */
+int ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, const char *file, struct error *e);
+
+void ptdec_images_fini(struct ptdec_images *im);
+
+/* Everything a decoder needs besides the trace. */
+struct ptdec_config {
+	struct pt_cpu cpu;		/* for errata; all 0: none */
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	uint8_t mtc_freq, nom_freq;
+	struct ptdec_time time;
+	const struct ptdec_images *images;
+	size_t chunk_bytes;		/* 0: PTDEC_CHUNK_DEFAULT; SIZE_MAX: one */
+	unsigned jobs;			/* workers; 0 or 1: decode inline */
+	uint64_t from_ns, to_ns;	/* window; to_ns 0: no upper bound */
+};
+
+/* One thread's trace. */
+struct ptdec_thread {
+	uint32_t tid, pid;
+	const uint8_t *buf;		/* the ring, oldest byte first */
+	size_t len;
+	int wrapped;			/* older trace was overwritten */
+};
+
+/*
+ * A chunk: the PSB intervals starting at psb[0..nr_psb) (psb[0] is begin);
+ * each interval ends at the next PSB, the last one at next (the next
+ * chunk's first PSB, or the end of the trace).  index is its place.
+ */
+struct ptdec_chunk {
+	size_t index;
+	uint64_t begin, next;
+	const uint64_t *psb;
+	size_t nr_psb;
+};
+
+/* How a thread's trace is cut: chunks over one array of PSB offsets. */
+struct ptdec_plan {
+	struct ptdec_chunk *chunk;
+	size_t nr;
+	uint64_t *psb;
+	size_t nr_psb;
+	uint64_t first_psb;		/* the trace length when there is none */
+};
+
+/*
+ * A record time a backend does not know (an interval that failed before
+ * its first timing packet): the driver writes the time of the record
+ * before it instead, which only it knows across chunks.
+ */
+#define PTDEC_TIME_UNKNOWN UINT64_MAX
+
+/* A growable list of records that a backend fills for one chunk. */
+struct ptdec_out {
+	struct blks_record *rec;
+	size_t nr, cap;
+};
+
+/* Appends a record.  Returns 0 or -ERR_NOMEM. */
+int ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
+    struct error *e);
+
+/*
+ * A decoder.  worker_new makes one worker's state for one thread (its own
+ * decoder and image copy); decode_chunk appends the chunk's records to out
+ * (BLOCK, EVENT and GAP records only) and returns 0 or -ERR_NOMEM /
+ * -ERR_INTERNAL: trace errors are records, not failures.  Workers are used
+ * by one thread at a time.
+ */
+struct ptdec_backend {
+	const char *name;
+	int (*worker_new)(void **worker, const struct ptdec_config *cfg,
+	    const struct ptdec_thread *th, struct error *e);
+	int (*decode_chunk)(void *worker, const struct ptdec_chunk *c,
+	    struct ptdec_out *out, struct error *e);
+	void (*worker_free)(void *worker);
+};
+
+extern const struct ptdec_backend ptdec_backend_libipt;
+
+/*
+ * Where records go, in order.  emit returns 0 or a negative err_code
+ * (with e filled), which stops the decode.
+ */
+struct ptdec_sink {
+	int (*emit)(void *ctx, const struct blks_record *r, struct error *e);
+	void *ctx;
+};
+
+/*
+ * Finds every PSB of th's trace and groups the intervals into chunks of at
+ * least chunk_bytes (0: one chunk).  Fills *plan (free with
+ * ptdec_plan_free).  Returns 0 or -ERR_NOMEM.
+ */
+int ptdec_split(const struct ptdec_thread *th, size_t chunk_bytes,
+    struct ptdec_plan *plan, struct error *e);
+
+void ptdec_plan_free(struct ptdec_plan *plan);
+
+/*
+ * Decodes one thread with backend: emits, in order, a GAP for the bytes
+ * before the first PSB (ring_start when th->wrapped), then every chunk's
+ * records, filtered to [from_ns, to_ns].  Does not emit THREAD or END:
+ * *end receives the counters for the caller's END record.
+ * Returns 0, or -ERR_NOMEM, -ERR_IO (threads), or the sink's error.
+ */
+int ptdec_decode_thread(const struct ptdec_backend *backend,
+    const struct ptdec_config *cfg, const struct ptdec_thread *th,
+    const struct ptdec_sink *sink, struct blks_end *end, struct error *e);
+
+#endif
