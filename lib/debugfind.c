@@ -219,3 +219,40 @@ debugfind(Elf *elf, const char *image_path, const char *const *roots,
 		    &w, out, e);
 	return rc;
 }
+
+int
+debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
+    const char *debug_path, const char *const *roots, size_t n_roots,
+    unsigned flags, char **out, struct error *e)
+{
+	struct want w;
+	const char *slash;
+	char *p;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (id_len == 0)
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.id = id;
+	w.id_len = id_len;
+	w.image.st_ino = (ino_t)-1;
+	for (i = 0; rc == 0 && i < n_roots; i++)
+		rc = find_by_build_id(roots[i], &w, out, e);
+	if (rc == 0 && !(flags & DEBUGFIND_NO_SYSTEM))
+		rc = find_by_build_id(DEBUGFIND_SYSTEM_DIR, &w, out, e);
+	if (rc != 0 || name == NULL || *name == '\0')
+		return rc;
+	if (name[0] == '/') {
+		p = strdup(name);
+	} else {
+		slash = strrchr(debug_path, '/');
+		if (slash == NULL)
+			p = strdup(name);
+		else if (asprintf(&p, "%.*s/%s", (int)(slash - debug_path),
+		    debug_path, name) < 0)
+			p = NULL;
+	}
+	return try_path(p, &w, out, e);
+}

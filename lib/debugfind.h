@@ -39,6 +39,17 @@ int debugfind(Elf *elf, const char *image_path, const char *const *roots,
     size_t n_roots, unsigned flags, char **out, struct error *e);
 
 /*
+ * Finds a dwz supplementary file (.gnu_debugaltlink: name and build-id)
+ * for the DWARF in debug_path: by build-id under roots[] then
+ * /usr/lib/debug, then name (relative names from debug_path's
+ * directory).  The build-id must match.  Returns 1 and *out (malloc'd),
+ * 0 when not found, -ERR_NOMEM.
+ */
+int debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
+    const char *debug_path, const char *const *roots, size_t n_roots,
+    unsigned flags, char **out, struct error *e);
+
+/*
  * The build-id of elf: returns its length (> 0) and points *id into elf's
  * data, or 0 when it has none.
  */

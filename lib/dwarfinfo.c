@@ -7,11 +7,15 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "debugfind.h"
 #include "demangle.h"
 #include "symtab_int.h"
 
@@ -484,10 +488,66 @@ read_units(struct dw_ctx *c, Dwarf *dw)
 	return rc;
 }
 
-int
-dwarfinfo_read(struct symtab *st, Elf *elf, struct symbuild *b,
-    struct error *e)
+/* A dwz supplementary file, open while its main DWARF is read. */
+struct alt_file {
+	int fd;
+	Elf *elf;
+	Dwarf *dw;
+};
+
+static void
+alt_close(struct alt_file *a)
 {
+	if (a->dw != NULL)
+		dwarf_end(a->dw);
+	if (a->elf != NULL)
+		elf_end(a->elf);
+	if (a->fd >= 0)
+		close(a->fd);
+}
+
+/*
+ * Attaches the supplementary file dw names, when it has one and it is
+ * found; without it, names and call sites that live there are missing,
+ * which is not an error.  Returns 0 or -ERR_NOMEM.
+ */
+static int
+alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
+    struct alt_file *a, struct error *e)
+{
+	const char *name;
+	const void *id;
+	char *path = NULL;
+	unsigned flags = 0;
+	ssize_t n;
+	int rc;
+
+	n = dwelf_dwarf_gnu_debugaltlink(dw, &name, &id);
+	if (n <= 0)
+		return 0;
+	if (opt->flags & SYMTAB_NO_SYSTEM_DEBUG)
+		flags |= DEBUGFIND_NO_SYSTEM;
+	rc = debugfind_alt(name, id, (size_t)n, dw_path, opt->debug_dirs,
+	    opt->n_debug_dirs, flags, &path, e);
+	if (rc <= 0)
+		return rc;
+	a->fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (a->fd < 0)
+		return 0;
+	a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL);
+	if (a->elf != NULL)
+		a->dw = dwarf_begin_elf(a->elf, DWARF_C_READ, NULL);
+	if (a->dw != NULL)
+		dwarf_setalt(dw, a->dw);
+	return 0;
+}
+
+int
+dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
+    const struct symtab_options *opt, struct symbuild *b, struct error *e)
+{
+	struct alt_file alt = { -1, NULL, NULL };
 	struct dw_ctx c;
 	Dwarf *dw;
 	int rc;
@@ -495,6 +555,11 @@ dwarfinfo_read(struct symtab *st, Elf *elf, struct symbuild *b,
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (dw == NULL)
 		return 0;
+	rc = alt_attach(dw, elf_path, opt, &alt, e);
+	if (rc != 0) {
+		dwarf_end(dw);
+		return rc;
+	}
 	memset(&c, 0, sizeof(c));
 	c.st = st;
 	c.b = b;
@@ -503,7 +568,8 @@ dwarfinfo_read(struct symtab *st, Elf *elf, struct symbuild *b,
 	if (rc == 0)
 		rc = finish_inlines(&c);
 	if (rc == 0) {
-		qsort(c.rows, c.n_rows, sizeof(*c.rows), row_cmp);
+		if (c.n_rows > 0)
+			qsort(c.rows, c.n_rows, sizeof(*c.rows), row_cmp);
 		st->lines = c.rows;
 		st->n_lines = c.n_rows;
 		c.rows = NULL;
@@ -519,5 +585,6 @@ dwarfinfo_read(struct symtab *st, Elf *elf, struct symbuild *b,
 	free(c.files.names);
 	free(c.files.slots);
 	dwarf_end(dw);
+	alt_close(&alt);
 	return rc;
 }

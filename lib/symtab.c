@@ -45,6 +45,7 @@ arena_alloc(struct arena *a, size_t size)
 		c->used = 0;
 		c->next = a->head;
 		a->head = c;
+		a->bytes += sizeof(*c) + cap;
 	}
 	p = (char *)c->data + c->used;
 	c->used += size;
@@ -181,12 +182,12 @@ segs_build(struct range_in *in, size_t n, struct range_seg **out,
 	return 0;
 }
 
-long
-segs_find(const struct range_seg *s, size_t n, uint64_t addr)
+/* The number of segments with s.lo <= addr. */
+static size_t
+segs_upper(const struct range_seg *s, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n, mid;
 
-	/* The last segment with s.lo <= addr. */
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (s[mid].lo <= addr)
@@ -194,9 +195,33 @@ segs_find(const struct range_seg *s, size_t n, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo == 0 || addr >= s[lo - 1].hi)
+	return lo;
+}
+
+long
+segs_find(const struct range_seg *s, size_t n, uint64_t addr)
+{
+	size_t k = segs_upper(s, n, addr);
+
+	if (k == 0 || addr >= s[k - 1].hi)
 		return -1;
-	return (long)(lo - 1);
+	return (long)(k - 1);
+}
+
+long
+segs_span(const struct range_seg *s, size_t n, uint64_t addr, uint64_t *lo,
+    uint64_t *hi)
+{
+	size_t k = segs_upper(s, n, addr);
+
+	if (k > 0 && addr < s[k - 1].hi) {
+		*lo = s[k - 1].lo;
+		*hi = s[k - 1].hi;
+		return (long)(k - 1);
+	}
+	*lo = k > 0 ? s[k - 1].hi : 0;
+	*hi = k < n ? s[k].lo : UINT64_MAX;
+	return -1;
 }
 
 /* ---- building the function array ------------------------------------ */
@@ -370,7 +395,8 @@ symtab_finish_syms(struct symtab *st, struct symbuild *b, struct error *e)
 	size_t i, j, n = 0;
 	uint64_t next;
 
-	qsort(b->v, b->n, sizeof(*b->v), rawsym_cmp);
+	if (b->n > 0)
+		qsort(b->v, b->n, sizeof(*b->v), rawsym_cmp);
 	syms = malloc((b->n + 1) * sizeof(*syms));
 	if (syms == NULL)
 		return error_set(e, ERR_NOMEM, "symbol table");
@@ -408,6 +434,24 @@ symtab_lookup(const struct symtab *st, uint64_t addr)
 	long i = segs_find(st->segs, st->n_segs, addr);
 
 	return i < 0 ? NULL : &st->syms[st->segs[i].idx];
+}
+
+const struct sym *
+symtab_lookup_span(const struct symtab *st, uint64_t addr, uint64_t *lo,
+    uint64_t *hi)
+{
+	long i = segs_span(st->segs, st->n_segs, addr, lo, hi);
+
+	return i < 0 ? NULL : &st->syms[st->segs[i].idx];
+}
+
+const struct sym_inline *
+symtab_inline_span(const struct symtab *st, uint64_t addr, uint64_t *lo,
+    uint64_t *hi)
+{
+	long i = segs_span(st->isegs, st->n_isegs, addr, lo, hi);
+
+	return i < 0 ? NULL : &st->inl[st->isegs[i].idx];
 }
 
 const struct sym_inline *
@@ -526,6 +570,12 @@ void
 symtab_get_stats(const struct symtab *st, struct symtab_stats *out)
 {
 	*out = st->stats;
+	out->n_bytes = sizeof(*st) + st->arena.bytes +
+	    st->n_syms * sizeof(*st->syms) + st->n_segs * sizeof(*st->segs) +
+	    st->n_inl * sizeof(*st->inl) + st->n_isegs * sizeof(*st->isegs) +
+	    st->n_lines * sizeof(*st->lines) +
+	    st->n_files * sizeof(*st->files) +
+	    st->n_loads * sizeof(*st->loads);
 }
 
 const char *
@@ -723,6 +773,7 @@ load_image(struct symtab *st, struct elf_file *main_f, struct elf_file *dbg,
 {
 	struct symbuild b = { NULL, 0, 0 };
 	Elf *dwarf_elf;
+	const char *dwarf_path;
 	size_t n_elf;
 	int rc;
 
@@ -737,11 +788,14 @@ load_image(struct symtab *st, struct elf_file *main_f, struct elf_file *dbg,
 		rc = symtab_finish_syms(st, &b, e);
 	if (rc == 0 && !(opt->flags & SYMTAB_NO_DWARF)) {
 		dwarf_elf = main_f->elf;
+		dwarf_path = st->path;
 		if (dbg->elf != NULL &&
-		    symelf_has_section(dbg->elf, ".debug_info"))
+		    symelf_has_section(dbg->elf, ".debug_info")) {
 			dwarf_elf = dbg->elf;
+			dwarf_path = st->debug_path;
+		}
 		n_elf = b.n;
-		rc = dwarfinfo_read(st, dwarf_elf, &b, e);
+		rc = dwarfinfo_read(st, dwarf_elf, dwarf_path, opt, &b, e);
 		if (rc == 0 && b.n > n_elf)
 			rc = symtab_finish_syms(st, &b, e);
 	}

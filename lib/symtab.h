@@ -128,6 +128,7 @@ struct symtab_stats {
 	size_t n_plt;			/* ... of which SYM_PLT */
 	size_t n_inlines;		/* struct sym_inline entries */
 	size_t n_lines;			/* line table rows */
+	size_t n_bytes;			/* memory the table owns */
 	int has_dwarf;			/* DWARF was found and read */
 	const char *symbol_source;	/* ".symtab", ".dynsym", "jitmap", "none" */
 };
@@ -169,6 +170,17 @@ const struct sym *symtab_lookup(const struct symtab *st, uint64_t addr);
  */
 const struct sym_inline *symtab_inline_at(const struct symtab *st,
     uint64_t addr);
+
+/*
+ * Range forms of the two lookups above, for walking a block of code: the
+ * same answer (including NULL) holds for every address in [*lo, *hi),
+ * which contains addr.  Where nothing is known, [*lo, *hi) is the gap up
+ * to the neighbouring ranges (0 and UINT64_MAX at the ends).
+ */
+const struct sym *symtab_lookup_span(const struct symtab *st, uint64_t addr,
+    uint64_t *lo, uint64_t *hi);
+const struct sym_inline *symtab_inline_span(const struct symtab *st,
+    uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 /*
  * The source position of addr (the line table row at or before it in its

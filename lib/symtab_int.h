@@ -21,6 +21,7 @@
 struct arena_chunk;
 struct arena {
 	struct arena_chunk *head;
+	size_t bytes;		/* allocated from malloc, for statistics */
 };
 
 void *arena_alloc(struct arena *a, size_t size);
@@ -52,6 +53,13 @@ int segs_build(struct range_in *in, size_t n, struct range_seg **out,
 
 /* Index of the segment holding addr, or -1. */
 long segs_find(const struct range_seg *s, size_t n, uint64_t addr);
+
+/*
+ * Like segs_find, and sets [*lo, *hi) to the segment, or to the gap
+ * around addr when it is in none.
+ */
+long segs_span(const struct range_seg *s, size_t n, uint64_t addr,
+    uint64_t *lo, uint64_t *hi);
 
 /* One candidate symbol. */
 struct rawsym {
@@ -146,10 +154,11 @@ int symelf_has_section(Elf *elf, const char *name);
 /*
  * dwarfinfo.c: reads the DWARF of elf: functions not covered by
  * st->segs go into b (SYM_FROM_DWARF); inlined calls into st->inl and
- * st->isegs; the line table into st->lines and st->files.
+ * st->isegs; the line table into st->lines and st->files.  elf_path
+ * and opt locate a dwz supplementary file (.gnu_debugaltlink).
  * Returns 0 (also when elf has no DWARF) or -ERR_NOMEM.
  */
-int dwarfinfo_read(struct symtab *st, Elf *elf, struct symbuild *b,
-    struct error *e);
+int dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
+    const struct symtab_options *opt, struct symbuild *b, struct error *e);
 
 #endif

@@ -7,7 +7,7 @@ SYM_CFLAGS := -O2 -g -fno-omit-frame-pointer
 
 SYM_FIXTURES := $(SYM_FIX)/inl $(SYM_FIX)/inl-pie $(SYM_FIX)/inl-dw4 \
 	$(SYM_FIX)/inl-nosym $(SYM_FIX)/cxx $(SYM_FIX)/libshl.so \
-	$(SYM_FIX)/strip/.done
+	$(SYM_FIX)/strip/.done $(SYM_FIX)/strip-crc/.done $(SYM_FIX)/dwz/.done
 
 # Non-PIE, DWARF 5 (the compiler's default).
 $(SYM_FIX)/inl: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
@@ -48,10 +48,33 @@ $(SYM_FIX)/strip/.done: $(SYM_FIX)/inl-pie
 	    cp $(@D)/link/inl.debug $$d/$$(echo $$id | cut -c3-).debug
 	touch $@
 
+# Without a build-id: the debuglink's CRC-32 decides.  crc/ has the right
+# inl.debug beside it, crcbad/ one of the same name with other contents.
+$(SYM_FIX)/inl-noid: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -fPIE -pie -Wl,--build-id=none -o $@ $<
+
+$(SYM_FIX)/strip-crc/.done: $(SYM_FIX)/inl-noid $(SYM_FIX)/strip/.done
+	rm -rf $(@D) && mkdir -p $(@D)/crc $(@D)/crcbad
+	objcopy --only-keep-debug $< $(@D)/crc/inl.debug
+	objcopy --strip-all --add-gnu-debuglink=$(@D)/crc/inl.debug $< \
+	    $(@D)/crc/inl
+	cp $(@D)/crc/inl $(@D)/crcbad/inl
+	cp $(SYM_FIX)/strip/link/inl.debug $(@D)/crcbad/inl.debug
+	touch $@
+
+# dwz: two copies of cxx share their DIEs through a supplementary file
+# (.gnu_debugaltlink "common", found beside them).
+$(SYM_FIX)/dwz/.done: $(SYM_FIX)/cxx
+	rm -rf $(@D) && mkdir -p $(@D)
+	cp $< $(@D)/a && cp $< $(@D)/b
+	cd $(@D) && dwz -m common -M common a b
+	touch $@
+
 SYM_BENCH := $(BUILD)/bench/symtab_bench
 $(SYM_BENCH): $(BUILD)/bench/symtab_bench.o $(LIBPTKIT)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBPTKIT) $(LIBS_ALL)
 
 CHECK_DEPS += $(SYM_FIXTURES)
-BENCH_DEPS += $(SYM_BENCH)
+BENCH_DEPS += $(SYM_BENCH) $(SYM_FIXTURES)

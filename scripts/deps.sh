@@ -9,7 +9,7 @@ set -eu
 # Build: compiler libraries.  Tests and recording: the rest.
 PACKAGES="gcc g++ make pkg-config libipt-dev libelf-dev libdw-dev libzstd-dev
 libjansson-dev libiberty-dev libzydis-dev libc6-dbg qemu-user linux-perf jq
-mandoc perl binutils"
+mandoc perl binutils dwz"
 
 missing() {
 	for p in $PACKAGES; do

@@ -26,6 +26,9 @@
 #define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"
 
 static char fixdir[2048];
+static struct error e_unused;
+
+static char *build_id_hex(const char *path);
 
 static const char *
 fix(const char *name)
@@ -528,6 +531,141 @@ test_c_fixture(const char *name, int pie)
 	symtab_free(st);
 }
 
+/* A frames string for addr with call sites, for comparing two tables. */
+static void
+frames_full(const struct symtab *st, uint64_t addr, char *buf, size_t len)
+{
+	const struct sym_inline *in;
+	struct sym_line ln;
+	size_t o;
+
+	our_frames(st, addr, NULL, buf, len);
+	o = strlen(buf);
+	for (in = symtab_inline_at(st, addr); in != NULL && o < len;
+	    in = in->parent)
+		o += snprintf(buf + o, len - o, "%s d%u col %u\n", in->raw,
+		    in->depth, in->call_column);
+	if (symtab_line(st, addr, &ln) && o < len)
+		snprintf(buf + o, len - o, "col %u\n", ln.column);
+}
+
+/* dwz moves shared DIEs to a supplementary file; nothing may change. */
+static void
+test_dwz(const char *tmp)
+{
+	struct symtab_options opt = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	struct symtab *ref = NULL, *st = NULL;
+	struct symtab_stats rs, ss;
+	const struct sym *s;
+	char a[8192], b[8192], lone[4200], *out, *id;
+	char root[4200], dir[4300], dst[4400];
+	const char *roots[1];
+	uint64_t addr;
+	size_t i, n = 0, bad = 0;
+
+	IS_INT(symtab_open(fix("cxx"), &opt, &ref, &e_unused), 0,
+	    "dwz: cxx opens");
+	IS_INT(symtab_open(fix("dwz/a"), &opt, &st, &e_unused), 0,
+	    "dwz: the dwz'd copy opens");
+	if (ref == NULL || st == NULL)
+		goto out;
+	symtab_get_stats(ref, &rs);
+	symtab_get_stats(st, &ss);
+	OK(rs.n_inlines == ss.n_inlines && rs.n_lines == ss.n_lines &&
+	    rs.n_syms == ss.n_syms, "dwz: same counts (%zu inlined, %zu "
+	    "lines)", ss.n_inlines, ss.n_lines);
+	for (i = 0; (s = symtab_sym(ref, i)) != NULL; i++) {
+		for (addr = s->addr; addr < s->addr + s->size; addr++) {
+			frames_full(ref, addr, a, sizeof(a));
+			frames_full(st, addr, b, sizeof(b));
+			n++;
+			if (strcmp(a, b) != 0 && bad++ < 2)
+				DIAG("%#llx:\n%s---\n%s",
+				    (unsigned long long)addr, a, b);
+		}
+	}
+	IS_INT(bad, 0, "dwz: %zu addresses symbolize as without dwz", n);
+	symtab_free(st);
+	st = NULL;
+
+	/* Alone, its supplementary file only under a root, by build-id. */
+	snprintf(lone, sizeof(lone), "%s/a", tmp);
+	out = run("cp", fix("dwz/a"), lone, (char *)NULL);
+	free(out);
+	IS_INT(symtab_open(lone, &opt, &st, &e_unused), 0,
+	    "dwz: loads without the supplementary file");
+	OK(st && symtab_find(st, "geo::thrower(int)") != NULL,
+	    "dwz: symbols still named from .symtab");
+	symtab_free(st);
+	st = NULL;
+	id = build_id_hex(fix("dwz/common"));
+	OK(id != NULL, "dwz: the supplementary file has a build-id");
+	if (id == NULL)
+		goto out;
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(dir, sizeof(dir), "%s/.build-id/%.2s", root, id);
+	snprintf(dst, sizeof(dst), "%s/%s.debug", dir, id + 2);
+	free(id);
+	free(run("mkdir", "-p", dir, (char *)NULL));
+	free(run("cp", fix("dwz/common"), dst, (char *)NULL));
+	roots[0] = root;
+	opt.debug_dirs = roots;
+	opt.n_debug_dirs = 1;
+	IS_INT(symtab_open(lone, &opt, &st, &e_unused), 0,
+	    "dwz: loads with the supplementary file under a root");
+	for (i = 0, bad = 0; st && (s = symtab_sym(ref, i)) != NULL; i++)
+		for (addr = s->addr; addr < s->addr + s->size; addr++) {
+			frames_full(ref, addr, a, sizeof(a));
+			frames_full(st, addr, b, sizeof(b));
+			bad += strcmp(a, b) != 0;
+		}
+	IS_INT(bad, 0, "dwz: supplementary file found by build-id");
+	free(run("rm", "-rf", root, (char *)NULL));
+	unlink(lone);
+out:
+	symtab_free(st);
+	symtab_free(ref);
+}
+
+/* The span lookups agree with the point lookups over a whole function. */
+static void
+test_spans(void)
+{
+	struct symtab *st = NULL;
+	const struct sym *fn, *f2;
+	const struct sym_inline *in;
+	struct error e;
+	uint64_t a, b, lo, hi, flo, fhi;
+	size_t spans = 0, bad = 0, inlined = 0;
+
+	IS_INT(symtab_open(fix("inl"), NULL, &st, &e), 0, "spans: inl opens");
+	if (st == NULL)
+		return;
+	fn = symtab_find(st, "static_worker");
+	OK(fn != NULL, "spans: static_worker");
+	for (a = fn ? fn->addr : 0; fn != NULL && a < fn->addr + fn->size;
+	    a = hi) {
+		in = symtab_inline_span(st, a, &lo, &hi);
+		spans++;
+		inlined += in != NULL;
+		if (lo > a || hi <= a)
+			bad++;
+		for (b = lo; b < hi && b < fn->addr + fn->size + 64; b++)
+			if (symtab_inline_at(st, b) != in)
+				bad++;
+	}
+	IS_INT(bad, 0, "spans: inline spans hold one answer each");
+	OK(spans > 3 && inlined > 1, "spans: %zu spans in static_worker, %zu "
+	    "inlined", spans, inlined);
+	f2 = symtab_lookup_span(st, fn ? fn->addr + 1 : 0, &flo, &fhi);
+	OK(f2 == fn && fn && flo == fn->addr && fhi == fn->addr + fn->size,
+	    "spans: the function span is its range");
+	OK(symtab_lookup_span(st, 1, &flo, &fhi) == NULL && flo == 0 &&
+	    fhi == symtab_sym(st, 0)->addr, "spans: the gap before the first "
+	    "function");
+	symtab_free(st);
+}
+
 /* static_worker is gone from .symtab; DWARF must supply it. */
 static void
 test_dwarf_only_function(void)
@@ -636,8 +774,64 @@ test_separate_debuginfo(void)
 		check_addr2line(st, fix("inl-pie"), "static_worker", NULL,
 		    "stripped (build-id)");
 		symtab_free(st);
+		st = NULL;
 	}
 	free(id);
+}
+
+/* perf's build-id cache layout (a snapshot's images/), and the CRC path. */
+static void
+test_debug_layouts(const char *tmp)
+{
+	struct symtab_options opt = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	const char *roots[1];
+	struct symtab *st = NULL;
+	struct error e;
+	char dir[4096], dbg[4200], *id, *out;
+
+	id = build_id_hex(fix("inl-pie"));
+	if (id == NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%s/images/.build-id/%.2s/%s", tmp, id,
+	    id + 2);
+	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
+	free(id);
+	out = run("mkdir", "-p", dir, (char *)NULL);
+	free(out);
+	out = run("cp", fix("strip/link/inl.debug"), dbg, (char *)NULL);
+	free(out);
+	snprintf(dir, sizeof(dir), "%s/images", tmp);
+	roots[0] = dir;
+	opt.debug_dirs = roots;
+	opt.n_debug_dirs = 1;
+	IS_INT(symtab_open(fix("strip/bid/inl"), &opt, &st, &e), 0,
+	    "perf layout: opens");
+	IS_STR(st ? symtab_debug_path(st) : NULL, dbg,
+	    "perf layout: images/.build-id/xx/rest/debug found");
+	OK(st && symtab_find(st, "static_worker") != NULL,
+	    "perf layout: static_worker named");
+	symtab_free(st);
+	st = NULL;
+	out = run("rm", "-rf", dir, (char *)NULL);
+	free(out);
+
+	opt.n_debug_dirs = 0;
+	IS_INT(symtab_open(fix("strip-crc/crc/inl"), &opt, &st, &e), 0,
+	    "crc: opens");
+	IS_STR(st ? symtab_debug_path(st) : NULL,
+	    fix("strip-crc/crc/inl.debug"),
+	    "crc: no build-id, debuglink CRC matches");
+	OK(st && symtab_find(st, "static_worker") != NULL,
+	    "crc: static_worker named");
+	symtab_free(st);
+	st = NULL;
+	IS_INT(symtab_open(fix("strip-crc/crcbad/inl"), &opt, &st, &e), 0,
+	    "crc mismatch: opens");
+	OK(st && symtab_debug_path(st) == NULL,
+	    "crc mismatch: a wrong inl.debug is refused");
+	symtab_free(st);
+	IS_U64(debugfind_crc32(0, (const unsigned char *)"123456789", 9),
+	    0xcbf43926u, "crc32 check value");
 }
 
 /* ---- C++ ---------------------------------------------------------- */
@@ -1079,6 +1273,9 @@ main(void)
 	test_c_fixture("inl-dw4", 1);
 	test_dwarf_only_function();
 	test_separate_debuginfo();
+	test_debug_layouts(tmp);
+	test_dwz(tmp);
+	test_spans();
 	test_cxx();
 	test_shared_lib();
 	test_libc();
