@@ -28,7 +28,8 @@
  *                   TIME is the virtual clock (1 GHz TSC, CPI 1).
  *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
  *                   first, ending on a packet boundary; snap.<seq>/threads
- *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS".
+ *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS";
+ *                   snap.<seq>/info is "REASON TID TIME" of the trigger.
  *   events          a FIFO ptrec creates and reads; the plugin writes one
  *                   line per completed snapshot ("snapshot SEQ REASON\n")
  *                   and "done\n" when it stops tracing.

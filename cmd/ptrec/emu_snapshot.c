@@ -225,9 +225,17 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 			free(r.data);
 	}
 	fclose(f);
-	if (rc < 0)
+	if (rc < 0) {
 		emu_capture_free(c);
-	return rc;
+		return rc;
+	}
+	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", scratch, seq);
+	if ((f = fopen(path, "re")) != NULL) {
+		if (fscanf(f, "%*s %*d %" SCNx64, &c->fired_time) != 1)
+			c->fired_time = 0;
+		fclose(f);
+	}
+	return 0;
 }
 
 /*

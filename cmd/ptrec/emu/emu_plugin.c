@@ -451,9 +451,18 @@ slot_of(unsigned int vcpu)
 
 /* ---- snapshots ------------------------------------------------------------ */
 
+static void write_file(const char *path, const uint8_t *p, uint64_t n);
+
 static void
 snapshot_complete(uint64_t seq)
 {
+	char path[PATH_MAX + 32], info[128];
+	int n;
+
+	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", g.dir, seq);
+	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 "\n", g.snap_reason,
+	    g.snap_reason_tid, g.snap_time);
+	write_file(path, (const uint8_t *)info, (uint64_t)n);
 	g.snaps_done++;
 	sideband("snapshot %" PRIu64 " %s %d 0x%" PRIx64, seq, g.snap_reason,
 	    g.snap_reason_tid, g.snap_time);
@@ -475,9 +484,14 @@ write_file(const char *path, const uint8_t *p, uint64_t n)
 	close(fd);
 }
 
-/* Copies s's ring into snapshot seq; the caller owns s right now. */
+/*
+ * Copies s's ring into snapshot seq; the caller owns s right now.  live:
+ * the thread may trace again later; ip: the block it is about to run
+ * (tracing stops there as at a hardware trigger), 0 when it is not in
+ * guest code.
+ */
 static void
-slot_dump(struct slot *s, uint64_t seq, int live)
+slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 {
 	char path[PATH_MAX + 64], line[256];
 	uint8_t *data;
@@ -487,7 +501,11 @@ slot_dump(struct slot *s, uint64_t seq, int live)
 	if (s->hdr == NULL || s->snap_done == seq)
 		return;
 	if (live) {
-		emu_thread_flush(&s->th);
+		if (ip != 0)
+			emu_thread_stop(&s->th, ip);
+		else
+			emu_thread_flush(&s->th);
+		s->hdr->cur_ip = 0;
 		s->hdr->clock = s->th.clock;
 		s->hdr->insns = s->th.insns;
 		if (s->has_truth) {
@@ -545,7 +563,8 @@ slot_reclaim(struct slot *s)
  * is copied here; running threads copy their own at their next block.
  */
 static void
-snapshot_request(struct slot *me, const char *reason, int final)
+snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
+    int final)
 {
 	uint64_t seq;
 	struct slot *s;
@@ -577,15 +596,15 @@ snapshot_request(struct slot *me, const char *reason, int final)
 			continue;
 		want = S_SYSCALL;
 		if (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == S_EXITED) {
-			slot_dump(s, seq, 0);
+			slot_dump(s, seq, 0, 0);
 		} else if (__atomic_compare_exchange_n(&s->state, &want,
 		    S_DUMPING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-			slot_dump(s, seq, 1);
+			slot_dump(s, seq, 1, 0);
 			__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
 		}
 	}
 	if (me != NULL)
-		slot_dump(me, seq, 1);
+		slot_dump(me, seq, 1, me_ip);
 	pthread_mutex_lock(&g.lock);
 	if (--g.snap_pending == 0)
 		snapshot_complete(seq);
@@ -605,7 +624,7 @@ on_trigger(struct slot *s, const struct emu_tb *tb)
 {
 	if (tb->trigger == TRIG_STOP) {
 		if (capture_started(s))
-			snapshot_request(s, "stop-indicator", 0);
+			snapshot_request(s, tb->start, "stop-indicator", 0);
 		return;
 	}
 	if (!capture_started(s) || ++g.hit_count < g.hits)
@@ -614,20 +633,20 @@ on_trigger(struct slot *s, const struct emu_tb *tb)
 	if (g.tail_ns > 0)
 		s->tail_deadline = s->th.clock + g.tail_ns;
 	else
-		snapshot_request(s, "symbol", 0);
+		snapshot_request(s, tb->start, "symbol", 0);
 }
 
 static void
-on_deadline(struct slot *s)
+on_deadline(struct slot *s, uint64_t ip)
 {
 	if (s->th.clock >= s->tail_deadline) {
 		s->tail_deadline = UINT64_MAX;
-		snapshot_request(s, "tail", 0);
+		snapshot_request(s, ip, "tail", 0);
 		return;
 	}
 	if (g.deadline_is_max) {
 		g.deadline = UINT64_MAX;
-		snapshot_request(s, "max-capture", 1);
+		snapshot_request(s, ip, "max-capture", 1);
 		return;
 	}
 	/* --after-ms: and again each period for --repeat */
@@ -636,16 +655,16 @@ on_deadline(struct slot *s)
 		g.deadline = CLOCK_BASE + g.max_ns;
 		g.deadline_is_max = 1;
 	}
-	snapshot_request(s, "after-ms", 0);
+	snapshot_request(s, ip, "after-ms", 0);
 }
 
 static void
-on_control(struct slot *s)
+on_control(struct slot *s, uint64_t ip)
 {
 	uint64_t req = g.ctl->request_seq;
 
 	g.ctl_seen = req;
-	snapshot_request(s, "request", g.ctl->stop != 0);
+	snapshot_request(s, ip, "request", g.ctl->stop != 0);
 }
 
 /* ---- execution ---------------------------------------------------------- */
@@ -660,17 +679,17 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 		return;
 	if (g.off || s->hdr == NULL)
 		return;
-	if (__builtin_expect(s->snap_done != g.snap_req, 0))
-		slot_dump(s, g.snap_req, 1);
 	emu_thread_tb(&s->th, tb);
+	if (__builtin_expect(s->snap_done != g.snap_req, 0))
+		slot_dump(s, g.snap_req, 1, tb->start);
 	if (__builtin_expect(tb->trigger != 0, 0))
 		on_trigger(s, tb);
 	if (__builtin_expect(s->th.clock >= g.deadline ||
 	    s->th.clock >= s->tail_deadline, 0))
-		on_deadline(s);
+		on_deadline(s, tb->start);
 	if (g.ctl != NULL && __builtin_expect(g.ctl->request_seq !=
 	    g.ctl_seen, 0))
-		on_control(s);
+		on_control(s, tb->start);
 	emu_enc_commit(&s->th.enc);
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
@@ -733,7 +752,7 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 			if (g.tail_ns > 0)
 				s->tail_deadline = s->th.clock + g.tail_ns;
 			else
-				snapshot_request(s, "line", 0);
+				snapshot_request(s, 0, "line", 0);
 		}
 	}
 }
@@ -763,9 +782,9 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		g.exit_group = 1;
 	if (g.off || s->hdr == NULL)
 		return;
-	if (s->snap_done != g.snap_req)
-		slot_dump(s, g.snap_req, 1);
 	emu_thread_syscall(&s->th, num);
+	if (s->snap_done != g.snap_req)
+		slot_dump(s, g.snap_req, 1, 0);
 	s->hdr->clock = s->th.clock;
 	s->hdr->cur_ip = 0;
 	if (num == NR_WRITE)
@@ -774,7 +793,7 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
 	if (s->snap_done != __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST)) {
 		slot_reclaim(s);
-		slot_dump(s, g.snap_req, 1);
+		slot_dump(s, g.snap_req, 1, 0);
 		__atomic_store_n(&s->state, S_SYSCALL, __ATOMIC_SEQ_CST);
 	}
 }
@@ -857,7 +876,7 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	if (s->hdr == NULL || g.off)
 		return;
 	if (s->snap_done != g.snap_req)
-		slot_dump(s, g.snap_req, 1);
+		slot_dump(s, g.snap_req, 1, 0);
 	/* The kernel takes a nanosecond: sideband written at the syscall's
 	 * time precedes the trace that follows (perf needs "before"). */
 	emu_thread_kernel_time(&s->th, 1);
@@ -916,7 +935,7 @@ on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 	if (s->hdr != NULL) {
 		slot_reclaim(s);
 		if (!g.off && s->snap_done != g.snap_req)
-			slot_dump(s, g.snap_req, 1);
+			slot_dump(s, g.snap_req, 1, 0);
 	}
 	slot_close(s);
 	g.vcpu[vcpu] = NULL;
@@ -944,10 +963,10 @@ on_atexit(qemu_plugin_id_t id, void *userdata)
 	}
 	if (!g.off) {
 		g.snap_pending = 0;	/* an unfinished one is superseded */
-		snapshot_request(me, "exit", 1);
+		snapshot_request(me, 0, "exit", 1);
 		/* threads that did not answer: copy them ourselves */
 		for (i = 0; i < g.n_slots && g.snap_pending > 0; i++)
-			slot_dump(g.slots[i], g.snap_req, 1);
+			slot_dump(g.slots[i], g.snap_req, 1, 0);
 	}
 	for (i = 0; i < g.n_slots; i++)
 		slot_close(g.slots[i]);

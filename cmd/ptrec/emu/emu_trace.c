@@ -381,6 +381,25 @@ emu_thread_kernel_time(struct emu_thread *t, uint64_t ns)
 }
 
 void
+emu_thread_stop(struct emu_thread *t, uint64_t ip)
+{
+	if (t->deferring)
+		resolve_defer(t, 0);
+	if (!t->enabled) {
+		emu_thread_flush(t);
+		return;
+	}
+	emu_enc_fup(&t->enc, t->clock, ip);
+	emu_enc_pgd(&t->enc, t->clock);
+	truth_event(t, "async", ip, 0);
+	t->enabled = 0;
+	t->need_pge = 1;
+	t->prev = NULL;
+	t->st.pgd++;
+	emu_enc_commit(&t->enc);
+}
+
+void
 emu_thread_flush(struct emu_thread *t)
 {
 	if (t->deferring)

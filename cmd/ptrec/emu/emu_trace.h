@@ -102,6 +102,13 @@ void emu_thread_kernel_time(struct emu_thread *t, uint64_t ns);
  */
 void emu_thread_flush(struct emu_thread *t);
 
+/*
+ * Stops tracing where the thread is, about to run the block at ip, as a
+ * trigger's breakpoint would on hardware: FUP(ip) + TIP.PGD, committed.
+ * The next block enables tracing again (TSC + TIP.PGE).
+ */
+void emu_thread_stop(struct emu_thread *t, uint64_t ip);
+
 /* Ground-truth log: open truth.<tid> in dir; 0 or -1 (errno set). */
 int emu_truth_open(struct emu_truth *w, const char *path);
 void emu_truth_line(struct emu_truth *w, const char *line, size_t n);

@@ -1,0 +1,132 @@
+#!/bin/sh
+# ptrec --recorder emu triggers: each test asserts where the trace ends
+# (the last branches perf decodes) and that it is exact up to there.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu-lib.sh"
+
+B=$EMU_FIX/branchy
+
+# rec OPTIONS... -- PROGRAM ARGS: records into snap with the ground truth.
+rec() {
+	ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 4M "$@" \
+	    >path 2>err
+}
+
+# tail_of SNAP N: the last N branches perf decodes, as "FLAGS SYM".
+tail_of() {
+	perf --buildid-dir "$1/images" script -i "$1/perf.data" --itrace=b \
+	    -F flags,ip,sym 2>/dev/null | tail -n "$2" |
+	    awk '{ $(NF-1) = ""; print }' | tr -s ' ' | sed 's/^ //'
+}
+
+trigger() {
+	jq -r '.trigger.kind' "$1/manifest.json"
+}
+
+fired() {
+	jq -r '.trigger.fired_ns' "$1/manifest.json"
+}
+
+test_expect_success 'exit (default): the trace ends in _exit' '
+	rec -- "$B" 2 500 &&
+	test_eq exit "$(trigger snap)" &&
+	tail_of snap 1 >last &&
+	grep -q "tr end syscall _exit" last &&
+	emu_check_parity snap truth >counts
+'
+
+test_expect_success '--trigger-symbol --trigger-hits: ends at the Nth call' '
+	rec --trigger-symbol round_mark --trigger-hits 2 -- "$B" 3 500 &&
+	test_eq symbol "$(trigger snap)" &&
+	jq -e ".trigger.detail == \"round_mark\"" snap/manifest.json &&
+	tail_of snap 2 >last &&
+	printf "%s\n" "call main" "tr end async round_mark" >want &&
+	test_cmp want last &&
+	emu_check_parity snap truth 1 >counts &&
+	test $(perf --buildid-dir snap/images script -i snap/perf.data \
+	    --itrace=c -F sym,addr 2>/dev/null | grep -c "round_mark") = 2
+'
+
+test_expect_success '--tail-ms: the snapshot is 1 ms (virtual) after the hit' '
+	rec --trigger-symbol round_mark --trigger-hits 2 -- "$B" 4 20000 &&
+	hit=$(fired snap) && rm -rf snap &&
+	rec --trigger-symbol round_mark --trigger-hits 2 --tail-ms 1 \
+	    -- "$B" 4 20000 &&
+	test_eq tail "$(trigger snap)" &&
+	end=$(fired snap) &&
+	test $((end - hit)) -ge 1000000 &&
+	test $((end - hit)) -lt 1001000 &&
+	tail_of snap 1 | grep -q "tr end async" &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success '--after-ms: 2 ms of virtual time' '
+	rec --after-ms 2 -- "$B" 3 20000 &&
+	test_eq after-ms "$(trigger snap)" &&
+	t=$(fired snap) &&
+	test "$t" -ge 3000000 && test "$t" -lt 3001000 &&
+	tail_of snap 1 | grep -q "tr end async" &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success '--max-capture-ms: the hard cap' '
+	rec --max-capture-ms 1 --trigger-symbol round_mark --trigger-hits 3 \
+	    -- "$B" 3 20000 &&
+	test_eq max-capture "$(trigger snap)" &&
+	t=$(fired snap) &&
+	test "$t" -ge 2000000 && test "$t" -lt 2001000 &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success '--min-capture-ms: earlier hits are ignored' '
+	rec --trigger-symbol round_mark -- "$B" 4 20000 &&
+	first=$(fired snap) && rm -rf snap &&
+	test "$first" -lt 2000000 &&
+	rec --trigger-symbol round_mark --min-capture-ms 1 -- "$B" 4 20000 &&
+	t=$(fired snap) &&
+	test "$t" -ge 2000000 &&
+	tail_of snap 2 | grep -q "tr end async round_mark" &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success '--trigger-line: ends at the write of the line' '
+	rec --trigger-line "^round 2 " -- "$B" 3 500 &&
+	test_eq line "$(trigger snap)" &&
+	tail_of snap 1 | grep -q "tr end syscall .*write" &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success 'stop indicator: ends at ptkit_stop_indicator' '
+	rec -- "$EMU_FIX/stopind" &&
+	test_eq stop-indicator "$(trigger snap)" &&
+	tail_of snap 2 >last &&
+	printf "%s\n" "call main" "tr end async ptkit_stop_indicator" >want &&
+	test_cmp want last &&
+	emu_check_parity snap truth 1 >counts
+'
+
+test_expect_success '--repeat 3: three complete snapshots' '
+	rec --repeat 3 --trigger-symbol round_mark -- "$B" 4 500 &&
+	test $(wc -l <path) = 3 &&
+	test -d snap && test -d snap.2 && test -d snap.3 &&
+	for i in 1 2 3; do
+		s=snap && test $i = 1 || s=snap.$i
+		emu_check_parity $s truth $i >counts.$i &&
+		tail_of $s 1 | grep -q "tr end async round_mark" || return 1
+	done &&
+	test $(awk "{print \$3}" counts.1) -lt $(awk "{print \$3}" counts.3)
+'
+
+test_expect_success 'SIGTERM to ptrec: snapshot, then the program ends' '
+	ptrec --recorder emu -o snap --emu-truth truth -- "$B" 100000 2000 \
+	    >path 2>err &
+	pid=$! &&
+	n=0 && while ! grep -q "^round 3 " err && test $n -lt 300; do
+		sleep 0.1; n=$((n + 1)); done &&
+	kill -TERM $pid && wait $pid &&
+	test $(wc -l <path) = 1 &&
+	test_eq sigterm "$(trigger snap)" &&
+	jq -e ".target.state == \"running\"" snap/manifest.json &&
+	emu_check_parity snap truth 1 >counts
+'
+test_done
