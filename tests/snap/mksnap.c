@@ -80,6 +80,7 @@ struct ctx {
 	uint8_t vdso_buf[65536];
 	size_t vdso_len;
 	uint64_t vdso_start;
+	struct snapshot_image vdso_img;
 	uint64_t tsc;
 	FILE *expected;
 	int status;
@@ -504,7 +505,6 @@ fill_manifest(struct ctx *c, struct snapshot *s,
 static void
 archive_images(struct ctx *c, struct snapshot *s)
 {
-	struct snapshot_image vimg;
 	struct error e;
 
 	error_clear(&e);
@@ -513,7 +513,7 @@ archive_images(struct ctx *c, struct snapshot *s)
 		    &c->maps[i].img, &e), &e);
 	if (c->vdso_len > 0)
 		check(snapshot_archive_memory(s, "[vdso]", c->vdso_buf,
-		    c->vdso_len, &vimg, &e), &e);
+		    c->vdso_len, &c->vdso_img, &e), &e);
 }
 
 static void
@@ -557,6 +557,8 @@ write_sideband(struct ctx *c, struct perfdata_writer *w)
 
 		m.sid = (struct perfdata_sid){ m.pid, m.tid, t++,
 		    PERFDATA_NO_CPU, 0 };
+		m.build_id_size = (uint8_t)c->vdso_img.build_id_size;
+		memcpy(m.build_id, c->vdso_img.build_id, m.build_id_size);
 		check(perfdata_write_mmap2(w, &m, &e), &e);
 	}
 	for (int i = 0; i < c->nr_threads; i++) {
