@@ -34,3 +34,25 @@ $(BUILD)/tests/fixtures/snap/%.static: tests/fixtures/snap/%.c
 	$(CC) $(SNAP_FIXTURE_CFLAGS) -static -o $@ $<
 
 CHECK_DEPS += $(SNAP_MKSNAP) $(SNAP_FIXTURES)
+
+# The perf.data reader's fuzzer (make fuzz, or make fuzz-perfdata).  The
+# seed corpus in tests/fuzz/perfdata is read-only; new inputs go to the
+# build directory.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+SNAP_FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -D_GNU_SOURCE -std=c17 -iquote lib
+SNAP_FUZZ := $(BUILD)/fuzz/fuzz_perfdata
+
+$(SNAP_FUZZ): tests/fuzz/fuzz_perfdata.c lib/perfdata.c lib/perfdata_write.c \
+    lib/error.c lib/perfdata.h lib/perfdata_int.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SNAP_FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lzstd
+
+fuzz-perfdata: $(SNAP_FUZZ)
+	@mkdir -p $(BUILD)/fuzz/corpus-perfdata
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    $(BUILD)/fuzz/corpus-perfdata tests/fuzz/perfdata
+
+FUZZ_RUNS += fuzz-perfdata
+.PHONY: fuzz-perfdata
