@@ -457,6 +457,37 @@ read_memlock(struct ptcaps *c, struct error *e)
 	return 0;
 }
 
+int
+ptcaps_kernel_at_least(const struct ptcaps *c, int major, int minor)
+{
+	if (c->kernel.major < 0)
+		return -1;
+	return c->kernel.major > major ||
+	    (c->kernel.major == major && c->kernel.minor >= minor);
+}
+
+static int
+read_kernel(struct ptcaps *c, struct error *e)
+{
+	const char *rel = "proc/sys/kernel/osrelease";
+	char buf[64];
+	int rc;
+
+	c->kernel.major = c->kernel.minor = -1;
+	if ((rc = read_text(c, rel, buf, sizeof(buf), e)) == -ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	chomp(buf);
+	if (sscanf(buf, "%d.%d", &c->kernel.major, &c->kernel.minor) != 2 ||
+	    c->kernel.major < 0 || c->kernel.minor < 0) {
+		c->kernel.major = c->kernel.minor = -1;
+		return bad_file(c, rel, buf, "a kernel release (X.Y...)", e);
+	}
+	snprintf(c->kernel.release, sizeof(c->kernel.release), "%s", buf);
+	return 0;
+}
+
 static int
 read_perm(struct ptcaps *c, struct error *e)
 {
@@ -571,7 +602,8 @@ ptcaps_probe(struct ptcaps *c, const char *root, unsigned flags,
 	snprintf(c->root, sizeof(c->root), "%s", root);
 	while (c->root[0] != '\0' && c->root[strlen(c->root) - 1] == '/')
 		c->root[strlen(c->root) - 1] = '\0';
-	if ((rc = read_cpuinfo(c, e)) < 0 || (rc = read_online(c, e)) < 0 ||
+	if ((rc = read_kernel(c, e)) < 0 ||
+	    (rc = read_cpuinfo(c, e)) < 0 || (rc = read_online(c, e)) < 0 ||
 	    (rc = read_pmu(c, e)) < 0 || (rc = read_perm(c, e)) < 0)
 		return rc;
 	if (!(flags & PTCAPS_NO_TOOLS))

@@ -7,6 +7,7 @@
  *       nr_addr_filters,max_nonturbo_ratio,tsc_art_ratio}
  *   sys/devices/system/cpu/online
  *   proc/cpuinfo (first processor: vendor, family, model, stepping, flags)
+ *   proc/sys/kernel/osrelease (the kernel release, for feature versions)
  *   proc/sys/kernel/{perf_event_paranoid,perf_event_mlock_kb,
  *       yama/ptrace_scope}
  *   proc/self/status (CapEff, VmPin) and proc/self/limits (locked memory;
@@ -109,8 +110,14 @@ struct ptcaps_tools {
 	char qemu_path[PATH_MAX];	/* qemu-x86_64; "" when not found */
 };
 
+struct ptcaps_kernel {
+	char release[64];	/* proc/sys/kernel/osrelease; "" unknown */
+	int major, minor;	/* -1 when unknown */
+};
+
 struct ptcaps {
 	char root[PATH_MAX];	/* without a trailing '/'; "" for "/" */
+	struct ptcaps_kernel kernel;
 	struct ptcaps_cpu cpu;
 	struct ptcaps_pmu pmu;
 	struct ptcaps_perm perm;
@@ -131,6 +138,12 @@ int ptcaps_probe(struct ptcaps *c, const char *root, unsigned flags,
 
 /* The root to use: $PTKIT_SYSROOT if set and non-empty, else "/". */
 const char *ptcaps_default_root(void);
+
+/*
+ * 1 when the kernel is at least major.minor, 0 when older, -1 when the
+ * release is unknown.
+ */
+int ptcaps_kernel_at_least(const struct ptcaps *c, int major, int minor);
 
 /* 1 when CapEff has capability bit cap (PTCAPS_CAP_*). */
 int ptcaps_has(const struct ptcaps *c, int cap);

@@ -65,6 +65,40 @@ text_cpu(const struct ptcaps *c)
 	    cpu->online, cpu->flag_hypervisor ? ", in a virtual machine" : "");
 	printf("tsc: constant_tsc %s, nonstop_tsc %s\n",
 	    yes(cpu->flag_constant_tsc), yes(cpu->flag_nonstop_tsc));
+	printf("kernel: %s\n", c->kernel.release[0] ? c->kernel.release :
+	    "unknown");
+}
+
+static const char *
+trigger_mechanism(const struct assessment *a)
+{
+	if (a->aux_pause < 0)
+		return "unknown (kernel release unknown)";
+	if (a->aux_pause)
+		return "aux_pause (kernel 6.13 or newer): the trace ends "
+		    "exactly at the trigger";
+	return "the thread is parked until the snapshot is written (no "
+	    "aux_pause before kernel 6.13)";
+}
+
+static void
+text_probe(const char *name, int ran, const struct ptprobe *p)
+{
+	if (!ran)
+		printf("probe %s: not run under --sysroot\n", name);
+	else if (p->ok)
+		printf("probe %s: ok\n", name);
+	else
+		printf("probe %s: failed: %s\n", name, p->what);
+}
+
+static void
+text_probes(const struct assessment *a)
+{
+	printf("symbol trigger: %s\n", trigger_mechanism(a));
+	text_probe("hardware breakpoint", a->probed, &a->bp_probe);
+	if (a->caps.pmu.present)
+		text_probe("intel_pt event", a->pt_probed, &a->pt_probe);
 }
 
 static void
@@ -240,6 +274,7 @@ doctor_text(const struct assessment *a, const struct rec_options *o)
 	text_pmu(a, o);
 	text_perm(a);
 	text_rings(a);
+	text_probes(a);
 	text_tools(&a->caps);
 	text_verdicts(a);
 }
@@ -437,6 +472,44 @@ json_tools(struct jsonw *w, const struct ptcaps *c)
 }
 
 static void
+json_probe(struct jsonw *w, const char *key, int ran, const struct ptprobe *p)
+{
+	jsonw_key(w, key);
+	if (!ran) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_object_begin(w);
+	jsonw_kv_bool(w, "ok", p->ok);
+	jsonw_kv_string(w, "what", p->ok ? NULL : p->what);
+	jsonw_kv_string(w, "remedy", p->ok ? NULL : p->remedy);
+	jsonw_object_end(w);
+}
+
+static void
+json_kernel(struct jsonw *w, const struct assessment *a)
+{
+	const struct ptcaps *c = &a->caps;
+
+	jsonw_key(w, "kernel");
+	jsonw_object_begin(w);
+	jsonw_kv_string(w, "release", c->kernel.release[0] ?
+	    c->kernel.release : NULL);
+	jsonw_key(w, "aux_pause");
+	if (a->aux_pause < 0)
+		jsonw_null(w);
+	else
+		jsonw_bool(w, a->aux_pause);
+	jsonw_kv_string(w, "symbol_trigger", trigger_mechanism(a));
+	jsonw_object_end(w);
+	jsonw_key(w, "probes");
+	jsonw_object_begin(w);
+	json_probe(w, "breakpoint", a->probed, &a->bp_probe);
+	json_probe(w, "intel_pt", a->pt_probed, &a->pt_probe);
+	jsonw_object_end(w);
+}
+
+static void
 json_verdicts(struct jsonw *w, const struct assessment *a)
 {
 	int i, j;
@@ -474,6 +547,7 @@ doctor_json(const struct assessment *a)
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "root", a->caps.root[0] ? a->caps.root : "/");
 	json_cpu(&w, &a->caps);
+	json_kernel(&w, a);
 	json_pmu(&w, &a->caps);
 	json_perm(&w, a);
 	json_rings(&w, a);

@@ -78,6 +78,14 @@ intel_pt_absent(const struct ptcaps *c, struct verdict *v)
 		    "%s/sys/bus/event_source/devices", c->root);
 }
 
+/* CAP_PERFMON means something from kernel 5.8 on. */
+static int
+perfmon(const struct ptcaps *c)
+{
+	return ptcaps_has(c, PTCAPS_CAP_PERFMON) &&
+	    ptcaps_kernel_at_least(c, 5, 8) != 0;
+}
+
 /* Problems pt and perf share: the PMU, permissions, rings, timing. */
 static void
 pmu_problems(const struct assessment *a, const struct rec_options *o,
@@ -98,7 +106,7 @@ pmu_problems(const struct assessment *a, const struct rec_options *o,
 		problem(v, "use --recorder emu, or a kernel with perf events "
 		    "(CONFIG_PERF_EVENTS)", "perf events are unavailable: no "
 		    "/proc/sys/kernel/perf_event_paranoid");
-	else if (pm->paranoid >= 3 && !ptcaps_has(c, PTCAPS_CAP_PERFMON) &&
+	else if (pm->paranoid >= 3 && !perfmon(c) &&
 	    !ptcaps_has(c, PTCAPS_CAP_SYS_ADMIN))
 		problem(v, "sysctl kernel.perf_event_paranoid=2, or 'setcap "
 		    "cap_perfmon+ep ptrec', or run as root",
@@ -119,6 +127,10 @@ pmu_problems(const struct assessment *a, const struct rec_options *o,
 		problem(v, "use --recorder emu, whose filters have no such "
 		    "limit, or fewer --filter options", "%s",
 		    a->filters_error.msg);
+	if (a->pt_probed && !a->pt_probe.ok)
+		problem(v, a->pt_probe.remedy, "%s", a->pt_probe.what);
+	if (o->trigger_symbol != NULL && a->probed && !a->bp_probe.ok)
+		problem(v, a->bp_probe.remedy, "%s", a->bp_probe.what);
 	if (!a->timing_ok)
 		problem(v, "use --timing low, normal or high, which ptrec adapts "
 		    "to the caps", "--timing %s: %s", o->timing == TIMING_CONFIG
@@ -199,6 +211,24 @@ judge(struct assessment *a, const struct rec_options *o)
 	}
 }
 
+/*
+ * Test opens tell what files cannot (EBUSY, seccomp, debug registers in
+ * use), but only about this machine: never under a fake root.
+ */
+static void
+live_probes(struct assessment *a)
+{
+	if (a->caps.root[0] != '\0')
+		return;
+	a->probed = 1;
+	ptprobe_breakpoint(&a->bp_probe);
+	if (a->caps.pmu.present && a->caps.pmu.type >= 0 && a->timing_ok) {
+		a->pt_probed = 1;
+		ptprobe_intel_pt(a->caps.pmu.type, a->timing.config,
+		    &a->pt_probe);
+	}
+}
+
 int
 assess(const struct rec_options *o, struct assessment *a, struct error *e)
 {
@@ -221,6 +251,8 @@ assess(const struct rec_options *o, struct assessment *a, struct error *e)
 	} else {
 		a->plan_ok = a->timing_ok = a->filters_ok = 1;
 	}
+	a->aux_pause = ptcaps_kernel_at_least(&a->caps, 6, 13);
+	live_probes(a);
 	judge(a, o);
 	return 0;
 }

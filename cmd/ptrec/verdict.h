@@ -13,6 +13,7 @@
 #include "options.h"
 #include "ptcaps.h"
 #include "ptconfig.h"
+#include "ptprobe.h"
 
 enum { VERDICT_PT, VERDICT_PERF, VERDICT_EMU, VERDICT_COUNT };
 
@@ -45,6 +46,11 @@ struct assessment {
 	struct error timing_error;
 	int filters_ok;			/* the --filter count fits */
 	struct error filters_error;
+	int probed;			/* live probes ran (real root only) */
+	struct ptprobe bp_probe;	/* hardware breakpoint test open */
+	int pt_probed;			/* and an intel_pt test open */
+	struct ptprobe pt_probe;
+	int aux_pause;			/* kernel >= 6.13; -1 unknown */
 	struct verdict v[VERDICT_COUNT];
 };
 

@@ -33,6 +33,7 @@ test_expect_success 'AMD VM: the whole text report' '
 	root: $R
 	cpu: AuthenticAMD family 26 model 2 stepping 1 (AMD EPYC), 2 CPUs online, in a virtual machine
 	tsc: constant_tsc yes, nonstop_tsc yes
+	kernel: 6.18.44-fc-v782
 	intel_pt: absent: no $R/$PT
 	perf_event_paranoid: 2
 	capabilities: CAP_PERFMON no, CAP_SYS_ADMIN no, CAP_IPC_LOCK no, CAP_SYS_PTRACE no
@@ -41,6 +42,8 @@ test_expect_success 'AMD VM: the whole text report' '
 	locked-memory allowance: 9224 KiB (other perf users of this UID reduce it)
 	ptrace_scope: absent (no Yama)
 	attach (--pid): processes of this user
+	symbol trigger: aux_pause (kernel 6.13 or newer): the trace ends exactly at the trigger
+	probe hardware breakpoint: not run under --sysroot
 	perf: $R/usr/bin/perf, version 6.1.76
 	qemu-user: $R/usr/bin/qemu-x86_64
 	recorder pt: not usable
@@ -66,6 +69,9 @@ test_expect_success 'AMD VM: JSON passes jq and says the same' '
 	test_eq true "$(jq .cpu.hypervisor out)" &&
 	test_eq 9445376 "$(jq .permissions.mlock_allowance_bytes out)" &&
 	test_eq null "$(jq .ring_budget out)" &&
+	test_eq 6.18.44-fc-v782 "$(jq -r .kernel.release out)" &&
+	test_eq true "$(jq .kernel.aux_pause out)" &&
+	test_eq "{\"breakpoint\":null,\"intel_pt\":null}" "$(jq -c .probes out)" &&
 	test_eq 6.1.76 "$(jq -r .tools.perf.version out)" &&
 	test_eq emu "$(jq -r ".recorders[] | select(.usable) | .name" out)" &&
 	test_eq "$AMD_PROBLEM" "$(jq -r ".recorders[0].problems[0].what" out)" &&
@@ -113,6 +119,10 @@ test_expect_success 'Skylake: caps, profiles, ring budget, verdicts' '
 	has_line out "attach (--pid): only descendants of ptrec (ptrace_scope is 1): other processes need CAP_SYS_PTRACE or ptrace_scope 0" &&
 	has_line out "ring budget: 12320 KiB for all rings, 1 thread at 8 MiB" &&
 	has_line out "  warning: locked-memory limits allow 12320 KiB for perf rings (perf_event_mlock_kb 516 x 8 CPUs + RLIMIT_MEMLOCK 8 MiB), less than --budget-bytes 128 MiB: 1 thread at 8 MiB; $RAISE" &&
+	has_line out "kernel: 6.1.0-18-amd64" &&
+	has_line out "symbol trigger: the thread is parked until the snapshot is written (no aux_pause before kernel 6.13)" &&
+	has_line out "probe hardware breakpoint: not run under --sysroot" &&
+	has_line out "probe intel_pt event: not run under --sysroot" &&
 	has_line out "recorder pt: not usable (the machine is ready for it)" &&
 	has_line out "  problem: this ptrec has no pt recorder yet (issue #10)" &&
 	has_line out "recorder emu: usable" &&
@@ -186,7 +196,10 @@ test_expect_success 'perf_event_paranoid 3 without CAP_PERFMON' '
 	sed -i "s/^CapEff:.*/CapEff:\t0000004000000000/" root/proc/self/status &&
 	ptrec --doctor --sysroot root >out &&
 	has_line out "capabilities: CAP_PERFMON yes, CAP_SYS_ADMIN no, CAP_IPC_LOCK no, CAP_SYS_PTRACE no" &&
-	has_line out "recorder pt: not usable (the machine is ready for it)"
+	has_line out "recorder pt: not usable (the machine is ready for it)" &&
+	echo 5.4.0-150-generic >root/proc/sys/kernel/osrelease &&
+	ptrec --doctor --sysroot root >out &&
+	has_line out "  problem: perf_event_paranoid is 3: unprivileged perf_event_open is disabled"
 '
 
 test_expect_success 'tiny mlock limits: no ring fits' '
@@ -258,6 +271,13 @@ test_expect_success '--recorder pt on a ready machine: not built yet' '
 	test_eq "ptrec: the pt recorder is not built yet (issue #10)" "$(cat err)"
 '
 
+test_expect_success 'a kernel without a release file' '
+	tree skylake && rm root/proc/sys/kernel/osrelease &&
+	ptrec --doctor --sysroot root >out &&
+	has_line out "kernel: unknown" &&
+	has_line out "symbol trigger: unknown (kernel release unknown)"
+'
+
 # This machine: whatever it is, the report must be consistent.
 test_expect_success 'this machine: JSON passes jq, exit status matches' '
 	rc=0 && ptrec --doctor --format json >out.json || rc=$? &&
@@ -265,6 +285,8 @@ test_expect_success 'this machine: JSON passes jq, exit status matches' '
 	n=$(jq "[.recorders[] | select(.usable)] | length" out.json) &&
 	if [ "$n" -gt 0 ]; then test_eq 0 $rc; else test_eq 1 $rc; fi &&
 	ptrec --doctor >out.txt || : &&
+	jq -e ".probes.breakpoint.ok | type == \"boolean\"" out.json >/dev/null &&
+	grep -q "^probe hardware breakpoint: \(ok\|failed: a hardware breakpoint cannot be opened: \)" out.txt &&
 	if [ ! -d /$PT ]; then
 		has_line out.txt "intel_pt: absent: no /$PT" &&
 		test_eq false "$(jq .recorders[0].usable out.json)" &&

@@ -33,6 +33,11 @@ test_skylake(void)
 	    "skylake tree probes");
 	OK(c.pmu.present, "intel_pt is present");
 	IS_INT(c.pmu.type, 8, "type");
+	IS_STR(c.kernel.release, "6.1.0-18-amd64", "kernel release");
+	IS_INT(c.kernel.major * 100 + c.kernel.minor, 601, "kernel 6.1");
+	IS_INT(ptcaps_kernel_at_least(&c, 6, 1), 1, "6.1 >= 6.1");
+	IS_INT(ptcaps_kernel_at_least(&c, 6, 13), 0, "6.1 < 6.13");
+	IS_INT(ptcaps_kernel_at_least(&c, 5, 8), 1, "6.1 >= 5.8");
 	IS_INT(c.pmu.fmt[PTF_CYC].lo, 1, "format/cyc bit");
 	IS_INT(c.pmu.fmt[PTF_MTC_PERIOD].lo, 14, "format/mtc_period low bit");
 	IS_INT(c.pmu.fmt[PTF_MTC_PERIOD].hi, 17, "format/mtc_period high bit");
@@ -177,6 +182,13 @@ test_bad_files(void)
 	    "absent procfs files are absent");
 	IS_INT(c.cpu.online, 0, "online unknown under a fake root");
 	IS_INT(c.cpu.family, -1, "family unknown");
+	IS_INT(ptcaps_kernel_at_least(&c, 6, 13), -1, "kernel unknown");
+	write_file(dir, "proc/sys/kernel/osrelease", "six\n");
+	IS_INT(ptcaps_probe(&c, dir, PTCAPS_NO_TOOLS, &e), -ERR_FORMAT,
+	    "a bad osrelease");
+	snprintf(want, sizeof(want), "%s/proc/sys/kernel/osrelease: 'six' is "
+	    "not a kernel release (X.Y...)", dir);
+	IS_STR(e.msg, want, "osrelease message");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	IS_INT(system(cmd), 0, "cleanup");
 	IS_INT(ptcaps_probe(&c, "/nonexistent/root", 0, &e), -ERR_NOTFOUND,
