@@ -8,9 +8,9 @@
 
 #include "symtab_int.h"
 
+#define R_X86_64_GLOB_DAT_ 6
 #define R_X86_64_JUMP_SLOT_ 7
 #define R_X86_64_IRELATIVE_ 37
-#define PLT_ENTRY_SIZE 16
 
 static Elf_Scn *
 find_section(Elf *elf, const char *name, GElf_Shdr *sh)
@@ -153,93 +153,185 @@ read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	return 0;
 }
 
-/* Adds one PLT stub named after relocation rel. */
+/* A GOT slot that a PLT entry jumps through, and what it is for. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;	/* NULL for R_X86_64_IRELATIVE */
+	uint64_t addend;
+};
+
+struct got_map {
+	struct got_slot *v;
+	size_t n;
+};
+
 static int
-add_plt_stub(struct symtab *st, Elf *elf, const GElf_Shdr *relsh,
-    Elf_Data *dynsym, const GElf_Rela *rel, uint64_t addr,
-    struct symbuild *b, struct error *e)
+got_slot_cmp(const void *pa, const void *pb)
+{
+	const struct got_slot *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Collects JUMP_SLOT, GLOB_DAT and IRELATIVE targets of one RELA section. */
+static int
+got_add_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+    struct got_map *m)
+{
+	Elf_Data *rd = elf_getdata(scn, NULL), *symd = NULL;
+	Elf_Scn *dscn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr dsh;
+	GElf_Rela rel;
+	GElf_Sym sym;
+	struct got_slot *v;
+	size_t i, n;
+	unsigned type;
+
+	if (rd == NULL || sh->sh_entsize == 0)
+		return 0;
+	if (dscn != NULL && gelf_getshdr(dscn, &dsh) != NULL)
+		symd = elf_getdata(dscn, NULL);
+	n = sh->sh_size / sh->sh_entsize;
+	v = realloc(m->v, (m->n + n + 1) * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	m->v = v;
+	for (i = 0; i < n && gelf_getrela(rd, (int)i, &rel) != NULL; i++) {
+		struct got_slot *g = &m->v[m->n];
+
+		type = GELF_R_TYPE(rel.r_info);
+		g->addr = rel.r_offset;
+		g->addend = (uint64_t)rel.r_addend;
+		g->name = NULL;
+		if (type == R_X86_64_IRELATIVE_) {
+			m->n++;
+			continue;
+		}
+		if ((type != R_X86_64_JUMP_SLOT_ && type != R_X86_64_GLOB_DAT_) ||
+		    symd == NULL ||
+		    gelf_getsym(symd, (int)GELF_R_SYM(rel.r_info), &sym) == NULL)
+			continue;
+		g->name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+		if (g->name != NULL && *g->name != '\0')
+			m->n++;
+	}
+	return 0;
+}
+
+static const struct got_slot *
+got_find(const struct got_map *m, uint64_t addr)
+{
+	struct got_slot key = { addr, NULL, 0 };
+
+	if (m->n == 0)
+		return NULL;
+	return bsearch(&key, m->v, m->n, sizeof(*m->v), got_slot_cmp);
+}
+
+/*
+ * The GOT slot an x86-64 PLT entry jumps through: the target of its
+ * "jmp *disp32(%rip)" (ff 25, maybe after endbr64 and a bnd prefix).
+ */
+static int
+plt_entry_slot(const unsigned char *code, size_t len, uint64_t addr,
+    uint64_t *slot)
+{
+	size_t i;
+	int32_t disp;
+
+	for (i = 0; i + 6 <= len; i++) {
+		if (code[i] != 0xff || code[i + 1] != 0x25)
+			continue;
+		memcpy(&disp, code + i + 2, 4);
+		*slot = addr + i + 6 + (uint64_t)(int64_t)disp;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+add_plt_entry(struct symtab *st, const struct got_slot *g, uint64_t addr,
+    uint64_t size, struct symbuild *b, struct error *e)
 {
 	char buf[512];
 	struct rawsym r;
-	GElf_Sym sym;
-	const char *name = NULL;
-	GElf_Shdr dsh;
-	Elf_Scn *dscn;
 
-	if (GELF_R_TYPE(rel->r_info) == R_X86_64_IRELATIVE_) {
+	if (g->name != NULL)
+		snprintf(buf, sizeof(buf), "%s@plt", g->name);
+	else
 		snprintf(buf, sizeof(buf), "*ABS*+0x%llx@plt",
-		    (unsigned long long)rel->r_addend);
-	} else {
-		dscn = elf_getscn(elf, relsh->sh_link);
-		if (dynsym == NULL || dscn == NULL ||
-		    gelf_getshdr(dscn, &dsh) == NULL ||
-		    gelf_getsym(dynsym, (int)GELF_R_SYM(rel->r_info), &sym) ==
-		    NULL)
-			return 0;
-		name = elf_strptr(elf, dsh.sh_link, sym.st_name);
-		if (name == NULL || *name == '\0')
-			return 0;
-		snprintf(buf, sizeof(buf), "%s@plt", name);
-	}
+		    (unsigned long long)g->addend);
 	memset(&r, 0, sizeof(r));
 	r.addr = addr;
-	r.size = PLT_ENTRY_SIZE;
+	r.size = size;
 	r.bind_rank = 2;
 	r.flags = SYM_PLT;
 	return symbuild_add(st, b, &r, buf, strlen(buf), e);
 }
 
-/*
- * x86-64 lazy-binding PLT: entry i of .plt.sec (IBT), else entry i + 1 of
- * .plt (entry 0 is the resolver trampoline), belongs to relocation i of
- * .rela.plt.
- */
+/* Names every entry of one PLT section whose GOT slot has a relocation. */
 static int
-read_plt(struct symtab *st, Elf *elf, struct symbuild *b, struct error *e)
+read_plt_section(struct symtab *st, Elf *elf, const char *name,
+    uint64_t default_entsize, const struct got_map *m, struct symbuild *b,
+    struct error *e)
 {
-	GElf_Shdr relsh, pltsh;
-	Elf_Scn *relscn, *dscn;
-	Elf_Data *reldata, *dynsym = NULL;
-	GElf_Ehdr eh;
-	GElf_Rela rel;
-	uint64_t base;
-	size_t i, n;
+	const struct got_slot *g;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	uint64_t ent, off, slot;
 	int rc;
 
-	if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64)
+	scn = find_section(elf, name, &sh);
+	if (scn == NULL || sh.sh_type != SHT_PROGBITS ||
+	    (d = elf_getdata(scn, NULL)) == NULL || d->d_buf == NULL)
 		return 0;
-	relscn = find_section(elf, ".rela.plt", &relsh);
-	if (relscn == NULL || relsh.sh_type != SHT_RELA ||
-	    relsh.sh_entsize == 0)
-		return 0;
-	if (find_section(elf, ".plt.sec", &pltsh) != NULL)
-		base = pltsh.sh_addr;
-	else if (find_section(elf, ".plt", &pltsh) != NULL)
-		base = pltsh.sh_addr + PLT_ENTRY_SIZE;
-	else
-		return 0;
-	reldata = elf_getdata(relscn, NULL);
-	dscn = elf_getscn(elf, relsh.sh_link);
-	if (dscn != NULL)
-		dynsym = elf_getdata(dscn, NULL);
-	if (reldata == NULL)
-		return 0;
-	n = relsh.sh_size / relsh.sh_entsize;
-	for (i = 0; i < n; i++) {
-		uint64_t addr = base + i * PLT_ENTRY_SIZE;
-
-		if (gelf_getrela(reldata, (int)i, &rel) == NULL)
-			break;
-		if (addr + PLT_ENTRY_SIZE > pltsh.sh_addr + pltsh.sh_size)
-			break;
-		if (GELF_R_TYPE(rel.r_info) != R_X86_64_JUMP_SLOT_ &&
-		    GELF_R_TYPE(rel.r_info) != R_X86_64_IRELATIVE_)
+	ent = sh.sh_entsize >= 8 ? sh.sh_entsize : default_entsize;
+	for (off = 0; off + ent <= d->d_size; off += ent) {
+		if (!plt_entry_slot((const unsigned char *)d->d_buf + off, ent,
+		    sh.sh_addr + off, &slot))
 			continue;
-		rc = add_plt_stub(st, elf, &relsh, dynsym, &rel, addr, b, e);
+		g = got_find(m, slot);
+		if (g == NULL)
+			continue;
+		rc = add_plt_entry(st, g, sh.sh_addr + off, ent, b, e);
 		if (rc != 0)
 			return rc;
 	}
 	return 0;
+}
+
+/*
+ * x86-64 PLT stubs (.plt, .plt.sec, .plt.got), named "target@plt" as
+ * objdump and perf name them: each entry's indirect jump gives its GOT
+ * slot, whose dynamic relocation gives the target.
+ */
+static int
+read_plt(struct symtab *st, Elf *elf, struct symbuild *b, struct error *e)
+{
+	static const char *const secs[] = { ".plt", ".plt.sec", ".plt.got" };
+	struct got_map m = { NULL, 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Ehdr eh;
+	size_t i;
+	int rc = 0;
+
+	if (gelf_getehdr(elf, &eh) == NULL || eh.e_machine != EM_X86_64)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL && sh.sh_type == SHT_RELA &&
+		    got_add_relocs(elf, scn, &sh, &m) != 0) {
+			free(m.v);
+			return error_set(e, ERR_NOMEM, "%s: PLT", st->path);
+		}
+	if (m.n > 0)
+		qsort(m.v, m.n, sizeof(*m.v), got_slot_cmp);
+	for (i = 0; rc == 0 && i < sizeof(secs) / sizeof(secs[0]); i++)
+		rc = read_plt_section(st, elf, secs[i], i == 2 ? 8 : 16, &m, b,
+		    e);
+	free(m.v);
+	return rc;
 }
 
 int

@@ -301,15 +301,44 @@ same_base(const char *a, const char *b)
 	return la == demangle_unversioned_len(b) && memcmp(a, b, la) == 0;
 }
 
-/* The display name of raw, in the arena.  PLT and JIT names are kept. */
+/* "target@plt" with target demangled. */
+static const char *
+plt_name(struct symtab *st, const char *raw)
+{
+	size_t len = strlen(raw) - 4;	/* without "@plt" */
+	char *target, *dm, *name;
+
+	target = strndup(raw, len);
+	if (target == NULL)
+		return NULL;
+	dm = demangle(target);
+	free(target);
+	if (dm == NULL)
+		return raw;
+	len = strlen(dm);
+	name = arena_alloc(&st->arena, len + 5);
+	if (name != NULL) {
+		memcpy(name, dm, len);
+		memcpy(name + len, "@plt", 5);
+	}
+	free(dm);
+	return name;
+}
+
+/*
+ * The display name of raw, in the arena.  JIT names are kept as they are;
+ * a PLT stub's target is demangled ("operator delete(void*)@plt").
+ */
 static const char *
 display_name(struct symtab *st, const char *raw, uint32_t flags)
 {
 	char *dm;
 	const char *name;
 
-	if (flags & (SYM_PLT | SYM_JIT))
+	if (flags & SYM_JIT)
 		return raw;
+	if (flags & SYM_PLT)
+		return plt_name(st, raw);
 	dm = demangle(raw);
 	if (dm == NULL)
 		return arena_strndup(&st->arena, raw,

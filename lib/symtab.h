@@ -76,7 +76,8 @@ enum sym_flag {
 	SYM_SIZE_GUESSED = 1 << 3,	/* size was 0 in the table; see above */
 	SYM_FROM_DWARF = 1 << 4,	/* not in the symbol table, only in DWARF */
 	SYM_FROM_DYNSYM = 1 << 5,	/* from .dynsym (no .symtab anywhere) */
-	SYM_PLT = 1 << 6,		/* a PLT stub, named "target@plt" */
+	SYM_PLT = 1 << 6,		/* a PLT stub: raw "target@plt" as objdump
+					   has it, name with target demangled */
 	SYM_JIT = 1 << 7,		/* from a JIT map */
 };
 

@@ -268,6 +268,37 @@ objdump_label(const char *path, const char *name)
 	return a;
 }
 
+/* Every "<x@plt>:" label of objdump -d is a PLT stub of ours, same raw name. */
+static void
+check_plt(const struct symtab *st, const char *path)
+{
+	char *txt = run("objdump", "-d", path, (char *)NULL), *line, *save;
+	char name[1024];
+	unsigned long long a;
+	size_t n = 0, bad = 0;
+	const struct sym *s;
+
+	for (line = txt ? strtok_r(txt, "\n", &save) : NULL; line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		/* "<printf@plt-0x10>" is objdump's label for PLT0. */
+		if (sscanf(line, "%llx <%1023[^>]>:", &a, name) != 2 ||
+		    strlen(name) < 4 ||
+		    strcmp(name + strlen(name) - 4, "@plt") != 0)
+			continue;
+		n++;
+		s = symtab_lookup(st, a);
+		if (s == NULL || s->addr != a || strcmp(s->raw, name) != 0 ||
+		    !(s->flags & SYM_PLT)) {
+			if (bad++ < 3)
+				DIAG("%s: %llx <%s>: ours %s", path, a, name,
+				    s ? s->raw : "(none)");
+		}
+	}
+	free(txt);
+	OK(n > 0, "%s: objdump names %zu PLT stubs", path, n);
+	IS_INT(bad, 0, "%s: every PLT stub objdump names is ours", path);
+}
+
 static void
 strip_discriminator(char *s)
 {
@@ -515,12 +546,12 @@ test_c_fixture(const char *name, int pie)
 		    (unsigned long long)s->size);
 	}
 
-	/* PLT stubs, where objdump names them. */
 	plt = objdump_label(path, "printf@plt");
 	s = symtab_lookup(st, plt);
 	OK(plt != 0 && s != NULL && s->addr == plt && s->size == 16 &&
 	    strcmp(s->name, "printf@plt") == 0 && (s->flags & SYM_PLT),
 	    "%s: printf@plt at %#llx as objdump says", name, plt);
+	check_plt(st, path);
 
 	depth = check_addr2line(st, path, "static_worker", NULL, name);
 	OK(depth >= 2, "%s: inline chain two deep in static_worker (%u)",
@@ -885,6 +916,10 @@ test_cxx(void)
 	if (st == NULL)
 		return;
 	check_ranges(st, fix("cxx"), ".symtab");
+	check_plt(st, fix("cxx"));
+	s = symtab_find(st, "_ZdlPvm@plt");
+	IS_STR(s ? s->name : NULL, "operator delete(void*, unsigned long)@plt",
+	    "cxx: a PLT stub's target demangled");
 	n = nm_pairs(fix("cxx"));
 	for (i = 0; (s = symtab_sym(st, i)) != NULL; i++) {
 		for (k = 0; k < n; k++)
@@ -990,6 +1025,7 @@ test_shared_lib(void)
 	if (st == NULL)
 		return;
 	check_ranges(st, fix("libshl.so"), ".symtab");
+	check_plt(st, fix("libshl.so"));
 	n = readelf_funcs(fix("libshl.so"), ".symtab", syms_buf, 20000);
 	pub = elfsym_by_name(syms_buf, n, "shl_public");
 	priv = elfsym_by_name(syms_buf, n, "shl_private");
@@ -1022,6 +1058,36 @@ test_shared_lib(void)
 }
 
 /* ---- libc through libc6-dbg --------------------------------------- */
+
+/* Debian's ld.so has no .symtab either: libc6-dbg names it too. */
+static void
+test_ldso(void)
+{
+	const char *path = "/lib64/ld-linux-x86-64.so.2";
+	struct symtab *st = NULL;
+	const struct elfsym *r;
+	const struct sym *s;
+	char want[4096], *id;
+	size_t n;
+
+	id = build_id_hex(path);
+	if (id == NULL)
+		return;
+	snprintf(want, sizeof(want), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+	    id, id + 2);
+	free(id);
+	IS_INT(symtab_open(path, NULL, &st, &e_unused), 0, "ld.so: opens");
+	if (st == NULL)
+		return;
+	IS_STR(symtab_debug_path(st), want, "ld.so: debuginfo by build-id");
+	n = readelf_funcs(want, ".symtab", syms_buf, 20000);
+	r = elfsym_by_name(syms_buf, n, "_dl_fixup");
+	s = r ? symtab_lookup(st, r->value + 1) : NULL;
+	OK(s && strcmp(s->name, "_dl_fixup") == 0 && s->addr == r->value &&
+	    s->size == r->size, "ld.so: _dl_fixup as readelf says");
+	check_ranges(st, want, ".symtab");
+	symtab_free(st);
+}
 
 static void
 test_libc(void)
@@ -1074,6 +1140,7 @@ test_libc(void)
 		    r ? r->value : 0, r ? r->size : 0);
 	}
 	check_ranges(st, want, ".symtab");
+	check_plt(st, LIBC_PATH);
 	/*
 	 * binutils 2.40's addr2line names libc's unit file (libc-start.c)
 	 * where the line table says libc_start_call_main.h (readelf
@@ -1279,6 +1346,7 @@ main(void)
 	test_cxx();
 	test_shared_lib();
 	test_libc();
+	test_ldso();
 	test_jitmap(tmp);
 	test_errors(tmp);
 	test_cache();
