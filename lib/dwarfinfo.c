@@ -31,7 +31,7 @@ struct file_set {
 struct inl_tmp {
 	uint64_t lo, hi;
 	const char *name, *raw, *call_file;
-	uint32_t call_line, call_column, depth;
+	uint32_t call_line, call_column, depth, call_id;
 	int32_t parent;
 };
 
@@ -45,6 +45,7 @@ struct dw_ctx {
 	struct file_set files;
 	struct inl_tmp *inl;
 	size_t n_inl, cap_inl;
+	uint32_t n_calls;	/* inlined calls with code, for call_id */
 	struct line_row *rows;
 	size_t n_rows, cap_rows;
 };
@@ -279,6 +280,7 @@ add_inline(struct dw_ctx *c, Dwarf_Die *die, int32_t pfirst, int32_t pend,
 			t.call_line = attr_u32(die, DW_AT_call_line);
 			t.call_column = attr_u32(die, DW_AT_call_column);
 			t.depth = depth;
+			t.call_id = c->n_calls++;
 		}
 		if (c->n_inl == c->cap_inl) {
 			size_t cap = c->cap_inl ? 2 * c->cap_inl : 256;
@@ -450,6 +452,7 @@ finish_inlines(struct dw_ctx *c)
 		s->call_line = t->call_line;
 		s->call_column = t->call_column;
 		s->depth = t->depth;
+		s->call_id = t->call_id;
 		s->parent = t->parent >= 0 ? &st->inl[t->parent] : NULL;
 		in[i].lo = t->lo;
 		in[i].hi = t->hi;

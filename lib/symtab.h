@@ -94,7 +94,8 @@ struct sym {
 
 /*
  * One inlined call (a DW_TAG_inlined_subroutine), for one of its address
- * ranges.  parent is the inlined call it sits in (NULL when it was inlined
+ * ranges (a call with DW_AT_ranges has one entry per range, all with the
+ * same call_id: merge by call_id, not by pointer, to count per call).  parent is the inlined call it sits in (NULL when it was inlined
  * straight into the function that symtab_lookup() names), so the chain
  * innermost -> outermost is inl, inl->parent, ... ; depth counts it
  * (1 = inlined into the function itself).
@@ -107,6 +108,8 @@ struct sym_inline {
 	uint32_t call_line;		/* 0 if unknown */
 	uint32_t call_column;		/* 0 if unknown */
 	uint32_t depth;			/* >= 1 */
+	uint32_t call_id;		/* one per inlined call: its ranges
+					   share it; unique in the table */
 	const struct sym_inline *parent;
 };
 

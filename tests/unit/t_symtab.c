@@ -481,6 +481,9 @@ check_addr2line(const struct symtab *st, const char *ref, const char *fn,
 	return check_addr2line_mode(st, ref, fn, outer, label, 1);
 }
 
+static int exec_load(const char *path, unsigned long long *vaddr,
+    unsigned long long *off);
+
 /* ---- the C fixture ------------------------------------------------ */
 
 static void
@@ -492,7 +495,7 @@ test_c_fixture(const char *name, int pie)
 	const struct sym *s, *next;
 	struct symtab_stats stats;
 	struct error e;
-	unsigned long long plt;
+	unsigned long long plt, vaddr, off;
 	unsigned depth;
 	uint32_t i;
 	int seen_exp = 0, seen_weak = 0;
@@ -558,7 +561,20 @@ test_c_fixture(const char *name, int pie)
 	    name, depth);
 	check_addr2line(st, path, "sym_alias", "sym_exported", name);
 	check_addr2line(st, path, "main", NULL, name);
-	(void)pie;
+	/* A mapping as MMAP2 gives it: identity for ET_EXEC, biased for PIE. */
+	s = symtab_find(st, "static_worker");
+	if (s != NULL && exec_load(path, &vaddr, &off)) {
+		uint64_t bias = pie ? 0x555555554000ull : 0, a = 0;
+		struct sym_mapping m;
+
+		m.start = bias + (vaddr & ~0xfffull);
+		m.end = m.start + 0x1000;
+		m.pgoff = off & ~0xfffull;
+		OK(symtab_addr_from_map(st, &m, bias + s->addr + 3, &a) == 0 &&
+		    a == s->addr + 3 && symtab_lookup(st, a) == s,
+		    "%s: static_worker by runtime address %#llx", name,
+		    (unsigned long long)(bias + s->addr + 3));
+	}
 	symtab_free(st);
 }
 
@@ -686,6 +702,27 @@ test_spans(void)
 				bad++;
 	}
 	IS_INT(bad, 0, "spans: inline spans hold one answer each");
+	/* leaf_add's call in mid_mix has DW_AT_ranges: two entries, one id. */
+	{
+		const struct sym_inline *seen[64];
+		size_t ns = 0, j;
+		int shared = 0;
+
+		for (a = fn ? fn->addr : 0; fn && a < fn->addr + fn->size; a++) {
+			in = symtab_inline_at(st, a);
+			if (in == NULL || in->depth != 2)
+				continue;
+			for (j = 0; j < ns && seen[j] != in; j++)
+				if (seen[j]->call_id == in->call_id &&
+				    strcmp(in->name, "leaf_add") == 0 &&
+				    seen[j]->parent->call_id ==
+				    in->parent->call_id)
+					shared = 1;
+			if (j == ns && ns < 64)
+				seen[ns++] = in;
+		}
+		OK(shared, "spans: a call with several ranges keeps one call_id");
+	}
 	OK(spans > 3 && inlined > 1, "spans: %zu spans in static_worker, %zu "
 	    "inlined", spans, inlined);
 	f2 = symtab_lookup_span(st, fn ? fn->addr + 1 : 0, &flo, &fhi);
