@@ -576,22 +576,31 @@ symtab_sym(const struct symtab *st, size_t i)
 	return i < st->n_syms ? &st->syms[i] : NULL;
 }
 
+/* name is s's name, raw name or an alias (versions aside, not for PLT). */
+static int
+sym_matches(const struct sym *s, const char *name)
+{
+	int versions = !(s->flags & (SYM_PLT | SYM_JIT));
+	uint32_t k;
+
+	if (strcmp(s->name, name) == 0 || strcmp(s->raw, name) == 0 ||
+	    (versions && same_base(s->raw, name)))
+		return 1;
+	for (k = 0; k < s->n_aliases; k++)
+		if (strcmp(s->aliases[k], name) == 0 ||
+		    (versions && same_base(s->aliases[k], name)))
+			return 1;
+	return 0;
+}
+
 const struct sym *
 symtab_find(const struct symtab *st, const char *name)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < st->n_syms; i++) {
-		const struct sym *s = &st->syms[i];
-
-		if (strcmp(s->name, name) == 0 || strcmp(s->raw, name) == 0 ||
-		    same_base(s->raw, name))
-			return s;
-		for (k = 0; k < s->n_aliases; k++)
-			if (strcmp(s->aliases[k], name) == 0 ||
-			    same_base(s->aliases[k], name))
-				return s;
-	}
+	for (i = 0; i < st->n_syms; i++)
+		if (sym_matches(&st->syms[i], name))
+			return &st->syms[i];
 	return NULL;
 }
 

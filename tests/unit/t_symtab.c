@@ -555,6 +555,8 @@ test_c_fixture(const char *name, int pie)
 	    strcmp(s->name, "printf@plt") == 0 && (s->flags & SYM_PLT),
 	    "%s: printf@plt at %#llx as objdump says", name, plt);
 	check_plt(st, path);
+	OK(symtab_find(st, "printf") == NULL,
+	    "%s: \"printf\" is not its PLT stub", name);
 
 	depth = check_addr2line(st, path, "static_worker", NULL, name);
 	OK(depth >= 2, "%s: inline chain two deep in static_worker (%u)",
