@@ -594,6 +594,35 @@ rec_aux(struct rd *r, const struct rec *rc)
 }
 
 static int
+rec_switch(struct rd *r, const struct rec *rc)
+{
+	int wide = rc->type == PERF_RECORD_SWITCH_CPU_WIDE;
+	struct perfdata_switch *sw;
+	struct perfdata_sid sid;
+	uint64_t fields;
+	int err;
+
+	if ((err = parse_sid(r, rc->body, rc->blen, rc->off, &sid, &fields)) < 0 ||
+	    (err = need_fields(r, rc, fields, wide ? 8 : 0,
+	    "SWITCH_CPU_WIDE")) < 0)
+		return err;
+	if ((err = APPEND(r, r->pd->switches, r->pd->nr_switches,
+	    "switches")) < 0)
+		return err;
+	sw = &r->pd->switches[r->pd->nr_switches - 1];
+	sw->sid = sid;
+	sw->file_offset = rc->off;
+	sw->cpu_wide = wide;
+	sw->out = (rc->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+	sw->preempt = (rc->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+	if (wide) {
+		sw->next_prev_pid = get_u32(rc->body);
+		sw->next_prev_tid = get_u32(rc->body + 4);
+	}
+	return 0;
+}
+
+static int
 rec_auxtrace_info(struct rd *r, const struct rec *rc)
 {
 	struct perfdata *pd = r->pd;
@@ -761,6 +790,9 @@ dispatch(struct rd *r, const struct rec *rc)
 		return rec_itrace_start(r, rc);
 	case PERF_RECORD_AUX:
 		return rec_aux(r, rc);
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		return rec_switch(r, rc);
 	case PERF_RECORD_SAMPLE:
 		pd->nr_samples++;
 		return 0;
@@ -948,6 +980,46 @@ feat_build_id(struct rd *r, const uint8_t *p, uint64_t size, uint64_t off)
 	return 0;
 }
 
+/* 1 if an AUXTRACE record read from the file itself starts at off. */
+static int
+auxtrace_at(const struct perfdata *pd, uint64_t off)
+{
+	size_t lo = 0, hi = pd->nr_auxtrace;
+
+	/* records from the file come first, in file order */
+	while (hi > 0 && pd->auxtrace[hi - 1].in_compressed)
+		hi--;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pd->auxtrace[mid].file_offset == off)
+			return 1;
+		if (pd->auxtrace[mid].file_offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Counts (and warns about) index entries that point at no AUXTRACE. */
+static void
+check_index(struct rd *r, const uint8_t *p, uint64_t off)
+{
+	struct perfdata *pd = r->pd;
+
+	for (uint64_t i = 0; i < pd->nr_auxtrace_index; i++) {
+		uint64_t at = get_u64(p + 16 * i);
+
+		if (auxtrace_at(pd, at))
+			continue;
+		if (pd->nr_bad_index++ == 0)
+			warn(r, off + 16 * i, "HEADER_AUXTRACE entry points at "
+			    "offset %llu, where no AUXTRACE record starts",
+			    (unsigned long long)at);
+	}
+}
+
 static const char *
 feature_name(int bit)
 {
@@ -1007,6 +1079,7 @@ parse_feature(struct rd *r, int bit, const uint8_t *p, uint64_t size,
 			    "%llu bytes",
 			    (unsigned long long)pd->nr_auxtrace_index,
 			    (unsigned long long)size);
+		check_index(r, p + 8, off + 8);
 		return 0;
 	default:
 		if (bit >= PERFDATA_FEAT_KNOWN_MAX) {
@@ -1221,6 +1294,7 @@ perfdata_free(struct perfdata *pd)
 	free(pd->tasks);
 	free(pd->itrace_starts);
 	free(pd->auxs);
+	free(pd->switches);
 	free(pd->auxtrace);
 	for (size_t i = 0; i < pd->nr_queues; i++)
 		free(pd->queues[i].chunk);

@@ -206,6 +206,21 @@ struct perfdata_aux {
 	uint64_t file_offset;
 };
 
+/*
+ * PERF_RECORD_SWITCH (context switch of the sampled task) and
+ * PERF_RECORD_SWITCH_CPU_WIDE (which also names the other task): what
+ * per-CPU decoding needs to know which thread ran.  sid.cpu is the CPU.
+ */
+struct perfdata_switch {
+	struct perfdata_sid sid;
+	int out;		/* switched out (else in) */
+	int preempt;		/* out while runnable */
+	int cpu_wide;
+	uint32_t next_prev_pid;	/* cpu_wide: the task switched to/from */
+	uint32_t next_prev_tid;
+	uint64_t file_offset;
+};
+
 /* One AUXTRACE record: a chunk of one queue's trace. */
 struct perfdata_auxtrace {
 	uint64_t size;		/* payload bytes (including padding) */
@@ -315,6 +330,12 @@ struct perfdata {
 	uint64_t nr_unknown_features;	/* unknown feature bits (warning) */
 	uint64_t nr_warnings;
 	char first_warning[256];	/* text of the first warning, or "" */
+
+	/* context switches (added after the first API; read-only) */
+	size_t nr_switches;
+	struct perfdata_switch *switches;
+	/* HEADER_AUXTRACE entries that do not point at an AUXTRACE record */
+	uint64_t nr_bad_index;
 
 	/* private to the reader */
 	void *map;

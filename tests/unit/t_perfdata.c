@@ -82,14 +82,13 @@ write_file(const char *path)
 	struct perfdata_auxtrace a3 = { .offset = 64, .reference = 0x5678,
 	    .idx = 3, .tid = 10, .cpu = PERFDATA_NO_CPU };
 	struct error e;
+	int rc;
 
 	memcpy(m1.build_id, bid_a, 20);
 	error_clear(&e);
 	fill_config(&cfg);
-	if (perfdata_writer_open(&w, path, &cfg, &e) < 0) {
-		DIAG("open: %s", e.msg);
-		return -1;
-	}
+	if ((rc = perfdata_writer_open(&w, path, &cfg, &e)) < 0)
+		return rc;
 	if (perfdata_write_time_conv(w, &tc, &e) < 0 ||
 	    perfdata_write_auxtrace_info(w, &e) < 0 ||
 	    perfdata_write_task(w, &fork, &e) < 0 ||
@@ -239,6 +238,7 @@ check_trace(const struct perfdata *pd)
 	}
 	free(buf);
 	IS_U64(pd->nr_auxtrace_index, 3, "HEADER_AUXTRACE has 3 entries");
+	IS_U64(pd->nr_bad_index, 0, "each entry points at an AUXTRACE record");
 }
 
 static void
@@ -296,7 +296,7 @@ test_roundtrip(void)
 	check_trace(pd);
 	check_features(pd);
 	perfdata_free(pd);
-	IS_INT(write_file(path), -1, "writer refuses an existing file");
+	IS_INT(write_file(path), -ERR_EXISTS, "writer refuses an existing file");
 }
 
 static void
@@ -390,6 +390,31 @@ test_quipper(void)
 	IS_INT(pd->nr_build_ids, 66, "quipper: build-ids");
 	IS_INT(pd->has_time_conv, 1, "quipper: TIME_CONV");
 	IS_U64(pd->nr_unknown_records, 0, "quipper: no unknown records");
+	IS_INT(pd->nr_switches, 152, "quipper: SWITCH_CPU_WIDE records");
+	if (pd->nr_switches == 152) {
+		const struct perfdata_switch *a = NULL, *b = NULL;
+		size_t outs = 0;
+
+		for (size_t i = 0; i < pd->nr_switches; i++) {
+			outs += (size_t)pd->switches[i].out;
+			if (pd->switches[i].file_offset == 0x21b0)
+				a = &pd->switches[i], b = a + 1;
+		}
+		IS_INT(outs, 76, "quipper: 76 of them OUT");
+		IS_U64(pd->switches[0].file_offset, 0x2180, "first switch offset");
+		if (OK(a != NULL, "the switch at 0x21b0")) {
+			/* perf report -D: "3 641255848111 0x21b0 [0x30]:
+			 * PERF_RECORD_SWITCH_CPU_WIDE OUT next pid/tid: 1760/1760" */
+			IS_INT(a->cpu_wide, 1, "cpu-wide");
+			IS_INT(a->out, 1, "OUT");
+			IS_INT(a->next_prev_tid, 1760, "next tid 1760");
+			IS_INT(a->sid.cpu, 3, "on cpu 3");
+			IS_U64(a->sid.time, 641255848111ULL, "at its time");
+			IS_INT(b->out, 0, "the next one (0x21e0) is IN");
+			IS_INT(b->next_prev_tid, 0, "from tid 0");
+		}
+	}
+	IS_U64(pd->nr_bad_index, 0, "quipper: the AUXTRACE index is right");
 	perfdata_free(pd);
 }
 
@@ -495,6 +520,51 @@ test_unknown(void)
 	free(buf);
 }
 
+/* An index entry pointing where no AUXTRACE starts: counted, warned. */
+static void
+test_bad_index(void)
+{
+	char path[256];
+	struct perfdata *pd = NULL;
+	uint8_t *buf = NULL;
+	uint64_t table, sec, ent;
+	size_t len = 0;
+	struct error e;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rt.data", tmpdir);
+	if ((f = fopen(path, "rb")) != NULL) {
+		fseek(f, 0, SEEK_END);
+		len = (size_t)ftell(f);
+		rewind(f);
+		buf = malloc(len);
+		if (buf != NULL && fread(buf, 1, len, f) != len)
+			len = 0;
+		fclose(f);
+	}
+	if (!OK(buf != NULL && len > 0, "reread the round-trip file")) {
+		free(buf);
+		return;
+	}
+	/* features 2..9 and 18: the AUXTRACE section is the ninth entry */
+	memcpy(&table, buf + 40, 8);
+	memcpy(&sec, buf + 48, 8);
+	table += sec;
+	memcpy(&sec, buf + table + 8 * 16, 8);
+	memcpy(&ent, buf + sec + 8, 8);
+	ent += 8;
+	memcpy(buf + sec + 8, &ent, 8);
+	error_clear(&e);
+	if (OK(perfdata_read_buffer(&pd, buf, len, "idx", &e) == 0,
+	    "a wrong index entry is not fatal")) {
+		IS_U64(pd->nr_bad_index, 1, "one bad index entry counted");
+		IS_U64(pd->nr_warnings, 1, "and warned about");
+		IS_INT(pd->nr_auxtrace, 3, "the records are still read");
+		perfdata_free(pd);
+	}
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -509,6 +579,7 @@ main(void)
 	test_quipper();
 	test_errors();
 	test_unknown();
+	test_bad_index();
 	snprintf(path, sizeof(path), "%s/rt.data", tmpdir);
 	unlink(path);
 	rmdir(tmpdir);
