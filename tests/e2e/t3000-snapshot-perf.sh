@@ -17,16 +17,19 @@ decode() {
 }
 
 # check_branches SNAP EXPECTED: --itrace=b and --itrace=cr equal the
-# encoded path (tid, from, to), and non-empty.
+# encoded path (tid, from, to), and non-empty, and perf reports no
+# decoding error (--itrace=e).
 check_branches() {
 	awk '{print $1, $3, $4}' "$2" >want.b &&
 	awk '$2=="call"||$2=="ret"||$2=="strt"||$2=="end" {print $1, $3, $4}' \
 	    "$2" >want.cr &&
 	decode "$1" b tid,ip,addr | awk '{print $1, $2, $4}' >got.b &&
 	decode "$1" cr tid,ip,addr | awk '{print $1, $2, $4}' >got.cr &&
+	decode "$1" e tid,ip,sym >got.e &&
 	test -s want.b && test -s want.cr &&
 	test_cmp want.b got.b &&
-	test_cmp want.cr got.cr
+	test_cmp want.cr got.cr &&
+	test_cmp /dev/null got.e
 }
 
 # unknown_syms SNAP: lines of --itrace=cr with an unresolved symbol, other
