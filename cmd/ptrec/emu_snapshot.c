@@ -827,7 +827,7 @@ fill_capture(struct manifest *m, const struct emu_run *run,
     const struct emu_sideband *sb, const struct emu_capture *c,
     struct error *e)
 {
-	uint64_t start = UINT64_MAX, end = 0;
+	uint64_t start = UINT64_MAX, end = 0, insns;
 	size_t i;
 	int rc;
 
@@ -847,6 +847,10 @@ fill_capture(struct manifest *m, const struct emu_run *run,
 		return rc;
 	if (c->detail != NULL &&
 	    (rc = manifest_set_string(&m->trigger.detail, c->detail, e)) < 0)
+		return rc;
+	for (i = 0, insns = 0; i < c->n_rings; i++)
+		insns += c->rings[i].insns;
+	if ((rc = manifest_set_counter(m, "guest_instructions", insns, e)) < 0)
 		return rc;
 	for (i = 0; i < sb->n_counters; i++)
 		if ((rc = manifest_set_counter(m, sb->counter[i].name,

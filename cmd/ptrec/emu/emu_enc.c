@@ -58,17 +58,23 @@ side_append(struct emu_enc *e, const uint8_t *p, size_t n)
 void
 emu_enc_commit(struct emu_enc *e)
 {
-	if (e->staged > 0) {
-		if (e->diverted)
-			side_append(e, e->stage, e->staged);
-		else
-			emu_ring_put(e->ring, e->ring_size, &e->total,
-			    e->stage, e->staged);
-		pt_enc_sync_set(e->enc, 0);
-		e->staged = 0;
-	}
+	if (e->staged == 0)
+		return;		/* the common case: a block left no packet */
+	if (e->diverted)
+		side_append(e, e->stage, e->staged);
+	else
+		emu_ring_put(e->ring, e->ring_size, &e->total, e->stage,
+		    e->staged);
+	pt_enc_sync_set(e->enc, 0);
+	e->staged = 0;
 	/* Order: data, then the count that makes it visible. */
 	__atomic_store_n(&e->hdr->total, e->total, __ATOMIC_RELEASE);
+}
+
+/* The pending TNT bits, where ptrec finds them if the guest crashes. */
+static inline void
+publish_tnt(struct emu_enc *e)
+{
 	e->hdr->tnt_payload = e->tnt_payload;
 	e->hdr->tnt_bits = (uint32_t)e->tnt_bits;
 }
@@ -115,6 +121,7 @@ emu_enc_tnt_flush(struct emu_enc *e)
 	emit(e, &p);
 	e->tnt_bits = 0;
 	e->tnt_payload = 0;
+	publish_tnt(e);
 }
 
 void
@@ -127,6 +134,8 @@ emu_enc_tnt(struct emu_enc *e, uint64_t now, int taken)
 	e->n_tnt_bits++;
 	if (++e->tnt_bits == 47)
 		emu_enc_tnt_flush(e);
+	else
+		publish_tnt(e);
 }
 
 static enum pt_ip_compression

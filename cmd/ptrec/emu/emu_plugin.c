@@ -72,6 +72,8 @@ struct slot {
 	size_t map_len;
 	struct emu_truth truth;
 	int has_truth;
+	int active;			/* tracing: has a ring, not stopped */
+	uint64_t poll_at;		/* clock of the next slow-path check */
 	int state;			/* enum slot_state, atomic */
 	uint64_t snap_done;		/* last snapshot this ring went into */
 	uint64_t tail_deadline;
@@ -426,6 +428,7 @@ slot_create(unsigned int vcpu)
 	}
 	g.ring_bytes += g.aux;
 	g.slots[g.n_slots++] = s;
+	s->active = 1;
 	pthread_mutex_unlock(&g.lock);
 	if (g.want_truth) {
 		snprintf(path, sizeof(path), "%s/truth.%d", g.dir, s->tid);
@@ -433,6 +436,7 @@ slot_create(unsigned int vcpu)
 	}
 	emu_thread_init(&s->th, s->tid, clock, &g.handlers,
 	    s->has_truth ? &s->truth : NULL, g.n_filter > 0);
+	s->poll_at = clock;
 	return s;
 }
 
@@ -669,6 +673,41 @@ on_control(struct slot *s, uint64_t ip)
 
 /* ---- execution ---------------------------------------------------------- */
 
+/*
+ * Everything a block need not check: snapshots asked by other threads or
+ * by ptrec, the time triggers, the end of tracing.  Runs when the clock
+ * reaches poll_at, at least every POLL_INSNS instructions and exactly at
+ * a deadline, so time triggers stay exact and the common block pays one
+ * comparison.
+ */
+#define POLL_INSNS 65536
+
+static void
+slot_poll(struct slot *s, const struct emu_tb *tb)
+{
+	uint64_t next;
+
+	s->hdr->clock = s->th.clock;
+	s->hdr->insns = s->th.insns;
+	if (!g.off && s->snap_done != g.snap_req)
+		slot_dump(s, g.snap_req, 1, tb->start);
+	if (!g.off && (s->th.clock >= g.deadline ||
+	    s->th.clock >= s->tail_deadline))
+		on_deadline(s, tb->start);
+	if (!g.off && g.ctl != NULL && g.ctl->request_seq != g.ctl_seen)
+		on_control(s, tb->start);
+	if (g.off) {
+		s->active = 0;
+		return;
+	}
+	next = s->th.clock + POLL_INSNS;
+	if (g.deadline < next)
+		next = g.deadline;
+	if (s->tail_deadline < next)
+		next = s->tail_deadline;
+	s->poll_at = next;
+}
+
 static void
 on_tb_exec(unsigned int vcpu, void *userdata)
 {
@@ -677,22 +716,17 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 
 	if (__builtin_expect(s == NULL, 0) && (s = slot_of(vcpu)) == NULL)
 		return;
-	if (g.off || s->hdr == NULL)
+	if (!s->active)
 		return;
 	emu_thread_tb(&s->th, tb);
-	if (__builtin_expect(s->snap_done != g.snap_req, 0))
-		slot_dump(s, g.snap_req, 1, tb->start);
-	if (__builtin_expect(tb->trigger != 0, 0))
+	if (__builtin_expect(tb->trigger != 0, 0)) {
 		on_trigger(s, tb);
-	if (__builtin_expect(s->th.clock >= g.deadline ||
-	    s->th.clock >= s->tail_deadline, 0))
-		on_deadline(s, tb->start);
-	if (g.ctl != NULL && __builtin_expect(g.ctl->request_seq !=
-	    g.ctl_seen, 0))
-		on_control(s, tb->start);
+		if (s->tail_deadline < s->poll_at)
+			s->poll_at = s->tail_deadline;
+	}
+	if (__builtin_expect(s->th.clock >= s->poll_at, 0))
+		slot_poll(s, tb);
 	emu_enc_commit(&s->th.enc);
-	s->hdr->clock = s->th.clock;
-	s->hdr->insns = s->th.insns;
 	s->hdr->cur_ip = tb->start;
 }
 
@@ -881,6 +915,7 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	 * time precedes the trace that follows (perf needs "before"). */
 	emu_thread_kernel_time(&s->th, 1);
 	s->hdr->clock = s->th.clock;
+	s->hdr->insns = s->th.insns;
 }
 
 /* ---- threads and exit ---------------------------------------------------- */
