@@ -1319,17 +1319,35 @@ test_errors(const char *tmp)
 
 struct cache_arg {
 	struct symcache *c;
+	const char *path;
 	const struct symtab *st;
 	int rc;
+	uint64_t sum;		/* a digest of every answer the thread got */
 };
 
+/* Gets the shared table, then looks up every byte of every function. */
 static void *
 cache_thread(void *p)
 {
 	struct cache_arg *a = p;
+	const struct sym_inline *in;
+	const struct sym *s;
+	struct sym_line ln;
 	struct error e;
+	uint64_t addr;
+	size_t i;
 
-	a->rc = symcache_get(a->c, fix("inl"), 0, &a->st, &e);
+	a->sum = 0;
+	a->rc = symcache_get(a->c, a->path, 0, &a->st, &e);
+	for (i = 0; a->rc == 0 && (s = symtab_sym(a->st, i)) != NULL; i++)
+		for (addr = s->addr; addr < s->addr + s->size; addr++) {
+			a->sum += (uint64_t)(uintptr_t)symtab_lookup(a->st, addr);
+			for (in = symtab_inline_at(a->st, addr); in;
+			    in = in->parent)
+				a->sum += in->call_id + in->depth;
+			if (symtab_line(a->st, addr, &ln))
+				a->sum += ln.line + strlen(ln.file);
+		}
 	return NULL;
 }
 
@@ -1341,18 +1359,22 @@ test_cache(void)
 	pthread_t t[4];
 	const struct symtab *st;
 	struct error e;
+	const char *path = fix("cxx");
 	int i, same = 1;
 
 	OK(c != NULL, "cache: created");
 	for (i = 0; i < 4; i++) {
 		a[i].c = c;
+		a[i].path = path;
 		pthread_create(&t[i], NULL, cache_thread, &a[i]);
 	}
 	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
-		same &= a[i].rc == 0 && a[i].st == a[0].st && a[i].st != NULL;
+		same &= a[i].rc == 0 && a[i].st == a[0].st && a[i].st != NULL &&
+		    a[i].sum == a[0].sum;
 	}
-	OK(same, "cache: four threads get one table");
+	OK(same, "cache: four threads share one table and get the same "
+	    "answers");
 	IS_INT(symcache_get(c, "/nonexistent/x", 0, &st, &e), -ERR_NOTFOUND,
 	    "cache: error");
 	error_clear(&e);
