@@ -446,7 +446,7 @@ obj(struct mr *r, const json_t *parent, const char *key)
 		return NULL;
 	v = json_object_get(parent, key);
 	if (v == NULL || !json_is_object(v)) {
-		r->rc = error_set(r->e, v == NULL ? ERR_FORMAT : ERR_FORMAT,
+		r->rc = error_set(r->e, ERR_FORMAT,
 		    "%s: member '%s' %s", r->where, key,
 		    v == NULL ? "is missing" : "is not an object");
 		return NULL;

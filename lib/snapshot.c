@@ -648,6 +648,27 @@ write_manifest(struct snapshot *s, struct error *e)
 	return rc;
 }
 
+/*
+ * rename(2) that never replaces an existing destination (an empty
+ * directory would be replaced silently).  Filesystems without
+ * RENAME_NOREPLACE get a check first, which leaves a tiny race.
+ */
+static int
+rename_noreplace(const char *from, const char *to)
+{
+	struct stat st;
+
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (lstat(to, &st) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(from, to);
+}
+
 int
 snapshot_commit(struct snapshot *s, struct error *e)
 {
@@ -662,8 +683,7 @@ snapshot_commit(struct snapshot *s, struct error *e)
 		syncfs(fd);
 		close(fd);
 	}
-	if (renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->dest,
-	    RENAME_NOREPLACE) < 0) {
+	if (rename_noreplace(s->tmp, s->dest) < 0) {
 		int saved = errno;
 
 		rc = error_set_errno(e, saved, "%s: rename into place", s->dest);
