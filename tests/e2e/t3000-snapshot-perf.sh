@@ -9,11 +9,14 @@
 MKSNAP=$PTKIT_BUILD/tests/snap/mksnap
 FIX=$PTKIT_BUILD/tests/fixtures/snap
 
-# decode SNAP ITRACE FIELDS: perf script over a snapshot, as the man page
-# says; stderr to perf.err.
+# decode SNAP ITRACE FIELDS [OPTION...]: perf script over a snapshot, as
+# the man page says; stderr to perf.err.
 decode() {
-	perf --buildid-dir "$1/images" script -i "$1/perf.data" \
-	    --itrace="$2" -F "$3" 2>>perf.err
+	decode_snap=$1 decode_itrace=$2 decode_fields=$3
+	shift 3
+	perf --buildid-dir "$decode_snap/images" script \
+	    -i "$decode_snap/perf.data" --itrace="$decode_itrace" \
+	    -F "$decode_fields" "$@" 2>>perf.err
 }
 
 # check_branches SNAP EXPECTED: --itrace=b and --itrace=cr equal the
@@ -52,6 +55,14 @@ test_expect_success 'static fixture: perf decodes the encoded path exactly' '
 	test "$(wc -l <got.b)" -ge 150 &&
 	unknown_syms snap >unknown &&
 	test_cmp /dev/null unknown &&
+	# timed decoding: one TSC tick per instruction, a TSC packet every
+	# 64 instructions, TSC = perf ns, first instruction at 1000 s
+	n=$(sed -n "s/.*: \([0-9]*\) instructions$/\1/p" mk.err) &&
+	decode snap b time --ns | tr -d " :" >times &&
+	test "$(head -1 times)" = 1000.000000000 &&
+	test "$(tail -1 times)" = "$(printf "1000.%09d" \
+	    $(( (n - 1) / 64 * 64 )))" &&
+	sort -c times &&
 	decode snap cr ip,sym,addr >syms &&
 	grep -q "ptk_work => .* fib$" syms &&
 	grep -q "classify => .* ptk_work$" syms &&
