@@ -114,6 +114,7 @@ test_expect_success 'snapshot layout: manifest maps every mapped image' '
 	grep -q "^$FIX/snap_work	" images &&
 	grep -q "/libc\.so\.6	" images &&
 	grep -q "/ld-linux-x86-64\.so\.2	" images &&
+	grep -q "^\[vdso\]	images/\.build-id/[0-9a-f]*/[0-9a-f]*/vdso	" images &&
 	while IFS="	" read -r path archived id; do
 		test -f "snap/$archived" || return 1
 		case $id in
