@@ -734,6 +734,23 @@ truth_collect(const struct recorder *r)
 	return 0;
 }
 
+/* qemu-x86_64 runs ELF files only: a script needs its interpreter named. */
+static int
+check_elf(const char *path)
+{
+	unsigned char h[5] = { 0 };
+	FILE *f = fopen(path, "re");
+	size_t n = f != NULL ? fread(h, 1, sizeof(h), f) : 0;
+
+	if (f != NULL)
+		fclose(f);
+	if (n == sizeof(h) && memcmp(h, "\177ELF\2", 5) == 0)
+		return 0;
+	report(TOOL, path, "run its interpreter instead, e.g. "
+	    "ptrec -- python3 script.py", "not an x86-64 ELF executable");
+	return -1;
+}
+
 static int
 prepare(struct recorder *r)
 {
@@ -745,6 +762,8 @@ prepare(struct recorder *r)
 		report(TOOL, r->o->program[0], NULL, "no such program");
 		return -1;
 	}
+	if (check_elf(r->program) < 0)
+		return -1;
 	if (find_plugin(r->plugin, sizeof(r->plugin)) < 0) {
 		report(TOOL, PLUGIN_NAME, "set PTKIT_EMU_PLUGIN or reinstall",
 		    "not found");

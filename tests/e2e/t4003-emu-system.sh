@@ -1,0 +1,42 @@
+#!/bin/sh
+# ptrec --recorder emu on programs no one here wrote (Debian's gzip and
+# python3), with small rings that wrap: perf's branch list equals the
+# ground truth over the retained window (issue #4).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu-lib.sh"
+
+# Debian's own binaries, not whatever PATH has first (a pyenv shim is a
+# shell script, which emu cannot run).
+GZIP=/bin/gzip
+PY=/usr/bin/python3
+if ! test -x $GZIP || ! test -x $PY; then
+	test_skip 'system programs' "$GZIP or $PY missing"
+	test_done
+fi
+
+test_expect_success 'gzip: exact over a wrapped 256K ring' '
+	head -c 30000 "$PTKIT_BUILD/bin/ptrec" >in &&
+	ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 256K \
+	    -- $GZIP -c in >path 2>err &&
+	jq -e ".threads[0].wrapped == true" snap/manifest.json &&
+	emu_check_parity snap truth >counts &&
+	test $(awk "{print \$3}" counts) -gt 100000
+'
+
+test_expect_success 'python3: exact over a wrapped 1M ring' '
+	ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 1M \
+	    -- $PY -S -c "print(sum(range(100)))" \
+	    >path 2>err &&
+	grep -q "^4950\$" snap/output.log &&
+	jq -e ".threads[0].wrapped == true" snap/manifest.json &&
+	emu_check_parity snap truth >counts &&
+	test $(awk "{print \$3}" counts) -gt 300000
+'
+
+test_expect_success 'a script is refused with the way out' '
+	printf "#!/bin/sh\necho hi\n" >script && chmod +x script &&
+	must_exit 1 ptrec --recorder emu -o snap -- ./script 2>err &&
+	grep -q "not an x86-64 ELF executable" err &&
+	! test -e snap
+'
+test_done
