@@ -35,6 +35,12 @@ struct inl_tmp {
 	int32_t parent;
 };
 
+/* One line-table sequence: rows[first .. first + n), in address order. */
+struct line_seq {
+	uint64_t lo;
+	size_t first, n;
+};
+
 struct dw_ctx {
 	struct symtab *st;
 	const char *comp_dir;	/* of the current unit, or NULL */
@@ -48,6 +54,8 @@ struct dw_ctx {
 	uint32_t n_calls;	/* inlined calls with code, for call_id */
 	struct line_row *rows;
 	size_t n_rows, cap_rows;
+	struct line_seq *seqs;	/* the sorted runs rows[] is made of */
+	size_t n_seqs, cap_seqs;
 };
 
 static uint64_t
@@ -360,6 +368,25 @@ add_row(struct dw_ctx *c, const struct line_row *r)
 	return 0;
 }
 
+static int
+seq_open(struct dw_ctx *c, uint64_t lo)
+{
+	if (c->n_seqs == c->cap_seqs) {
+		size_t cap = c->cap_seqs ? 2 * c->cap_seqs : 256;
+		struct line_seq *v = realloc(c->seqs, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		c->seqs = v;
+		c->cap_seqs = cap;
+	}
+	c->seqs[c->n_seqs].lo = lo;
+	c->seqs[c->n_seqs].first = c->n_rows;
+	c->seqs[c->n_seqs].n = 0;
+	c->n_seqs++;
+	return 0;
+}
+
 /* The rows of one unit; sequences that do not start in code are skipped. */
 static int
 read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
@@ -372,7 +399,8 @@ read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 	size_t i, n;
 	int lineno, col, seq_start = 1, keep = 0, rc;
 	bool endseq;
-	long fi;
+	const char *last_f = NULL;
+	long fi, last_fi = -1;
 
 	if (dwarf_getsrclines(cudie, &lines, &n) != 0)
 		return 0;
@@ -381,8 +409,11 @@ read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 		if (l == NULL || dwarf_lineaddr(l, &addr) != 0 ||
 		    dwarf_lineendsequence(l, &endseq) != 0)
 			continue;
-		if (seq_start)
+		if (seq_start) {
 			keep = symtab_addr_is_code(c->st, addr);
+			if (keep && seq_open(c, addr) != 0)
+				return nomem(c);
+		}
 		seq_start = endseq;
 		if (!keep)
 			continue;
@@ -397,7 +428,12 @@ read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 				continue;
 			if (dwarf_linecol(l, &col) != 0 || col < 0)
 				col = 0;
-			fi = intern_path(c, f);
+			/* libdw hands out one pointer per file of a unit. */
+			if (f != last_f) {
+				last_fi = intern_path(c, f);
+				last_f = f;
+			}
+			fi = last_fi;
 			if (fi < 0)
 				return nomem(c);
 			r.file = (uint32_t)fi;
@@ -407,6 +443,7 @@ read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 		rc = add_row(c, &r);
 		if (rc != 0)
 			return rc;
+		c->seqs[c->n_seqs - 1].n++;
 	}
 	return 0;
 }
@@ -423,6 +460,60 @@ row_cmp(const void *pa, const void *pb)
 	if (ea != eb)
 		return ea ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static int rows_sorted(const struct line_row *r, size_t n);
+
+static int
+seq_cmp(const void *pa, const void *pb)
+{
+	const struct line_seq *a = pa, *b = pb;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/*
+ * Sorts the rows: sequences are sorted runs that rarely overlap, so
+ * ordering the runs is usually enough; a full sort is the fallback.
+ * Returns 0 or -1 (out of memory).
+ */
+static int
+sort_rows(struct dw_ctx *c)
+{
+	struct line_row *out;
+	size_t i, o = 0;
+
+	if (c->n_rows == 0)
+		return 0;
+	qsort(c->seqs, c->n_seqs, sizeof(*c->seqs), seq_cmp);
+	out = malloc(c->n_rows * sizeof(*out));
+	if (out == NULL)
+		return -1;
+	for (i = 0; i < c->n_seqs; i++) {
+		memcpy(out + o, c->rows + c->seqs[i].first,
+		    c->seqs[i].n * sizeof(*out));
+		o += c->seqs[i].n;
+	}
+	free(c->rows);
+	c->rows = out;
+	for (i = 0; i < c->n_rows; i++)
+		c->rows[i].order = (uint32_t)i;
+	if (!rows_sorted(c->rows, c->n_rows))
+		qsort(c->rows, c->n_rows, sizeof(*c->rows), row_cmp);
+	return 0;
+}
+
+static int
+rows_sorted(const struct line_row *r, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (row_cmp(&r[i - 1], &r[i]) > 0)
+			return 0;
+	return 1;
 }
 
 /* Moves the collected inlined calls into st and builds their segments. */
@@ -570,9 +661,9 @@ dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
 	rc = read_units(&c, dw);
 	if (rc == 0)
 		rc = finish_inlines(&c);
+	if (rc == 0 && sort_rows(&c) != 0)
+		rc = nomem(&c);
 	if (rc == 0) {
-		if (c.n_rows > 0)
-			qsort(c.rows, c.n_rows, sizeof(*c.rows), row_cmp);
 		st->lines = c.rows;
 		st->n_lines = c.n_rows;
 		c.rows = NULL;
@@ -584,6 +675,7 @@ dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
 		st->stats.n_lines = st->n_lines;
 	}
 	free(c.rows);
+	free(c.seqs);
 	free(c.inl);
 	free(c.files.names);
 	free(c.files.slots);
