@@ -33,7 +33,7 @@
 #include "error.h"
 
 #define STORE_ID_SIZE 26		/* 25 characters and the NUL */
-#define STORE_NAME_MAX 64		/* longest jobs/ name */
+#define STORE_NAME_MAX 96		/* longest jobs/ name */
 
 enum store_area {
 	STORE_SNAPSHOTS,
@@ -76,7 +76,7 @@ int store_id_valid(const char *id);
 /* 1 if id is "default" or 1-64 characters of [a-z0-9], else 0. */
 int store_analysis_id_valid(const char *id);
 
-/* 1 if name is 1-64 characters of [A-Za-z0-9._-] not starting with '.'. */
+/* 1 if name is 1-STORE_NAME_MAX characters of [A-Za-z0-9._-], no leading '.'. */
 int store_name_valid(const char *name);
 
 /*

@@ -1,8 +1,10 @@
 /*
  * ptmcp: the MCP server for agents, and the store driver.
  *
- * This file parses the command line and the verb; the server and the
- * store arrive with issue #9.
+ * This file parses the command line and hands the verb to its module:
+ * serve.c for the MCP server, verbs.c for the store verbs.  The verbs
+ * that drive the other tools (run, attach, decode, query, compare) are
+ * not built yet.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +12,8 @@
 
 #include "cli.h"
 #include "report.h"
+#include "serve.h"
+#include "verbs.h"
 
 static const struct tool_info tool = {
 	"ptmcp",
@@ -51,6 +55,34 @@ is_verb(const char *s)
 	return 0;
 }
 
+static int
+run_verb(const char *store, int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(const struct tool_info *, const char *, int,
+		    char **);
+	} table[] = {
+		{ "list", verb_list }, { "show", verb_show },
+		{ "import", verb_import }, { "prune", verb_prune },
+		{ "doctor", verb_doctor },
+	};
+	char what[64];
+	size_t i;
+
+	if (strcmp(argv[0], "serve") == 0) {
+		if (argc > 1)
+			return cli_usage_error(&tool, "serve takes no "
+			    "arguments");
+		return serve_main(store);
+	}
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(argv[0], table[i].name) == 0)
+			return table[i].fn(&tool, store, argc, argv);
+	snprintf(what, sizeof(what), "the %s verb", argv[0]);
+	return cli_not_built(&tool, what, 9);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -73,11 +105,10 @@ main(int argc, char *argv[])
 			return cli_bad_option(&tool, c, argv);
 		}
 	}
-	(void)store;
 	if (optind >= argc)
 		return cli_usage_error(&tool, "no verb given");
 	if (!is_verb(argv[optind]))
 		return cli_usage_error(&tool, "unknown verb '%s'",
 		    argv[optind]);
-	return cli_not_built(&tool, "the MCP server and store", 9);
+	return run_verb(store, argc - optind, argv + optind);
 }

@@ -16,6 +16,6 @@ check_not_built() {
 check_not_built ptspans 'span analysis' 6 -o x
 check_not_built ptquery querying 7 dir --kind summary
 check_not_built ptdiff comparison 8 a b
-check_not_built ptmcp 'the MCP server and store' 9 list
+check_not_built ptmcp 'the run verb' 9 run -- true
 
 test_done

@@ -1,0 +1,508 @@
+/* sessions: recordings started by trace_start (see server.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server.h"
+
+#define MAX_REC_ARGV 320
+
+static const char *const state_names[] = { "running", "done", "failed",
+	"cancelled" };
+
+static struct session *
+session_find(struct server *srv, const char *sid)
+{
+	struct session *s;
+
+	for (s = srv->sessions; s != NULL; s = s->next)
+		if (strcmp(s->id, sid) == 0)
+			return s;
+	return NULL;
+}
+
+/* sessions/<id>.json: what another ptmcp (and prune) can see. */
+static void
+session_save(struct server *srv, const struct session *s)
+{
+	char since[STORE_ID_SIZE], *text;
+	json_t *rec;
+
+	/* Every snapshot from this second on may be this session's. */
+	memcpy(since, s->id, STORE_ID_SIZE);
+	memcpy(since + 17, "00000000", 8);
+	rec = json_pack("{s:s,s:s,s:s,s:O,s:I,s:s}", "id", s->id, "state",
+	    state_names[s->state], "since", since, "snapshots", s->snapshots,
+	    "pid", (json_int_t)getpid(), "error", s->error);
+	if (rec == NULL)
+		return;
+	if (s->state != SESSION_RUNNING)
+		json_object_del(rec, "since");
+	if ((text = json_dumps(rec, JSON_COMPACT)) != NULL)
+		store_write_json(&srv->store, STORE_SESSIONS, s->id, text,
+		    strlen(text), NULL);
+	free(text);
+	json_decref(rec);
+}
+
+static json_t *
+status_result(const struct session *s)
+{
+	int64_t end = s->state == SESSION_RUNNING ? now_ms() : s->end_ms;
+	json_t *r = json_pack("{s:s,s:s,s:I,s:O}", "session_id", s->id,
+	    "state", state_names[s->state], "elapsed_ms",
+	    (json_int_t)(end - s->start_ms), "snapshots", s->snapshots);
+
+	if (r != NULL && s->error[0] != '\0')
+		json_object_set_new(r, "error", json_string(s->error));
+	if (r != NULL && s->state != SESSION_RUNNING && s->exit_code >= 0)
+		json_object_set_new(r, "exit_code",
+		    json_integer(s->exit_code));
+	return r;
+}
+
+/* A line ptrec printed on stdout: the path of a snapshot it wrote. */
+static void
+session_line(struct server *srv, struct job *j)
+{
+	struct session *s = j->session;
+	const char *base = strrchr(j->line, '/');
+	json_t *r;
+
+	base = base != NULL ? base + 1 : j->line;
+	if (s == NULL || !store_id_valid(base))
+		return;
+	json_array_append_new(s->snapshots, json_string(base));
+	session_save(srv, s);
+	if (s->wait_snapshot != NULL) {
+		r = json_pack("{s:s,s:s}", "session_id", s->id, "snapshot_id",
+		    base);
+		reply_tool(srv, s->wait_snapshot, "Snapshot taken; the session "
+		    "keeps recording. Next: trace_decode it.", r);
+		json_decref(s->wait_snapshot);
+		s->wait_snapshot = NULL;
+	}
+}
+
+static void
+session_release(struct server *srv, struct session *s)
+{
+	if (s->lock_fd >= 0)
+		store_session_end(&srv->store, s->id, s->lock_fd);
+	s->lock_fd = -1;
+	if (s->fifo[0] != '\0')
+		unlink(s->fifo);
+	s->fifo[0] = '\0';
+}
+
+static void
+session_done(struct server *srv, struct job *j)
+{
+	struct session *s = j->session;
+	const struct child *c = &j->ch[0];
+	char msg[512];
+
+	if (s == NULL)
+		return;
+	s->job = NULL;
+	s->end_ms = now_ms();
+	s->exit_code = c->exit_code;
+	if (s->state == SESSION_RUNNING) {
+		if (c->exit_code == 0) {
+			s->state = SESSION_DONE;
+		} else {
+			s->state = SESSION_FAILED;
+			snprintf(s->error, sizeof(s->error), "%s",
+			    job_child_message(c, msg, sizeof(msg)));
+		}
+	}
+	session_save(srv, s);
+	session_release(srv, s);
+	if (s->wait_snapshot != NULL) {
+		reply_tool_error(srv, s->wait_snapshot, "The session ended "
+		    "(%s) before a new snapshot was written%s%s.",
+		    state_names[s->state], s->error[0] ? ": " : "", s->error);
+		json_decref(s->wait_snapshot);
+		s->wait_snapshot = NULL;
+	}
+	if (s->wait_stop != NULL) {
+		if (s->stop_decode && json_array_size(s->snapshots) > 0)
+			call_stop_decode(srv, s->wait_stop, s->wait_stop_token,
+			    s);
+		else if (s->state == SESSION_FAILED)
+			reply_tool_error(srv, s->wait_stop, "The recorder "
+			    "failed: %s", s->error);
+		else
+			reply_tool(srv, s->wait_stop, "Stopped.",
+			    status_result(s));
+		json_decref(s->wait_stop);
+		json_decref(s->wait_stop_token);
+		s->wait_stop = s->wait_stop_token = NULL;
+	}
+}
+
+/* ptrec's argv for trace_start's arguments. */
+struct rec_argv {
+	char *v[MAX_REC_ARGV];
+	int n;
+	char nums[16][24];
+	int nn;
+};
+
+static void
+ra_add(struct rec_argv *a, const char *s)
+{
+	if (a->n < MAX_REC_ARGV - 1)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static void
+ra_opt(struct rec_argv *a, const json_t *args, const char *key,
+    const char *opt)
+{
+	json_t *v = json_object_get(args, key);
+
+	if (json_is_string(v)) {
+		ra_add(a, opt);
+		ra_add(a, json_string_value(v));
+	} else if (json_is_integer(v) && a->nn < 16) {
+		snprintf(a->nums[a->nn], sizeof(a->nums[0]), "%lld",
+		    (long long)json_integer_value(v));
+		ra_add(a, opt);
+		ra_add(a, a->nums[a->nn++]);
+	}
+}
+
+static void
+rec_argv_build(struct rec_argv *a, const struct server *srv,
+    const struct session *s, const json_t *args)
+{
+	static const char *const opts[][2] = {
+		{ "recorder", "--recorder" }, { "aux_bytes", "--aux-bytes" },
+		{ "budget_bytes", "--budget-bytes" }, { "timing", "--timing" },
+		{ "cpus", "--cpus" }, { "after_ms", "--after-ms" },
+		{ "max_capture_ms", "--max-capture-ms" },
+		{ "min_capture_ms", "--min-capture-ms" },
+		{ "tail_ms", "--tail-ms" },
+		{ "trigger_symbol", "--trigger-symbol" },
+		{ "trigger_hits", "--trigger-hits" },
+		{ "trigger_line", "--trigger-line" }, { "repeat", "--repeat" },
+		{ "pid", "--pid" },
+	};
+	json_t *v, *prog = json_object_get(args, "program");
+	size_t i;
+
+	a->n = a->nn = 0;
+	ra_add(a, "ptrec");
+	ra_add(a, "--store");
+	ra_add(a, srv->store.root);
+	ra_add(a, "--control");
+	ra_add(a, s->fifo);
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		ra_opt(a, args, opts[i][0], opts[i][1]);
+	json_array_foreach(json_object_get(args, "filters"), i, v) {
+		ra_add(a, "--filter");
+		ra_add(a, json_string_value(v));
+	}
+	if (prog != NULL) {
+		ra_add(a, "--");
+		json_array_foreach(prog, i, v)
+			ra_add(a, json_string_value(v));
+	}
+}
+
+/* Rules between arguments that a schema cannot say. */
+static const char *
+start_args_problem(const json_t *args)
+{
+	int prog = json_object_get(args, "program") != NULL;
+	int pid = json_object_get(args, "pid") != NULL;
+
+	if (prog && pid)
+		return "give either program (to launch) or pid (to attach), "
+		    "not both";
+	if (!prog && !pid)
+		return "give program (the argv to launch, e.g. [\"./app\"]) "
+		    "or pid (a running process to attach to)";
+	if (json_object_get(args, "trigger_hits") != NULL &&
+	    json_object_get(args, "trigger_symbol") == NULL)
+		return "trigger_hits needs trigger_symbol";
+	return NULL;
+}
+
+static struct session *
+session_new(struct server *srv, struct error *e)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	char name[64];
+
+	if (s == NULL) {
+		error_set(e, ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	s->lock_fd = -1;
+	s->exit_code = -1;
+	s->start_ms = now_ms();
+	s->snapshots = json_array();
+	if (store_id_new(s->id, e) < 0 ||
+	    (s->lock_fd = store_session_begin(&srv->store, s->id, e)) < 0) {
+		json_decref(s->snapshots);
+		free(s);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "%s.ctl", s->id);
+	if (scratch_path(&srv->scratch, name, s->fifo, sizeof(s->fifo)) < 0 ||
+	    mkfifo(s->fifo, 0600) < 0) {
+		error_set_errno(e, errno, "control FIFO");
+		s->fifo[0] = '\0';
+		session_release(srv, s);
+		json_decref(s->snapshots);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void
+session_free(struct server *srv, struct session *s)
+{
+	session_release(srv, s);
+	json_decref(s->snapshots);
+	json_decref(s->wait_snapshot);
+	json_decref(s->wait_stop);
+	json_decref(s->wait_stop_token);
+	free(s);
+}
+
+void
+session_start(struct server *srv, const json_t *id, const json_t *args,
+    const char *request_name)
+{
+	const char *problem = start_args_problem(args);
+	const struct tool_def *tool = tools_find(&srv->tools, "trace_start");
+	struct rec_argv *ra;
+	struct session *s;
+	struct job *j;
+	struct error e;
+	json_t *r;
+
+	if (problem != NULL) {
+		reply_tool_error(srv, id, "trace_start: %s.", problem);
+		return;
+	}
+	if ((s = session_new(srv, &e)) == NULL) {
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return;
+	}
+	ra = calloc(1, sizeof(*ra));
+	j = job_new(srv, tool, NULL, NULL, args);
+	if (ra == NULL || j == NULL) {
+		free(ra);
+		if (j != NULL)
+			job_free(srv, j);
+		session_free(srv, s);
+		reply_tool_error(srv, id, "ptmcp: out of memory");
+		return;
+	}
+	rec_argv_build(ra, srv, s, args);
+	if (job_spawn(srv, j, ra->v, -1, 0, &e) < 0) {
+		free(ra);
+		job_free(srv, j);
+		session_free(srv, s);
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return;
+	}
+	free(ra);
+	j->session = s;
+	j->on_line = session_line;
+	j->on_done = session_done;
+	s->job = j;
+	s->next = srv->sessions;
+	srv->sessions = s;
+	session_save(srv, s);
+	job_start(srv, j);
+	r = json_pack("{s:s,s:s}", "session_id", s->id, "state", "running");
+	idem_save(srv, request_name, r);
+	reply_tool(srv, id, "Recording in the background. Poll trace_status "
+	    "with this session_id until the state is done.", r);
+}
+
+void
+session_status(struct server *srv, const json_t *id, const char *sid)
+{
+	struct session *s = session_find(srv, sid);
+	json_t *rec = NULL, *st;
+	char *text = NULL;
+
+	if (s != NULL) {
+		reply_tool(srv, id, s->state == SESSION_RUNNING ? "Running." :
+		    s->state == SESSION_DONE ? "Done: trace_decode its "
+		    "snapshots." : s->state == SESSION_FAILED ? s->error :
+		    "Cancelled.", status_result(s));
+		return;
+	}
+	/* Another ptmcp's session: its record in the store. */
+	if (store_read_json(&srv->store, STORE_SESSIONS, sid, &text,
+	    NULL) < 0 || (rec = json_loads(text, 0, NULL)) == NULL) {
+		free(text);
+		reply_tool_error(srv, id, "No session %s: session ids come "
+		    "from trace_start.", sid);
+		return;
+	}
+	free(text);
+	st = json_object_get(rec, "state");
+	if (json_is_string(st) && strcmp(json_string_value(st),
+	    "running") == 0 && !store_session_live(&srv->store, sid)) {
+		json_object_set_new(rec, "state", json_string("failed"));
+		json_object_set_new(rec, "error", json_string("the ptmcp "
+		    "process running this session ended"));
+	}
+	reply_tool(srv, id, "A session of another ptmcp process.",
+	    json_pack("{s:s,s:O,s:O}", "session_id", sid, "state",
+	    json_object_get(rec, "state"), "snapshots",
+	    json_object_get(rec, "snapshots")));
+	json_decref(rec);
+}
+
+/* Writes one command line to ptrec's control FIFO. */
+static int
+session_tell(const struct session *s, const char *cmd)
+{
+	char line[32];
+	int fd, n, rc = 0;
+
+	fd = open(s->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;	/* ENXIO: ptrec is not reading it (yet) */
+	n = snprintf(line, sizeof(line), "%s\n", cmd);
+	if (write(fd, line, (size_t)n) != n)
+		rc = -1;
+	close(fd);
+	return rc;
+}
+
+static void
+session_cancel(struct server *srv, const json_t *id, struct session *s)
+{
+	if (s->state == SESSION_RUNNING) {
+		s->state = SESSION_CANCELLED;
+		/* Without a listening recorder, end its process group. */
+		if (session_tell(s, "cancel") < 0 && s->job != NULL)
+			job_cancel(srv, s->job);
+		session_save(srv, s);
+	}
+	reply_tool(srv, id, "Cancelled; nothing more is kept from this "
+	    "session.", json_pack("{s:s,s:s}", "session_id", s->id, "state",
+	    state_names[s->state]));
+}
+
+void
+session_command(struct server *srv, const json_t *id, const json_t *token,
+    const struct tool_def *tool, const json_t *args)
+{
+	const char *sid = json_string_value(json_object_get(args,
+	    "session_id"));
+	struct session *s = session_find(srv, sid);
+
+	if (s == NULL) {
+		reply_tool_error(srv, id, "No session %s in this ptmcp "
+		    "process: session ids come from trace_start, and only the "
+		    "process that started a session controls it.", sid);
+		return;
+	}
+	if (tool->id == TOOL_CANCEL) {
+		session_cancel(srv, id, s);
+		return;
+	}
+	if (s->state != SESSION_RUNNING) {
+		if (tool->id == TOOL_STOP)
+			reply_tool(srv, id, "The session had already ended.",
+			    status_result(s));
+		else
+			reply_tool_error(srv, id, "Session %s is %s: nothing to "
+			    "snapshot; start a new one with trace_start.", sid,
+			    state_names[s->state]);
+		return;
+	}
+	if ((tool->id == TOOL_SNAPSHOT ? s->wait_snapshot : s->wait_stop) !=
+	    NULL) {
+		reply_tool_error(srv, id, "A %s of session %s is already under "
+		    "way; wait for its answer.", tool->name, sid);
+		return;
+	}
+	if (session_tell(s, tool->id == TOOL_SNAPSHOT ? "snapshot" :
+	    "stop") < 0) {
+		reply_tool_error(srv, id, "The recorder of session %s does not "
+		    "take commands yet; call %s again in a moment, or "
+		    "trace_cancel to give up.", sid, tool->name);
+		return;
+	}
+	if (tool->id == TOOL_SNAPSHOT) {
+		s->wait_snapshot = json_incref((json_t *)id);
+		return;
+	}
+	s->wait_stop = json_incref((json_t *)id);
+	s->wait_stop_token = json_incref((json_t *)token);
+	s->stop_decode = json_is_true(json_object_get(args, "decode"));
+}
+
+void
+session_forget_call(struct server *srv, const json_t *req_id)
+{
+	struct session *s;
+
+	for (s = srv->sessions; s != NULL; s = s->next) {
+		if (s->wait_snapshot != NULL &&
+		    json_equal(s->wait_snapshot, req_id)) {
+			json_decref(s->wait_snapshot);
+			s->wait_snapshot = NULL;
+		}
+		if (s->wait_stop != NULL && json_equal(s->wait_stop, req_id)) {
+			json_decref(s->wait_stop);
+			json_decref(s->wait_stop_token);
+			s->wait_stop = s->wait_stop_token = NULL;
+		}
+	}
+}
+
+void
+sessions_end_all(struct server *srv)
+{
+	struct session *s;
+
+	for (s = srv->sessions; s != NULL; s = s->next) {
+		if (s->state != SESSION_RUNNING)
+			continue;
+		s->state = SESSION_CANCELLED;
+		snprintf(s->error, sizeof(s->error), "ptmcp's input closed");
+		session_tell(s, "cancel");
+	}
+	/* No one is left to answer. */
+	for (s = srv->sessions; s != NULL; s = s->next) {
+		json_decref(s->wait_snapshot);
+		json_decref(s->wait_stop);
+		json_decref(s->wait_stop_token);
+		s->wait_snapshot = s->wait_stop = s->wait_stop_token = NULL;
+	}
+}
+
+void
+sessions_free(struct server *srv)
+{
+	struct session *s;
+
+	while ((s = srv->sessions) != NULL) {
+		srv->sessions = s->next;
+		if (s->job != NULL) {	/* freed without its on_done */
+			s->job = NULL;
+			s->end_ms = now_ms();
+			session_save(srv, s);
+		}
+		session_free(srv, s);
+	}
+}

@@ -1,0 +1,54 @@
+/*
+ * tools: the ten MCP tools ptmcp offers, as data.
+ *
+ * Owns each tool's name, title, description (written for an agent: when
+ * to use it, what comes back), input and output JSON Schemas, and
+ * annotations; writing them as a tools/list result; and finding a tool by
+ * name.  What a tool does lives in calls.c.
+ */
+#ifndef PTMCP_TOOLS_H
+#define PTMCP_TOOLS_H
+
+#include <jansson.h>
+
+#include "error.h"
+#include "jsonw.h"
+
+enum tool_id {
+	TOOL_DOCTOR, TOOL_START, TOOL_STATUS, TOOL_SNAPSHOT, TOOL_STOP,
+	TOOL_CANCEL, TOOL_DECODE, TOOL_QUERY, TOOL_COMPARE, TOOL_PRUNE,
+	TOOL_COUNT
+};
+
+struct tool_def {
+	enum tool_id id;
+	const char *name;
+	const char *title;
+	const char *description;
+	const char *input_schema;	/* JSON text */
+	const char *output_schema;	/* JSON text */
+	int read_only, destructive, idempotent, open_world;
+};
+
+/* The parsed schemas of every tool, loaded once. */
+struct tool_set {
+	const struct tool_def *defs;	/* TOOL_COUNT entries, list order */
+	json_t *input[TOOL_COUNT];
+	json_t *output[TOOL_COUNT];
+};
+
+/*
+ * Parses every schema.  Returns 0, or -ERR_INTERNAL naming the tool whose
+ * schema is not a JSON object of type "object" (a bug).
+ */
+int tools_load(struct tool_set *ts, struct error *e);
+void tools_free(struct tool_set *ts);
+
+/* The tool called name, or NULL. */
+const struct tool_def *tools_find(const struct tool_set *ts,
+    const char *name);
+
+/* Writes the tools/list result object {"tools":[...]}. */
+void tools_write_list(const struct tool_set *ts, struct jsonw *w);
+
+#endif

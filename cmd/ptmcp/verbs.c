@@ -1,0 +1,314 @@
+/* verbs: the store verbs of the ptmcp command line (see verbs.h). */
+#include "verbs.h"
+
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "json.h"
+#include "jsonrpc.h"
+#include "jsonw.h"
+#include "numparse.h"
+#include "report.h"
+#include "server.h"
+#include "spawn.h"
+#include "store.h"
+
+#define T "ptmcp"
+
+static int
+open_store(struct store *s, const char *path, int create)
+{
+	struct error e;
+
+	if (store_open(s, path, create, &e) < 0) {
+		report_error(T, "store", &e, create ? NULL :
+		    "nothing was recorded into it yet");
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes the analyses of snapshot sid as a JSON array. */
+static void
+write_analyses(const struct store *s, const char *sid, struct jsonw *w)
+{
+	char dir[PATH_MAX];
+	struct dirent **names;
+	int n, i;
+
+	jsonw_array_begin(w);
+	if (snprintf(dir, sizeof(dir), "%s/snapshots/%s/derived", s->root,
+	    sid) < (int)sizeof(dir) && (n = scandir(dir, &names, NULL,
+	    alphasort)) >= 0) {
+		for (i = 0; i < n; i++) {
+			if (store_analysis_id_valid(names[i]->d_name))
+				jsonw_string(w, names[i]->d_name);
+			free(names[i]);
+		}
+		free(names);
+	}
+	jsonw_array_end(w);
+}
+
+int
+verb_list(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	struct store s;
+	struct store_entry *v;
+	struct jsonw w;
+	struct error e;
+	size_t n, i;
+
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error(t, "list takes no arguments");
+	if (open_store(&s, store_path, 0) < 0)
+		return EXIT_FAIL;
+	if (store_list(&s, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
+		report_error(T, s.root, &e, NULL);
+		return EXIT_FAIL;
+	}
+	/* One JSON object per snapshot, oldest first (JSON Lines). */
+	jsonw_init(&w, stdout);
+	for (i = 0; i < n; i++) {
+		jsonw_object_begin(&w);
+		jsonw_kv_string(&w, "id", v[i].id);
+		jsonw_kv_u64(&w, "bytes", v[i].bytes);
+		jsonw_kv_bool(&w, "in_use", v[i].in_use);
+		jsonw_key(&w, "analyses");
+		write_analyses(&s, v[i].id, &w);
+		jsonw_object_end(&w);
+		jsonw_newline(&w);
+	}
+	free(v);
+	return report_close_stdout(T, jsonw_finish(&w) < 0 ? EXIT_FAIL :
+	    EXIT_OK);
+}
+
+static int
+show_report(const struct store *s, const char *id)
+{
+	char *text;
+	struct error e;
+
+	if (store_read_json(s, STORE_REPORTS, id, &text, &e) < 0) {
+		report(T, id, "list shows the snapshots", "not in the store");
+		return EXIT_FAIL;
+	}
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	free(text);
+	return report_close_stdout(T, EXIT_OK);
+}
+
+int
+verb_show(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	char dir[PATH_MAX], mpath[PATH_MAX + 16];
+	struct store s;
+	struct jsonw w;
+	struct error e;
+	uint64_t bytes = 0;
+	json_t *manifest;
+	int rc;
+
+	if (argc != 2)
+		return cli_usage_error(t, "show takes one ID");
+	if (!store_id_valid(argv[1])) {
+		report(T, argv[1], "ids look like 20261129T101500Z-0123abcd",
+		    "not a valid id");
+		return EXIT_FAIL;
+	}
+	if (open_store(&s, store_path, 0) < 0)
+		return EXIT_FAIL;
+	rc = store_resolve(&s, STORE_SNAPSHOTS, argv[1], dir, sizeof(dir), &e);
+	if (rc == -ERR_NOTFOUND)
+		return show_report(&s, argv[1]);
+	if (rc < 0) {
+		report_error(T, argv[1], &e, NULL);
+		return EXIT_FAIL;
+	}
+	store_du(dir, &bytes, NULL);
+	snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
+	manifest = json_read_file(mpath, NULL);
+	jsonw_init(&w, stdout);
+	jsonw_object_begin(&w);
+	jsonw_kv_string(&w, "id", argv[1]);
+	jsonw_kv_string(&w, "path", dir);
+	jsonw_kv_u64(&w, "bytes", bytes);
+	jsonw_key(&w, "analyses");
+	write_analyses(&s, argv[1], &w);
+	jsonw_key(&w, "manifest");
+	if (manifest != NULL)
+		jsonrpc_write_json(&w, manifest);
+	else
+		jsonw_null(&w);
+	jsonw_object_end(&w);
+	jsonw_newline(&w);
+	json_decref(manifest);
+	return report_close_stdout(T, jsonw_finish(&w) < 0 ? EXIT_FAIL :
+	    EXIT_OK);
+}
+
+int
+verb_import(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	char id[STORE_ID_SIZE];
+	struct store s;
+	struct error e;
+
+	if (argc != 2)
+		return cli_usage_error(t, "import takes one DIR");
+	if (open_store(&s, store_path, 1) < 0)
+		return EXIT_FAIL;
+	if (store_import(&s, argv[1], id, &e) < 0) {
+		report_error(T, argv[1], &e, NULL);
+		return EXIT_FAIL;
+	}
+	printf("%s\n", id);
+	return report_close_stdout(T, EXIT_OK);
+}
+
+/* "90", "90s", "15m", "12h", "7d" as seconds. */
+static int
+parse_age(const char *arg, int64_t *out)
+{
+	static const struct { char c; int64_t mul; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	char num[32];
+	size_t n = strlen(arg), i;
+	int64_t mul = 1, v;
+
+	if (n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, arg, n + 1);
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (num[n - 1] == units[i].c) {
+			mul = units[i].mul;
+			num[n - 1] = '\0';
+		}
+	if (parse_i64(num, 0, INT64_MAX / 86400, &v, NULL) < 0)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static void
+print_removed(const char *id, uint64_t bytes, void *arg)
+{
+	(void)arg;
+	printf("%s\t%llu\n", id, (unsigned long long)bytes);
+}
+
+enum { OPT_MAX_AGE = 300, OPT_MAX_COUNT, OPT_MAX_BYTES, OPT_DRY_RUN };
+
+int
+verb_prune(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	static const struct option opts[] = {
+		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+		{ "max-count", required_argument, NULL, OPT_MAX_COUNT },
+		{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct store_prune p = { -1, -1, -1, 0, time(NULL) };
+	struct store s;
+	struct error e;
+	uint64_t u;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_MAX_AGE:
+			if (parse_age(optarg, &p.max_age_s) < 0)
+				return cli_usage_error(t, "option '--max-age': "
+				    "'%s' is not a duration like 3600, 90m, "
+				    "12h or 7d", optarg);
+			break;
+		case OPT_MAX_COUNT:
+			if ((rc = cli_opt_u64(t, "--max-count", optarg, 0,
+			    1000000, &u)) != 0)
+				return rc;
+			p.max_count = (int64_t)u;
+			break;
+		case OPT_MAX_BYTES:
+			if ((rc = cli_opt_size(t, "--max-bytes", optarg, 0,
+			    INT64_MAX, &u)) != 0)
+				return rc;
+			p.max_bytes = (int64_t)u;
+			break;
+		case OPT_DRY_RUN:
+			p.dry_run = 1;
+			break;
+		default:
+			return cli_bad_option(t, c, argv);
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error(t, "prune takes no operands");
+	if (p.max_age_s < 0 && p.max_count < 0 && p.max_bytes < 0)
+		return cli_usage_error(t, "prune needs --max-age, --max-count "
+		    "or --max-bytes");
+	if (open_store(&s, store_path, 0) < 0)
+		return EXIT_FAIL;
+	if (store_prune(&s, &p, print_removed, NULL, &e) < 0) {
+		report_error(T, s.root, &e, NULL);
+		return report_close_stdout(T, EXIT_FAIL);
+	}
+	return report_close_stdout(T, EXIT_OK);
+}
+
+int
+verb_doctor(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	char bindir[PATH_MAX], prog[PATH_MAX + 8];
+	char *rec_argv[] = { prog, "--doctor", NULL };
+	struct store_entry *v = NULL;
+	struct store s;
+	struct spawn sp;
+	struct error e;
+	uint64_t bytes = 0;
+	size_t n = 0, i;
+	int ok = 1;
+
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error(t, "doctor takes no arguments");
+	if (open_store(&s, store_path, 1) < 0) {
+		ok = 0;
+	} else {
+		store_list(&s, STORE_SNAPSHOTS, &v, &n, NULL);
+		for (i = 0; i < n; i++)
+			bytes += v[i].bytes;
+		free(v);
+		printf("store: %s: usable, 0700, %zu snapshots, %llu bytes\n",
+		    s.root, n, (unsigned long long)bytes);
+	}
+	fflush(stdout);
+	snprintf(prog, sizeof(prog), "ptrec");
+	if (serve_bindir(bindir, sizeof(bindir)) == 0)
+		snprintf(prog, sizeof(prog), "%s/ptrec", bindir);
+	spawn_init(&sp, rec_argv);
+	sp.in = SPAWN_NULL;
+	if (spawn_start(&sp, &e) < 0 || spawn_finish(&sp, &e) < 0) {
+		report_error(T, "ptrec --doctor", &e, NULL);
+		ok = 0;
+	}
+	return report_close_stdout(T, ok ? EXIT_OK : EXIT_FAIL);
+}

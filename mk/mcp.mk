@@ -1,0 +1,30 @@
+# mcp.mk: ptmcp's fuzzer (issue #9).
+#
+# fuzz-jsonrpc runs a libFuzzer target over what a client can send to
+# `ptmcp serve` (line reader, JSON-RPC classification, replies, tool
+# argument checks) under ASan and UBSan, for FUZZ_SECONDS, starting from
+# the seed corpus in tests/fuzz/jsonrpc-seeds.  New inputs it finds stay
+# in the build directory.
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_JSONRPC := $(BUILD)/fuzz/fuzz_jsonrpc
+FUZZ_JSONRPC_SRCS := tests/fuzz/fuzz_jsonrpc.c lib/jsonrpc.c lib/jsonw.c \
+	lib/error.c cmd/ptmcp/schema.c cmd/ptmcp/tools.c
+FUZZ_JSONRPC_HDRS := lib/jsonrpc.h lib/jsonw.h lib/error.h \
+	cmd/ptmcp/schema.h cmd/ptmcp/tools.h
+
+$(FUZZ_JSONRPC): $(FUZZ_JSONRPC_SRCS) $(FUZZ_JSONRPC_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c17 -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -D_GNU_SOURCE -iquote lib \
+	    -iquote cmd/ptmcp $(PKG_CFLAGS) -o $@ $(FUZZ_JSONRPC_SRCS) \
+	    $(PKG_LIBS)
+
+.PHONY: fuzz-jsonrpc
+fuzz-jsonrpc: $(FUZZ_JSONRPC)
+	@mkdir -p $(BUILD)/fuzz/corpus-jsonrpc
+	$(FUZZ_JSONRPC) -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	    $(BUILD)/fuzz/corpus-jsonrpc tests/fuzz/jsonrpc-seeds
+
+FUZZ_RUNS += fuzz-jsonrpc
