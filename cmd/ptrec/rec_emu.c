@@ -570,7 +570,10 @@ on_control_line(struct recorder *r, struct pending *p, const char *cmd)
 		ask_plugin(r, p, 0, "control");
 	} else if (strcmp(cmd, "stop") == 0) {
 		r->stopping = 1;
-		ask_plugin(r, p, 1, "control");
+		if (r->done)		/* nothing is traced any more */
+			spawn_kill(&r->sp, SIGKILL);
+		else
+			ask_plugin(r, p, 1, "control");
 	} else if (strcmp(cmd, "cancel") == 0) {
 		r->stopping = 1;
 		r->done = 1;

@@ -129,4 +129,34 @@ test_expect_success 'SIGTERM to ptrec: snapshot, then the program ends' '
 	jq -e ".target.state == \"running\"" snap/manifest.json &&
 	emu_check_parity snap truth 1 >counts
 '
+test_expect_success '--filter SYMBOL: only inside, entered by PGE, left by PGD' '
+	rec --filter dispatch -- "$B" 1 300 &&
+	emu_check_parity snap truth >counts &&
+	perf --buildid-dir snap/images script -i snap/perf.data --itrace=b \
+	    -F flags,ip,sym 2>/dev/null >all &&
+	test $(grep -c "tr strt" all) = 300 &&
+	test $(grep -c "tr end  return .* dispatch" all) = 300 &&
+	! grep -v "tr strt" all | grep -v " dispatch\$"
+'
+
+test_expect_success '--control FIFO: snapshot, then stop' '
+	mkfifo ctl &&
+	ptrec --recorder emu -o snap --emu-truth truth --control ctl \
+	    -- "$B" 100000 2000 >out 2>err &
+	pid=$! &&
+	n=0 && while ! grep -q "^round 3 " err && test $n -lt 300; do
+		sleep 0.1; n=$((n + 1)); done &&
+	echo snapshot >ctl &&
+	n=0 && while ! grep -q "^snap\$" out && test $n -lt 300; do
+		sleep 0.1; n=$((n + 1)); done &&
+	echo stop >ctl && wait $pid &&
+	grep -c "^snap\(\.2\)\{0,1\}\$" out >nsnap &&
+	test_eq 2 "$(cat nsnap)" &&
+	test $(fired snap) -lt $(fired snap.2) &&
+	test_eq "snapshot: ok" "$(grep "^snapshot:" out)" &&
+	test_eq control "$(trigger snap)" &&
+	test_eq control "$(trigger snap.2)" &&
+	emu_check_parity snap truth 1 >counts &&
+	emu_check_parity snap.2 truth 2 >counts.2
+'
 test_done

@@ -114,6 +114,7 @@ static struct {
 	volatile uint64_t snap_req;	/* newest snapshot asked for */
 	int snap_pending;		/* rings still to copy */
 	int snap_final;
+	int snap_counts;		/* counts towards --repeat */
 	char snap_reason[32];
 	int snap_reason_tid;
 	uint64_t snap_time;
@@ -294,6 +295,18 @@ image_discover(uint64_t va, uint64_t time, int tid)
 /* ---- translation --------------------------------------------------------- */
 
 static uint8_t
+in_filter(uint64_t va)
+{
+	int i;
+
+	for (i = 0; i < g.n_trig; i++)
+		if (g.trig[i].kind == TRIG_FILTER && g.trig[i].addr != 0 &&
+		    va >= g.trig[i].addr && va < g.trig[i].addr + g.trig[i].size)
+			return 1;
+	return 0;
+}
+
+static uint8_t
 trigger_at(uint64_t va)
 {
 	int i;
@@ -344,6 +357,7 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_mutex_lock(&g.lock);
 	image_discover(t->start, CLOCK_BASE - 1, gettid_());
 	t->trigger = trigger_at(t->start);
+	t->in_filter = in_filter(t->start);
 	pthread_mutex_unlock(&g.lock);
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec,
 	    QEMU_PLUGIN_CB_NO_REGS, t);
@@ -467,7 +481,7 @@ snapshot_complete(uint64_t seq)
 	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 "\n", g.snap_reason,
 	    g.snap_reason_tid, g.snap_time);
 	write_file(path, (const uint8_t *)info, (uint64_t)n);
-	g.snaps_done++;
+	g.snaps_done += (uint64_t)g.snap_counts;
 	sideband("snapshot %" PRIu64 " %s %d 0x%" PRIx64, seq, g.snap_reason,
 	    g.snap_reason_tid, g.snap_time);
 	event_line("snapshot %" PRIu64 " %s", seq, g.snap_reason);
@@ -589,7 +603,9 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 	snprintf(g.snap_reason, sizeof(g.snap_reason), "%s", reason);
 	g.snap_reason_tid = me != NULL ? me->tid : 0;
 	g.snap_time = me != NULL ? me->th.clock : 0;
-	g.snap_final = final || g.snaps_done + 1 >= g.repeat;
+	/* ptrec's requests (--control snapshot) do not use up --repeat */
+	g.snap_counts = strcmp(reason, "request") != 0;
+	g.snap_final = final || (g.snap_counts && g.snaps_done + 1 >= g.repeat);
 	g.snap_pending = g.n_slots + 1;	/* +1: ours, released below */
 	__atomic_store_n(&g.snap_req, seq, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&g.lock);

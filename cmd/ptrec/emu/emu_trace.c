@@ -319,11 +319,58 @@ starts_deferral(const struct emu_thread *t, const struct emu_tb *p,
 	return 0;
 }
 
+/*
+ * --filter: tracing only inside the filter ranges, as hardware IP
+ * filtering shows it: TIP.PGE(target) on the way in, TIP.PGD(target) in
+ * place of the branch's own packet on the way out (SDM "Filtering by IP").
+ * Returns 1 when the block's transition was handled here.
+ */
+static int
+filter_step(struct emu_thread *t, const struct emu_tb *tb)
+{
+	if (!t->started) {
+		t->started = 1;
+		emu_enc_psb(&t->enc, t->clock, 0, 0);
+		if (tb->in_filter)
+			pge(t, tb->start);
+		return 1;
+	}
+	if (t->enabled && tb->in_filter)
+		return 0;
+	if (t->enabled) {
+		if (t->deferring)
+			resolve_defer(t, 0);
+		if (t->prev != NULL)
+			truth(t, t->prev->last_ip, tb->start,
+			    (enum emu_kind)t->prev->kind);
+		emu_enc_pgd_ip(&t->enc, t->clock, tb->start);
+		emu_enc_rs_clear(&t->enc);
+		t->enabled = 0;
+		t->st.pgd++;
+		return 1;
+	}
+	t->need_pge = 0;
+	if (tb->in_filter) {
+		emu_enc_tsc(&t->enc, t->clock);
+		pge(t, tb->start);
+	}
+	return 1;
+}
+
 void
 emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 {
 	const struct emu_tb *p = t->prev;
 
+	if (t->filtering && filter_step(t, tb)) {
+		if (t->enabled && emu_enc_psb_due(&t->enc))
+			emu_enc_psb(&t->enc, t->clock, 1, tb->start);
+		t->prev = tb;
+		t->clock += tb->ninsn;
+		t->insns += tb->ninsn;
+		t->st.tbs++;
+		return;
+	}
 	if (!t->started) {
 		t->started = 1;
 		emu_enc_psb(&t->enc, t->clock, 0, 0);
