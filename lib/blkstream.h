@@ -179,7 +179,7 @@ enum blks_counter {
 	BLKS_C_OVERFLOWS,
 	BLKS_C_TRACE_BYTES,
 	BLKS_C_BYTES_SKIPPED,
-	BLKS_C_CHUNKS,
+	BLKS_C_PSBS,		/* sync points: the PSBs decoding started at */
 	BLKS_C_NR
 };
 

@@ -216,6 +216,8 @@ struct emitter {
 	const struct ptdec_sink *sink;
 	struct blks_end *end;
 	uint64_t last_time;
+	struct blks_record pending;	/* a block that may go on */
+	int has_pending;
 };
 
 static uint64_t *
@@ -256,22 +258,65 @@ count_record(struct blks_end *end, const struct blks_record *r)
 }
 
 static int
+emit_pending(struct emitter *em, struct error *e)
+{
+	if (!em->has_pending)
+		return 0;
+	em->has_pending = 0;
+	count_record(em->end, &em->pending);
+	return em->sink->emit(em->sink->ctx, &em->pending, e);
+}
+
+/*
+ * Blocks end at branches only: where the decoder (its block cache, a
+ * section boundary, a PSB+ we do not write) ended one at another
+ * instruction, the next block is its fall-through and the two are one.
+ * This makes the stream the same however the decoder split the run.
+ */
+static int
+emit_block(struct emitter *em, const struct blks_record *r, struct error *e)
+{
+	struct blks_block *p = &em->pending.u.block;
+	int rc;
+
+	if (em->has_pending && p->iclass == ptic_other) {
+		p->end_ip = r->u.block.end_ip;
+		p->ninsn += r->u.block.ninsn;
+		p->iclass = r->u.block.iclass;
+		p->flags |= r->u.block.flags;
+		p->mode = r->u.block.mode;
+		p->time = r->u.block.time;
+		return 0;
+	}
+	if ((rc = emit_pending(em, e)) < 0)
+		return rc;
+	em->pending = *r;
+	em->has_pending = 1;
+	return 0;
+}
+
+static int
 emit_one(struct emitter *em, struct blks_record *r, struct error *e)
 {
 	uint64_t *t = record_time(r);
+	int rc;
 
 	if (*t == PTDEC_TIME_UNKNOWN)
 		*t = em->last_time;
 	em->last_time = *t;
-	if (*t < em->cfg->from_ns || (em->cfg->to_ns != 0 &&
-	    *t > em->cfg->to_ns))
+	if (em->cfg->window && (*t < em->cfg->from_ns || *t > em->cfg->to_ns))
 		return 0;
+	if (r->type == BLKS_BLOCK)
+		return emit_block(em, r, e);
+	if ((rc = emit_pending(em, e)) < 0)
+		return rc;
 	count_record(em->end, r);
 	return em->sink->emit(em->sink->ctx, r, e);
 }
 
 static int
-emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
+emit_out(struct emitter *em, struct ptdec_out *o, const struct ptdec_chunk *c,
+    struct error *e)
 {
 	int rc;
 
@@ -279,6 +324,8 @@ emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
 		if ((rc = emit_one(em, &o->rec[i], e)) < 0)
 			return rc;
 	}
+	if (em->cfg->progress != NULL)
+		em->cfg->progress(em->cfg->progress_ctx, c->next);
 	return 0;
 }
 
@@ -324,7 +371,7 @@ decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 	for (size_t i = 0; i < nr && rc == 0; i++) {
 		out.nr = 0;
 		if ((rc = be->decode_chunk(w, &chunks[i], &out, e)) == 0)
-			rc = emit_out(em, &out, e);
+			rc = emit_out(em, &out, &chunks[i], e);
 	}
 	be->worker_free(w);
 	free(out.rec);
@@ -433,7 +480,7 @@ pool_emit(struct pool *p, size_t i, struct emitter *em, struct error *e)
 		*e = s->err;
 		return s->rc;
 	}
-	rc = emit_out(em, &s->out, e);
+	rc = emit_out(em, &s->out, &p->chunks[i], e);
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_FREE;
 	p->next_emit++;
@@ -500,12 +547,16 @@ ptdec_decode_thread(const struct ptdec_backend *be,
     const struct ptdec_config *cfg, const struct ptdec_thread *th,
     const struct ptdec_sink *sink, struct blks_end *end, struct error *e)
 {
-	struct emitter em = { cfg, sink, end, 0 };
+	struct emitter em;
 	size_t chunk_bytes = cfg->chunk_bytes ? cfg->chunk_bytes :
 	    PTDEC_CHUNK_DEFAULT;
 	struct ptdec_plan plan;
 	int rc;
 
+	memset(&em, 0, sizeof(em));
+	em.cfg = cfg;
+	em.sink = sink;
+	em.end = end;
 	memset(end, 0, sizeof(*end));
 	end->tid = th->tid;
 	end->c[BLKS_C_TRACE_BYTES] = th->len;
@@ -513,7 +564,7 @@ ptdec_decode_thread(const struct ptdec_backend *be,
 		chunk_bytes = 0;
 	if ((rc = ptdec_split(th, chunk_bytes, &plan, e)) < 0)
 		return rc;
-	end->c[BLKS_C_CHUNKS] = plan.nr;
+	end->c[BLKS_C_PSBS] = plan.nr_psb;
 	rc = emit_head_gap(&em, th, plan.first_psb, e);
 	if (rc == 0 && plan.nr > 0) {
 		if (cfg->jobs <= 1 || plan.nr == 1)
@@ -523,6 +574,8 @@ ptdec_decode_thread(const struct ptdec_backend *be,
 			rc = decode_parallel(be, cfg, th, plan.chunk, plan.nr,
 			    &em, e);
 	}
+	if (rc == 0)
+		rc = emit_pending(&em, e);
 	ptdec_plan_free(&plan);
 	return rc;
 }

@@ -12,13 +12,19 @@
  * the one that exists; a faster one (issue #11) plugs in beside it.
  *
  * The unit of decoding is the PSB interval: a decoder synchronises at a
- * PSB and decodes until it reads the next PSB's PSB+; the block that
- * straddles that PSB is cut by the PSB+ status events exactly where a
- * single decoder running through would cut it, so an interval boundary
- * neither loses nor duplicates a block.  Chunks group whole intervals (at
+ * PSB and decodes until it reaches the next PSB's PSB+, which libipt
+ * reports as status updates bound to the FUP's ip: exactly where the next
+ * interval's decoder starts, so an interval boundary neither loses nor
+ * duplicates a block.  (This needs MODE.exec in every PSB+, which
+ * hardware and the emu recorder write.)  Chunks group whole intervals (at
  * least chunk_bytes of trace) to give each worker enough work.  Since
  * every interval decodes on its own, the output depends on the trace only:
  * not on the chunk size, not on the number of jobs.
+ *
+ * Blocks end at branches: where the decoder split a straight run of
+ * instructions (its block cache, a section boundary, a PSB+ inside it),
+ * the driver joins the pieces, and where the block cache left the class
+ * of the last instruction out, the backend decodes it (lib/x86class).
  *
  * Errors never end a decode: a decoder error becomes a GAP record (cause
  * decode_error, or unknown_image when no image holds the ip) and decoding
@@ -90,7 +96,11 @@ struct ptdec_config {
 	const struct ptdec_images *images;
 	size_t chunk_bytes;		/* 0: PTDEC_CHUNK_DEFAULT; SIZE_MAX: one */
 	unsigned jobs;			/* workers; 0 or 1: decode inline */
-	uint64_t from_ns, to_ns;	/* window; to_ns 0: no upper bound */
+	int window;			/* keep only records in [from_ns, to_ns] */
+	uint64_t from_ns, to_ns;
+	/* Called in order after each chunk is out: trace bytes done. */
+	void (*progress)(void *ctx, uint64_t bytes_done);
+	void *progress_ctx;
 };
 
 /* One thread's trace. */

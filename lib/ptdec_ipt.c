@@ -4,8 +4,8 @@
  * One worker = one pt_block_decoder over the thread's whole ring plus its
  * own pt_image holding the thread's sections from the shared iscache.
  * Each PSB interval of a chunk is decoded by synchronising at its PSB and
- * stopping at the first event the decoder reads beyond the next PSB (see
- * ptdec.h for why that cuts seams exactly).  An error ends the interval
+ * stopping at the status updates of the next PSB's PSB+ (see ptdec.h for
+ * why that cuts seams exactly).  An error ends the interval
  * with a GAP; the next interval starts afresh at its own PSB, which is
  * where libipt's sync_forward would have gone, except when the error was
  * only noticed after the decoder had read that PSB+.
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ptdec.h"
+#include "x86class.h"
 
 struct ipt_worker {
 	const struct ptdec_config *cfg;
@@ -125,6 +126,26 @@ ipt_offset(const struct ipt_worker *w)
 	return off;
 }
 
+/*
+ * The class of a block's last instruction when libipt's block cache did
+ * not say (indirect and far branches): decoded from the image.
+ */
+static uint8_t
+ipt_block_class(const struct ipt_worker *w, const struct pt_block *b)
+{
+	uint8_t insn[15];
+	int n;
+
+	if (b->iclass != ptic_error || b->isid <= 0 || w->cfg->images == NULL)
+		return (uint8_t)b->iclass;
+	n = pt_iscache_read(w->cfg->images->iscache, insn, sizeof(insn),
+	    b->isid, b->end_ip);
+	if (n <= 0)
+		return ptic_error;
+	return (uint8_t)x86_insn_class(insn, (size_t)n,
+	    b->mode == ptem_64bit);
+}
+
 static int
 push_block(struct ipt_worker *w, const struct pt_block *b,
     struct ptdec_out *out, struct error *e)
@@ -135,7 +156,7 @@ push_block(struct ipt_worker *w, const struct pt_block *b,
 	r.u.block.ip = b->ip;
 	r.u.block.end_ip = b->end_ip;
 	r.u.block.ninsn = b->ninsn;
-	r.u.block.iclass = (uint8_t)b->iclass;
+	r.u.block.iclass = ipt_block_class(w, b);
 	r.u.block.flags = (uint8_t)((b->speculative ? BLKS_BLOCK_SPECULATIVE :
 	    0) | (b->truncated ? BLKS_BLOCK_TRUNCATED : 0));
 	r.u.block.mode = (uint8_t)b->mode;
@@ -272,8 +293,13 @@ ipt_event(const struct pt_event *ev, struct blks_event *be, int *keep)
 }
 
 /*
- * Drains pending events.  Returns the decoder status, IPT_STOP when an
- * event came from beyond stop (the next interval's), or a negative error.
+ * Drains pending events.  Returns the decoder status, IPT_STOP at the
+ * next interval's PSB+, or a negative error.
+ *
+ * The PSB+ at stop shows as status updates read beyond stop.  Other
+ * events read beyond stop can still be this interval's: libipt reads
+ * ahead past a PSB to bind events (a TIP.PGE just before it), and the
+ * next interval, which starts after that PSB, does not see them.
  */
 #define IPT_STOP (1 << 30)
 
@@ -289,7 +315,7 @@ ipt_drain_events(struct ipt_worker *w, uint64_t stop, int status,
 		status = pt_blk_event(w->dec, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
-		if (ipt_offset(w) > stop)
+		if (ev.status_update && ipt_offset(w) > stop)
 			return IPT_STOP;
 		if (ev.type == ptev_overflow) {
 			w->last_ip = ev.variant.overflow.ip;

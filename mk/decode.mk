@@ -21,3 +21,6 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 
 FUZZ_RUNS += fuzz-blkstream
 .PHONY: fuzz-blkstream
+
+# lib/x86class (block classes the block cache leaves out) decodes with Zydis.
+LIBS_ALL += -lZydis

@@ -1,30 +1,42 @@
 /*
- * ptdecode: snapshot directory to block stream.
+ * ptdecode: snapshot directory to block stream (man ptdecode.1, man
+ * ptkit-blocks.5).
  *
- * This file parses the command line; the decoder arrives with issue #5.
+ * main parses the command line, finds the snapshot (argument or first
+ * line of stdin), loads it (snapload.c), decodes thread after thread with
+ * lib/ptdec and writes the records as the binary stream or JSON Lines
+ * (output.c); --decoder perf converts perf script's output instead
+ * (perfconv.c).
  */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
+#include "perfconv.h"
+#include "ptdec.h"
 #include "report.h"
+#include "snapload.h"
 
 static const struct tool_info tool = {
 	"ptdecode",
 	"ptdecode [-j JOBS] [--format blocks|jsonl] [--decoder native|fast|perf]\n"
-	"         [--tid TID] [--from NS] [--to NS] [SNAPSHOT]",
+	"         [--tid TID] [--from NS] [--to NS] [--chunk-size N] [SNAPSHOT]",
 };
 
 enum { OPT_FORMAT = 256, OPT_DECODER, OPT_TID, OPT_FROM, OPT_TO, OPT_HELP,
-	OPT_VERSION };
+	OPT_VERSION, OPT_CHUNK };
 
 struct decode_options {
 	uint64_t jobs;
 	int format;		/* 0 blocks, 1 jsonl */
-	int decoder;		/* 0 native, 1 fast, 2 perf */
+	int decoder;		/* 0 native, 1 fast, 2 perf; -1 not given */
 	uint64_t tid, from_ns, to_ns;
+	uint64_t chunk_bytes;	/* 0: the library's default */
 	int has_tid;
 	const char *snapshot;
 };
@@ -35,6 +47,7 @@ static const struct option long_options[] = {
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
+	{ "chunk-size", required_argument, NULL, OPT_CHUNK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -80,6 +93,11 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 			    INT64_MAX, &o->to_ns)) != 0)
 				return rc;
 			break;
+		case OPT_CHUNK:
+			if ((rc = cli_opt_size(&tool, "--chunk-size", optarg, 1,
+			    UINT32_MAX, &o->chunk_bytes)) != 0)
+				return rc;
+			break;
 		case OPT_HELP:
 			return cli_help(&tool);
 		case OPT_VERSION:
@@ -94,13 +112,180 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 	return -1;
 }
 
+enum { DECODER_NATIVE, DECODER_FAST, DECODER_PERF };
+
+/* PTKIT_DECODER when --decoder was not given.  -1 go on, else exit. */
+static int
+decoder_from_env(struct decode_options *o)
+{
+	const char *env = getenv("PTKIT_DECODER");
+
+	if (o->decoder >= 0)
+		return -1;
+	o->decoder = DECODER_NATIVE;
+	if (env == NULL || *env == '\0')
+		return -1;
+	if ((o->decoder = cli_opt_choice(&tool, "PTKIT_DECODER", env,
+	    "native|fast|perf")) < 0)
+		return -o->decoder;
+	return -1;
+}
+
+/*
+ * The snapshot named on the first line of stdin.  Says how many further
+ * lines it ignores.  Returns a malloc'd path, or NULL after a message.
+ */
+static char *
+snapshot_from_stdin(void)
+{
+	char *line = NULL, *first = NULL;
+	size_t cap = 0;
+	unsigned more = 0;
+	ssize_t n;
+
+	if (isatty(STDIN_FILENO)) {
+		cli_usage_error(&tool, "no SNAPSHOT given (argument or stdin)");
+		return NULL;
+	}
+	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (first == NULL)
+			first = strdup(line);
+		else
+			more++;
+	}
+	free(line);
+	if (first == NULL)
+		cli_usage_error(&tool, "no SNAPSHOT on standard input");
+	else if (more > 0)
+		report(tool.name, NULL, "decode each with: xargs -n1 ptdecode",
+		    "decoding %s; ignored %u more snapshot%s on stdin", first,
+		    more, more == 1 ? "" : "s");
+	return first;
+}
+
+static void
+report_images(const struct snap *s)
+{
+	if (s->nr_live > 0)
+		report_warning(tool.name, s->first_live,
+		    "%u image%s read from the live filesystem, not from the "
+		    "snapshot's archive", s->nr_live, s->nr_live == 1 ? "" : "s");
+	if (s->nr_missing > 0)
+		report_warning(tool.name, s->first_missing,
+		    "%u image%s missing: their code shows as unknown_image gaps",
+		    s->nr_missing, s->nr_missing == 1 ? "" : "s");
+}
+
+static void
+report_summary(const char *snap, const struct output *out)
+{
+	const uint64_t *c = out->total;
+
+	report(tool.name, snap, NULL, "%llu thread%s, %llu blocks, %llu "
+	    "instructions, %llu gaps (%llu decode errors, %llu unknown image, "
+	    "%llu overflows), %llu of %llu trace bytes skipped",
+	    (unsigned long long)out->threads, out->threads == 1 ? "" : "s",
+	    (unsigned long long)c[BLKS_C_BLOCKS],
+	    (unsigned long long)c[BLKS_C_INSNS],
+	    (unsigned long long)c[BLKS_C_GAPS],
+	    (unsigned long long)c[BLKS_C_DECODE_ERRORS],
+	    (unsigned long long)c[BLKS_C_UNKNOWN_IMAGE],
+	    (unsigned long long)c[BLKS_C_OVERFLOWS],
+	    (unsigned long long)c[BLKS_C_BYTES_SKIPPED],
+	    (unsigned long long)c[BLKS_C_TRACE_BYTES]);
+}
+
+/* Decodes every thread (or --tid's) of the loaded snapshot into out. */
+static int
+decode_snapshot(struct snap *s, const struct decode_options *o,
+    struct output *out, struct error *e)
+{
+	int rc, found = 0;
+
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		if (o->has_tid && s->threads[i].tid != o->tid)
+			continue;
+		found = 1;
+		if ((rc = output_thread(out, s, &s->threads[i], e)) < 0)
+			return rc;
+	}
+	if (o->has_tid && !found)
+		return error_set(e, ERR_NOTFOUND, "no thread %llu in the "
+		    "snapshot", (unsigned long long)o->tid);
+	return 0;
+}
+
+static int
+run_native(const char *path, const struct decode_options *o)
+{
+	struct output out;
+	struct error e;
+	struct snap s;
+	int rc;
+
+	error_clear(&e);
+	if ((rc = snap_load(&s, path, &e)) < 0) {
+		report_error(tool.name, path, &e, NULL);
+		snap_free(&s);
+		return EXIT_FAIL;
+	}
+	report_images(&s);
+	s.cfg.jobs = (unsigned)o->jobs;
+	s.cfg.chunk_bytes = (size_t)o->chunk_bytes;
+	s.cfg.window = o->from_ns > 0 || o->to_ns < INT64_MAX;
+	s.cfg.from_ns = o->from_ns;
+	s.cfg.to_ns = o->to_ns;
+	rc = output_open(&out, o->format, &s, o->has_tid ? (uint32_t)o->tid :
+	    UINT32_MAX, o->has_tid, &e);
+	if (rc == 0)
+		rc = decode_snapshot(&s, o, &out, &e);
+	rc = output_close(&out, rc, &e);
+	if (rc < 0)
+		report_error(tool.name, path, &e, NULL);
+	else
+		report_summary(path, &out);
+	snap_free(&s);
+	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 int
 main(int argc, char *argv[])
 {
-	struct decode_options o = { .jobs = 0, .to_ns = INT64_MAX };
+	struct decode_options o = { .jobs = 0, .decoder = -1,
+	    .to_ns = INT64_MAX };
+	char *from_stdin = NULL;
 	int rc;
 
-	if ((rc = parse_options(argc, argv, &o)) >= 0)
+	if ((rc = parse_options(argc, argv, &o)) >= 0 ||
+	    (rc = decoder_from_env(&o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	return cli_not_built(&tool, "decoding", 5);
+	if (o.decoder == DECODER_FAST)
+		return cli_not_built(&tool, "the fast decoder", 11);
+	if (o.format == 0 && isatty(STDOUT_FILENO)) {
+		report(tool.name, "stdout", "use --format jsonl, or redirect "
+		    "to a file or a pipe", "refusing to write the binary block "
+		    "stream to a terminal");
+		return EXIT_USAGE;
+	}
+	if (o.snapshot == NULL) {
+		if ((from_stdin = snapshot_from_stdin()) == NULL)
+			return EXIT_USAGE;
+		o.snapshot = from_stdin;
+	}
+	if (o.jobs == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o.jobs = n > 0 ? (uint64_t)n : 1;
+	}
+	if (o.decoder == DECODER_PERF)
+		rc = run_perf(o.snapshot, o.format, o.has_tid ?
+		    (uint32_t)o.tid : UINT32_MAX);
+	else
+		rc = run_native(o.snapshot, &o);
+	free(from_stdin);
+	return report_close_stdout(tool.name, rc);
 }

@@ -421,7 +421,7 @@ check_jsonl(void)
 	"{\"type\":\"end\",\"tid\":4243,\"blocks\":1,\"insns\":1000004,"
 	    "\"events\":2000007,\"gaps\":3000010,\"decode_errors\":4000013,"
 	    "\"unknown_image\":5000016,\"overflows\":6000019,\"trace_bytes\":"
-	    "7000022,\"bytes_skipped\":8000025,\"chunks\":9000028}\n",
+	    "7000022,\"bytes_skipped\":8000025,\"psbs\":9000028}\n",
 	"{\"type\":\"eos\",\"threads\":1}\n",
 	};
 

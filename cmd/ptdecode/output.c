@@ -1,0 +1,147 @@
+/* output: see output.h. */
+#include "output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptdec.h"
+
+int
+output_open_header(struct output *out, int format,
+    const struct blks_header *h, struct error *e)
+{
+	memset(out, 0, sizeof(*out));
+	out->format = format;
+	progress_init(&out->prog, stderr, -1);
+	if (format == OUTPUT_BLOCKS)
+		return blks_writer_open_fd(&out->w, STDOUT_FILENO, h, e);
+	jsonw_init(&out->j, stdout);
+	blks_jsonl_header(&out->j, h);
+	return 0;
+}
+
+int
+output_record(struct output *out, const struct blks_record *r,
+    struct error *e)
+{
+	if (r->type == BLKS_THREAD)
+		out->tid = r->u.thread.tid;
+	if (out->format == OUTPUT_BLOCKS)
+		return blks_write(out->w, r, e);
+	blks_jsonl_record(&out->j, r, out->tid);
+	if (out->j.error != 0)
+		return error_set(e, -out->j.error, "stdout: write failed");
+	return 0;
+}
+
+int
+output_open(struct output *out, int format, const struct snap *s,
+    uint32_t tid, int has_tid, struct error *e)
+{
+	uint32_t pid = UINT32_MAX;
+	struct blks_record r;
+	int rc;
+
+	if ((rc = output_open_header(out, format, &s->hdr, e)) < 0)
+		return rc;
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		if (has_tid && s->threads[i].tid != tid)
+			continue;
+		pid = s->threads[i].pid;
+		out->bytes_total += s->threads[i].queue->total_size;
+	}
+	r.type = BLKS_MAP;
+	for (size_t i = 0; i < s->nr_maps; i++) {
+		if (has_tid && s->maps[i].pid != pid)
+			continue;
+		r.u.map = s->maps[i];
+		if ((rc = output_record(out, &r, e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+sink_emit(void *ctx, const struct blks_record *r, struct error *e)
+{
+	return output_record(ctx, r, e);
+}
+
+static void
+show_progress(void *ctx, uint64_t done)
+{
+	struct output *out = ctx;
+
+	progress_update(&out->prog, "decoding", out->bytes_before + done,
+	    out->bytes_total);
+}
+
+int
+output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
+    struct error *e)
+{
+	struct ptdec_sink sink = { sink_emit, out };
+	struct ptdec_thread th;
+	struct blks_record r;
+	uint8_t *owned;
+	int rc;
+
+	memset(&th, 0, sizeof(th));
+	if ((rc = snap_thread_trace(s, t, &th.buf, &th.len, &owned, e)) < 0)
+		return rc;
+	th.tid = t->tid;
+	th.pid = t->pid;
+	th.wrapped = t->wrapped;
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_THREAD;
+	r.u.thread = (struct blks_thread){ .tid = t->tid, .pid = t->pid,
+	    .flags = t->wrapped ? BLKS_THREAD_WRAPPED : 0,
+	    .trace_bytes = th.len, .name = t->name };
+	s->cfg.progress = show_progress;
+	s->cfg.progress_ctx = out;
+	if ((rc = output_record(out, &r, e)) == 0)
+		rc = ptdec_decode_thread(&ptdec_backend_libipt, &s->cfg, &th,
+		    &sink, &r.u.end, e);
+	free(owned);
+	if (rc < 0)
+		return rc;
+	r.type = BLKS_END;
+	for (int i = 0; i < BLKS_C_NR; i++)
+		out->total[i] += r.u.end.c[i];
+	out->threads++;
+	out->bytes_before += th.len;
+	return output_record(out, &r, e);
+}
+
+int
+output_close(struct output *out, int rc, struct error *e)
+{
+	struct blks_record r;
+	struct error ce;
+	int crc = 0;
+
+	progress_done(&out->prog);
+	if (rc == 0) {
+		memset(&r, 0, sizeof(r));
+		r.type = BLKS_EOS;
+		r.u.eos.nr_threads = (uint32_t)out->threads;
+		if (out->format == OUTPUT_BLOCKS && out->w == NULL)
+			return rc;
+		rc = output_record(out, &r, e);
+	}
+	if (out->format == OUTPUT_BLOCKS) {
+		crc = blks_writer_close(out->w, &ce);
+		out->w = NULL;
+	} else {
+		crc = jsonw_finish(&out->j);
+		if (crc < 0)
+			error_set(&ce, -crc, "stdout: write failed");
+	}
+	if (rc == 0 && crc < 0) {
+		*e = ce;
+		rc = crc;
+	}
+	return rc;
+}

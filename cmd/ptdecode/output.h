@@ -1,0 +1,55 @@
+/*
+ * output: ptdecode's standard output, as the binary block stream or as
+ * JSON Lines (man ptkit-blocks.5), with the totals for the summary line
+ * and the progress display on a terminal.
+ */
+#ifndef PTDECODE_OUTPUT_H
+#define PTDECODE_OUTPUT_H
+
+#include <stdint.h>
+
+#include "blkstream.h"
+#include "error.h"
+#include "jsonw.h"
+#include "progress.h"
+#include "snapload.h"
+
+enum { OUTPUT_BLOCKS, OUTPUT_JSONL };
+
+struct output {
+	int format;
+	struct blks_writer *w;
+	struct jsonw j;
+	uint32_t tid;			/* the open thread */
+	uint64_t threads;
+	uint64_t total[BLKS_C_NR];	/* summed END counters */
+	struct progress prog;
+	uint64_t bytes_before, bytes_total;
+};
+
+/*
+ * Writes the header and the MAP records (only the pid of thread tid when
+ * has_tid) to stdout.  Returns 0 or -ERR_IO/-ERR_NOMEM/-ERR_INVALID.
+ */
+int output_open(struct output *out, int format, const struct snap *s,
+    uint32_t tid, int has_tid, struct error *e);
+
+/* Writes a header made elsewhere (the perf converter). */
+int output_open_header(struct output *out, int format,
+    const struct blks_header *h, struct error *e);
+
+/* Writes one record, keeping the open thread for JSON Lines. */
+int output_record(struct output *out, const struct blks_record *r,
+    struct error *e);
+
+/* THREAD, the decoded records, END.  Returns 0 or an error. */
+int output_thread(struct output *out, struct snap *s,
+    const struct snap_thread *t, struct error *e);
+
+/*
+ * After rc == 0 writes EOS; flushes.  Returns rc, or the write error.
+ * Safe after a failed output_open.
+ */
+int output_close(struct output *out, int rc, struct error *e);
+
+#endif

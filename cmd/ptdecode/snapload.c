@@ -1,0 +1,353 @@
+/* snapload: see snapload.h. */
+#include "snapload.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "snapshot.h"
+
+static char *
+path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+
+	if (p != NULL)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
+static int
+readable(const char *path)
+{
+	return path != NULL && access(path, R_OK) == 0;
+}
+
+/* The archive copy of a mapped file by the manifest's path table. */
+static char *
+archived_by_path(const struct snap *s, const char *name)
+{
+	const struct manifest_image *im = manifest_find_image(&s->man, name);
+	char *p;
+
+	if (im == NULL || im->archived == NULL)
+		return NULL;
+	if ((p = path_join(s->dir, im->archived)) != NULL && !readable(p)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* The archive copy by build-id, in perf's build-id cache layout. */
+static char *
+archived_by_build_id(const struct snap *s, const uint8_t *id, size_t size)
+{
+	char hex[2 * PERFDATA_BUILD_ID_MAX + 1], rel[128];
+	char *p;
+
+	if (size < 2 || size > PERFDATA_BUILD_ID_MAX)
+		return NULL;
+	snapshot_hex(id, size, hex);
+	snprintf(rel, sizeof(rel), "images/.build-id/%.2s/%s/elf", hex,
+	    hex + 2);
+	if ((p = path_join(s->dir, rel)) != NULL && !readable(p)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* The build-id HEADER_BUILD_ID gives for a file name, if any. */
+static const struct perfdata_build_id *
+header_build_id(const struct perfdata *pd, const char *name)
+{
+	for (size_t i = 0; i < pd->nr_build_ids; i++) {
+		if (pd->build_ids[i].filename != NULL &&
+		    strcmp(pd->build_ids[i].filename, name) == 0)
+			return &pd->build_ids[i];
+	}
+	return NULL;
+}
+
+static void
+note_first(char *buf, size_t size, unsigned count, const char *name)
+{
+	if (count == 1)
+		snprintf(buf, size, "%s", name);
+}
+
+/* Decides which file backs mapping m; sets flags.  Returns a new string. */
+static char *
+resolve_image(struct snap *s, const struct perfdata_mmap *m, uint32_t *flags,
+    const uint8_t **bid, uint8_t *bid_size)
+{
+	const struct perfdata_build_id *hb = header_build_id(s->pd,
+	    m->filename);
+	char *p;
+
+	*bid = m->build_id_size ? m->build_id : hb ? hb->id : NULL;
+	*bid_size = m->build_id_size ? m->build_id_size : hb ? hb->size : 0;
+	*flags = 0;
+	if ((p = archived_by_path(s, m->filename)) != NULL ||
+	    (p = archived_by_build_id(s, *bid, *bid_size)) != NULL)
+		return p;
+	if (m->filename[0] == '/' && readable(m->filename)) {
+		*flags = BLKS_MAP_LIVE;
+		note_first(s->first_live, sizeof(s->first_live), ++s->nr_live,
+		    m->filename);
+		return strdup(m->filename);
+	}
+	*flags = BLKS_MAP_MISSING;
+	note_first(s->first_missing, sizeof(s->first_missing),
+	    ++s->nr_missing, m->filename);
+	return strdup("");
+}
+
+static int
+is_exec_map(const struct perfdata_mmap *m)
+{
+	/* Old MMAP records only describe executable mappings. */
+	return !m->is_mmap2 || (m->prot & PROT_EXEC) != 0;
+}
+
+static int
+add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
+{
+	struct blks_map *bm = &s->maps[s->nr_maps];
+	const uint8_t *bid;
+	uint8_t bid_size;
+	struct error ie;
+	char *image, *name;
+
+	image = resolve_image(s, m, &bm->flags, &bid, &bid_size);
+	name = strdup(m->filename);
+	if (image == NULL || name == NULL) {
+		free(image);
+		free(name);
+		return error_set(e, ERR_NOMEM, "image map");
+	}
+	bm->pid = m->pid;
+	bm->start = m->addr;
+	bm->size = m->len;
+	bm->pgoff = m->pgoff;
+	bm->name = name;
+	bm->image = image;
+	bm->build_id_size = bid_size <= BLKS_BUILD_ID_MAX ? bid_size : 0;
+	if (bid != NULL)
+		memcpy(bm->build_id, bid, bm->build_id_size);
+	s->nr_maps++;
+	if (bm->flags & BLKS_MAP_MISSING)
+		return 0;
+	if (ptdec_images_add(&s->images, m->pid, m->addr, m->len, m->pgoff,
+	    image, &ie) == -ERR_NOMEM)
+		return error_set(e, ERR_NOMEM, "%s", ie.msg);
+	return 0;
+}
+
+static int
+load_maps(struct snap *s, struct error *e)
+{
+	int rc;
+
+	if ((rc = ptdec_images_init(&s->images, e)) < 0)
+		return rc;
+	s->maps = calloc(s->pd->nr_mmaps + 1, sizeof(*s->maps));
+	if (s->maps == NULL)
+		return error_set(e, ERR_NOMEM, "image maps");
+	for (size_t i = 0; i < s->pd->nr_mmaps; i++) {
+		if (!is_exec_map(&s->pd->mmaps[i]))
+			continue;
+		if ((rc = add_map(s, &s->pd->mmaps[i], e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static const struct manifest_thread *
+manifest_thread(const struct manifest *m, uint32_t tid)
+{
+	for (size_t i = 0; i < m->nr_threads; i++) {
+		if (m->threads[i].tid == tid)
+			return &m->threads[i];
+	}
+	return NULL;
+}
+
+/* The last COMM name of tid, and its pid, from the sideband. */
+static const char *
+comm_of(const struct perfdata *pd, uint32_t tid, uint32_t *pid)
+{
+	const char *name = NULL;
+
+	for (size_t i = 0; i < pd->nr_comms; i++) {
+		if (pd->comms[i].tid == tid) {
+			name = pd->comms[i].comm;
+			*pid = pd->comms[i].pid;
+		}
+	}
+	return name;
+}
+
+/* Per-CPU queues carry no tid: ITRACE_START on that CPU names it. */
+static uint32_t
+queue_tid(const struct perfdata *pd, const struct perfdata_queue *q,
+    uint32_t *pid)
+{
+	if (q->tid != UINT32_MAX)
+		return q->tid;
+	for (size_t i = 0; i < pd->nr_itrace_starts; i++) {
+		if (pd->itrace_starts[i].sid.cpu == q->cpu) {
+			*pid = pd->itrace_starts[i].pid;
+			return pd->itrace_starts[i].tid;
+		}
+	}
+	return q->cpu;
+}
+
+static int
+load_threads(struct snap *s, struct error *e)
+{
+	const struct perfdata *pd = s->pd;
+
+	s->threads = calloc(pd->nr_queues + 1, sizeof(*s->threads));
+	if (s->threads == NULL)
+		return error_set(e, ERR_NOMEM, "threads");
+	for (size_t i = 0; i < pd->nr_queues; i++) {
+		struct snap_thread *t = &s->threads[s->nr_threads++];
+		const struct manifest_thread *mt;
+		const char *comm;
+		uint32_t pid = 0;
+
+		t->queue = &pd->queues[i];
+		t->tid = queue_tid(pd, t->queue, &pid);
+		comm = comm_of(pd, t->tid, &pid);
+		if ((mt = manifest_thread(&s->man, t->tid)) != NULL) {
+			pid = mt->pid;
+			t->wrapped = mt->wrapped;
+			if (mt->name != NULL)
+				comm = mt->name;
+		}
+		t->pid = pid != 0 ? pid : t->tid;
+		t->name = comm != NULL ? comm : "";
+	}
+	return 0;
+}
+
+/* CPU identity for libipt's errata: Intel only, never emu's. */
+static void
+load_cpu(struct snap *s)
+{
+	const struct manifest *m = &s->man;
+
+	if (m->host.emulated || m->host.cpu_vendor == NULL ||
+	    strstr(m->host.cpu_vendor, "Intel") == NULL)
+		return;
+	s->cfg.cpu.vendor = pcv_intel;
+	s->cfg.cpu.family = (uint16_t)m->host.cpu_family;
+	s->cfg.cpu.model = (uint8_t)m->host.cpu_model;
+	s->cfg.cpu.stepping = (uint8_t)m->host.cpu_stepping;
+}
+
+static int
+load_params(struct snap *s, struct error *e)
+{
+	const uint64_t *priv = s->pd->pt.priv;
+	struct perfdata_pt_timing t;
+	int rc;
+
+	if ((rc = perfdata_pt_timing(s->pd, &t, e)) < 0)
+		return error_prefix(e, "%s/perf.data", s->dir);
+	load_cpu(s);
+	s->cfg.mtc_freq = (uint8_t)(t.mtc ? t.mtc_freq : 0);
+	s->cfg.nom_freq = (uint8_t)(t.max_nonturbo_ratio ?
+	    t.max_nonturbo_ratio : s->man.pt.nom_freq);
+	s->cfg.cpuid_0x15_eax = t.tsc_ctc_d ? t.tsc_ctc_d : s->man.pt.tsc_ctc_d;
+	s->cfg.cpuid_0x15_ebx = t.tsc_ctc_n ? t.tsc_ctc_n : s->man.pt.tsc_ctc_n;
+	s->cfg.time.shift = priv[PERFDATA_PT_TIME_SHIFT];
+	s->cfg.time.mult = priv[PERFDATA_PT_TIME_MULT];
+	s->cfg.time.zero = priv[PERFDATA_PT_TIME_ZERO];
+	s->cfg.time.base_ns = s->man.capture.start_ns;
+	s->cfg.time.valid = t.tsc && priv[PERFDATA_PT_CAP_USER_TIME_ZERO];
+	s->cfg.images = &s->images;
+	s->hdr.flags = s->cfg.time.valid ? BLKS_HDR_TIMED : 0;
+	s->hdr.decoder = BLKS_DECODER_NATIVE;
+	s->hdr.time_shift = s->cfg.time.shift;
+	s->hdr.time_mult = s->cfg.time.mult;
+	s->hdr.time_zero = s->cfg.time.zero;
+	s->hdr.time_base_ns = s->cfg.time.base_ns;
+	s->hdr.snapshot = s->dir;
+	return 0;
+}
+
+int
+snap_load(struct snap *s, const char *dir, struct error *e)
+{
+	char real[PATH_MAX], *path;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	manifest_init(&s->man);
+	if (realpath(dir, real) == NULL)
+		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
+		    "no such snapshot directory") :
+		    error_set_errno(e, errno, "cannot resolve the path");
+	if ((s->dir = strdup(real)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", dir);
+	if ((path = path_join(s->dir, SNAPSHOT_MANIFEST)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", dir);
+	rc = manifest_read(path, &s->man, e);
+	free(path);
+	if (rc < 0)
+		return rc;
+	if ((path = path_join(s->dir, SNAPSHOT_PERF_DATA)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", dir);
+	rc = perfdata_read(&s->pd, path, e);
+	free(path);
+	if (rc < 0)
+		return rc;
+	if ((rc = load_params(s, e)) < 0 || (rc = load_maps(s, e)) < 0)
+		return rc;
+	return load_threads(s, e);
+}
+
+int
+snap_thread_trace(const struct snap *s, const struct snap_thread *t,
+    const uint8_t **buf, size_t *len, uint8_t **owned, struct error *e)
+{
+	const struct perfdata_queue *q = t->queue;
+	int rc;
+
+	*owned = NULL;
+	if (q->nr_chunks == 1) {
+		*buf = s->pd->auxtrace[q->chunk[0]].data;
+		*len = (size_t)s->pd->auxtrace[q->chunk[0]].size;
+		return 0;
+	}
+	if ((rc = perfdata_queue_data(s->pd, q, owned, len, e)) < 0)
+		return rc;
+	*buf = *owned;
+	return 0;
+}
+
+void
+snap_free(struct snap *s)
+{
+	for (size_t i = 0; i < s->nr_maps; i++) {
+		free((char *)s->maps[i].name);
+		free((char *)s->maps[i].image);
+	}
+	free(s->maps);
+	free(s->threads);
+	if (s->images.iscache != NULL)
+		ptdec_images_fini(&s->images);
+	perfdata_free(s->pd);
+	manifest_free(&s->man);
+	free(s->dir);
+	memset(s, 0, sizeof(*s));
+}

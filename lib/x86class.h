@@ -1,0 +1,25 @@
+/*
+ * x86class: the libipt instruction class (enum pt_insn_class) of one x86
+ * instruction, decoded with Zydis.
+ *
+ * Owns the mapping from an instruction to the class that libipt's block
+ * decoder reports for the last instruction of a block: the decoder leaves
+ * the class out (ptic_error) when it ends a block from its block cache at
+ * an indirect or far branch, and ptdec fills it back in here, so that a
+ * block stream's classes never depend on what the cache held.
+ */
+#ifndef PTKIT_X86CLASS_H
+#define PTKIT_X86CLASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Classifies the instruction at the start of len bytes (64-bit mode when
+ * mode64, else 32-bit).  Returns a non-negative enum pt_insn_class value
+ * (ptic_other for anything that is not a branch), or ptic_error when the
+ * bytes do not decode.
+ */
+int x86_insn_class(const uint8_t *buf, size_t len, int mode64);
+
+#endif

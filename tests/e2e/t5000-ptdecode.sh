@@ -1,0 +1,183 @@
+#!/bin/sh
+# ptdecode (issue 5): snapshots to block streams.  The calls and returns
+# in the blocks equal what `perf script --itrace=cr` reports for the same
+# perf.data, on snapshots from the test-side stream builder (mksnap) and
+# from the emu recorder; -j1 and -jN write the same bytes; the command
+# line does what man ptdecode.1 says.
+. "$(dirname "$0")/lib.sh"
+
+MKSNAP=$PTKIT_BUILD/tests/snap/mksnap
+FIX=$PTKIT_BUILD/tests/fixtures/snap
+EMU_FIX=$PTKIT_BUILD/tests/fixtures/emu
+
+# The trace start, every call and return, and the trace end, from the
+# JSON Lines, as perf prints them with -F tid,ip,addr: "TID FROM TO" in
+# hex, 0 for an unknown address.
+cat >"$TEST_ROOT/cr.jq" <<'EOF'
+def addr: if . == null then "0" else ltrimstr("0x") end;
+[.[] | select(.type == "block" or .type == "event" or .type == "gap")] as $r
+| range(0; $r | length) as $i
+| $r[$i] as $x | ($r[$i + 1] // {type: "none"}) as $n
+| if $x.type == "event" and $x.kind == "enabled" then
+    "\($x.tid) 0 \($x.ip | addr)"
+  elif $x.type == "block" and ($x.class == "call" or $x.class == "return"
+      or $x.class == "far_call") then
+    if $n.type == "block" then "\($x.tid) \($x.end_ip | addr) \($n.ip | addr)"
+    elif $n.type == "event" and $n.kind == "disabled" then
+      "\($x.tid) \($x.end_ip | addr) \($n.ip | addr)"
+    else empty end
+  else empty end
+EOF
+
+# cr_parity SNAP: ptdecode's calls and returns equal perf's, and are many.
+cr_parity() {
+	ptdecode "$1" --format jsonl >blocks.jsonl 2>decode.err &&
+	jq -r -s -f "$TEST_ROOT/cr.jq" blocks.jsonl | sort -s -n -k1,1 >ours.cr &&
+	perf --buildid-dir "$1/images" script -i "$1/perf.data" --itrace=cr \
+	    -F tid,ip,addr 2>perf.err | awk '{print $1, $2, $4}' |
+	    sort -s -n -k1,1 >perf.cr &&
+	test -s perf.cr &&
+	test_cmp perf.cr ours.cr &&
+	echo "# $(wc -l <ours.cr) calls and returns equal perf's"
+}
+
+# insns SNAP: the instruction count of the summary line.
+summary_insns() {
+	sed -n 's/.* blocks, \([0-9]*\) instructions,.*/\1/p' "$1"
+}
+
+if ! command -v perf >/dev/null 2>&1 || ! command -v jq >/dev/null; then
+	test_skip 'ptdecode against perf script' 'perf or jq is missing'
+	test_done
+fi
+
+test_expect_success 'static fixture: every instruction, calls as perf' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	cr_parity snap &&
+	n=$(sed -n "s/^mksnap: thread [0-9]*: \([0-9]*\) instructions$/\1/p" \
+	    mk.err) &&
+	test -n "$n" &&
+	test_eq "$n" "$(summary_insns decode.err)" &&
+	test_eq 0 "$(jq -s "map(select(.type == \"gap\")) | length" \
+	    blocks.jsonl)"
+'
+
+test_expect_success 'dynamic fixture: libc and ld.so from the archive' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work" 2>mk.err &&
+	cr_parity snap &&
+	! grep -q warning decode.err &&
+	jq -e -s "map(select(.type == \"map\" and .live)) | length == 0" \
+	    blocks.jsonl >/dev/null &&
+	jq -r "select(.type == \"map\") | .image" blocks.jsonl >images &&
+	grep -q "/snap/images/.build-id/" images
+'
+
+test_expect_success 'return compression, PSB+ every 128 bytes, -j3 == -j1' '
+	"$MKSNAP" -p 128 -s -o snap -e want -- "$FIX/snap_work.static" 5 x \
+	    2>mk.err &&
+	cr_parity snap &&
+	ptdecode -j1 snap >j1.blk 2>j1.err &&
+	ptdecode -j3 --chunk-size 200 snap >j3.blk 2>j3.err &&
+	cmp j1.blk j3.blk &&
+	test_cmp j1.err j3.err &&
+	ptdecode -j3 --chunk-size 200 --format jsonl snap >j3.jsonl &&
+	test "$(jq -s "map(select(.type == \"end\"))[0].psbs" j3.jsonl)" -gt 3
+'
+
+test_expect_success 'two threads: one group each, --tid picks one' '
+	"$MKSNAP" -n -o snap -e want -- "$FIX/snap_threads" 2>mk.err &&
+	cr_parity snap &&
+	jq -r "select(.type == \"thread\") | .tid" blocks.jsonl >tids &&
+	test "$(wc -l <tids)" = 2 &&
+	tid=$(tail -n 1 tids) &&
+	ptdecode --tid "$tid" --format jsonl snap >one.jsonl 2>one.err &&
+	test_eq "$tid" "$(jq -r "select(.type == \"thread\") | .tid" one.jsonl)" &&
+	grep -q ": 1 thread," one.err &&
+	must_exit 1 ptdecode --tid 1 --format jsonl snap >none 2>none.err &&
+	grep -q "no thread 1 in the snapshot" none.err
+'
+
+test_expect_success 'the snapshot from stdin; more lines are counted' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	echo "$PWD/snap" | ptdecode --format jsonl >a.jsonl 2>a.err &&
+	ptdecode --format jsonl snap >b.jsonl 2>b.err &&
+	test_cmp a.jsonl b.jsonl &&
+	printf "%s\n%s\n%s\n" "$PWD/snap" other1 other2 |
+	    ptdecode --format jsonl >c.jsonl 2>c.err &&
+	test_cmp a.jsonl c.jsonl &&
+	grep -q "ignored 2 more snapshots on stdin" c.err &&
+	must_exit 2 ptdecode </dev/null >d.out 2>d.err &&
+	grep -q "no SNAPSHOT on standard input" d.err
+'
+
+test_expect_success '--from/--to keep the blocks of the window' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	ptdecode --format jsonl snap >all.jsonl &&
+	jq -r "select(.type == \"block\") | .time" all.jsonl | sort -n -u >t &&
+	lo=$(sed -n 10p t) && hi=$(sed -n 20p t) &&
+	ptdecode --format jsonl --from "$lo" --to "$hi" snap >w.jsonl &&
+	jq -e -s --argjson lo "$lo" --argjson hi "$hi" "
+	    map(select(.type == \"block\")) |
+	    length > 0 and all(.time >= \$lo and .time <= \$hi)" w.jsonl &&
+	test "$(jq -s "map(select(.type == \"block\" and .time >= $lo and
+	    .time <= $hi)) | length" all.jsonl)" = \
+	    "$(jq -s "map(select(.type == \"block\")) | length" w.jsonl)"
+'
+
+test_expect_success 'images missing from the archive: live copy, counted' '
+	cp "$FIX/snap_work.static" prog &&
+	"$MKSNAP" -o snap -e want -- ./prog 2>mk.err &&
+	arch=$(jq -r ".images[] | select(.path | endswith(\"/prog\")) |
+	    .archived" snap/manifest.json) &&
+	rm "snap/$arch" &&
+	ptdecode --format jsonl snap >live.jsonl 2>live.err &&
+	grep -q "warning: .*/prog: 1 image read from the live filesystem" \
+	    live.err &&
+	rm prog &&
+	ptdecode --format jsonl snap >gone.jsonl 2>gone.err &&
+	grep -q "warning: .*/prog: 1 image missing" gone.err &&
+	test "$(jq -s "map(select(.type == \"gap\" and
+	    .cause == \"unknown_image\")) | length" gone.jsonl)" -ge 1 &&
+	grep -q " 0 blocks," gone.err
+'
+
+test_expect_success 'refuses binary to a terminal; --decoder fast not built' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	script -qec "ptdecode snap" /dev/null >tty.out 2>&1;
+	test $? = 2 &&
+	grep -q "refusing to write the binary block stream to a terminal" \
+	    tty.out &&
+	must_exit 1 ptdecode --decoder fast snap >f.out 2>f.err &&
+	test_eq "ptdecode: the fast decoder is not built yet (issue #11)" \
+	    "$(cat f.err)" &&
+	PTKIT_DECODER=fast must_exit 1 ptdecode snap >f.out 2>f.err &&
+	must_exit 1 ptdecode nosuchdir >n.out 2>n.err &&
+	test_eq "ptdecode: nosuchdir: no such snapshot directory" "$(cat n.err)"
+'
+
+if ! test -x "$EMU_FIX/branchy" || ! ptrec --doctor >/dev/null 2>&1; then
+	test_skip 'emu snapshots decode as perf does' 'no emu recorder here'
+	test_done
+fi
+
+for v in "" .static; do
+	test_expect_success "emu branchy$v: calls and returns equal perf's" "
+		ptrec --recorder emu -o snap --aux-bytes 1M -- \
+		    '$EMU_FIX/branchy$v' 2 500 >path 2>rec.err &&
+		cr_parity snap &&
+		test \$(wc -l <ours.cr) -gt 1000 &&
+		ptdecode -j1 snap >j1.blk 2>j1.err &&
+		ptdecode -j2 --chunk-size 4K snap >j2.blk 2>j2.err &&
+		cmp j1.blk j2.blk
+	"
+done
+
+test_expect_success 'emu threads: one exact group per thread' '
+	ptrec --recorder emu -o snap --aux-bytes 1M -- "$EMU_FIX/threads" \
+	    >path 2>rec.err &&
+	cr_parity snap &&
+	test "$(jq -r "select(.type == \"thread\") | .tid" blocks.jsonl |
+	    wc -l)" = "$(jq ".threads | length" snap/manifest.json)"
+'
+
+test_done
