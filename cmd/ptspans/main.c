@@ -1,13 +1,14 @@
 /*
  * ptspans: block stream to function calls (an analysis directory).
  *
- * This file parses the command line; the analysis arrives with issue #6.
+ * This file parses the command line; run.c does the work.
  */
 #include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "report.h"
+#include "spans.h"
 
 static const struct tool_info tool = {
 	"ptspans",
@@ -15,12 +16,6 @@ static const struct tool_info tool = {
 };
 
 enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_HELP, OPT_VERSION };
-
-struct spans_options {
-	const char *out_dir;
-	int no_inline;
-	int format;		/* 0 jsonl, 1 summary */
-};
 
 static const struct option long_options[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
@@ -71,5 +66,5 @@ main(int argc, char *argv[])
 
 	if ((rc = parse_options(argc, argv, &o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	return cli_not_built(&tool, "span analysis", 6);
+	return report_close_stdout(tool.name, spans_run(&o, stdin));
 }

@@ -13,7 +13,6 @@ check_not_built() {
 	"
 }
 
-check_not_built ptspans 'span analysis' 6 -o x
 check_not_built ptquery querying 7 dir --kind summary
 check_not_built ptdiff comparison 8 a b
 check_not_built ptmcp 'the run verb' 9 run -- true

@@ -1,0 +1,648 @@
+/*
+ * ptspans: one run.  The block stream is read record by record and fed to
+ * the call-stack engine; spans, gaps and events go straight to their
+ * files (or stdout), so memory stays bounded by the stacks, the symbol
+ * tables and the per-function totals.  With -o the analysis directory is
+ * written into a temporary directory beside DIR and renamed into place.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "codemap.h"
+#include "manifest.h"
+#include "report.h"
+#include "sha256.h"
+#include "spanidx.h"
+#include "spans.h"
+
+static const char *const tool = "ptspans";
+
+enum { F_SPANS, F_INLINE, F_GAPS, F_THREADS, F_EVENTS, F_NR };
+static const char *const file_names[F_NR] = {
+	"spans.jsonl", "inline.jsonl", "gaps.jsonl", "threads.jsonl",
+	"events.jsonl",
+};
+
+struct thread_cov {
+	uint32_t tid;
+	uint64_t first_ns, last_ns, gap_ns, insns, spans;
+};
+
+struct quality {
+	uint64_t threads, blocks, insns, spans, unnamed, unwound, cut_frames;
+	uint64_t tail_calls, signals, sigreturns, ret_mismatch, unknown_insn;
+	uint64_t ring_start_threads, decode_errors, overflows, lost;
+	uint64_t gaps[CS_GAP_NR], gap_ns[CS_GAP_NR];
+	uint64_t inline_records, inline_insns;
+	int32_t min_depth;
+	uint64_t max_depth;
+};
+
+struct run {
+	const struct spans_options *o;
+	struct blks_reader *rd;
+	const struct blks_header *hdr;
+	struct codemap *cm;
+	struct callstack *cs;
+	FILE *f[F_NR];
+	struct jsonw w[F_NR];
+	struct spanidx_writer *ix;
+	struct fn_totals totals;
+	struct inl_tree tree;
+	uint64_t next_inline_id;
+	struct blks_thread thread;
+	char thread_name[BLKS_TEXT_MAX + 1];
+	struct blks_end end;
+	struct thread_cov *cov;
+	size_t n_cov, cap_cov;
+	struct quality q;
+	char tmp[PATH_MAX];
+	int cleanup_slot;
+	struct error err;
+};
+
+/* ----------------------------------------------------------------- */
+/* Sinks */
+
+static int
+sink_span(void *ctx, const struct cs_span *s)
+{
+	struct run *r = ctx;
+	struct spanidx_row row;
+	char buf[512];
+	const char *name;
+	int rc;
+
+	if (!r->o->no_inline && (rc = spans_inline_tree(&r->tree, s)) < 0)
+		return error_set(&r->err, ERR_NOMEM, "inline tree");
+	if (r->o->no_inline)
+		r->tree.n = 0;
+	name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
+	if (r->o->format == 1 && fn_totals_add(&r->totals, s, name) < 0)
+		return error_set(&r->err, ERR_NOMEM, "function totals");
+	if (r->f[F_SPANS] != NULL)
+		spans_write_span(&r->w[F_SPANS], s, &r->tree);
+	if (r->f[F_INLINE] != NULL && r->tree.n > 0) {
+		spans_write_inline(&r->w[F_INLINE], s, &r->tree,
+		    &r->next_inline_id);
+		r->q.inline_records += r->tree.n;
+		for (size_t i = 0; i < r->tree.n; i++)
+			r->q.inline_insns += r->tree.node[i].own;
+	}
+	if (r->ix != NULL) {
+		memset(&row, 0, sizeof(row));
+		row.id = s->id;
+		row.parent = s->parent;
+		row.tid = s->tid;
+		row.pid = s->pid;
+		row.depth = s->depth;
+		row.fn = name;
+		row.raw = s->fn.raw;
+		row.module = s->fn.module;
+		row.call_site = s->call_site;
+		row.entry = s->entry;
+		row.start_ns = s->start_ns;
+		row.end_ns = s->end_ns;
+		row.self_ns = s->self_ns;
+		row.insns = s->insns;
+		row.self_insns = s->self_insns;
+		row.start = s->start;
+		row.end = s->end;
+		row.flags = (uint8_t)((s->tail_call ? SPANIDX_F_TAIL_CALL : 0) |
+		    (s->async ? SPANIDX_F_ASYNC : 0) |
+		    (s->fn.name == NULL ? SPANIDX_F_UNNAMED : 0));
+		if ((rc = spanidx_add(r->ix, &row, &r->err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+sink_gap(void *ctx, const struct cs_gap *g)
+{
+	struct run *r = ctx;
+
+	if (g->cause < CS_GAP_NR) {
+		r->q.gaps[g->cause]++;
+		r->q.gap_ns[g->cause] += g->end_ns - g->start_ns;
+	}
+	if (r->f[F_GAPS] != NULL)
+		spans_write_gap(&r->w[F_GAPS], g);
+	return 0;
+}
+
+static int
+sink_event(void *ctx, const struct cs_event *ev)
+{
+	struct run *r = ctx;
+
+	if (r->f[F_EVENTS] != NULL)
+		spans_write_event(&r->w[F_EVENTS], ev);
+	return 0;
+}
+
+static void
+write_thread(struct run *r, const struct cs_thread_stats *st)
+{
+	struct jsonw *w = &r->w[F_THREADS];
+
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
+	jsonw_kv_u64(w, "tid", st->tid);
+	jsonw_kv_u64(w, "pid", st->pid);
+	jsonw_kv_string(w, "name", r->thread_name);
+	jsonw_kv_bool(w, "wrapped", st->ring_start != 0);
+	jsonw_kv_u64(w, "first_ns", st->first_ns);
+	jsonw_kv_u64(w, "last_ns", st->last_ns);
+	jsonw_kv_u64(w, "gap_ns", st->gap_ns);
+	jsonw_kv_u64(w, "blocks", st->blocks);
+	jsonw_kv_u64(w, "insns", st->insns);
+	jsonw_kv_u64(w, "spans", st->spans);
+	jsonw_kv_u64(w, "gaps", st->gaps);
+	jsonw_kv_u64(w, "max_depth", st->max_depth_seen);
+	jsonw_kv_i64(w, "min_depth", st->min_depth);
+	jsonw_kv_u64(w, "tail_calls", st->tail_calls);
+	jsonw_kv_u64(w, "signals", st->signals);
+	jsonw_kv_u64(w, "unwound", st->unwound);
+	jsonw_kv_u64(w, "cut_frames", st->cut_frames);
+	jsonw_kv_u64(w, "ret_mismatch", st->ret_mismatch);
+	jsonw_kv_u64(w, "trace_bytes", r->end.c[BLKS_C_TRACE_BYTES]);
+	jsonw_kv_u64(w, "decode_errors", r->end.c[BLKS_C_DECODE_ERRORS]);
+	jsonw_kv_u64(w, "overflows", r->end.c[BLKS_C_OVERFLOWS]);
+	jsonw_kv_u64(w, "bytes_skipped", r->end.c[BLKS_C_BYTES_SKIPPED]);
+	jsonw_object_end(w);
+	jsonw_newline(w);
+}
+
+static int
+sink_thread_end(void *ctx, const struct cs_thread_stats *st)
+{
+	struct run *r = ctx;
+	struct thread_cov *c;
+
+	r->q.threads++;
+	r->q.blocks += st->blocks;
+	r->q.insns += st->insns;
+	r->q.spans += st->spans;
+	r->q.unnamed += st->unnamed;
+	r->q.unwound += st->unwound;
+	r->q.cut_frames += st->cut_frames;
+	r->q.tail_calls += st->tail_calls;
+	r->q.signals += st->signals;
+	r->q.sigreturns += st->sigreturns;
+	r->q.ret_mismatch += st->ret_mismatch;
+	r->q.unknown_insn += st->unknown_insn;
+	r->q.ring_start_threads += st->ring_start != 0;
+	r->q.decode_errors += r->end.c[BLKS_C_DECODE_ERRORS];
+	r->q.overflows += r->end.c[BLKS_C_OVERFLOWS];
+	if (st->min_depth < r->q.min_depth)
+		r->q.min_depth = st->min_depth;
+	if (st->max_depth_seen > r->q.max_depth)
+		r->q.max_depth = st->max_depth_seen;
+	if (r->f[F_THREADS] != NULL)
+		write_thread(r, st);
+	if (r->n_cov == r->cap_cov) {
+		size_t cap = r->cap_cov ? r->cap_cov * 2 : 16;
+
+		if ((c = realloc(r->cov, cap * sizeof(*c))) == NULL)
+			return error_set(&r->err, ERR_NOMEM, "threads");
+		r->cov = c;
+		r->cap_cov = cap;
+	}
+	c = &r->cov[r->n_cov++];
+	c->tid = st->tid;
+	c->first_ns = st->first_ns;
+	c->last_ns = st->last_ns;
+	c->gap_ns = st->gap_ns;
+	c->insns = st->insns;
+	c->spans = st->spans;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* The analysis directory */
+
+static int
+open_outputs(struct run *r)
+{
+	char path[PATH_MAX + 32];
+	char *slash, parent[PATH_MAX];
+	const char *dir = r->o->out_dir;
+	struct stat sb;
+
+	if (stat(dir, &sb) == 0 && !(S_ISDIR(sb.st_mode) && rmdir(dir) == 0)) {
+		report(tool, dir, "remove it or choose another -o", "exists");
+		return -1;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0')
+		*slash = '\0';
+	slash = strrchr(parent, '/');
+	if (snprintf(r->tmp, sizeof(r->tmp), "%.*s.ptspans-XXXXXX",
+	    (int)strlen(parent), parent) >= (int)sizeof(r->tmp)) {
+		report(tool, dir, NULL, "path too long");
+		return -1;
+	}
+	(void)slash;
+	if (mkdtemp(r->tmp) == NULL) {
+		report(tool, dir, NULL, "cannot create a temporary directory "
+		    "beside it: %s", strerror(errno));
+		r->tmp[0] = '\0';
+		return -1;
+	}
+	if (cleanup_install() == 0)
+		r->cleanup_slot = cleanup_register(r->tmp);
+	for (int i = 0; i < F_NR; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->tmp, file_names[i]);
+		if ((r->f[i] = fopen(path, "we")) == NULL) {
+			report(tool, path, NULL, "%s", strerror(errno));
+			return -1;
+		}
+		jsonw_init(&r->w[i], r->f[i]);
+	}
+	if (spanidx_writer_new(&r->ix, &r->err) < 0) {
+		report_error(tool, "index.bin", &r->err, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+remove_tmp(struct run *r)
+{
+	if (r->tmp[0] == '\0')
+		return;
+	if (!cleanup_keep_waste())
+		cleanup_remove_tree(r->tmp);
+	if (r->cleanup_slot >= 0)
+		cleanup_unregister(r->cleanup_slot);
+	r->tmp[0] = '\0';
+}
+
+static void
+analysis_id(const struct spans_options *o, char *out, size_t size)
+{
+	uint8_t d[SHA256_DIGEST_SIZE];
+	char opts[64];
+
+	if (!o->no_inline) {
+		snprintf(out, size, "default");
+		return;
+	}
+	snprintf(opts, sizeof(opts), "ptspans/%d inline=0", SPANS_SCHEMA);
+	sha256_buffer(opts, strlen(opts), d);
+	snprintf(out, size, "%02x%02x%02x%02x%02x%02x%02x%02x", d[0], d[1],
+	    d[2], d[3], d[4], d[5], d[6], d[7]);
+}
+
+static void
+write_quality(struct jsonw *w, const struct run *r)
+{
+	const struct quality *q = &r->q;
+	struct codemap_stats cs;
+
+	codemap_get_stats(r->cm, &cs);
+	jsonw_key(w, "quality");
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "threads", q->threads);
+	jsonw_kv_u64(w, "blocks", q->blocks);
+	jsonw_kv_u64(w, "insns", q->insns);
+	jsonw_kv_u64(w, "spans", q->spans);
+	jsonw_kv_u64(w, "spans_unnamed", q->unnamed);
+	jsonw_kv_u64(w, "unwound", q->unwound);
+	jsonw_kv_u64(w, "cut_frames", q->cut_frames);
+	jsonw_kv_u64(w, "tail_calls", q->tail_calls);
+	jsonw_kv_u64(w, "signals", q->signals);
+	jsonw_kv_u64(w, "sigreturns", q->sigreturns);
+	jsonw_kv_u64(w, "ret_mismatch", q->ret_mismatch);
+	jsonw_kv_u64(w, "unknown_insn", q->unknown_insn);
+	jsonw_kv_u64(w, "wrapped_threads", q->ring_start_threads);
+	jsonw_kv_u64(w, "decode_errors", q->decode_errors);
+	jsonw_kv_u64(w, "overflows", q->overflows);
+	jsonw_kv_i64(w, "min_depth", q->min_depth);
+	jsonw_kv_u64(w, "max_depth", q->max_depth);
+	jsonw_kv_u64(w, "inline_records", q->inline_records);
+	jsonw_kv_u64(w, "inline_insns", q->inline_insns);
+	jsonw_kv_u64(w, "inline_walks_failed", cs.inline_walk_failed);
+	jsonw_kv_u64(w, "images", cs.images);
+	jsonw_kv_u64(w, "images_missing", cs.images_missing);
+	jsonw_kv_u64(w, "images_without_symbols", cs.images_no_symbols);
+	jsonw_kv_u64(w, "undecodable_insns", cs.insn_undecodable);
+	jsonw_key(w, "gaps");
+	jsonw_object_begin(w);
+	for (unsigned i = 0; i < CS_GAP_NR; i++)
+		jsonw_kv_u64(w, cs_gap_cause_name(i), q->gaps[i]);
+	jsonw_object_end(w);
+	jsonw_key(w, "gap_ns");
+	jsonw_object_begin(w);
+	for (unsigned i = 0; i < CS_GAP_NR; i++)
+		jsonw_kv_u64(w, cs_gap_cause_name(i), q->gap_ns[i]);
+	jsonw_object_end(w);
+	jsonw_object_end(w);
+}
+
+static void
+write_snapshot_info(struct jsonw *w, const char *snap)
+{
+	char path[PATH_MAX];
+	struct manifest m;
+	struct error e;
+	const char *base = strrchr(snap, '/');
+
+	manifest_init(&m);
+	snprintf(path, sizeof(path), "%s/manifest.json", snap);
+	if (snap[0] == '\0' || manifest_read(path, &m, &e) < 0) {
+		jsonw_key(w, "snapshot_id");
+		if (snap[0] == '\0')
+			jsonw_null(w);
+		else
+			jsonw_string(w, base ? base + 1 : snap);
+		manifest_free(&m);
+		return;
+	}
+	jsonw_kv_string(w, "snapshot_id", m.id);
+	jsonw_key(w, "capture");
+	jsonw_object_begin(w);
+	jsonw_kv_u64(w, "start_ns", m.capture.start_ns);
+	jsonw_kv_u64(w, "end_ns", m.capture.end_ns);
+	jsonw_kv_u64(w, "start_wall_ns", m.capture.start_wall_ns);
+	jsonw_kv_u64(w, "end_wall_ns", m.capture.end_wall_ns);
+	jsonw_object_end(w);
+	manifest_free(&m);
+}
+
+static int
+write_manifest(struct run *r)
+{
+	char path[PATH_MAX + 32], id[32];
+	const struct blks_header *h = r->hdr;
+	struct jsonw w;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", r->tmp);
+	if ((f = fopen(path, "we")) == NULL) {
+		report(tool, path, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	jsonw_init(&w, f);
+	jsonw_object_begin(&w);
+	jsonw_kv_u64(&w, "v", SPANS_SCHEMA);
+	analysis_id(r->o, id, sizeof(id));
+	jsonw_kv_string(&w, "analysis_id", id);
+	jsonw_kv_string(&w, "tool", "ptspans " PTKIT_VERSION);
+	jsonw_kv_string(&w, "snapshot", h->snapshot);
+	write_snapshot_info(&w, h->snapshot);
+	jsonw_kv_string(&w, "decoder", blks_decoder_name(h->decoder));
+	jsonw_key(&w, "options");
+	jsonw_object_begin(&w);
+	jsonw_kv_bool(&w, "inline", !r->o->no_inline);
+	jsonw_object_end(&w);
+	jsonw_key(&w, "time");
+	jsonw_object_begin(&w);
+	jsonw_kv_u64(&w, "base_ns", h->time_base_ns);
+	jsonw_kv_u64(&w, "time_shift", h->time_shift);
+	jsonw_kv_u64(&w, "time_mult", h->time_mult);
+	jsonw_kv_u64(&w, "time_zero", h->time_zero);
+	jsonw_kv_bool(&w, "timed", (h->flags & BLKS_HDR_TIMED) != 0);
+	jsonw_object_end(&w);
+	write_quality(&w, r);
+	jsonw_key(&w, "threads");
+	jsonw_array_begin(&w);
+	for (size_t i = 0; i < r->n_cov; i++) {
+		const struct thread_cov *c = &r->cov[i];
+		uint64_t span = c->last_ns - c->first_ns;
+
+		jsonw_object_begin(&w);
+		jsonw_kv_u64(&w, "tid", c->tid);
+		jsonw_kv_u64(&w, "first_ns", c->first_ns);
+		jsonw_kv_u64(&w, "last_ns", c->last_ns);
+		jsonw_kv_u64(&w, "gap_ns", c->gap_ns);
+		jsonw_kv_u64(&w, "insns", c->insns);
+		jsonw_kv_u64(&w, "spans", c->spans);
+		jsonw_key(&w, "coverage");
+		jsonw_double(&w, span == 0 ? 1.0 : (double)(span -
+		    (c->gap_ns < span ? c->gap_ns : span)) / (double)span);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_key(&w, "files");
+	jsonw_array_begin(&w);
+	for (int i = 0; i < F_NR; i++)
+		jsonw_string(&w, file_names[i]);
+	jsonw_string(&w, "index.bin");
+	jsonw_array_end(&w);
+	jsonw_object_end(&w);
+	jsonw_newline(&w);
+	rc = jsonw_finish(&w);
+	if (fclose(f) != 0 || rc < 0) {
+		report(tool, path, NULL, "write failed");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+finish_outputs(struct run *r)
+{
+	char path[PATH_MAX + 32];
+	int bad = 0;
+
+	for (int i = 0; i < F_NR; i++) {
+		if (jsonw_finish(&r->w[i]) < 0)
+			bad = 1;
+		if (fclose(r->f[i]) != 0)
+			bad = 1;
+		r->f[i] = NULL;
+	}
+	if (bad) {
+		report(tool, r->o->out_dir, NULL, "writing the analysis failed: "
+		    "%s", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/index.bin", r->tmp);
+	if (spanidx_writer_finish(r->ix, path, &r->err) < 0) {
+		r->ix = NULL;
+		report_error(tool, "index.bin", &r->err, NULL);
+		return -1;
+	}
+	r->ix = NULL;
+	if (write_manifest(r) < 0)
+		return -1;
+	if (rename(r->tmp, r->o->out_dir) < 0) {
+		report(tool, r->o->out_dir, NULL, "cannot rename %s into "
+		    "place: %s", r->tmp, strerror(errno));
+		return -1;
+	}
+	if (r->cleanup_slot >= 0)
+		cleanup_unregister(r->cleanup_slot);
+	r->tmp[0] = '\0';
+	printf("%s\n", r->o->out_dir);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Summary */
+
+static void
+print_summary(struct run *r)
+{
+	const struct quality *q = &r->q;
+	size_t shown = 0;
+
+	fn_totals_sort(&r->totals);
+	printf("threads %" PRIu64 ", spans %" PRIu64 ", instructions %"
+	    PRIu64 ", blocks %" PRIu64 "\n", q->threads, q->spans, q->insns,
+	    q->blocks);
+	printf("gaps:");
+	for (unsigned i = 0; i < CS_GAP_NR; i++)
+		if (q->gaps[i]) {
+			printf(" %s %" PRIu64, cs_gap_cause_name(i),
+			    q->gaps[i]);
+			shown++;
+		}
+	printf("%s\n", shown == 0 ? " none" : "");
+	shown = 0;
+	printf("tail calls %" PRIu64 ", signals %" PRIu64 ", unwound %"
+	    PRIu64 ", cut by gaps %" PRIu64 ", unnamed %" PRIu64 "\n",
+	    q->tail_calls, q->signals, q->unwound, q->cut_frames, q->unnamed);
+	printf("%12s %12s %14s %14s  %s\n", "calls", "spans", "self_insns",
+	    "self_ns", "function");
+	for (size_t i = 0; i < r->totals.cap && shown < 30; i++) {
+		const struct fn_total *t = &r->totals.slot[i];
+		const char *tab;
+
+		if (t->key == NULL)
+			continue;
+		tab = strchr(t->key, '\t');
+		printf("%12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64
+		    "  %.*s%s%s%s\n", t->calls, t->spans, t->self_insns,
+		    t->self_ns, (int)(tab - t->key), t->key,
+		    tab[1] ? " (" : "", tab + 1, tab[1] ? ")" : "");
+		shown++;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* The run */
+
+static int
+setup(struct run *r)
+{
+	struct codemap_options co;
+	struct cs_code code;
+	struct cs_sink sink = { r, sink_span, sink_gap, sink_event,
+	    sink_thread_end };
+
+	r->hdr = blks_reader_header(r->rd);
+	memset(&co, 0, sizeof(co));
+	co.snapshot = r->hdr->snapshot;
+	co.no_inline = r->o->no_inline;
+	if (codemap_new(&r->cm, &co, &r->err) < 0) {
+		report_error(tool, NULL, &r->err, NULL);
+		return -1;
+	}
+	codemap_code(r->cm, &code);
+	if ((r->cs = cs_new(&code, &sink, 0)) == NULL) {
+		report(tool, NULL, NULL, "out of memory");
+		return -1;
+	}
+	if (r->o->out_dir != NULL)
+		return open_outputs(r);
+	if (r->o->format == 0) {
+		r->f[F_SPANS] = stdout;
+		jsonw_init(&r->w[F_SPANS], stdout);
+	}
+	return 0;
+}
+
+static int
+feed(struct run *r, const struct blks_record *rec)
+{
+	if (rec->type == BLKS_MAP) {
+		if (r->f[F_EVENTS] != NULL)
+			spans_write_map(&r->w[F_EVENTS], &rec->u.map);
+		return codemap_add(r->cm, &rec->u.map, &r->err);
+	}
+	if (rec->type == BLKS_THREAD) {
+		r->thread = rec->u.thread;
+		snprintf(r->thread_name, sizeof(r->thread_name), "%s",
+		    rec->u.thread.name);
+		memset(&r->end, 0, sizeof(r->end));
+	} else if (rec->type == BLKS_END)
+		r->end = rec->u.end;
+	return cs_feed(r->cs, rec, &r->err);
+}
+
+static int
+read_all(struct run *r)
+{
+	struct blks_record rec;
+	int rc;
+
+	while ((rc = blks_read(r->rd, &rec, &r->err)) == 1)
+		if ((rc = feed(r, &rec)) < 0) {
+			report_error(tool, "stdin", &r->err, NULL);
+			return -1;
+		}
+	if (rc < 0) {
+		report_error(tool, "stdin", &r->err, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+run_free(struct run *r)
+{
+	for (int i = 0; i < F_NR; i++)
+		if (r->f[i] != NULL && r->f[i] != stdout)
+			fclose(r->f[i]);
+	spanidx_writer_free(r->ix);
+	remove_tmp(r);
+	cs_free(r->cs);
+	codemap_free(r->cm);
+	blks_reader_free(r->rd);
+	fn_totals_free(&r->totals);
+	free(r->tree.node);
+	free(r->cov);
+}
+
+int
+spans_run(const struct spans_options *o, FILE *in)
+{
+	struct run r;
+	int rc = EXIT_FAIL;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.cleanup_slot = -1;
+	r.next_inline_id = 1;
+	if (blks_reader_open(&r.rd, in, "stdin", &r.err) < 0) {
+		report_error(tool, "stdin", &r.err, "expected a block stream "
+		    "(ptdecode's output)");
+		run_free(&r);
+		return EXIT_FAIL;
+	}
+	if (setup(&r) < 0 || read_all(&r) < 0)
+		goto out;
+	if (o->out_dir != NULL && finish_outputs(&r) < 0)
+		goto out;
+	if (o->out_dir == NULL && r.f[F_SPANS] != NULL &&
+	    jsonw_finish(&r.w[F_SPANS]) < 0)
+		goto out;
+	if (o->format == 1)
+		print_summary(&r);
+	rc = EXIT_OK;
+out:
+	if (r.f[F_SPANS] == stdout)
+		r.f[F_SPANS] = NULL;
+	run_free(&r);
+	return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * ptspans internals: the run (stream in, engine, outputs) and the record
+ * writers.  SPANS_SCHEMA is the "v" of every JSON Lines record and of
+ * manifest.json; fields are only ever added (man ptkit-spans.5).
+ */
+#ifndef PTSPANS_SPANS_H
+#define PTSPANS_SPANS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "blkstream.h"
+#include "callstack.h"
+#include "error.h"
+#include "jsonw.h"
+
+#define SPANS_SCHEMA 1
+
+struct spans_options {
+	const char *out_dir;
+	int no_inline;
+	int format;		/* 0 jsonl, 1 summary */
+};
+
+/* Per-function totals for --format summary (and the manifest). */
+struct fn_total {
+	char *key;		/* "fn\tmodule" */
+	uint64_t calls, spans, self_ns, self_insns, insns;
+};
+
+struct fn_totals {
+	struct fn_total *slot;
+	size_t n, cap;
+};
+
+/* An inline tree node of one span (see write.c). */
+struct inl_node {
+	const struct sym_inline *site;	/* any range of the call site */
+	long parent;			/* index, -1 for the span itself */
+	uint64_t own, total;
+	uint64_t id;
+};
+
+struct inl_tree {
+	struct inl_node *node;
+	size_t n, cap;
+};
+
+/*
+ * Writes one record as a JSON object and a newline to w.  The span writer
+ * builds the span's inline tree in t first (inline_insns needs it);
+ * spans_write_inline then writes that tree's nodes (ids from *next_id).
+ */
+int spans_inline_tree(struct inl_tree *t, const struct cs_span *s);
+void spans_write_span(struct jsonw *w, const struct cs_span *s,
+    const struct inl_tree *t);
+void spans_write_inline(struct jsonw *w, const struct cs_span *s,
+    struct inl_tree *t, uint64_t *next_id);
+void spans_write_gap(struct jsonw *w, const struct cs_gap *g);
+void spans_write_event(struct jsonw *w, const struct cs_event *ev);
+void spans_write_map(struct jsonw *w, const struct blks_map *m);
+
+/* The display name of a span's function (unnamed: "module+0xoff"). */
+const char *spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf,
+    size_t size);
+
+int fn_totals_add(struct fn_totals *t, const struct cs_span *s,
+    const char *name);
+void fn_totals_free(struct fn_totals *t);
+/* Sorts by self_insns, descending, then by key. */
+void fn_totals_sort(struct fn_totals *t);
+
+/* Reads the stream from in and writes what o asks for.  Returns an exit
+ * status (the error reported). */
+int spans_run(const struct spans_options *o, FILE *in);
+
+#endif

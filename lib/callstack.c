@@ -1,0 +1,968 @@
+/* callstack: see callstack.h for the rules this file implements. */
+#include "callstack.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIME_UNKNOWN UINT64_MAX
+#define MAX_RUNS 64
+
+struct frame {
+	uint64_t id, parent;
+	int32_t depth;
+	struct cs_fn fn;
+	uint64_t entry, retaddr, call_site;
+	uint64_t resume;		/* async: where sigreturn goes */
+	uint64_t start_ns, child_ns;
+	uint64_t self_insns, child_insns;
+	uint8_t start, tail_call, async;
+	struct cs_inline_count *inl;
+	size_t n_inl, cap_inl;
+};
+
+/* The branch that ended the last block, resolved by what comes next. */
+struct pending {
+	int valid;
+	uint8_t kind;			/* enum cs_kind */
+	uint64_t end_ip, next_ip;	/* next_ip: end_ip + length, 0 unknown */
+	uint64_t time;
+};
+
+struct thread {
+	int open;
+	uint32_t tid, pid;
+	struct frame *f;
+	size_t n, cap;
+	uint8_t origin;			/* start cause of frames found below */
+	uint64_t seg_start;		/* first time of the current segment */
+	int seg_known;			/* seg_start is set */
+	uint64_t last_time, last_ip;
+	int have_time;
+	struct pending pend;
+	int disabled, dis_async;
+	uint8_t dis_cause;		/* gap cause if it resumes at dis_resume */
+	uint64_t dis_resume, dis_time, dis_ip;
+	int gap_open;			/* a stream GAP waiting for its end */
+	struct cs_gap gap;
+	char gap_text[BLKS_TEXT_MAX + 1];
+	struct cs_thread_stats st;
+};
+
+struct callstack {
+	struct cs_code code;
+	struct cs_sink sink;
+	size_t max_depth;
+	uint64_t next_id;
+	uint64_t spans;
+	struct thread t;
+};
+
+static const char *const start_names[CS_START_NR] = {
+	"seen", "ring_start", "gap", "trace_start", "signal", "return",
+};
+static const char *const end_names[CS_END_NR] = {
+	"seen", "unwound", "snapshot_end", "gap", "sigreturn",
+};
+static const char *const gap_names[CS_GAP_NR] = {
+	"syscall", "interrupt", "disabled", "decode_error", "unknown_image",
+	"ring_start", "overflow", "lost",
+};
+static const char *const event_names[CS_EV_NR] = {
+	"thread_start", "thread_end", "signal", "sigreturn",
+};
+
+const char *
+cs_start_name(unsigned v)
+{
+	return v < CS_START_NR ? start_names[v] : "unknown";
+}
+
+const char *
+cs_end_name(unsigned v)
+{
+	return v < CS_END_NR ? end_names[v] : "unknown";
+}
+
+const char *
+cs_gap_cause_name(unsigned v)
+{
+	return v < CS_GAP_NR ? gap_names[v] : "unknown";
+}
+
+const char *
+cs_event_name(unsigned v)
+{
+	return v < CS_EV_NR ? event_names[v] : "unknown";
+}
+
+struct callstack *
+cs_new(const struct cs_code *code, const struct cs_sink *sink,
+    size_t max_depth)
+{
+	struct callstack *cs;
+
+	if ((cs = calloc(1, sizeof(*cs))) == NULL)
+		return NULL;
+	cs->code = *code;
+	cs->sink = *sink;
+	cs->max_depth = max_depth ? max_depth : CS_DEPTH_DEFAULT;
+	if (cs->max_depth < 4)
+		cs->max_depth = 4;
+	cs->next_id = 1;
+	return cs;
+}
+
+uint64_t
+cs_spans(const struct callstack *cs)
+{
+	return cs->spans;
+}
+
+static void
+frames_free(struct thread *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->f[i].inl);
+	free(t->f);
+	t->f = NULL;
+	t->n = t->cap = 0;
+}
+
+void
+cs_free(struct callstack *cs)
+{
+	if (cs == NULL)
+		return;
+	frames_free(&cs->t);
+	free(cs);
+}
+
+/* ----------------------------------------------------------------- */
+/* Code questions */
+
+/* The function at ip; an unnamed one-byte range when nothing is known. */
+static int
+fn_at(struct callstack *cs, uint32_t pid, uint64_t ip, struct cs_fn *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (cs->code.fn != NULL &&
+	    (rc = cs->code.fn(cs->code.ctx, pid, ip, out)) != 0)
+		return rc < 0 ? rc : 0;
+	/* No symbol: a one-byte function, keeping what is known (module). */
+	out->name = out->raw = NULL;
+	out->flags = 0;
+	out->lo = ip;
+	out->hi = ip + 1;
+	return 0;
+}
+
+static int
+in_fn(const struct cs_fn *fn, uint64_t ip)
+{
+	return ip >= fn->lo && ip < fn->hi;
+}
+
+static uint8_t
+kind_of_iclass(uint8_t iclass)
+{
+	switch (iclass) {
+	case 2: return CS_CALL;		/* ptic_call */
+	case 3: return CS_RET;		/* ptic_return */
+	case 4: return CS_JMP;		/* ptic_jump */
+	case 5: return CS_JCC;		/* ptic_cond_jump */
+	case 6: case 7: case 8: return CS_FAR;
+	default: return CS_OTHER;
+	}
+}
+
+/*
+ * The branch at the end of block b.  The image bytes decide (they give the
+ * length a call's return address needs); libipt's class is the fallback
+ * when the bytes cannot be read.  A far call is a syscall or an int.
+ */
+static int
+classify_end(struct callstack *cs, const struct blks_block *b,
+    struct pending *p)
+{
+	struct cs_insn in = { 0, CS_OTHER };
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->valid = 1;
+	p->end_ip = b->end_ip;
+	if (cs->code.insn != NULL &&
+	    (rc = cs->code.insn(cs->code.ctx, cs->t.pid, b->end_ip, &in)) < 0)
+		return rc;
+	if (rc == 1) {
+		p->kind = in.kind;
+		p->next_ip = b->end_ip + in.len;
+	} else {
+		p->kind = kind_of_iclass(b->iclass);
+		if (p->kind == CS_FAR && b->iclass == 6)
+			p->kind = CS_SYSCALL;
+		cs->t.st.unknown_insn++;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Frames */
+
+static struct frame *
+top(struct thread *t)
+{
+	return t->n ? &t->f[t->n - 1] : NULL;
+}
+
+static int
+grow(struct thread *t, struct error *e)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct frame *f;
+
+	if ((f = realloc(t->f, cap * sizeof(*f))) == NULL)
+		return error_set(e, ERR_NOMEM, "call stack of thread %u",
+		    t->tid);
+	memset(f + t->cap, 0, (cap - t->cap) * sizeof(*f));
+	t->f = f;
+	t->cap = cap;
+	return 0;
+}
+
+static int
+emit_span(struct callstack *cs, struct frame *f, uint64_t end_ns,
+    uint8_t end)
+{
+	struct thread *t = &cs->t;
+	struct cs_span s;
+	uint64_t dur;
+
+	memset(&s, 0, sizeof(s));
+	s.id = f->id;
+	s.parent = f->parent;
+	s.tid = t->tid;
+	s.pid = t->pid;
+	s.depth = f->depth;
+	s.fn = f->fn;
+	s.entry = f->entry;
+	s.call_site = f->call_site;
+	s.start_ns = f->start_ns;
+	s.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns;
+	dur = s.end_ns - s.start_ns;
+	s.self_ns = f->child_ns > dur ? 0 : dur - f->child_ns;
+	s.self_insns = f->self_insns;
+	s.insns = f->self_insns + f->child_insns;
+	s.start = f->start;
+	s.end = end;
+	s.tail_call = f->tail_call;
+	s.async = f->async;
+	s.inl = f->inl;
+	s.n_inl = f->n_inl;
+	cs->spans++;
+	t->st.spans++;
+	if (f->fn.name == NULL)
+		t->st.unnamed++;
+	if (end == CS_END_UNWOUND)
+		t->st.unwound++;
+	if (end == CS_END_GAP)
+		t->st.cut_frames++;
+	return cs->sink.span ? cs->sink.span(cs->sink.ctx, &s) : 0;
+}
+
+/* Closes the top frame, charging its time and instructions to its caller. */
+static int
+pop(struct callstack *cs, uint64_t end_ns, uint8_t end)
+{
+	struct thread *t = &cs->t;
+	struct frame *f = top(t);
+	uint64_t dur;
+	int rc;
+
+	if (end_ns < f->start_ns)
+		end_ns = f->start_ns;
+	dur = end_ns - f->start_ns;
+	if (t->n > 1) {
+		t->f[t->n - 2].child_ns += dur;
+		t->f[t->n - 2].child_insns += f->self_insns + f->child_insns;
+	}
+	rc = emit_span(cs, f, end_ns, end);
+	f->n_inl = 0;
+	t->n--;
+	return rc;
+}
+
+static int
+pop_to(struct callstack *cs, size_t keep, uint64_t end_ns, uint8_t end)
+{
+	int rc;
+
+	while (cs->t.n > keep)
+		if ((rc = pop(cs, end_ns, end)) < 0)
+			return rc;
+	return 0;
+}
+
+/* Ends the older half of a stack that reached max_depth. */
+static int
+cut_bottom(struct callstack *cs, struct error *e)
+{
+	struct thread *t = &cs->t;
+	size_t half = t->n / 2;
+	int rc;
+
+	(void)e;
+	for (size_t i = 0; i < half; i++) {
+		struct frame *f = &t->f[i];
+
+		rc = emit_span(cs, f, t->last_time, CS_END_GAP);
+		if (rc < 0)
+			return rc;
+		free(f->inl);
+	}
+	memmove(t->f, t->f + half, (t->n - half) * sizeof(*t->f));
+	memset(t->f + t->n - half, 0, half * sizeof(*t->f));
+	t->n -= half;
+	t->origin = CS_START_GAP;
+	return 0;
+}
+
+/* Pushes a frame for the code at ip; fills only what all pushes share. */
+static int
+push(struct callstack *cs, uint64_t ip, uint64_t time, uint8_t start,
+    struct frame **out, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f, *below;
+	struct cs_inline_count *inl;
+	size_t cap_inl;
+	int rc;
+
+	if (t->n >= cs->max_depth && (rc = cut_bottom(cs, e)) < 0)
+		return rc;
+	if (t->n == t->cap && (rc = grow(t, e)) < 0)
+		return rc;
+	below = top(t);
+	f = &t->f[t->n];
+	inl = f->inl;
+	cap_inl = f->cap_inl;
+	memset(f, 0, sizeof(*f));
+	f->inl = inl;
+	f->cap_inl = cap_inl;
+	if ((rc = fn_at(cs, t->pid, ip, &f->fn)) < 0)
+		return rc;
+	f->id = cs->next_id++;
+	f->parent = below ? below->id : 0;
+	f->depth = below ? below->depth + 1 : 0;
+	f->entry = ip;
+	f->start = start;
+	f->start_ns = time;
+	t->n++;
+	if ((uint64_t)f->depth > t->st.max_depth_seen && f->depth > 0)
+		t->st.max_depth_seen = (uint64_t)f->depth;
+	*out = f;
+	return 0;
+}
+
+/*
+ * The frame a return (or a resumed trace) found below the bottom: it is
+ * inserted under frame 0 with one depth less, and frame 0 becomes its
+ * child.  Its start is the segment's, with the segment's cause.
+ */
+static int
+push_below(struct callstack *cs, uint64_t ip, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame nf, *f0;
+	int rc;
+
+	if (t->n == t->cap && (rc = grow(t, e)) < 0)
+		return rc;
+	memset(&nf, 0, sizeof(nf));
+	if ((rc = fn_at(cs, t->pid, ip, &nf.fn)) < 0)
+		return rc;
+	nf.inl = t->f[t->n].inl;	/* keep the spare slot's buffer */
+	nf.cap_inl = t->f[t->n].cap_inl;
+	memmove(t->f + 1, t->f, t->n * sizeof(*t->f));
+	f0 = &t->f[1];
+	nf.id = cs->next_id++;
+	nf.parent = 0;
+	nf.depth = t->n ? f0->depth - 1 : 0;
+	nf.entry = 0;
+	nf.start = t->origin;
+	nf.start_ns = t->seg_start;
+	if (t->n)
+		f0->parent = nf.id;
+	t->f[0] = nf;
+	t->n++;
+	if (nf.depth < t->st.min_depth)
+		t->st.min_depth = nf.depth;
+	return 0;
+}
+
+/* Adds n instructions of inlined range inl to frame f. */
+static int
+add_inline(struct frame *f, const struct sym_inline *inl, uint32_t n,
+    struct error *e)
+{
+	struct cs_inline_count *c;
+	size_t cap;
+
+	/* Runs repeat: look at the most recent entries first. */
+	for (size_t i = f->n_inl; i-- > 0;)
+		if (f->inl[i].inl == inl) {
+			f->inl[i].insns += n;
+			return 0;
+		}
+	if (f->n_inl == f->cap_inl) {
+		cap = f->cap_inl ? f->cap_inl * 2 : 8;
+		if ((c = realloc(f->inl, cap * sizeof(*c))) == NULL)
+			return error_set(e, ERR_NOMEM, "inline counts");
+		f->inl = c;
+		f->cap_inl = cap;
+	}
+	f->inl[f->n_inl].inl = inl;
+	f->inl[f->n_inl].insns = n;
+	f->n_inl++;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Transitions */
+
+static int
+do_call(struct callstack *cs, const struct pending *p, uint64_t target,
+    struct error *e)
+{
+	struct frame *f;
+	int rc;
+
+	/* A call to the next instruction reads the pc (PIC thunk). */
+	if (p->next_ip != 0 && target == p->next_ip)
+		return 0;
+	if ((rc = push(cs, target, p->time, CS_START_SEEN, &f, e)) < 0)
+		return rc;
+	f->retaddr = p->next_ip;
+	f->call_site = p->end_ip;
+	return 0;
+}
+
+static int
+do_return(struct callstack *cs, uint64_t target, uint64_t time,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f;
+	size_t i;
+	int rc;
+
+	for (i = t->n; i-- > 0;)
+		if (t->f[i].retaddr == target && target != 0) {
+			if ((rc = pop_to(cs, i + 1, time, CS_END_UNWOUND)) < 0)
+				return rc;
+			return pop(cs, time, CS_END_SEEN);
+		}
+	/* A landing pad (exception) in a function lower on the stack. */
+	for (i = t->n ? t->n - 1 : 0; i-- > 0;)
+		if (t->f[i].fn.name != NULL && in_fn(&t->f[i].fn, target))
+			return pop_to(cs, i + 1, time, CS_END_UNWOUND);
+	if ((f = top(t)) == NULL)
+		return 0;
+	if (f->async && f->retaddr == 0) {
+		/* A handler returns into the signal trampoline. */
+		uint64_t resume = f->resume;
+		struct frame *nf;
+
+		if ((rc = pop(cs, time, CS_END_SEEN)) < 0 ||
+		    (rc = push(cs, target, time, CS_START_RETURN, &nf, e)) < 0)
+			return rc;
+		nf->async = 1;
+		nf->resume = resume;
+		return 0;
+	}
+	if (f->retaddr != 0)
+		t->st.ret_mismatch++;
+	if (t->n == 1 && (rc = push_below(cs, target, e)) < 0)
+		return rc;
+	if ((rc = pop(cs, time, CS_END_SEEN)) < 0)
+		return rc;
+	if (t->n == 0)
+		return push_below(cs, target, e);
+	return 0;
+}
+
+static int
+do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f = top(t), *nf;
+	struct frame old;
+	struct cs_fn fn;
+	size_t i;
+	int rc;
+
+	if (f == NULL || in_fn(&f->fn, target))
+		return 0;
+	if ((rc = fn_at(cs, t->pid, target, &fn)) < 0)
+		return rc;
+	if (fn.name == NULL)
+		return 0;
+	if (f->fn.flags & CS_FN_PLT) {
+		/* The stub's jump to its target: the same call goes on. */
+		f->fn = fn;
+		return 0;
+	}
+	if (target == fn.lo && !(fn.flags & CS_FN_COLD)) {
+		old = *f;
+		if ((rc = pop(cs, p->time, CS_END_SEEN)) < 0 ||
+		    (rc = push(cs, target, p->time, CS_START_SEEN, &nf, e)) < 0)
+			return rc;
+		nf->retaddr = old.retaddr;
+		nf->call_site = p->end_ip;
+		nf->tail_call = 1;
+		nf->async = old.async;
+		nf->resume = old.resume;
+		t->st.tail_calls++;
+		return 0;
+	}
+	/* longjmp: back into a function lower on the stack. */
+	for (i = t->n - 1; i-- > 0;)
+		if (t->f[i].fn.name != NULL && t->f[i].fn.lo == fn.lo)
+			return pop_to(cs, i + 1, p->time, CS_END_UNWOUND);
+	return 0;
+}
+
+/* Resolves the branch that ended the last block: it went to next. */
+static int
+resolve(struct callstack *cs, uint64_t next, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct pending p = t->pend;
+
+	t->pend.valid = 0;
+	if (!p.valid || t->n == 0)
+		return 0;
+	switch (p.kind) {
+	case CS_CALL:
+		return do_call(cs, &p, next, e);
+	case CS_RET:
+		return do_return(cs, next, p.time, e);
+	case CS_JCC:
+		if (next == p.next_ip)
+			return 0;
+		/* FALLTHROUGH */
+	case CS_JMP:
+	case CS_FAR:
+		return do_jump(cs, &p, next, e);
+	default:
+		return 0;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Records */
+
+/* Frames found open from now on started at time, as far as we know. */
+static void
+set_segment(struct thread *t, uint64_t time)
+{
+	t->seg_start = time;
+	t->seg_known = 1;
+}
+
+static uint64_t
+rec_time(struct thread *t, uint64_t time)
+{
+	if (time == TIME_UNKNOWN)
+		return t->last_time;
+	t->have_time = 1;
+	if (!t->seg_known && t->n == 0)
+		set_segment(t, time);
+	if (time > t->last_time || t->last_time == 0)
+		t->last_time = time;
+	return t->last_time;
+}
+
+static int
+emit_gap(struct callstack *cs, struct cs_gap *g)
+{
+	struct thread *t = &cs->t;
+
+	g->tid = t->tid;
+	if (g->end_ns < g->start_ns)
+		g->end_ns = g->start_ns;
+	t->st.gaps++;
+	t->st.gap_ns += g->end_ns - g->start_ns;
+	return cs->sink.gap ? cs->sink.gap(cs->sink.ctx, g) : 0;
+}
+
+static int
+emit_event(struct callstack *cs, uint8_t kind, uint64_t time, uint64_t ip,
+    uint64_t at)
+{
+	struct cs_event ev = { cs->t.tid, kind, time, ip, at };
+
+	return cs->sink.event ? cs->sink.event(cs->sink.ctx, &ev) : 0;
+}
+
+/* A stream gap that was waiting for the trace to resume ends here. */
+static int
+close_stream_gap(struct callstack *cs, uint64_t ip, uint64_t time)
+{
+	struct thread *t = &cs->t;
+
+	if (!t->gap_open)
+		return 0;
+	t->gap_open = 0;
+	if (t->n == 0 && t->gap.cause != CS_GAP_RING_START)
+		set_segment(t, time);
+	t->gap.resume_ip = ip;
+	t->gap.end_ns = time;
+	return emit_gap(cs, &t->gap);
+}
+
+/* The first code of a segment: the thread's start, after a gap, ... */
+static int
+begin_segment(struct callstack *cs, uint64_t ip, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f;
+	int rc;
+
+	if (t->origin == CS_START_TRACE_START && t->st.blocks == 0 &&
+	    (rc = emit_event(cs, CS_EV_THREAD_START, t->seg_start, ip, 0)) < 0)
+		return rc;
+	if ((rc = push(cs, ip, t->seg_start, t->origin, &f, e)) < 0)
+		return rc;
+	return 0;
+}
+
+static int
+on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct cs_inline_run runs[MAX_RUNS];
+	uint64_t time;
+	struct frame *f;
+	int rc, nr;
+
+	time = rec_time(t, b->time);
+	if ((rc = close_stream_gap(cs, b->ip, time)) < 0)
+		return rc;
+	if (t->disabled) {
+		/* Resumed without an enable event: as if it had one. */
+		t->disabled = 0;
+		t->pend.valid = 0;
+	}
+	if (t->n == 0) {
+		t->pend.valid = 0;
+		if (!t->seg_known)
+			set_segment(t, time);
+		if ((rc = begin_segment(cs, b->ip, e)) < 0)
+			return rc;
+	} else if ((rc = resolve(cs, b->ip, e)) < 0)
+		return rc;
+	f = top(t);
+	f->self_insns += b->ninsn;
+	t->st.blocks++;
+	t->st.insns += b->ninsn;
+	t->last_ip = b->end_ip;
+	if (cs->code.inline_runs != NULL && b->ninsn > 0) {
+		nr = cs->code.inline_runs(cs->code.ctx, t->pid, b->ip, b->end_ip,
+		    b->ninsn, runs, MAX_RUNS);
+		if (nr < 0)
+			return nr;
+		for (int i = 0; i < nr; i++)
+			if (runs[i].inl != NULL &&
+			    (rc = add_inline(f, runs[i].inl, runs[i].n, e)) < 0)
+				return rc;
+	}
+	if ((rc = classify_end(cs, b, &t->pend)) < 0)
+		return rc;
+	t->pend.time = time;
+	return 0;
+}
+
+/* Tracing stopped: remember where it should resume and why. */
+static int
+on_disabled(struct callstack *cs, const struct blks_event *ev,
+    uint64_t time, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct pending p = t->pend;
+	int rc;
+
+	t->disabled = 1;
+	t->dis_time = time;
+	t->dis_ip = t->last_ip;
+	t->dis_resume = 0;
+	t->dis_cause = CS_GAP_DISABLED;
+	t->dis_async = ev->arg == BLKS_DIS_ASYNC;
+	if (t->dis_async) {
+		/* The branch before it completed: it went to `at`. */
+		if (ev->at != 0 && (rc = resolve(cs, ev->at, e)) < 0)
+			return rc;
+		t->dis_resume = ev->at;
+		t->dis_cause = CS_GAP_INTERRUPT;
+		t->pend.valid = 0;
+		return 0;
+	}
+	t->pend.valid = 0;
+	if (p.valid && (p.kind == CS_SYSCALL || p.kind == CS_FAR)) {
+		t->dis_resume = p.next_ip;
+		t->dis_cause = CS_GAP_SYSCALL;
+	} else if (p.valid && p.kind == CS_CALL) {
+		/* A call out of the traced region comes back after it. */
+		t->dis_resume = p.next_ip;
+	}
+	return 0;
+}
+
+/* The topmost signal frame that sigreturn to ip leaves, or -1. */
+static long
+sigreturn_frame(const struct thread *t, uint64_t ip)
+{
+	for (size_t i = t->n; i-- > 0;)
+		if (t->f[i].async && t->f[i].resume == ip && ip != 0)
+			return (long)i;
+	return -1;
+}
+
+static int
+enter_signal(struct callstack *cs, uint64_t handler, uint64_t resume,
+    uint64_t time, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f;
+	int rc;
+
+	if ((rc = push(cs, handler, time, CS_START_SIGNAL, &f, e)) < 0)
+		return rc;
+	f->async = 1;
+	f->resume = resume;
+	t->st.signals++;
+	return emit_event(cs, CS_EV_SIGNAL, time, handler, resume);
+}
+
+static int
+leave_signal(struct callstack *cs, long i, uint64_t ip, uint64_t time)
+{
+	struct thread *t = &cs->t;
+	int rc;
+
+	if ((rc = pop_to(cs, (size_t)i + 1, time, CS_END_UNWOUND)) < 0 ||
+	    (rc = pop(cs, time, CS_END_SIGRETURN)) < 0)
+		return rc;
+	t->st.sigreturns++;
+	return emit_event(cs, CS_EV_SIGRETURN, time, ip, 0);
+}
+
+/* Tracing resumed at ip: a gap, then what the place says happened. */
+static int
+on_enabled(struct callstack *cs, uint64_t ip, uint64_t time, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct cs_gap g;
+	long i;
+	int rc;
+
+	if ((rc = close_stream_gap(cs, ip, time)) < 0)
+		return rc;
+	if (!t->disabled) {
+		if (t->n == 0)
+			set_segment(t, time);
+		return 0;
+	}
+	t->disabled = 0;
+	memset(&g, 0, sizeof(g));
+	g.ip = t->dis_ip;
+	g.resume_ip = ip;
+	g.start_ns = t->dis_time;
+	g.end_ns = time;
+	g.cause = t->dis_cause;
+	if ((rc = emit_gap(cs, &g)) < 0)
+		return rc;
+	if (t->n == 0) {
+		set_segment(t, time);
+		return 0;
+	}
+	if (ip == t->dis_resume && ip != 0)
+		return 0;
+	if ((i = sigreturn_frame(t, ip)) >= 0)
+		return leave_signal(cs, i, ip, time);
+	if (t->dis_resume != 0 || t->dis_async)
+		return enter_signal(cs, ip, t->dis_resume, time, e);
+	/* Resumed somewhere else for no reason we know: a jump there. */
+	struct pending p = { 1, CS_JMP, t->dis_ip, 0, time };
+	return do_jump(cs, &p, ip, e);
+}
+
+/* A hole in the history: every open frame is cut. */
+static int
+on_gap(struct callstack *cs, uint8_t cause, uint64_t ip, uint64_t time,
+    int32_t errcode, const char *text)
+{
+	struct thread *t = &cs->t;
+	uint32_t cut = (uint32_t)t->n;
+	int rc;
+
+	if ((rc = close_stream_gap(cs, 0, time)) < 0)
+		return rc;
+	t->pend.valid = 0;
+	t->disabled = 0;
+	if (cause == CS_GAP_RING_START) {
+		t->origin = CS_START_RING_START;
+		t->st.ring_start = 1;
+	} else {
+		if ((rc = pop_to(cs, 0, time, CS_END_GAP)) < 0)
+			return rc;
+		t->origin = CS_START_GAP;
+	}
+	memset(&t->gap, 0, sizeof(t->gap));
+	t->gap.cause = cause;
+	t->gap.ip = ip ? ip : t->last_ip;
+	t->gap.start_ns = time;
+	t->gap.end_ns = time;
+	t->gap.frames_cut = cause == CS_GAP_RING_START ? 0 : cut;
+	t->gap.errcode = errcode;
+	snprintf(t->gap_text, sizeof(t->gap_text), "%s", text ? text : "");
+	t->gap.text = t->gap_text;
+	t->gap_open = 1;
+	set_segment(t, time);
+	return 0;
+}
+
+static uint8_t
+gap_cause(uint8_t blks_cause)
+{
+	switch (blks_cause) {
+	case BLKS_GAP_UNKNOWN_IMAGE: return CS_GAP_UNKNOWN_IMAGE;
+	case BLKS_GAP_RING_START: return CS_GAP_RING_START;
+	case BLKS_GAP_OVERFLOW: return CS_GAP_OVERFLOW;
+	case BLKS_GAP_LOST: return CS_GAP_LOST;
+	default: return CS_GAP_DECODE_ERROR;
+	}
+}
+
+static int
+on_event(struct callstack *cs, const struct blks_event *ev, struct error *e)
+{
+	struct thread *t = &cs->t;
+	uint64_t time = rec_time(t, ev->time);
+	long i;
+	int rc;
+
+	switch (ev->kind) {
+	case BLKS_EV_ENABLED:
+		return on_enabled(cs, ev->ip, time, e);
+	case BLKS_EV_DISABLED:
+		return on_disabled(cs, ev, time, e);
+	case BLKS_EV_OVERFLOW:
+		return on_gap(cs, CS_GAP_OVERFLOW, ev->ip, time, 0,
+		    "overflow event");
+	case BLKS_EV_ASYNC_BRANCH:
+		/* Interrupted at `at`, went on at ip with tracing on. */
+		if (ev->at != 0 && (rc = resolve(cs, ev->at, e)) < 0)
+			return rc;
+		t->pend.valid = 0;
+		if (t->n == 0 || ev->ip == ev->at || ev->ip == 0)
+			return 0;
+		if ((i = sigreturn_frame(t, ev->ip)) >= 0)
+			return leave_signal(cs, i, ev->ip, time);
+		return enter_signal(cs, ev->ip, ev->at, time, e);
+	default:
+		return 0;
+	}
+}
+
+static int
+on_thread(struct callstack *cs, const struct blks_thread *th)
+{
+	struct thread *t = &cs->t;
+	struct frame *f = t->f;
+	size_t cap = t->cap;
+
+	memset(t, 0, sizeof(*t));
+	t->f = f;
+	t->cap = cap;
+	t->open = 1;
+	t->tid = th->tid;
+	t->pid = th->pid;
+	t->origin = th->flags & BLKS_THREAD_WRAPPED ? CS_START_RING_START :
+	    CS_START_TRACE_START;
+	t->st.tid = th->tid;
+	t->st.pid = th->pid;
+	if (th->flags & BLKS_THREAD_WRAPPED)
+		t->st.ring_start = 1;
+	return 0;
+}
+
+static int
+on_end(struct callstack *cs)
+{
+	struct thread *t = &cs->t;
+	int rc;
+
+	if ((rc = close_stream_gap(cs, 0, t->last_time)) < 0)
+		return rc;
+	if (t->disabled && t->n > 0) {
+		/* The trace ended with tracing off (exit, or blocked). */
+		struct cs_gap g;
+
+		memset(&g, 0, sizeof(g));
+		g.cause = t->dis_cause;
+		g.ip = t->dis_ip;
+		g.start_ns = g.end_ns = t->dis_time;
+		if ((rc = emit_gap(cs, &g)) < 0)
+			return rc;
+	}
+	if ((rc = pop_to(cs, 0, t->last_time, CS_END_SNAPSHOT_END)) < 0)
+		return rc;
+	if ((rc = emit_event(cs, CS_EV_THREAD_END, t->last_time, t->last_ip,
+	    0)) < 0)
+		return rc;
+	t->st.last_ns = t->last_time;
+	t->st.first_ns = t->st.blocks ? t->st.first_ns : 0;
+	t->open = 0;
+	return cs->sink.thread_end ? cs->sink.thread_end(cs->sink.ctx,
+	    &t->st) : 0;
+}
+
+int
+cs_feed(struct callstack *cs, const struct blks_record *r, struct error *e)
+{
+	struct thread *t = &cs->t;
+	const struct blks_gap *g;
+
+	switch (r->type) {
+	case BLKS_THREAD:
+		if (t->open)
+			return error_set(e, ERR_FORMAT, "thread %u opened "
+			    "inside thread %u", r->u.thread.tid, t->tid);
+		return on_thread(cs, &r->u.thread);
+	case BLKS_END:
+		return t->open ? on_end(cs) : 0;
+	case BLKS_BLOCK:
+	case BLKS_EVENT:
+	case BLKS_GAP:
+		if (!t->open)
+			return error_set(e, ERR_FORMAT, "%s record outside a "
+			    "thread", blks_type_name(r->type));
+		break;
+	default:
+		return 0;
+	}
+	if (r->type == BLKS_BLOCK) {
+		if (t->st.blocks == 0 && r->u.block.time != TIME_UNKNOWN)
+			t->st.first_ns = r->u.block.time;
+		return on_block(cs, &r->u.block, e);
+	}
+	if (r->type == BLKS_EVENT)
+		return on_event(cs, &r->u.event, e);
+	g = &r->u.gap;
+	return on_gap(cs, gap_cause(g->cause), g->ip, rec_time(t, g->time),
+	    g->errcode, g->text);
+}

@@ -1,0 +1,532 @@
+/* codemap: see codemap.h. */
+#include "codemap.h"
+
+#include <Zydis/Zydis.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symcache.h"
+#include "symtab.h"
+
+#define INSN_CACHE_BITS 16
+#define FN_CACHE_BITS 12
+
+struct image {
+	char *path;			/* resolved file path */
+	const uint8_t *bytes;		/* mapped file, or NULL */
+	size_t size;
+	const struct symtab *st;	/* owned by the symcache; may be NULL */
+	int tried;
+};
+
+struct mapping {
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	char *name;
+	struct image *img;
+};
+
+struct insn_slot {
+	uint64_t ip;
+	uint32_t pid;
+	uint8_t len, kind, valid;
+};
+
+struct fn_slot {
+	uint64_t ip;
+	uint32_t pid;
+	int valid, found;
+	struct cs_fn fn;
+};
+
+struct codemap {
+	struct codemap_options opt;
+	char *snapshot;
+	struct symcache *syms;
+	struct image **img;
+	size_t n_img, cap_img;
+	struct mapping *map;
+	size_t n_map, cap_map;
+	size_t last_map;
+	ZydisDecoder zydis;
+	struct insn_slot *icache;
+	struct fn_slot *fcache;
+	struct codemap_stats st;
+};
+
+int
+codemap_new(struct codemap **out, const struct codemap_options *opt,
+    struct error *e)
+{
+	struct codemap *m;
+	struct symtab_options so;
+	char **dirs = NULL;
+	size_t nd = 0;
+
+	*out = NULL;
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return error_set(e, ERR_NOMEM, "code map");
+	m->opt = *opt;
+	m->snapshot = strdup(opt->snapshot ? opt->snapshot : "");
+	m->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*m->icache));
+	m->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*m->fcache));
+	dirs = calloc(opt->n_debug_dirs + 1, sizeof(*dirs));
+	if (m->snapshot == NULL || m->icache == NULL || m->fcache == NULL ||
+	    dirs == NULL)
+		goto nomem;
+	for (size_t i = 0; i < opt->n_debug_dirs; i++)
+		dirs[nd++] = (char *)opt->debug_dirs[i];
+	/* A snapshot archives separate debuginfo in perf's layout. */
+	if (m->snapshot[0] != '\0') {
+		if (asprintf(&dirs[nd], "%s/images", m->snapshot) < 0) {
+			dirs[nd] = NULL;
+			goto nomem;
+		}
+		nd++;
+	}
+	memset(&so, 0, sizeof(so));
+	so.debug_dirs = (const char *const *)dirs;
+	so.n_debug_dirs = nd;
+	so.flags = opt->no_dwarf ? SYMTAB_NO_DWARF : 0;
+	m->syms = symcache_new(&so);
+	if (m->snapshot[0] != '\0')
+		free(dirs[nd - 1]);
+	free(dirs);
+	dirs = NULL;
+	if (m->syms == NULL)
+		goto nomem;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&m->zydis,
+	    ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
+		codemap_free(m);
+		return error_set(e, ERR_INTERNAL, "Zydis decoder init");
+	}
+	*out = m;
+	return 0;
+nomem:
+	free(dirs);
+	codemap_free(m);
+	return error_set(e, ERR_NOMEM, "code map");
+}
+
+void
+codemap_free(struct codemap *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->n_img; i++) {
+		if (m->img[i]->bytes != NULL)
+			munmap((void *)m->img[i]->bytes, m->img[i]->size);
+		free(m->img[i]->path);
+		free(m->img[i]);
+	}
+	for (size_t i = 0; i < m->n_map; i++)
+		free(m->map[i].name);
+	free(m->img);
+	free(m->map);
+	free(m->icache);
+	free(m->fcache);
+	free(m->snapshot);
+	symcache_free(m->syms);
+	free(m);
+}
+
+void
+codemap_get_stats(const struct codemap *m, struct codemap_stats *out)
+{
+	*out = m->st;
+}
+
+/* ----------------------------------------------------------------- */
+/* Images and mappings */
+
+static char *
+resolve_path(const struct codemap *m, const char *image)
+{
+	char *p;
+
+	if (image[0] == '/' || m->snapshot[0] == '\0')
+		return strdup(image);
+	if (asprintf(&p, "%s/%s", m->snapshot, image) < 0)
+		return NULL;
+	return p;
+}
+
+static struct image *
+image_for(struct codemap *m, const char *path, struct error *e)
+{
+	struct image *img, **grown;
+	size_t cap;
+
+	for (size_t i = 0; i < m->n_img; i++)
+		if (strcmp(m->img[i]->path, path) == 0)
+			return m->img[i];
+	if (m->n_img == m->cap_img) {
+		cap = m->cap_img ? m->cap_img * 2 : 16;
+		if ((grown = realloc(m->img, cap * sizeof(*grown))) == NULL)
+			goto nomem;
+		m->img = grown;
+		m->cap_img = cap;
+	}
+	if ((img = calloc(1, sizeof(*img))) == NULL)
+		goto nomem;
+	if ((img->path = strdup(path)) == NULL) {
+		free(img);
+		goto nomem;
+	}
+	m->img[m->n_img++] = img;
+	m->st.images++;
+	return img;
+nomem:
+	error_set(e, ERR_NOMEM, "image %s", path);
+	return NULL;
+}
+
+/* Maps the file and loads its symbols, the first time it is needed. */
+static void
+image_load(struct codemap *m, struct image *img)
+{
+	struct error e;
+	struct stat sb;
+	void *p;
+	int fd;
+
+	if (img->tried)
+		return;
+	img->tried = 1;
+	if ((fd = open(img->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		m->st.images_missing++;
+		return;
+	}
+	if (fstat(fd, &sb) == 0 && sb.st_size > 0) {
+		p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd,
+		    0);
+		if (p != MAP_FAILED) {
+			img->bytes = p;
+			img->size = (size_t)sb.st_size;
+		}
+	}
+	close(fd);
+	if (img->bytes == NULL) {
+		m->st.images_missing++;
+		return;
+	}
+	error_clear(&e);
+	if (symcache_get(m->syms, img->path, 0, &img->st, &e) < 0)
+		img->st = NULL;
+	if (img->st == NULL)
+		m->st.images_no_symbols++;
+}
+
+int
+codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
+{
+	struct mapping *mp, *grown;
+	char *path;
+	size_t cap;
+
+	if (map->size == 0 || map->start + map->size < map->start)
+		return 0;
+	if (m->n_map == m->cap_map) {
+		cap = m->cap_map ? m->cap_map * 2 : 32;
+		if ((grown = realloc(m->map, cap * sizeof(*grown))) == NULL)
+			return error_set(e, ERR_NOMEM, "mappings");
+		m->map = grown;
+		m->cap_map = cap;
+	}
+	if ((path = resolve_path(m, map->image[0] ? map->image :
+	    map->name)) == NULL)
+		return error_set(e, ERR_NOMEM, "mappings");
+	mp = &m->map[m->n_map];
+	memset(mp, 0, sizeof(*mp));
+	mp->img = image_for(m, path, e);
+	free(path);
+	if (mp->img == NULL)
+		return -ERR_NOMEM;
+	if ((mp->name = strdup(map->name)) == NULL)
+		return error_set(e, ERR_NOMEM, "mappings");
+	mp->pid = map->pid;
+	mp->start = map->start;
+	mp->end = map->start + map->size;
+	mp->pgoff = map->pgoff;
+	m->n_map++;
+	/* New code at known addresses: cached answers may be stale. */
+	memset(m->icache, 0, ((size_t)1 << INSN_CACHE_BITS) *
+	    sizeof(*m->icache));
+	memset(m->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
+	    sizeof(*m->fcache));
+	return 0;
+}
+
+/* The mapping holding ip in pid (the latest added), or NULL. */
+static struct mapping *
+mapping_at(struct codemap *m, uint32_t pid, uint64_t ip)
+{
+	struct mapping *mp;
+
+	if (m->last_map < m->n_map) {
+		mp = &m->map[m->last_map];
+		if (mp->pid == pid && ip >= mp->start && ip < mp->end) {
+			image_load(m, mp->img);
+			return mp;
+		}
+	}
+	for (size_t i = m->n_map; i-- > 0;) {
+		mp = &m->map[i];
+		if (mp->pid == pid && ip >= mp->start && ip < mp->end) {
+			m->last_map = i;
+			image_load(m, mp->img);
+			return mp;
+		}
+	}
+	return NULL;
+}
+
+/* ----------------------------------------------------------------- */
+/* Instructions */
+
+static uint8_t
+kind_of_jump(const ZydisDecodedInstruction *in, uint8_t near)
+{
+	return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? CS_FAR : near;
+}
+
+static uint8_t
+kind_of(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR:
+		return CS_JCC;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		return kind_of_jump(in, CS_JMP);
+	case ZYDIS_CATEGORY_CALL:
+		return kind_of_jump(in, CS_CALL);
+	case ZYDIS_CATEGORY_RET:
+		if (in->mnemonic == ZYDIS_MNEMONIC_IRET ||
+		    in->mnemonic == ZYDIS_MNEMONIC_IRETD ||
+		    in->mnemonic == ZYDIS_MNEMONIC_IRETQ)
+			return CS_FAR;
+		return kind_of_jump(in, CS_RET);
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return CS_SYSCALL;
+	case ZYDIS_CATEGORY_SYSRET:
+		return CS_FAR;
+	default:
+		return in->mnemonic == ZYDIS_MNEMONIC_IRETQ ? CS_FAR : CS_OTHER;
+	}
+}
+
+static int
+decode_with(const ZydisDecoder *z, const uint8_t *bytes, size_t size,
+    struct cs_insn *out)
+{
+	ZydisDecoderContext ctx;
+	ZydisDecodedInstruction in;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(z, &ctx, bytes, size,
+	    &in)))
+		return 0;
+	out->len = in.length;
+	out->kind = kind_of(&in);
+	return 1;
+}
+
+int
+codemap_decode(const uint8_t *bytes, size_t size, struct cs_insn *out)
+{
+	ZydisDecoder z;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&z, ZYDIS_MACHINE_MODE_LONG_64,
+	    ZYDIS_STACK_WIDTH_64)))
+		return 0;
+	return decode_with(&z, bytes, size, out);
+}
+
+/* The bytes at ip (up to 15), or NULL; *avail says how many. */
+static const uint8_t *
+bytes_at(struct codemap *m, struct mapping *mp, uint64_t ip, size_t *avail)
+{
+	uint64_t off = ip - mp->start + mp->pgoff;
+
+	if (mp->img->bytes == NULL || off >= mp->img->size)
+		return NULL;
+	*avail = mp->img->size - off;
+	if (*avail > ZYDIS_MAX_INSTRUCTION_LENGTH)
+		*avail = ZYDIS_MAX_INSTRUCTION_LENGTH;
+	if (ip + *avail > mp->end)
+		*avail = mp->end - ip;
+	(void)m;
+	return mp->img->bytes + off;
+}
+
+static size_t
+hash_ip(uint64_t ip, uint32_t pid, unsigned bits)
+{
+	uint64_t h = (ip ^ ((uint64_t)pid << 40)) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> (64 - bits));
+}
+
+static int
+cb_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
+{
+	struct codemap *m = ctx;
+	struct insn_slot *s = &m->icache[hash_ip(ip, pid, INSN_CACHE_BITS)];
+	struct mapping *mp;
+	const uint8_t *b;
+	size_t avail;
+
+	m->st.insn_lookups++;
+	if (s->valid && s->ip == ip && s->pid == pid) {
+		out->len = s->len;
+		out->kind = s->kind;
+		return 1;
+	}
+	m->st.insn_misses++;
+	if ((mp = mapping_at(m, pid, ip)) == NULL ||
+	    (b = bytes_at(m, mp, ip, &avail)) == NULL ||
+	    !decode_with(&m->zydis, b, avail, out)) {
+		m->st.insn_undecodable++;
+		return 0;
+	}
+	s->ip = ip;
+	s->pid = pid;
+	s->len = out->len;
+	s->kind = out->kind;
+	s->valid = 1;
+	return 1;
+}
+
+/* ----------------------------------------------------------------- */
+/* Functions */
+
+static int
+is_cold(const char *name)
+{
+	const char *p = strstr(name, ".cold");
+
+	return p != NULL && (p[5] == '\0' || p[5] == '.');
+}
+
+static int
+lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
+{
+	struct mapping *mp;
+	struct sym_mapping sm;
+	const struct sym *sym;
+	uint64_t addr;
+
+	memset(out, 0, sizeof(*out));
+	if ((mp = mapping_at(m, pid, ip)) == NULL)
+		return 0;
+	out->module = mp->name;
+	out->module_base = mp->start - mp->pgoff;
+	if (mp->img->st == NULL)
+		return 0;
+	sm.start = mp->start;
+	sm.end = mp->end;
+	sm.pgoff = mp->pgoff;
+	if (symtab_addr_from_map(mp->img->st, &sm, ip, &addr) < 0 ||
+	    (sym = symtab_lookup(mp->img->st, addr)) == NULL)
+		return 0;
+	out->lo = ip - (addr - sym->addr);
+	out->hi = out->lo + (sym->size ? sym->size : 1);
+	out->name = sym->name;
+	out->raw = sym->raw;
+	if (sym->flags & SYM_PLT)
+		out->flags |= CS_FN_PLT;
+	if (is_cold(sym->raw))
+		out->flags |= CS_FN_COLD;
+	return 1;
+}
+
+static int
+cb_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
+{
+	struct codemap *m = ctx;
+	struct fn_slot *s = &m->fcache[hash_ip(ip, pid, FN_CACHE_BITS)];
+
+	m->st.fn_lookups++;
+	if (!(s->valid && s->ip == ip && s->pid == pid)) {
+		m->st.fn_misses++;
+		s->ip = ip;
+		s->pid = pid;
+		s->valid = 1;
+		s->found = lookup_fn(m, pid, ip, &s->fn);
+		if (!s->found)
+			m->st.fn_unknown++;
+	}
+	*out = s->fn;
+	return s->found;
+}
+
+/* ----------------------------------------------------------------- */
+/* Inline runs */
+
+static int
+cb_inline_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_inline_run *runs, size_t max)
+{
+	struct codemap *m = ctx;
+	struct mapping *mp;
+	struct sym_mapping sm;
+	const struct sym_inline *inl = NULL;
+	struct cs_insn in;
+	uint64_t addr, lo = 1, hi = 0, delta;
+	size_t nr = 0;
+	uint32_t i;
+
+	m->st.inline_walks++;
+	if ((mp = mapping_at(m, pid, ip)) == NULL || mp->img->st == NULL ||
+	    end_ip < ip || end_ip >= mp->end)
+		goto fail;
+	sm.start = mp->start;
+	sm.end = mp->end;
+	sm.pgoff = mp->pgoff;
+	if (symtab_addr_from_map(mp->img->st, &sm, ip, &addr) < 0)
+		goto fail;
+	delta = ip - addr;
+	for (i = 0; i < ninsn; i++) {
+		if (ip > end_ip)
+			goto fail;
+		addr = ip - delta;
+		if (addr < lo || addr >= hi)
+			inl = symtab_inline_span(mp->img->st, addr, &lo, &hi);
+		if (nr > 0 && runs[nr - 1].inl == inl)
+			runs[nr - 1].n++;
+		else if (nr == max)
+			goto fail;
+		else {
+			runs[nr].inl = inl;
+			runs[nr].n = 1;
+			nr++;
+		}
+		if (i + 1 == ninsn)
+			break;
+		if (cb_insn(m, pid, ip, &in) != 1)
+			goto fail;
+		ip += in.len;
+	}
+	if (ip != end_ip)
+		goto fail;
+	return (int)nr;
+fail:
+	m->st.inline_walk_failed++;
+	return 0;
+}
+
+void
+codemap_code(struct codemap *m, struct cs_code *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ctx = m;
+	out->insn = cb_insn;
+	out->fn = cb_fn;
+	if (!m->opt.no_inline && !m->opt.no_dwarf)
+		out->inline_runs = cb_inline_runs;
+}

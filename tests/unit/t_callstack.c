@@ -1,0 +1,544 @@
+/*
+ * Unit tests of lib/callstack on synthetic block sequences: each scenario
+ * is a made-up program (functions at fixed addresses, instructions given
+ * by a table) and the records a decoder would write for one run of it;
+ * the spans, gaps and events that come out are compared exactly.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callstack.h"
+#include "tap.h"
+
+/* The synthetic program. */
+struct fake_fn {
+	const char *name;
+	uint64_t lo, hi;
+	unsigned flags;
+};
+
+static const struct fake_fn fns[] = {
+	{ "main", 0x1000, 0x1100, 0 },
+	{ "f", 0x2000, 0x2100, 0 },
+	{ "f.cold", 0x2800, 0x2900, CS_FN_COLD },
+	{ "g", 0x3000, 0x3100, 0 },
+	{ "h", 0x4000, 0x4100, 0 },
+	{ "handler", 0x5000, 0x5100, 0 },
+	{ "__restore_rt", 0x6000, 0x6010, 0 },
+	{ "longjmp", 0x7000, 0x7100, 0 },
+	{ "_Unwind_RaiseException", 0x8000, 0x8100, 0 },
+	{ "g@plt", 0x9000, 0x9010, CS_FN_PLT },
+};
+
+struct fake_insn {
+	uint64_t ip;
+	uint8_t len, kind;
+};
+
+/* Branches of the program; every other address is a 1-byte non-branch. */
+static const struct fake_insn insns[] = {
+	{ 0x1010, 5, CS_CALL }, { 0x1020, 5, CS_CALL }, { 0x1030, 2, CS_SYSCALL },
+	{ 0x1040, 5, CS_CALL },
+	{ 0x2010, 5, CS_CALL }, { 0x2020, 1, CS_RET }, { 0x2030, 5, CS_JMP },
+	{ 0x2040, 6, CS_JCC }, { 0x2060, 1, CS_RET },
+	{ 0x2810, 5, CS_JMP },
+	{ 0x3010, 5, CS_CALL }, { 0x3020, 1, CS_RET },
+	{ 0x4010, 5, CS_CALL }, { 0x4020, 1, CS_RET },
+	{ 0x5010, 1, CS_RET }, { 0x5020, 5, CS_CALL },
+	{ 0x6005, 2, CS_SYSCALL },
+	{ 0x7010, 2, CS_JMP },
+	{ 0x8010, 1, CS_RET },
+	{ 0x9000, 6, CS_JMP },
+};
+
+static int
+fake_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
+{
+	(void)ctx;
+	(void)pid;
+	for (size_t i = 0; i < sizeof(insns) / sizeof(insns[0]); i++)
+		if (insns[i].ip == ip) {
+			out->len = insns[i].len;
+			out->kind = insns[i].kind;
+			return 1;
+		}
+	out->len = 1;
+	out->kind = CS_OTHER;
+	return 1;
+}
+
+static int
+fake_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
+{
+	(void)ctx;
+	(void)pid;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (ip >= fns[i].lo && ip < fns[i].hi) {
+			out->lo = fns[i].lo;
+			out->hi = fns[i].hi;
+			out->name = out->raw = fns[i].name;
+			out->module = "prog";
+			out->flags = fns[i].flags;
+			return 1;
+		}
+	return 0;
+}
+
+/* What came out, rendered as lines. */
+struct got {
+	struct cs_span span[64];
+	size_t n;
+	char gaps[1024];
+	char events[1024];
+	struct cs_thread_stats st;
+};
+
+static const char *
+name_of(const struct got *g, uint64_t id)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->span[i].id == id)
+			return g->span[i].fn.name ? g->span[i].fn.name : "?";
+	return id ? "(missing)" : "-";
+}
+
+static int
+sink_span(void *ctx, const struct cs_span *s)
+{
+	struct got *g = ctx;
+
+	if (g->n < 64)
+		g->span[g->n++] = *s;
+	return 0;
+}
+
+static int
+sink_gap(void *ctx, const struct cs_gap *gp)
+{
+	struct got *g = ctx;
+	size_t len = strlen(g->gaps);
+
+	snprintf(g->gaps + len, sizeof(g->gaps) - len, "%s %" PRIu64 "-%"
+	    PRIu64 " cut=%u;", cs_gap_cause_name(gp->cause), gp->start_ns,
+	    gp->end_ns, gp->frames_cut);
+	return 0;
+}
+
+static int
+sink_event(void *ctx, const struct cs_event *ev)
+{
+	struct got *g = ctx;
+	size_t len = strlen(g->events);
+
+	snprintf(g->events + len, sizeof(g->events) - len, "%s@%" PRIu64 ";",
+	    cs_event_name(ev->kind), ev->time);
+	return 0;
+}
+
+static int
+sink_end(void *ctx, const struct cs_thread_stats *st)
+{
+	struct got *g = ctx;
+
+	g->st = *st;
+	return 0;
+}
+
+/* Spans, one per line: fn depth parent start end flags self/total time. */
+static char *
+render(const struct got *g)
+{
+	static char buf[8192];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < g->n; i++) {
+		const struct cs_span *s = &g->span[i];
+
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		    "%s d=%d p=%s %s/%s%s%s i=%" PRIu64 "/%" PRIu64 " t=%"
+		    PRIu64 "-%" PRIu64 "\n", s->fn.name ? s->fn.name : "?",
+		    s->depth, name_of(g, s->parent), cs_start_name(s->start),
+		    cs_end_name(s->end), s->tail_call ? " tail" : "",
+		    s->async ? " async" : "", s->self_insns, s->insns,
+		    s->start_ns, s->end_ns);
+	}
+	return buf;
+}
+
+/* Record builders. */
+static struct blks_record recs[128];
+static size_t nrec;
+
+static void
+thread(uint32_t flags)
+{
+	memset(&recs[nrec], 0, sizeof(recs[0]));
+	recs[nrec].type = BLKS_THREAD;
+	recs[nrec].u.thread.tid = 7;
+	recs[nrec].u.thread.pid = 7;
+	recs[nrec].u.thread.flags = flags;
+	recs[nrec].u.thread.name = "t";
+	nrec++;
+}
+
+static void
+blk(uint64_t ip, uint64_t end_ip, uint32_t n, uint64_t time)
+{
+	memset(&recs[nrec], 0, sizeof(recs[0]));
+	recs[nrec].type = BLKS_BLOCK;
+	recs[nrec].u.block.ip = ip;
+	recs[nrec].u.block.end_ip = end_ip;
+	recs[nrec].u.block.ninsn = n;
+	recs[nrec].u.block.time = time;
+	nrec++;
+}
+
+static void
+event(uint8_t kind, uint64_t ip, uint64_t at, uint64_t arg, uint64_t time)
+{
+	memset(&recs[nrec], 0, sizeof(recs[0]));
+	recs[nrec].type = BLKS_EVENT;
+	recs[nrec].u.event.kind = kind;
+	recs[nrec].u.event.ip = ip;
+	recs[nrec].u.event.at = at;
+	recs[nrec].u.event.arg = arg;
+	recs[nrec].u.event.time = time;
+	nrec++;
+}
+
+static void
+gap(uint8_t cause, uint64_t time)
+{
+	memset(&recs[nrec], 0, sizeof(recs[0]));
+	recs[nrec].type = BLKS_GAP;
+	recs[nrec].u.gap.cause = cause;
+	recs[nrec].u.gap.time = time;
+	recs[nrec].u.gap.text = "";
+	nrec++;
+}
+
+static void
+end(void)
+{
+	memset(&recs[nrec], 0, sizeof(recs[0]));
+	recs[nrec].type = BLKS_END;
+	recs[nrec].u.end.tid = 7;
+	nrec++;
+}
+
+static struct got got;
+
+/* Runs the records built so far through a fresh engine. */
+static int
+run(size_t max_depth)
+{
+	struct cs_code code = { NULL, fake_insn, fake_fn, NULL };
+	struct cs_sink sink = { &got, sink_span, sink_gap, sink_event,
+	    sink_end };
+	struct callstack *cs = cs_new(&code, &sink, max_depth);
+	struct error e;
+	int rc = 0;
+
+	memset(&got, 0, sizeof(got));
+	for (size_t i = 0; i < nrec && rc == 0; i++)
+		rc = cs_feed(cs, &recs[i], &e);
+	cs_free(cs);
+	nrec = 0;
+	return rc;
+}
+
+static void
+test_recursion(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2010, 3, 20);	/* f: call f */
+	blk(0x2000, 0x2010, 3, 30);	/* f: call f */
+	blk(0x2000, 0x2020, 4, 40);	/* f: ret */
+	blk(0x2015, 0x2020, 2, 50);	/* f: ret */
+	blk(0x2015, 0x2020, 2, 60);	/* f: ret */
+	blk(0x1015, 0x1018, 2, 70);	/* main */
+	end();
+	IS_INT(run(0), 0, "recursion: fed");
+	IS_STR(render(&got),
+	    "f d=3 p=f seen/seen i=4/4 t=30-40\n"
+	    "f d=2 p=f seen/seen i=5/9 t=20-50\n"
+	    "f d=1 p=main seen/seen i=5/14 t=10-60\n"
+	    "main d=0 p=- trace_start/snapshot_end i=7/21 t=0-70\n",
+	    "recursion: exact depths, self and total instructions");
+	IS_U64(got.st.max_depth_seen, 3, "recursion: max depth 3");
+	IS_STR(got.events, "thread_start@0;thread_end@70;",
+	    "recursion: thread events");
+}
+
+static void
+test_tail_call(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2030, 3, 20);	/* f: jmp g */
+	blk(0x3000, 0x3020, 4, 30);	/* g: ret to main */
+	blk(0x1015, 0x1018, 2, 40);
+	end();
+	IS_INT(run(0), 0, "tail call: fed");
+	IS_STR(render(&got),
+	    "f d=1 p=main seen/seen i=3/3 t=10-20\n"
+	    "g d=1 p=main seen/seen tail i=4/4 t=20-30\n"
+	    "main d=0 p=- trace_start/snapshot_end i=7/14 t=0-40\n",
+	    "tail call: g replaces f, marked, returns to main");
+	IS_U64(got.st.tail_calls, 1, "tail call: counted");
+	IS_U64(got.span[1].call_site, 0x2030, "tail call: call_site is the jmp");
+}
+
+static void
+test_cold_and_jcc(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2040, 3, 20);	/* f: jcc taken into f.cold */
+	blk(0x2800, 0x2810, 2, 30);	/* f.cold: jmp back into f */
+	blk(0x2050, 0x2060, 2, 40);	/* f: ret */
+	blk(0x1015, 0x1018, 1, 50);
+	end();
+	IS_INT(run(0), 0, "cold: fed");
+	IS_STR(render(&got),
+	    "f d=1 p=main seen/seen i=7/7 t=10-40\n"
+	    "main d=0 p=- trace_start/snapshot_end i=6/13 t=0-50\n",
+	    "cold: a jump into f.cold and back stays in f");
+}
+
+static void
+test_plt(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1040, 5, 10);	/* main: call g@plt */
+	blk(0x9000, 0x9000, 1, 11);	/* stub: jmp g */
+	blk(0x3000, 0x3020, 4, 20);	/* g: ret */
+	blk(0x1045, 0x1048, 1, 30);
+	end();
+	IS_INT(run(0), 0, "plt: fed");
+	IS_STR(render(&got),
+	    "g d=1 p=main seen/seen i=5/5 t=10-20\n"
+	    "main d=0 p=- trace_start/snapshot_end i=6/11 t=0-30\n",
+	    "plt: the stub's jump continues the call, not a tail call");
+}
+
+static void
+test_longjmp(void)
+{
+	/* The real scenario: main -> f -> g -> longjmp -> back into main. */
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2010, 2, 20);	/* f: call g */
+	blk(0x3000, 0x3010, 2, 30);	/* g: call longjmp */
+	blk(0x7000, 0x7010, 3, 40);	/* longjmp: jmp *%rdx into main */
+	blk(0x1050, 0x1058, 4, 50);	/* main after setjmp */
+	end();
+	IS_INT(run(0), 0, "longjmp: fed");
+	IS_STR(render(&got),
+	    "longjmp d=3 p=g seen/unwound i=3/3 t=30-40\n"
+	    "g d=2 p=f seen/unwound i=2/5 t=20-40\n"
+	    "f d=1 p=main seen/unwound i=2/7 t=10-40\n"
+	    "main d=0 p=- trace_start/snapshot_end i=9/16 t=0-50\n",
+	    "longjmp: the skipped frames end unwound");
+	IS_U64(got.st.unwound, 3, "longjmp: 3 unwound");
+}
+
+static void
+test_exception(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2010, 2, 20);	/* f: call g */
+	blk(0x3000, 0x3010, 2, 30);	/* g: call h */
+	blk(0x4000, 0x4010, 2, 40);	/* h: call raise */
+	blk(0x8000, 0x8010, 9, 50);	/* raise: ret to f's landing pad */
+	blk(0x2050, 0x2060, 3, 60);	/* f: landing pad, ret */
+	blk(0x1015, 0x1018, 1, 70);
+	end();
+	IS_INT(run(0), 0, "exception: fed");
+	IS_STR(render(&got),
+	    "_Unwind_RaiseException d=4 p=h seen/unwound i=9/9 t=40-50\n"
+	    "h d=3 p=g seen/unwound i=2/11 t=30-50\n"
+	    "g d=2 p=f seen/unwound i=2/13 t=20-50\n"
+	    "f d=1 p=main seen/seen i=5/18 t=10-60\n"
+	    "main d=0 p=- trace_start/snapshot_end i=6/24 t=0-70\n",
+	    "exception: the frames between thrower and catcher end unwound");
+}
+
+static void
+test_below_bottom(void)
+{
+	thread(BLKS_THREAD_WRAPPED);
+	gap(BLKS_GAP_RING_START, 100);
+	blk(0x3018, 0x3020, 3, 110);	/* in g: ret into f */
+	blk(0x2015, 0x2020, 2, 120);	/* f: ret into main */
+	blk(0x1015, 0x1018, 1, 130);
+	end();
+	IS_INT(run(0), 0, "below bottom: fed");
+	IS_STR(render(&got),
+	    "g d=0 p=f ring_start/seen i=3/3 t=100-110\n"
+	    "f d=-1 p=main ring_start/seen i=2/5 t=100-120\n"
+	    "main d=-2 p=- ring_start/snapshot_end i=1/6 t=100-130\n",
+	    "below bottom: callers made from returns, never [unknown]");
+	IS_INT(got.st.min_depth, -2, "below bottom: min depth");
+	IS_STR(got.gaps, "ring_start 100-110 cut=0;",
+	    "below bottom: the ring_start gap");
+}
+
+static void
+test_signal(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1005, 5, 10);	/* main, interrupted at 0x1006 */
+	event(BLKS_EV_DISABLED, 0, 0x1006, BLKS_DIS_ASYNC, 12);
+	event(BLKS_EV_ENABLED, 0x5000, 0, 0, 20);
+	blk(0x5000, 0x5010, 3, 30);	/* handler: ret to __restore_rt */
+	blk(0x6000, 0x6005, 2, 40);	/* restorer: syscall rt_sigreturn */
+	event(BLKS_EV_DISABLED, 0, 0, BLKS_DIS_SYNC, 41);
+	event(BLKS_EV_ENABLED, 0x1006, 0, 0, 50);
+	blk(0x1006, 0x1009, 4, 60);
+	end();
+	IS_INT(run(0), 0, "signal: fed");
+	IS_STR(render(&got),
+	    "handler d=1 p=main signal/seen async i=3/3 t=20-30\n"
+	    "__restore_rt d=1 p=main return/sigreturn async i=2/2 t=30-50\n"
+	    "main d=0 p=- trace_start/snapshot_end i=9/14 t=0-60\n",
+	    "signal: handler and trampoline are async frames over main");
+	IS_STR(got.gaps, "interrupt 12-20 cut=0;syscall 41-50 cut=0;",
+	    "signal: kernel time as gaps");
+	IS_STR(got.events,
+	    "thread_start@0;signal@20;sigreturn@50;thread_end@60;",
+	    "signal: events");
+}
+
+static void
+test_signal_at_syscall(void)
+{
+	/* kill(getpid()): the handler runs at the syscall's return. */
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1030, 5, 10);	/* main: syscall */
+	event(BLKS_EV_DISABLED, 0, 0, BLKS_DIS_SYNC, 11);
+	event(BLKS_EV_ENABLED, 0x5000, 0, 0, 20);
+	blk(0x5000, 0x5010, 3, 30);	/* handler: ret */
+	blk(0x6000, 0x6005, 2, 40);	/* restorer: sigreturn */
+	event(BLKS_EV_DISABLED, 0, 0, BLKS_DIS_SYNC, 41);
+	event(BLKS_EV_ENABLED, 0x1032, 0, 0, 50);
+	blk(0x1032, 0x1034, 2, 60);
+	end();
+	IS_INT(run(0), 0, "signal at syscall: fed");
+	IS_STR(render(&got),
+	    "handler d=1 p=main signal/seen async i=3/3 t=20-30\n"
+	    "__restore_rt d=1 p=main return/sigreturn async i=2/2 t=30-50\n"
+	    "main d=0 p=- trace_start/snapshot_end i=7/12 t=0-60\n",
+	    "signal at syscall: resumes after the syscall");
+	IS_STR(got.gaps, "syscall 11-20 cut=0;syscall 41-50 cut=0;",
+	    "signal at syscall: gaps");
+}
+
+static void
+test_syscall_gap(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2004, 2, 15);	/* f */
+	blk(0x2005, 0x2010, 2, 20);	/* f: call g */
+	blk(0x3000, 0x3020, 4, 25);	/* g: ret */
+	blk(0x2015, 0x2020, 1, 30);	/* f: ret */
+	blk(0x1015, 0x1030, 3, 40);	/* main: syscall */
+	event(BLKS_EV_DISABLED, 0, 0, BLKS_DIS_SYNC, 41);
+	event(BLKS_EV_ENABLED, 0x1032, 0, 0, 90);
+	blk(0x1032, 0x1034, 2, 100);
+	end();
+	IS_INT(run(0), 0, "syscall: fed");
+	IS_STR(render(&got),
+	    "g d=2 p=f seen/seen i=4/4 t=20-25\n"
+	    "f d=1 p=main seen/seen i=5/9 t=10-30\n"
+	    "main d=0 p=- trace_start/snapshot_end i=10/19 t=0-100\n",
+	    "syscall: the stack is kept");
+	IS_STR(got.gaps, "syscall 41-90 cut=0;", "syscall: one gap, 49 ns");
+}
+
+static void
+test_overflow_gap(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2004, 2, 20);	/* f */
+	gap(BLKS_GAP_OVERFLOW, 25);
+	blk(0x3000, 0x3020, 4, 40);	/* g: ret into f */
+	blk(0x2015, 0x2018, 1, 50);
+	end();
+	IS_INT(run(0), 0, "overflow: fed");
+	IS_STR(render(&got),
+	    "f d=1 p=main seen/gap i=2/2 t=10-25\n"
+	    "main d=0 p=- trace_start/gap i=5/7 t=0-25\n"
+	    "g d=0 p=f gap/seen i=4/4 t=40-40\n"
+	    "f d=-1 p=- gap/snapshot_end i=1/5 t=40-50\n",
+	    "overflow: open frames cut, the history resumes at the gap");
+	IS_STR(got.gaps, "overflow 25-40 cut=2;", "overflow: gap 25-40");
+	IS_U64(got.st.cut_frames, 2, "overflow: cut frames counted");
+}
+
+static void
+test_depth_limit(void)
+{
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 1, 1);
+	for (int i = 0; i < 9; i++)
+		blk(0x2000, 0x2010, 1, 2 + (uint64_t)i);
+	end();
+	IS_INT(run(8), 0, "depth limit: fed");
+	IS_U64(got.n, 10, "depth limit: every frame reported once");
+	IS_U64(got.st.cut_frames, 4, "depth limit: older half cut");
+}
+
+static void
+test_bad_grouping(void)
+{
+	struct cs_code code = { NULL, fake_insn, fake_fn, NULL };
+	struct cs_sink sink = { &got, sink_span, NULL, NULL, NULL };
+	struct callstack *cs = cs_new(&code, &sink, 0);
+	struct error e;
+
+	blk(0x1000, 0x1010, 1, 1);
+	IS_INT(cs_feed(cs, &recs[0], &e), -ERR_FORMAT,
+	    "a block outside a thread is refused");
+	IS_STR(e.msg, "block record outside a thread", "with a message");
+	nrec = 0;
+	cs_free(cs);
+}
+
+int
+main(void)
+{
+	test_recursion();
+	test_tail_call();
+	test_cold_and_jcc();
+	test_plt();
+	test_longjmp();
+	test_exception();
+	test_below_bottom();
+	test_signal();
+	test_signal_at_syscall();
+	test_syscall_gap();
+	test_overflow_gap();
+	test_depth_limit();
+	test_bad_grouping();
+	return tap_done();
+}
