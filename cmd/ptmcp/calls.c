@@ -197,12 +197,12 @@ doctor_done(struct server *srv, struct job *j)
 	free(v);
 	out = json_pack("{s:{s:s,s:I,s:I},s:o}", "store", "path",
 	    srv->store.root, "snapshots", (json_int_t)n, "bytes",
-	    (json_int_t)bytes, "recorders", rep);
+	    (json_int_t)bytes, "report", rep);
 	snprintf(summary, sizeof(summary), "%s The store at %s holds %zu "
 	    "snapshots (%llu bytes).", c->exit_code == 0 ?
-	    "At least one recorder works here; recorders says which and why "
+	    "At least one recorder works here; report says which, and why "
 	    "the others do not." : "No recorder works on this machine yet: "
-	    "recorders gives each one's reason and fix.", srv->store.root, n,
+	    "report gives each one's reason and fix.", srv->store.root, n,
 	    (unsigned long long)bytes);
 	reply_tool(srv, j->req_id, summary, out);
 }

@@ -37,8 +37,9 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"properties\":{\"path\":{\"type\":\"string\"},\"snapshots\":"
 	  "{\"type\":\"integer\"},\"bytes\":{\"type\":\"integer\"}},"
 	  "\"required\":[\"path\",\"snapshots\",\"bytes\"]},"
-	  "\"recorders\":{\"type\":\"object\"}},"
-	  "\"required\":[\"store\",\"recorders\"]}",
+	  "\"report\":{\"type\":\"object\",\"description\":\"ptrec "
+	  "--doctor --format json\"}},"
+	  "\"required\":[\"store\",\"report\"]}",
 	  1, 0, 1, 0 },
 	{ TOOL_START, "trace_start", "Start recording a program",
 	  "Launch a program (program: its argv) or attach to a running "

@@ -58,3 +58,144 @@ mcp_fakebin() {
 mcp_reply() {
 	jq -c --argjson id "$2" 'select(has("id") and .id == $id)' "$1"
 }
+
+# An interactive session: mcp_open OUT [ptmcp options]; then mcp_call /
+# mcp_tool to send a request and print its response once it came;
+# mcp_close to close stdin and wait for the exit status.
+mcp_open() {
+	MCP_OUT=$1
+	shift
+	rm -f mcp.fifo
+	mkfifo mcp.fifo
+	timeout -s KILL 60 ${MCP_PTMCP:-ptmcp} "$@" serve <mcp.fifo \
+	    >"$MCP_OUT" 2>"$MCP_OUT.err" &
+	MCP_PID=$!
+	exec 3>mcp.fifo
+}
+
+mcp_send() {
+	printf '%s\n' "$1" >&3
+}
+
+mcp_has_id() {
+	[ -n "$(mcp_reply "$MCP_OUT" "$1" 2>/dev/null)" ]
+}
+
+# mcp_call ID LINE
+mcp_call() {
+	mcp_send "$2"
+	mcp_wait_for mcp_has_id "$1" || return 1
+	mcp_reply "$MCP_OUT" "$1"
+}
+
+# mcp_tool ID NAME ARGUMENTS-JSON [META-JSON]
+mcp_tool() {
+	mcp_call "$1" "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"$2\",\"arguments\":$3${4:+,\"_meta\":$4}}}"
+}
+
+mcp_close() {
+	exec 3>&-
+	wait $MCP_PID
+}
+
+# Stand-ins for the other ptkit tools, written into DIR beside a copy of
+# ptmcp.  They log their pids and argv under $FAKE_DIR and behave as the
+# FAKE_* variables say.
+mcp_fakes() {
+	mcp_fakebin "$1" &&
+	cat >"$1/ptrec" <<-\FAKE &&
+	#!/bin/sh
+	echo $$ >>"$FAKE_DIR/ptrec.pids"
+	printf '%s\n' "$@" >"$FAKE_DIR/ptrec.args"
+	if [ "$1" = --doctor ]; then
+		if [ -n "${FAKE_DOCTOR_FAIL:-}" ]; then
+			echo "ptrec: --doctor is not built yet (issue #10)" >&2
+			exit 1
+		fi
+		echo '{"recorders":{"emu":{"usable":true}}}'
+		exit 0
+	fi
+	store= ctl=
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--store) store=$2; shift ;;
+		--control) ctl=$2; shift ;;
+		--) break ;;
+		esac
+		shift
+	done
+	n=0
+	snap() {
+		n=$((n + 1))
+		id=$(date -u +%Y%m%dT%H%M%SZ)-$(printf %08x $((n + $$ * 16)))
+		mkdir -p "$store/snapshots/$id"
+		echo '{"fake":true}' >"$store/snapshots/$id/manifest.json"
+		echo "$store/snapshots/$id"
+	}
+	case ${FAKE_PTREC:-exit} in
+	exit) snap; exit 0 ;;
+	fail)
+		echo "the program says hi" >&2
+		echo "ptrec: recording is not built yet (issue #4)" >&2
+		exit 1 ;;
+	hang) exec sleep 3001 ;;
+	control)
+		exec 4<>"$ctl"
+		touch "$FAKE_DIR/ready"
+		while read -r cmd <&4; do
+			case $cmd in
+			snapshot) snap ;;
+			stop) snap; exit 0 ;;
+			cancel) exit 3 ;;
+			esac
+		done ;;
+	esac
+	FAKE
+	cat >"$1/ptdecode" <<-\FAKE &&
+	#!/bin/sh
+	echo $$ >"$FAKE_DIR/ptdecode.pid"
+	echo "$@" >>"$FAKE_DIR/ptdecode.args"
+	case ${FAKE_DECODE:-ok} in
+	ok) echo blocks; exit 0 ;;
+	hang) exec sleep 3002 ;;
+	fail) echo "ptdecode: decoding is not built yet (issue #5)" >&2; exit 1 ;;
+	esac
+	FAKE
+	cat >"$1/ptspans" <<-\FAKE &&
+	#!/bin/sh
+	echo $$ >"$FAKE_DIR/ptspans.pid"
+	cat >/dev/null
+	[ "$1" = -o ] || exit 2
+	mkdir "$2" && echo '{"fake":true}' >"$2/manifest.json" && echo "$2"
+	FAKE
+	cat >"$1/ptquery" <<-\FAKE &&
+	#!/bin/sh
+	echo "$@" >"$FAKE_DIR/ptquery.args"
+	i=0
+	printf '{"rows":['
+	while [ $i -lt "${FAKE_ROWS:-3}" ]; do
+		[ $i -gt 0 ] && printf ,
+		printf '{"fn":"f%d","self_ns":%d}' $i $((1000 - i))
+		i=$((i + 1))
+	done
+	printf '],"next_cursor":"c2"}\n'
+	FAKE
+	cat >"$1/ptdiff" <<-\FAKE &&
+	#!/bin/sh
+	echo "$@" >"$FAKE_DIR/ptdiff.args"
+	echo '{"functions":[{"fn":"main","self_ns":"+12%"}]}'
+	exit ${FAKE_DIFF_RC:-1}
+	FAKE
+	chmod +x "$1/ptrec" "$1/ptdecode" "$1/ptspans" "$1/ptquery" \
+	    "$1/ptdiff"
+}
+
+# A snapshot directory made by hand: mcp_snapshot STORE ID [decoded]
+mcp_snapshot() {
+	mkdir -p "$1/snapshots/$2" &&
+	echo '{"hand":true}' >"$1/snapshots/$2/manifest.json" &&
+	if [ -n "${3:-}" ]; then
+		mkdir -p "$1/snapshots/$2/derived/default" &&
+		echo '{}' >"$1/snapshots/$2/derived/default/manifest.json"
+	fi
+}

@@ -1,0 +1,275 @@
+#!/bin/sh
+# ptmcp serve: the tools, their jobs, cancellation and shutdown, with
+# stand-ins for the other ptkit tools (mcp_fakes) so that what ptmcp
+# itself does is checked exactly.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mcp.sh"
+
+ID1=20260101T000000Z-00000001
+ID2=20260102T000000Z-00000002
+ID3=20260103T000000Z-00000003
+
+# Every test: fakes in ./bin, a store in ./store, fake logs in ./fake.
+setup='
+	mcp_fakes bin && mkdir fake && FAKE_DIR=$PWD/fake &&
+	PTKIT_STORE=$PWD/store && MCP_PTMCP=$PWD/bin/ptmcp &&
+	export FAKE_DIR PTKIT_STORE MCP_PTMCP
+'
+text() { jq -r '.result.content[0].text'; }
+sc() { jq -c ".result.structuredContent$1"; }
+scratch_left() { ls "$TMPDIR/ptkit-$(id -u)" 2>/dev/null | grep -c '^ptmcp\.'; }
+dead() { ! kill -0 "$(cat "$1")" 2>/dev/null; }
+
+test_expect_success 'trace_doctor: the recorder report and the store' "
+	$setup
+	mcp_open out &&
+	mcp_tool 1 trace_doctor '{}' >r &&
+	mcp_close &&
+	test_eq false \"\$(jq .result.isError r)\" &&
+	test_eq '{\"recorders\":{\"emu\":{\"usable\":true}}}' \"\$(sc .report <r)\" &&
+	test_eq \"\\\"\$PWD/store\\\"\" \"\$(sc .store.path <r)\" &&
+	test_eq 0 \"\$(sc .store.snapshots <r)\" &&
+	test_eq '--doctor --format json' \"\$(tr '\n' ' ' <fake/ptrec.args | sed 's/ \$//')\" &&
+	text <r | grep -q '^At least one recorder works here'
+"
+
+test_expect_success 'trace_doctor: a failing ptrec is an isError in its own words' "
+	$setup
+	FAKE_DOCTOR_FAIL=1 && export FAKE_DOCTOR_FAIL &&
+	mcp_open out && mcp_tool 1 trace_doctor '{}' >r && mcp_close &&
+	test_eq true \"\$(jq .result.isError r)\" &&
+	test_eq 'ptrec: --doctor is not built yet (issue #10)' \"\$(text <r)\"
+"
+
+# Polls trace_status (ids from 100) until the state is not running.
+poll_status='
+	k=100 && state=running &&
+	while [ "$state" = running ] && [ $k -lt 400 ]; do
+		mcp_tool $k trace_status "{\"session_id\":\"$sid\"}" >st &&
+		state=$(sc .state <st | tr -d \") && k=$((k + 1)) ||
+		break
+		[ "$state" = running ] && sleep 0.05
+	done
+'
+
+test_expect_success 'trace_start returns at once; trace_status follows it to done' "
+	$setup
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\",\"x y\"],\"trigger_symbol\":\"main\",\"aux_bytes\":65536}' >r &&
+	test_eq running \"\$(sc .state <r | tr -d '\"')\" &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	$poll_status
+	mcp_close &&
+	test_eq done \"\$state\" &&
+	test_eq 1 \"\$(jq '.result.structuredContent.snapshots | length' st)\" &&
+	snap=\$(jq -r '.result.structuredContent.snapshots[0]' st) &&
+	test -f store/snapshots/\$snap/manifest.json &&
+	test_eq 0 \"\$(sc .exit_code <st)\" &&
+	test_eq \"--store \$PWD/store --control \" \"\$(head -3 fake/ptrec.args | tr '\n' ' ')\" &&
+	sed -n 4p fake/ptrec.args | grep -q \"^\$TMPDIR/ptkit-\$(id -u)/ptmcp\\.[^/]*/\$sid\\.ctl\$\" &&
+	test_eq '--aux-bytes 65536 --trigger-symbol main -- ./app x y' \
+	    \"\$(tail -n +5 fake/ptrec.args | tr '\n' ' ' | sed 's/ \$//')\" &&
+	test_eq done \"\$(jq -r .state store/sessions/\$sid.json)\" &&
+	test ! -e store/sessions/\$sid.lock &&
+	test_eq 0 \"\$(scratch_left)\"
+"
+
+test_expect_success 'a failed recording: state failed with the recorder line' "
+	$setup
+	FAKE_PTREC=fail && export FAKE_PTREC &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"]}' >r &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	$poll_status
+	mcp_close &&
+	test_eq failed \"\$state\" &&
+	test_eq '\"ptrec: recording is not built yet (issue #4)\"' \"\$(sc .error <st)\" &&
+	test_eq 1 \"\$(sc .exit_code <st)\" &&
+	test_eq 'ptrec: recording is not built yet (issue #4)' \"\$(text <st)\"
+"
+
+test_expect_success 'trace_start argument rules say the fix' "
+	$setup
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"a\"],\"pid\":5}' >r1 &&
+	mcp_tool 2 trace_start '{}' >r2 &&
+	mcp_tool 3 trace_start '{\"pid\":5,\"trigger_hits\":3}' >r3 &&
+	mcp_close &&
+	test_eq 'trace_start: give either program (to launch) or pid (to attach), not both.' \"\$(text <r1)\" &&
+	test_eq 'trace_start: give program (the argv to launch, e.g. [\"./app\"]) or pid (a running process to attach to).' \"\$(text <r2)\" &&
+	test_eq 'trace_start: trigger_hits needs trigger_symbol.' \"\$(text <r3)\" &&
+	test ! -e fake/ptrec.pids
+"
+
+test_expect_success 'trace_snapshot and trace_stop go through the control FIFO' "
+	$setup
+	FAKE_PTREC=control && export FAKE_PTREC &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"]}' >r &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	mcp_wait_for test -e fake/ready &&
+	mcp_tool 2 trace_snapshot \"{\\\"session_id\\\":\\\"\$sid\\\"}\" >r2 &&
+	mcp_tool 3 trace_stop \"{\\\"session_id\\\":\\\"\$sid\\\"}\" >r3 &&
+	mcp_tool 4 trace_cancel \"{\\\"session_id\\\":\\\"\$sid\\\"}\" >r4 &&
+	mcp_close &&
+	snap=\$(sc .snapshot_id <r2 | tr -d '\"') &&
+	test -d store/snapshots/\$snap &&
+	test_eq done \"\$(sc .state <r3 | tr -d '\"')\" &&
+	test_eq 2 \"\$(jq '.result.structuredContent.snapshots | length' r3)\" &&
+	test_eq \"\\\"\$snap\\\"\" \"\$(sc .snapshots[0] <r3)\" &&
+	test_eq done \"\$(sc .state <r4 | tr -d '\"')\" &&
+	test_eq 0 \"\$(scratch_left)\"
+"
+
+test_expect_success 'a request_id makes trace_start idempotent' "
+	$setup
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r1 &&
+	mcp_tool 2 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r2 &&
+	mcp_close &&
+	test_eq \"\$(sc .session_id <r1)\" \"\$(sc .session_id <r2)\" &&
+	test_eq 1 \"\$(wc -l <fake/ptrec.pids)\" &&
+	test -f store/jobs/start-r-1.json
+"
+
+test_expect_success 'trace_decode: ptdecode | ptspans into derived/default' "
+	$setup
+	mcp_snapshot store $ID1 &&
+	mcp_open out &&
+	mcp_tool 1 trace_decode '{\"snapshot_id\":\"$ID1\"}' >r1 &&
+	mcp_tool 2 trace_decode '{\"snapshot_id\":\"$ID1\"}' >r2 &&
+	mcp_close &&
+	test_eq '{\"snapshot_id\":\"$ID1\",\"analysis_id\":\"default\",\"already_decoded\":false}' \"\$(sc '' <r1)\" &&
+	test_eq true \"\$(sc .already_decoded <r2)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1\" \"\$(cat fake/ptdecode.args)\" &&
+	test -f store/snapshots/$ID1/derived/default/manifest.json &&
+	test_eq default \"\$(ls store/snapshots/$ID1/derived)\" &&
+	test_eq '' \"\$(ls store/sessions)\"
+"
+
+test_expect_success 'trace_decode failing: isError in ptdecode words, nothing left' "
+	$setup
+	FAKE_DECODE=fail && export FAKE_DECODE &&
+	mcp_snapshot store $ID1 &&
+	mcp_open out &&
+	mcp_tool 1 trace_decode '{\"snapshot_id\":\"$ID1\"}' >r &&
+	mcp_close &&
+	test_eq true \"\$(jq .result.isError r)\" &&
+	test_eq 'ptdecode: decoding is not built yet (issue #5)' \"\$(text <r)\" &&
+	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
+	test_eq '' \"\$(ls store/sessions)\"
+"
+
+test_expect_success 'cancellation mid-decode: no answer, no child, no scratch' "
+	$setup
+	FAKE_DECODE=hang && export FAKE_DECODE &&
+	mcp_snapshot store $ID1 &&
+	mcp_open out &&
+	mcp_send '{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"trace_decode\",\"arguments\":{\"snapshot_id\":\"$ID1\"},\"_meta\":{\"progressToken\":\"tok\"}}}' &&
+	mcp_wait_for grep -q notifications/progress out &&
+	test -s fake/ptdecode.pid && test -s fake/ptspans.pid &&
+	test_eq 1 \"\$(ls store/sessions | grep -c json)\" &&
+	mcp_send '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":3,\"reason\":\"test\"}}' &&
+	mcp_wait_for dead fake/ptdecode.pid &&
+	mcp_wait_for dead fake/ptspans.pid &&
+	mcp_call 4 '{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}' >/dev/null &&
+	mcp_close &&
+	test_eq '' \"\$(mcp_reply out 3)\" &&
+	test_eq '{\"progressToken\":\"tok\",\"progress\":1,\"message\":\"trace_decode: working for 1 s\"}' \
+	    \"\$(grep -m1 notifications/progress out | jq -c .params)\" &&
+	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
+	test_eq '' \"\$(ls store/sessions)\" &&
+	test_eq 0 \"\$(scratch_left)\"
+"
+
+test_expect_success 'stdin closed mid-call: prompt exit, children ended, nothing left' "
+	$setup
+	FAKE_DECODE=hang FAKE_PTREC=hang && export FAKE_DECODE FAKE_PTREC &&
+	mcp_snapshot store $ID1 &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"]}' >r &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	mcp_send '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"trace_decode\",\"arguments\":{\"snapshot_id\":\"$ID1\"}}}' &&
+	mcp_wait_for test -s fake/ptspans.pid &&
+	mcp_wait_for test -s fake/ptrec.pids &&
+	test_eq 1 \"\$(scratch_left)\" &&
+	mcp_close &&
+	dead fake/ptdecode.pid && dead fake/ptspans.pid && dead fake/ptrec.pids &&
+	test_eq '' \"\$(mcp_reply out 2)\" &&
+	test_eq 0 \"\$(scratch_left)\" &&
+	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
+	test_eq \$sid.json \"\$(ls store/sessions)\" &&
+	test_eq cancelled \"\$(jq -r .state store/sessions/\$sid.json)\"
+"
+
+test_expect_success 'ids are never paths: escapes are refused' "
+	$setup
+	mcp_snapshot store $ID1 &&
+	ln -s / store/snapshots/$ID2 &&
+	mcp_open out &&
+	mcp_tool 1 trace_decode '{\"snapshot_id\":\"../../etc\"}' >r1 &&
+	mcp_tool 2 trace_query '{\"snapshot_id\":\"$ID2\",\"kind\":\"summary\"}' >r2 &&
+	mcp_tool 3 trace_status '{\"session_id\":\"../sessions/x\"}' >r3 &&
+	mcp_tool 4 trace_query '{\"snapshot_id\":\"$ID1\",\"kind\":\"summary\",\"analysis_id\":\"../..\"}' >r4 &&
+	mcp_close &&
+	test_eq 'true true true true' \"\$(jq -r .result.isError r1 r2 r3 r4 | tr '\n' ' ' | sed 's/ \$//')\" &&
+	test_eq \"trace_decode: argument 'snapshot_id' must look like 20261129T101500Z-0123abcd (it must match ^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\$). Fix the arguments and call trace_decode again.\" \"\$(text <r1)\" &&
+	test_eq 'Snapshot $ID2: $ID2: resolves outside the store.' \"\$(text <r2)\" &&
+	test ! -e fake/ptdecode.args && test ! -e fake/ptquery.args
+"
+
+test_expect_success 'trace_query: ptquery json, paged, cut to fit 8 KB' "
+	$setup
+	mcp_snapshot store $ID1 decoded &&
+	mcp_snapshot store $ID2 &&
+	mcp_open out &&
+	mcp_tool 1 trace_query '{\"snapshot_id\":\"$ID1\",\"kind\":\"hotpaths\",\"limit\":3,\"group\":\"function\"}' >r1 &&
+	cp fake/ptquery.args args1 &&
+	mcp_tool 2 trace_query '{\"snapshot_id\":\"$ID2\",\"kind\":\"summary\"}' >r2 &&
+	mcp_close &&
+	FAKE_ROWS=2000 && export FAKE_ROWS &&
+	mcp_open out2 &&
+	mcp_tool 3 trace_query '{\"snapshot_id\":\"$ID1\",\"kind\":\"timeline\",\"cursor\":\"c1\"}' >r3 &&
+	mcp_close &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --limit 3 --group function\" \"\$(cat args1)\" &&
+	test_eq 3 \"\$(jq '.result.structuredContent.result.rows | length' r1)\" &&
+	test_eq '\"c2\"' \"\$(sc .next_cursor <r1)\" &&
+	test_eq false \"\$(sc .truncated <r1)\" &&
+	test_eq 'hotpaths of $ID1; more rows: pass cursor c2' \"\$(text <r1)\" &&
+	test_eq \"Snapshot $ID2 has no analysis 'default' yet: call trace_decode with snapshot_id $ID2 first.\" \"\$(text <r2)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind timeline --format json --limit 20 --cursor c1\" \"\$(cat fake/ptquery.args)\" &&
+	test_eq true \"\$(sc .truncated <r3)\" &&
+	n=\$(jq -c '.result.structuredContent.result' r3 | wc -c) &&
+	test \$n -le 8193 && test \$n -gt 6000
+"
+
+test_expect_success 'trace_compare: ptdiff json, report kept in reports/' "
+	$setup
+	mcp_snapshot store $ID1 decoded && mcp_snapshot store $ID2 decoded &&
+	mcp_open out &&
+	mcp_tool 1 trace_compare '{\"a\":\"$ID1\",\"b\":\"$ID2\",\"fail_on\":[\"self_ns:+10%\"],\"request_id\":\"c1\"}' >r1 &&
+	mcp_tool 2 trace_compare '{\"a\":\"$ID1\",\"b\":\"$ID2\",\"fail_on\":[\"self_ns:+10%\"],\"request_id\":\"c1\"}' >r2 &&
+	mcp_close &&
+	rid=\$(sc .report_id <r1 | tr -d '\"') &&
+	test_eq true \"\$(sc .crossed <r1)\" &&
+	test_eq '{\"functions\":[{\"fn\":\"main\",\"self_ns\":\"+12%\"}]}' \"\$(cat store/reports/\$rid.json)\" &&
+	test_eq \"--format json --fail-on self_ns:+10% \$PWD/store/snapshots/$ID1/derived/default \$PWD/store/snapshots/$ID2/derived/default\" \"\$(cat fake/ptdiff.args)\" &&
+	test_eq \"\$(sc '' <r1)\" \"\$(sc '' <r2)\" &&
+	test_eq 1 \"\$(ls store/reports | wc -l)\"
+"
+
+test_expect_success 'trace_prune: oldest first, dry run first' "
+	$setup
+	mcp_snapshot store $ID1 && mcp_snapshot store $ID2 && mcp_snapshot store $ID3 &&
+	mcp_open out &&
+	mcp_tool 1 trace_prune '{\"max_count\":1,\"dry_run\":true}' >r1 &&
+	mcp_tool 2 trace_prune '{\"max_count\":1}' >r2 &&
+	mcp_tool 3 trace_prune '{}' >r3 &&
+	mcp_close &&
+	test_eq '{\"removed\":[\"$ID1\",\"$ID2\"],\"freed_bytes\":28,\"dry_run\":true}' \"\$(sc '' <r1)\" &&
+	test_eq '{\"removed\":[\"$ID1\",\"$ID2\"],\"freed_bytes\":28,\"dry_run\":false}' \"\$(sc '' <r2)\" &&
+	test_eq $ID3 \"\$(ls store/snapshots)\" &&
+	test_eq 'trace_prune: give at least one of max_age_s, max_count or max_bytes.' \"\$(text <r3)\"
+"
+
+test_done
