@@ -54,7 +54,7 @@ EMU_UNIT_OBJS := $(BUILD)/cmd/ptrec/emu/emu_enc.o \
 $(EMU_UNIT_OBJS): ALL_CPPFLAGS += $(EMU_INCLUDES)
 $(BUILD)/tests/unit/t_emu_%.o: ALL_CPPFLAGS += $(EMU_INCLUDES)
 
-$(BUILD)/tests/unit/t_emu_enc $(BUILD)/tests/unit/t_emu_cls: \
+$(BUILD)/tests/unit/t_emu_enc: \
     $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EMU_UNIT_OBJS) $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
 	    $(LIBS_ALL) -lZydis
