@@ -852,6 +852,12 @@ fill_capture(struct manifest *m, const struct emu_run *run,
 		insns += c->rings[i].insns;
 	if ((rc = manifest_set_counter(m, "guest_instructions", insns, e)) < 0)
 		return rc;
+	if (strcmp(c->reason, "signal") == 0 &&
+	    ((rc = manifest_set_counter(m, "fault_located_to_block", 1, e)) < 0 ||
+	    (rc = manifest_add_warning(m, e, "the trace ends at the start of "
+	    "the block that faulted: qemu 7.2 does not tell the faulting "
+	    "instruction")) < 0))
+		return rc;
 	for (i = 0; i < sb->n_counters; i++)
 		if ((rc = manifest_set_counter(m, sb->counter[i].name,
 		    sb->counter[i].value, e)) < 0)

@@ -38,7 +38,9 @@ for v in "" .static; do
 		record signals$v 100000 &&
 		emu_check_parity snap truth >counts &&
 		grep -c async truth >nasync &&
-		test \$(cat nasync) -ge 5
+		test \$(cat nasync) -ge 5 &&
+		jq -e '.counters.signal_blind_resolutions == 0' snap/manifest.json &&
+		jq -e '.counters.async_stops >= 5' snap/manifest.json
 	"
 done
 test_done

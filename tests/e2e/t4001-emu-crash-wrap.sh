@@ -12,6 +12,7 @@ for v in "" .static; do
 		grep -q 'killed by signal 11' err &&
 		grep -q 'about to crash' snap/output.log &&
 		jq -e '.trigger.kind == \"signal\"' snap/manifest.json &&
+		jq -e '.counters.fault_located_to_block == 1' snap/manifest.json &&
 		jq -e '.target.state == \"signaled\" and .target.signal == 11' \
 		    snap/manifest.json &&
 		emu_perf_branches snap >all &&

@@ -123,6 +123,7 @@ static struct {
 	uint64_t deadline;		/* --after-ms / --max-capture-ms */
 	int deadline_is_max;
 	uint64_t hit_count;
+	uint64_t forks;			/* children not traced */
 
 	int sb_fd, events_fd;
 	struct emu_control *ctl;
@@ -471,6 +472,32 @@ slot_of(unsigned int vcpu)
 
 static void write_file(const char *path, const uint8_t *p, uint64_t n);
 
+/* The tracer's counts of what qemu 7.2 let it see only in part. */
+static void
+counters_record(void)
+{
+	struct emu_thread_stats sum;
+	int i;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < g.n_slots; i++) {
+		const struct emu_thread_stats *t = &g.slots[i]->th.st;
+
+		sum.async += t->async;
+		sum.defer += t->defer;
+		sum.blind += t->blind;
+		sum.phantom += t->phantom;
+		sum.rep += t->rep;
+		sum.unexpected += t->unexpected;
+	}
+	sideband("counter async_stops %" PRIu64, sum.async);
+	sideband("counter signal_deferrals %" PRIu64, sum.defer);
+	sideband("counter signal_blind_resolutions %" PRIu64, sum.blind);
+	sideband("counter qemu_phantom_insns %" PRIu64, sum.phantom);
+	sideband("counter rep_iterations %" PRIu64, sum.rep);
+	sideband("counter untraced_threads %" PRIu64, g.untraced);
+}
+
 static void
 snapshot_complete(uint64_t seq)
 {
@@ -482,6 +509,7 @@ snapshot_complete(uint64_t seq)
 	    g.snap_reason_tid, g.snap_time);
 	write_file(path, (const uint8_t *)info, (uint64_t)n);
 	g.snaps_done += (uint64_t)g.snap_counts;
+	counters_record();
 	sideband("snapshot %" PRIu64 " %s %d 0x%" PRIx64, seq, g.snap_reason,
 	    g.snap_reason_tid, g.snap_time);
 	event_line("snapshot %" PRIu64 " %s", seq, g.snap_reason);
@@ -830,6 +858,8 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		note_handler(a2);
 	if (num == NR_EXIT_GROUP)
 		g.exit_group = 1;
+	if (num == NR_EXECVE || num == NR_EXECVEAT)
+		sideband("counter exec_untraced 1");
 	if (g.off || s->hdr == NULL)
 		return;
 	emu_thread_syscall(&s->th, num);
@@ -902,7 +932,8 @@ sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
 	case NR_FORK:
 	case NR_VFORK:
 		if (ret > 0)
-			sideband("counter fork_untraced 1");
+			sideband("counter fork_untraced %" PRIu64,
+			    __atomic_add_fetch(&g.forks, 1, __ATOMIC_RELAXED));
 		return;
 	default:
 		return;
