@@ -78,3 +78,32 @@ $(SYM_BENCH): $(BUILD)/bench/symtab_bench.o $(LIBPTKIT)
 
 CHECK_DEPS += $(SYM_FIXTURES)
 BENCH_DEPS += $(SYM_BENCH) $(SYM_FIXTURES)
+
+# Fuzzers (make fuzz): symtab_open on any bytes, the JIT map reader on any
+# text, each for FUZZ_SECONDS from its seed corpus in tests/fuzz/.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+SYM_LIB_SRCS := lib/symtab.c lib/symelf.c lib/dwarfinfo.c lib/debugfind.c \
+	lib/demangle.c lib/jitmap.c lib/error.c
+SYM_LIB_HDRS := lib/symtab.h lib/symtab_int.h lib/debugfind.h \
+	lib/demangle.h lib/error.h
+
+$(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap: $(BUILD)/fuzz/%: \
+    tests/fuzz/%.c $(SYM_LIB_SRCS) $(SYM_LIB_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c17 -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -D_GNU_SOURCE -iquote lib -o $@ \
+	    $< $(SYM_LIB_SRCS) -ldw -lelf -liberty
+
+.PHONY: fuzz-symtab fuzz-jitmap
+fuzz-symtab: $(BUILD)/fuzz/fuzz_symtab
+	@mkdir -p $(BUILD)/fuzz/corpus-symtab
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -max_len=65536 $(BUILD)/fuzz/corpus-symtab tests/fuzz/symtab-seeds
+
+fuzz-jitmap: $(BUILD)/fuzz/fuzz_jitmap
+	@mkdir -p $(BUILD)/fuzz/corpus-jitmap
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 \
+	    $(BUILD)/fuzz/corpus-jitmap tests/fuzz/jitmap-seeds
+
+FUZZ_RUNS += fuzz-symtab fuzz-jitmap
