@@ -1,0 +1,390 @@
+/* pttrace: see pttrace.h. */
+#include "pttrace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Sets of thread ids: a handful per program, so plain arrays. */
+
+static int
+tids_find(const struct pttrace_tids *s, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i] == tid)
+			return (int)i;
+	return -1;
+}
+
+static int
+tids_add(struct pttrace_tids *s, pid_t tid)
+{
+	if (tids_find(s, tid) >= 0)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		pid_t *v = realloc(s->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -ERR_NOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = tid;
+	return 0;
+}
+
+/* Removes tid; returns 1 if it was there. */
+static int
+tids_del(struct pttrace_tids *s, pid_t tid)
+{
+	int i = tids_find(s, tid);
+
+	if (i < 0)
+		return 0;
+	s->v[i] = s->v[--s->n];
+	return 1;
+}
+
+static void
+tids_free(struct pttrace_tids *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+pttrace_free(struct pttrace *t)
+{
+	tids_free(&t->live);
+	tids_free(&t->pending);
+	tids_free(&t->early);
+}
+
+/* Waits until tid is gone (stops on the way are dropped). */
+static void
+reap(pid_t tid)
+{
+	int st;
+
+	for (;;) {
+		if (waitpid(tid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return;
+	}
+}
+
+static void
+reap_set(const struct pttrace_tids *s, pid_t leader)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->v[i] != leader)
+			reap(s->v[i]);
+}
+
+/*
+ * A traced thread stays a zombie until its tracer reaps it, and the
+ * leader cannot be reaped before all of them: reap every thread the
+ * kernel lists (including those whose clone we have not seen yet), then
+ * the leader; never anybody else's children.
+ */
+static void
+reap_all(struct pttrace *t)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	pid_t tid;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	if ((dir = opendir(path)) != NULL) {
+		while ((d = readdir(dir)) != NULL)
+			if ((tid = (pid_t)atoi(d->d_name)) > 0 && tid != t->pid)
+				reap(tid);
+		closedir(dir);
+	}
+	reap_set(&t->live, t->pid);
+	reap_set(&t->pending, t->pid);
+	reap_set(&t->early, t->pid);
+	reap(t->pid);
+}
+
+void
+pttrace_kill(struct pttrace *t)
+{
+
+	if (!t->done && t->pid > 0) {
+		kill(t->pid, SIGKILL);
+		reap_all(t);
+		t->done = 1;
+		t->term_signal = SIGKILL;
+	}
+	pttrace_free(t);
+}
+
+/* Between fork and exec: only async-signal-safe calls. */
+static void
+child(char *const argv[], const cpu_set_t *cpus, int errfd)
+{
+	int err;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if ((cpus == NULL || sched_setaffinity(0, sizeof(*cpus), cpus) == 0) &&
+	    ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+		execvp(argv[0], argv);
+	err = errno;
+	if (write(errfd, &err, sizeof(err)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/* The exec stop: exec worked, or the child says why it did not. */
+static int
+await_exec(struct pttrace *t, const char *prog, int errfd, struct error *e)
+{
+	int err = 0, st;
+	ssize_t n;
+
+	while ((n = read(errfd, &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	while (waitpid(t->pid, &st, __WALL) < 0)
+		if (errno != EINTR)
+			return error_set_errno(e, errno, "waitpid");
+	if (n == (ssize_t)sizeof(err)) {
+		t->done = 1;
+		return error_set(e, err == ENOENT ? ERR_NOTFOUND : ERR_IO,
+		    "%s: %s", prog, strerror(err));
+	}
+	if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
+		t->done = 1;
+		return error_set(e, ERR_CHILD, "%s: did not stop after exec "
+		    "(status 0x%x)", prog, st);
+	}
+	if (ptrace(PTRACE_SETOPTIONS, t->pid, NULL, (void *)(long)
+	    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0)
+		return error_set_errno(e, errno, "PTRACE_SETOPTIONS");
+	return 0;
+}
+
+int
+pttrace_launch(struct pttrace *t, char *const argv[], const cpu_set_t *cpus,
+    const struct pttrace_ops *ops, struct error *e)
+{
+	int fds[2], rc;
+
+	memset(t, 0, sizeof(*t));
+	t->ops = *ops;
+	t->exit_code = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return error_set_errno(e, errno, "pipe");
+	if ((t->pid = fork()) < 0) {
+		rc = error_set_errno(e, errno, "fork");
+		close(fds[0]);
+		close(fds[1]);
+		return rc;
+	}
+	if (t->pid == 0) {
+		close(fds[0]);
+		child(argv, cpus, fds[1]);
+	}
+	close(fds[1]);
+	rc = await_exec(t, argv[0], fds[0], e);
+	close(fds[0]);
+	if (rc == 0 && (rc = tids_add(&t->live, t->pid)) < 0)
+		error_set(e, ERR_NOMEM, "thread table");
+	if (rc == 0) {
+		t->threads++;
+		rc = t->ops.thread_new(t->pid, t->ops.arg);
+	}
+	if (rc < 0)
+		pttrace_kill(t);
+	return rc;
+}
+
+/* Thread group of tid, from /proc; -1 when it cannot be read. */
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	pid_t tgid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if ((p = strstr(buf, "Tgid:")) == buf) {
+			tgid = (pid_t)atoi(p + 5);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+static int
+cont(pid_t tid, int sig, struct error *e)
+{
+	/* ESRCH: it died meanwhile; its exit is still to be reaped. */
+	if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) < 0 &&
+	    errno != ESRCH)
+		return error_set_errno(e, errno, "PTRACE_CONT %d", (int)tid);
+	return 0;
+}
+
+/* A new thread in its first stop: give it to the caller, then let it go. */
+static int
+start_thread(struct pttrace *t, pid_t tid, struct error *e)
+{
+	int rc;
+
+	if (tgid_of(tid) != t->pid) {
+		t->processes_detached++;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return 0;
+	}
+	if (tids_add(&t->live, tid) < 0)
+		return error_set(e, ERR_NOMEM, "thread table");
+	t->threads++;
+	if ((rc = t->ops.thread_new(tid, t->ops.arg)) < 0)
+		return rc;
+	return cont(tid, 0, e);
+}
+
+static int
+on_clone(struct pttrace *t, pid_t tid, struct error *e)
+{
+	unsigned long msg = 0;
+	pid_t child_tid;
+	int rc;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) < 0)
+		return error_set_errno(e, errno, "PTRACE_GETEVENTMSG");
+	child_tid = (pid_t)msg;
+	/* The new thread may have reported its first stop already. */
+	if (tids_del(&t->early, child_tid))
+		rc = start_thread(t, child_tid, e);
+	else
+		rc = tids_add(&t->pending, child_tid) < 0 ?
+		    error_set(e, ERR_NOMEM, "thread table") : 0;
+	return rc < 0 ? rc : cont(tid, 0, e);
+}
+
+/* A stop that is not a ptrace event. */
+static int
+on_signal_stop(struct pttrace *t, pid_t tid, int sig, struct error *e)
+{
+	siginfo_t si;
+
+	if (sig == SIGSTOP && tids_del(&t->pending, tid))
+		return start_thread(t, tid, e);
+	if (sig == SIGSTOP && tids_find(&t->live, tid) < 0) {
+		/* First stop of a thread whose clone event is yet to come. */
+		return tids_add(&t->early, tid) < 0 ?
+		    error_set(e, ERR_NOMEM, "thread table") : 0;
+	}
+	/* A group-stop has no siginfo; resume it without a signal. */
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
+		return cont(tid, 0, e);
+	t->signals_forwarded++;
+	return cont(tid, sig, e);
+}
+
+static int
+on_stop(struct pttrace *t, pid_t tid, int status, struct error *e)
+{
+	int sig = WSTOPSIG(status), event = status >> 16;
+
+	if (sig == SIGTRAP && event == PTRACE_EVENT_CLONE)
+		return on_clone(t, tid, e);
+	if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC) {
+		if (t->ops.exec != NULL)
+			t->ops.exec(tid, t->ops.arg);
+		return cont(tid, 0, e);
+	}
+	if (event != 0)
+		return cont(tid, 0, e);
+	return on_signal_stop(t, tid, sig, e);
+}
+
+static int
+on_gone(struct pttrace *t, pid_t tid, int status)
+{
+	tids_del(&t->live, tid);
+	tids_del(&t->pending, tid);
+	tids_del(&t->early, tid);
+	if (t->ops.thread_exit != NULL)
+		t->ops.thread_exit(tid, status, t->ops.arg);
+	if (tid != t->pid)
+		return PTTRACE_EVENT;
+	/* The leader is reaped after every other thread of the group. */
+	t->done = 1;
+	if (WIFEXITED(status))
+		t->exit_code = WEXITSTATUS(status);
+	else
+		t->term_signal = WTERMSIG(status);
+	return PTTRACE_DONE;
+}
+
+int
+pttrace_step(struct pttrace *t, int nohang, struct error *e)
+{
+	int status, rc;
+	pid_t tid;
+
+	if (t->done)
+		return PTTRACE_DONE;
+	if (!t->started) {
+		/* The main thread waits at its first instruction until now. */
+		t->started = 1;
+		if ((rc = cont(t->pid, 0, e)) < 0) {
+			pttrace_kill(t);
+			return rc;
+		}
+	}
+	tid = waitpid(-1, &status, __WALL | (nohang ? WNOHANG : 0));
+	if (tid == 0)
+		return PTTRACE_IDLE;
+	if (tid < 0) {
+		if (errno == EINTR)
+			return PTTRACE_IDLE;
+		rc = error_set_errno(e, errno, "waitpid");
+		pttrace_kill(t);
+		return rc;
+	}
+	if (WIFEXITED(status) || WIFSIGNALED(status))
+		return on_gone(t, tid, status);
+	if (!WIFSTOPPED(status))
+		return PTTRACE_EVENT;
+	if ((rc = on_stop(t, tid, status, e)) < 0) {
+		pttrace_kill(t);
+		return rc;
+	}
+	return PTTRACE_EVENT;
+}
+
+int
+pttrace_run(struct pttrace *t, struct error *e)
+{
+	int rc;
+
+	while ((rc = pttrace_step(t, 0, e)) == PTTRACE_EVENT ||
+	    rc == PTTRACE_IDLE)
+		;
+	return rc;
+}
