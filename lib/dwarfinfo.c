@@ -343,6 +343,11 @@ walk(struct dw_ctx *c, Dwarf_Die *die, int32_t pfirst, int32_t pend,
 		case DW_TAG_formal_parameter:
 		case DW_TAG_base_type:
 		case DW_TAG_member:
+		case DW_TAG_call_site:
+		case DW_TAG_GNU_call_site:
+		case DW_TAG_enumeration_type:
+		case DW_TAG_subroutine_type:
+		case DW_TAG_array_type:
 			break;	/* nothing below them holds code */
 		default:
 			rc = walk(c, &child, pfirst, pend, depth);

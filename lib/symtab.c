@@ -786,7 +786,8 @@ open_debuginfo(struct symtab *st, struct elf_file *main_f,
 	int rc;
 
 	if (symelf_has_section(main_f->elf, ".symtab") &&
-	    (!want_dwarf || symelf_has_section(main_f->elf, ".debug_info")))
+	    (!want_dwarf || symelf_has_section(main_f->elf, ".debug_info") ||
+	    symelf_has_section(main_f->elf, ".zdebug_info")))
 		return 0;
 	if (opt->flags & SYMTAB_NO_SYSTEM_DEBUG)
 		flags |= DEBUGFIND_NO_SYSTEM;
@@ -828,7 +829,8 @@ load_image(struct symtab *st, struct elf_file *main_f, struct elf_file *dbg,
 		dwarf_elf = main_f->elf;
 		dwarf_path = st->path;
 		if (dbg->elf != NULL &&
-		    symelf_has_section(dbg->elf, ".debug_info")) {
+		    (symelf_has_section(dbg->elf, ".debug_info") ||
+		    symelf_has_section(dbg->elf, ".zdebug_info"))) {
 			dwarf_elf = dbg->elf;
 			dwarf_path = st->debug_path;
 		}

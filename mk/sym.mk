@@ -6,7 +6,8 @@ SYM_SRC := tests/fixtures/sym
 SYM_CFLAGS := -O2 -g -fno-omit-frame-pointer
 
 SYM_FIXTURES := $(SYM_FIX)/inl $(SYM_FIX)/inl-pie $(SYM_FIX)/inl-dw4 \
-	$(SYM_FIX)/inl-nosym $(SYM_FIX)/cxx $(SYM_FIX)/libshl.so \
+	$(SYM_FIX)/inl-nosym $(SYM_FIX)/inl-gz $(SYM_FIX)/inl-zgnu \
+	$(SYM_FIX)/cxx $(SYM_FIX)/libshl.so \
 	$(SYM_FIX)/strip/.done $(SYM_FIX)/strip-crc/.done $(SYM_FIX)/dwz/.done
 
 # Non-PIE, DWARF 5 (the compiler's default).
@@ -21,6 +22,14 @@ $(SYM_FIX)/inl-pie: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
 $(SYM_FIX)/inl-dw4: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(SYM_CFLAGS) -gdwarf-4 -fPIE -pie -o $@ $<
+
+# Compressed debug sections: ELF SHF_COMPRESSED, and the older .zdebug_*.
+$(SYM_FIX)/inl-gz: $(SYM_SRC)/inl.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -fPIE -pie -gz=zlib -o $@ $<
+
+$(SYM_FIX)/inl-zgnu: $(SYM_FIX)/inl-pie
+	objcopy --compress-debug-sections=zlib-gnu $< $@
 
 # static_worker gone from .symtab: only DWARF still knows it.
 $(SYM_FIX)/inl-nosym: $(SYM_FIX)/inl-pie

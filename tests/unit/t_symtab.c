@@ -736,6 +736,26 @@ test_spans(void)
 	symtab_free(st);
 }
 
+/* Compressed DWARF reads as the plain one does. */
+static void
+test_compressed(const char *name, const char *section, const char *ref)
+{
+	struct symtab *st = NULL;
+	struct symtab_stats stats;
+	char *txt = run("readelf", "-SW", fix(name), (char *)NULL);
+
+	OK(txt && strstr(txt, section) != NULL, "%s: has %s", name, section);
+	free(txt);
+	IS_INT(symtab_open(fix(name), NULL, &st, &e_unused), 0, "%s: opens",
+	    name);
+	if (st == NULL)
+		return;
+	symtab_get_stats(st, &stats);
+	OK(stats.has_dwarf && stats.n_inlines > 3, "%s: DWARF read", name);
+	check_addr2line(st, fix(ref), "static_worker", NULL, name);
+	symtab_free(st);
+}
+
 /* static_worker is gone from .symtab; DWARF must supply it. */
 static void
 test_dwarf_only_function(void)
@@ -1399,6 +1419,9 @@ main(void)
 	test_c_fixture("inl", 0);
 	test_c_fixture("inl-pie", 1);
 	test_c_fixture("inl-dw4", 1);
+	test_compressed("inl-gz", ".debug_info", "inl-gz");
+	/* binutils 2.40 cannot read .zdebug_rnglists: ask about the original. */
+	test_compressed("inl-zgnu", ".zdebug_info", "inl-pie");
 	test_dwarf_only_function();
 	test_separate_debuginfo();
 	test_debug_layouts(tmp);
