@@ -34,9 +34,9 @@
 
 struct pt_encoder;
 
+/* Hot fields first; the stage buffer last, so they share cache lines. */
 struct emu_enc {
 	struct pt_encoder *enc;
-	uint8_t stage[EMU_STAGE_SIZE];
 	uint64_t staged;		/* bytes in stage not yet committed */
 
 	struct emu_ring_hdr *hdr;	/* shared with ptrec */
@@ -61,6 +61,7 @@ struct emu_enc {
 	int rs_n, rs_top;
 
 	uint64_t n_psb, n_tip, n_tnt_bits, n_retcomp, n_errors;
+	uint8_t stage[EMU_STAGE_SIZE];
 };
 
 /*

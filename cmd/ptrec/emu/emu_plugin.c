@@ -66,14 +66,15 @@ struct linebuf {
 	size_t n;
 };
 
+/* What every block touches comes first, then the tracer. */
 struct slot {
-	struct emu_thread th;
+	int active;			/* tracing: has a ring, not stopped */
+	uint64_t poll_at;		/* clock of the next slow-path check */
 	struct emu_ring_hdr *hdr;
+	struct emu_thread th;
 	size_t map_len;
 	struct emu_truth truth;
 	int has_truth;
-	int active;			/* tracing: has a ring, not stopped */
-	uint64_t poll_at;		/* clock of the next slow-path check */
 	int state;			/* enum slot_state, atomic */
 	uint64_t snap_done;		/* last snapshot this ring went into */
 	uint64_t tail_deadline;

@@ -64,7 +64,6 @@ struct emu_thread_stats {
 
 struct emu_thread {
 	int tid;
-	struct emu_enc enc;
 	struct emu_truth *truth;	/* NULL: no ground truth */
 	const struct emu_handlers *handlers;
 	int filtering;			/* --filter: trace inside ranges only */
@@ -81,6 +80,7 @@ struct emu_thread {
 	int main_have_last_ip;
 
 	struct emu_thread_stats st;
+	struct emu_enc enc;		/* last: it ends with its 4K stage */
 };
 
 /* Starts the thread's state at virtual time clock; enc is set up by caller. */
