@@ -1,14 +1,20 @@
 /*
  * symtab: names, inlined-call chains and source lines for the code of one
- * ELF image (executable, PIE, shared object) or one JIT map.
+ * ELF image (executable, PIE, shared object, vDSO) or one JIT map.
  *
  * Owns the parsed, immutable tables of one image: functions (from .symtab,
  * else .dynsym, completed by DWARF subprograms the symbol table lacks, and
- * "name@plt" stubs), inlined subroutines (DWARF 4 and 5), and the line
- * table, all loaded once by symtab_open() and then only read.  Separate
- * debuginfo is found by build-id and .gnu_debuglink (see debugfind.h).
- * Names are demangled with libiberty (C++, Rust legacy and v0); the raw
- * symbol is kept beside the demangled one.
+ * PLT stubs named "target@plt" as objdump names them), inlined subroutines
+ * (DWARF 4 and 5, plain or compressed, dwz supplementary files included),
+ * and the line table, all loaded once by symtab_open() and then only read.
+ * Separate debuginfo is found by build-id and .gnu_debuglink (see
+ * debugfind.h).  Names are demangled with libiberty (C++, Rust legacy and
+ * v0; see demangle.h); the raw symbol is kept beside the demangled one.
+ *
+ * Typical use (ptspans): one struct symcache per run; for each MAP record,
+ * symcache_get(image path); for each block, symtab_addr_from_map(), then
+ * symtab_lookup_span() and symtab_inline_span() to walk the block's
+ * addresses range by range rather than byte by byte.
  *
  * Addresses.  Every lookup takes an ELF virtual address: the address the
  * image was linked at (st_value, DW_AT_low_pc; 0-based for PIE and shared
