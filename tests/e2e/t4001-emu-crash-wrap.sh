@@ -28,6 +28,18 @@ for v in "" .static; do
 	"
 done
 
+test_expect_success 'faults left by siglongjmp: decodes, and is counted' '
+	ptrec --recorder emu -o snap --emu-truth truth \
+	    -- "$EMU_FIX/segvjmp" >path 2>err &&
+	grep -q "^ok=15108 caught=10\$" snap/output.log &&
+	jq -e ".counters.signal_blind_resolutions == 10" snap/manifest.json &&
+	jq -e ".counters.signal_deferrals == 10" snap/manifest.json &&
+	perf --buildid-dir snap/images script -i snap/perf.data --itrace=be \
+	    -F flags,ip 2>&1 | grep -c "instruction trace error" >nerr;
+	test_eq 0 "$(cat nerr)" &&
+	emu_check_parity snap truth >counts
+'
+
 test_expect_success 'a 16K ring wraps and keeps the newest trace exactly' '
 	ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 16K \
 	    -- "$EMU_FIX/branchy.static" 3 3000 >path 2>err &&
