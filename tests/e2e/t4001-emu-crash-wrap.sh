@@ -35,8 +35,9 @@ test_expect_success 'faults left by siglongjmp: decodes, and is counted' '
 	jq -e ".counters.signal_blind_resolutions == 10" snap/manifest.json &&
 	jq -e ".counters.signal_deferrals == 10" snap/manifest.json &&
 	perf --buildid-dir snap/images script -i snap/perf.data --itrace=be \
-	    -F flags,ip 2>&1 | grep -c "instruction trace error" >nerr;
-	test_eq 0 "$(cat nerr)" &&
+	    -F flags,ip >decoded 2>&1 &&
+	test $(wc -l <decoded) -gt 10000 &&
+	! grep -q "instruction trace error" decoded &&
 	emu_check_parity snap truth >counts
 '
 
