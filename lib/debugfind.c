@@ -165,7 +165,7 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 {
 	const char *name, *slash;
 	GElf_Word crc;
-	char *dir;
+	char *dir, *real;
 	size_t i;
 	int rc;
 
@@ -174,6 +174,10 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 		return 0;
 	w->check_crc = 1;
 	w->crc = crc;
+	/* The directory of the file itself, not of a symbolic link to it. */
+	real = realpath(image_path, NULL);
+	if (real != NULL)
+		image_path = real;
 	slash = strrchr(image_path, '/');
 	if (slash == NULL)
 		dir = strdup(".");
@@ -181,6 +185,7 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 		dir = strdup("");
 	else
 		dir = strndup(image_path, (size_t)(slash - image_path));
+	free(real);
 	if (dir == NULL)
 		return error_set(e, ERR_NOMEM, "debuginfo path");
 	rc = try_link("", dir, "", name, w, out, e);

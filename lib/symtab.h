@@ -148,7 +148,8 @@ struct symtab_stats {
  * Returns 0 and *out (free it with symtab_free), or:
  *   -ERR_IO        path cannot be opened or read (e says the path and why)
  *   -ERR_NOTFOUND  path does not exist
- *   -ERR_FORMAT    path is not an ELF file, or an ELF file libelf rejects
+ *   -ERR_FORMAT    path is not a regular file, not an ELF file, or an
+ *                  ELF file whose headers libelf rejects
  *   -ERR_TRUNCATED the ELF file is cut short (sections past its end)
  *   -ERR_UNSUPPORTED an ELF file that is not 64-bit or has no sections
  *   -ERR_NOMEM

@@ -905,7 +905,18 @@ test_debug_layouts(const char *tmp)
 	out = run("rm", "-rf", dir, (char *)NULL);
 	free(out);
 
+	/* Through a symbolic link: the debuglink is beside the real file. */
 	opt.n_debug_dirs = 0;
+	snprintf(dir, sizeof(dir), "%s/link-to-inl", tmp);
+	OK(symlink(fix("strip/link/inl"), dir) == 0, "symlink made");
+	IS_INT(symtab_open(dir, &opt, &st, &e), 0, "symlink: opens");
+	OK(st && symtab_debug_path(st) &&
+	    strstr(symtab_debug_path(st), "/strip/link/inl.debug") != NULL,
+	    "symlink: debuglink looked up beside the real file");
+	symtab_free(st);
+	st = NULL;
+	unlink(dir);
+
 	IS_INT(symtab_open(fix("strip-crc/crc/inl"), &opt, &st, &e), 0,
 	    "crc: opens");
 	IS_STR(st ? symtab_debug_path(st) : NULL,
