@@ -493,6 +493,26 @@ do_return(struct callstack *cs, uint64_t target, uint64_t time,
 	return 0;
 }
 
+/* A longjmp into a frame older than the known bottom of the stack. */
+static int
+longjmp_below(struct callstack *cs, uint64_t target, uint64_t time,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	int32_t depth = t->f[0].depth - 1;
+	struct frame *f;
+	int rc;
+
+	if ((rc = pop_to(cs, 0, time, CS_END_UNWOUND)) < 0 ||
+	    (rc = push(cs, target, t->seg_start, t->origin, &f, e)) < 0)
+		return rc;
+	f->depth = depth;
+	f->entry = 0;
+	if (depth < t->st.min_depth)
+		t->st.min_depth = depth;
+	return 0;
+}
+
 static int
 do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
     struct error *e)
@@ -532,6 +552,9 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 	for (i = t->n - 1; i-- > 0;)
 		if (t->f[i].fn.name != NULL && t->f[i].fn.lo == fn.lo)
 			return pop_to(cs, i + 1, p->time, CS_END_UNWOUND);
+	if ((f->fn.flags & CS_FN_LONGJMP) && t->f[0].retaddr == 0 &&
+	    !t->f[0].async)
+		return longjmp_below(cs, target, p->time, e);
 	return 0;
 }
 

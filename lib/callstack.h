@@ -77,6 +77,7 @@ struct cs_insn {
 enum cs_fn_flag {
 	CS_FN_PLT = 1 << 0,	/* a PLT stub: its jump is not a tail call */
 	CS_FN_COLD = 1 << 1,	/* a split-off part (foo.cold): never called */
+	CS_FN_LONGJMP = 1 << 2,	/* longjmp and kin: may jump below the bottom */
 };
 
 /* A function at run-time addresses. */

@@ -442,6 +442,8 @@ lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
 		out->flags |= CS_FN_PLT;
 	if (is_cold(sym->raw))
 		out->flags |= CS_FN_COLD;
+	if (strstr(sym->raw, "longjmp") != NULL)
+		out->flags |= CS_FN_LONGJMP;
 	return 1;
 }
 

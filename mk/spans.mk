@@ -6,3 +6,47 @@
 
 $(BUILD)/bin/ptspans: LIBS_ALL += -lZydis
 $(BUILD)/tests/unit/t_codemap: LIBS_ALL += -lZydis
+
+# Fixtures (tests/fixtures/spans): C and C++ built -O2 -g, each printing
+# its own call counts.  -z now: no lazy binding, so a PLT call is one stub
+# jump and never a resolver's tail call.  tree-stripped has its debuginfo
+# in a separate file found through .gnu_debuglink.  Never SANITIZE-built:
+# they are traced.
+SPANS_FIX := $(BUILD)/tests/fixtures/spans
+SPANS_FIX_CFLAGS := -O2 -g -Wl,-z,now -pthread
+SPANS_FIXTURES := $(SPANS_FIX)/tree $(SPANS_FIX)/cxx $(SPANS_FIX)/sig \
+	$(SPANS_FIX)/threads $(SPANS_FIX)/dl $(SPANS_FIX)/libspansdl.so \
+	$(SPANS_FIX)/strip/tree
+
+$(SPANS_FIX)/%: tests/fixtures/spans/%.c
+	@mkdir -p $(@D)
+	$(CC) $(SPANS_FIX_CFLAGS) -o $@ $<
+
+$(SPANS_FIX)/cxx: tests/fixtures/spans/cxx.cc
+	@mkdir -p $(@D)
+	$(CXX) $(SPANS_FIX_CFLAGS) -o $@ $<
+
+$(SPANS_FIX)/dl: tests/fixtures/spans/dl.c
+	@mkdir -p $(@D)
+	$(CC) $(SPANS_FIX_CFLAGS) -o $@ $< -ldl
+
+$(SPANS_FIX)/libspansdl.so: tests/fixtures/spans/spansdl.c
+	@mkdir -p $(@D)
+	$(CC) $(SPANS_FIX_CFLAGS) -fPIC -shared -o $@ $<
+
+$(SPANS_FIX)/strip/tree: $(SPANS_FIX)/tree
+	@mkdir -p $(@D)
+	objcopy --only-keep-debug $< $(@D)/tree.debug
+	objcopy --strip-all --add-gnu-debuglink=$(@D)/tree.debug $< $@
+
+CHECK_DEPS += $(SPANS_FIXTURES)
+
+# The same debuginfo by build-id, for ptspans --debug-dir.
+$(SPANS_FIX)/strip/debug/.done: $(SPANS_FIX)/strip/tree
+	id=$$(readelf -n $< | sed -n 's/.*Build ID: *//p'); \
+	    d=$(@D)/.build-id/$$(echo $$id | cut -c1-2); \
+	    mkdir -p $$d && \
+	    cp $(SPANS_FIX)/strip/tree.debug $$d/$$(echo $$id | cut -c3-).debug
+	touch $@
+
+CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done

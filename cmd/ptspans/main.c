@@ -12,14 +12,17 @@
 
 static const struct tool_info tool = {
 	"ptspans",
-	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary]",
+	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary] "
+	    "[--debug-dir DIR]...",
 };
 
-enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_HELP, OPT_VERSION };
+enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_HELP,
+	OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -43,6 +46,12 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 			if ((o->format = cli_opt_choice(&tool, "--format",
 			    optarg, "jsonl|summary")) < 0)
 				return -o->format;
+			break;
+		case OPT_DEBUG_DIR:
+			if (o->n_debug_dirs == SPANS_DEBUG_DIRS_MAX)
+				return cli_usage_error(&tool, "at most %d "
+				    "--debug-dir options", SPANS_DEBUG_DIRS_MAX);
+			o->debug_dirs[o->n_debug_dirs++] = optarg;
 			break;
 		case OPT_HELP:
 			return cli_help(&tool);

@@ -544,6 +544,8 @@ setup(struct run *r)
 	memset(&co, 0, sizeof(co));
 	co.snapshot = r->hdr->snapshot;
 	co.no_inline = r->o->no_inline;
+	co.debug_dirs = r->o->debug_dirs;
+	co.n_debug_dirs = r->o->n_debug_dirs;
 	if (codemap_new(&r->cm, &co, &r->err) < 0) {
 		report_error(tool, NULL, &r->err, NULL);
 		return -1;

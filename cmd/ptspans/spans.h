@@ -16,10 +16,14 @@
 
 #define SPANS_SCHEMA 1
 
+#define SPANS_DEBUG_DIRS_MAX 16
+
 struct spans_options {
 	const char *out_dir;
 	int no_inline;
 	int format;		/* 0 jsonl, 1 summary */
+	const char *debug_dirs[SPANS_DEBUG_DIRS_MAX];
+	size_t n_debug_dirs;
 };
 
 /* Per-function totals for --format summary (and the manifest). */

@@ -27,7 +27,7 @@ static const struct fake_fn fns[] = {
 	{ "h", 0x4000, 0x4100, 0 },
 	{ "handler", 0x5000, 0x5100, 0 },
 	{ "__restore_rt", 0x6000, 0x6010, 0 },
-	{ "longjmp", 0x7000, 0x7100, 0 },
+	{ "longjmp", 0x7000, 0x7100, CS_FN_LONGJMP },
 	{ "_Unwind_RaiseException", 0x8000, 0x8100, 0 },
 	{ "g@plt", 0x9000, 0x9010, CS_FN_PLT },
 };
@@ -354,6 +354,21 @@ test_longjmp(void)
 }
 
 static void
+test_longjmp_below(void)
+{
+	thread(BLKS_THREAD_WRAPPED);
+	gap(BLKS_GAP_RING_START, 100);
+	blk(0x7008, 0x7010, 3, 110);	/* longjmp: jmp into main */
+	blk(0x1050, 0x1058, 4, 120);	/* main after setjmp */
+	end();
+	IS_INT(run(0), 0, "longjmp below bottom: fed");
+	IS_STR(render(&got),
+	    "longjmp d=0 p=- ring_start/unwound i=3/3 t=100-110\n"
+	    "main d=-1 p=- ring_start/snapshot_end i=4/4 t=100-120\n",
+	    "longjmp below bottom: the target's frame, one level down");
+}
+
+static void
 test_exception(void)
 {
 	thread(0);
@@ -532,6 +547,7 @@ main(void)
 	test_cold_and_jcc();
 	test_plt();
 	test_longjmp();
+	test_longjmp_below();
 	test_exception();
 	test_below_bottom();
 	test_signal();
