@@ -13,7 +13,7 @@
 static const struct tool_info tool = {
 	"ptspans",
 	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary] "
-	    "[--debug-dir DIR]...",
+	    "[--debug-dir DIR...]",
 };
 
 enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_HELP,
