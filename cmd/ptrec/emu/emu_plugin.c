@@ -343,6 +343,29 @@ fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 
 static void on_tb_exec(unsigned int vcpu, void *userdata);
 
+/*
+ * Block descriptions live in arenas, in translation order: blocks that
+ * run together were mostly translated together, so this keeps the per-
+ * block reads of the hot path on few cache lines (scattered callocs cost
+ * a miss per block).  Never freed: qemu may run a block until it exits.
+ * Called with g.lock held.
+ */
+#define TB_ARENA 65536
+
+static struct emu_tb *
+tb_alloc(void)
+{
+	static struct emu_tb *arena;
+	static size_t used = TB_ARENA;
+
+	if (used == TB_ARENA) {
+		if ((arena = calloc(TB_ARENA, sizeof(*arena))) == NULL)
+			return NULL;
+		used = 0;
+	}
+	return &arena[used++];
+}
+
 static void
 on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
@@ -350,13 +373,16 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	struct emu_tb *t;
 
 	(void)id;
-	if (n == 0 || (t = calloc(1, sizeof(*t))) == NULL)
+	if (n == 0)
 		return;
-	/* Blocks are never freed: qemu may run them until it exits. */
+	pthread_mutex_lock(&g.lock);
+	if ((t = tb_alloc()) == NULL) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
 	t->start = qemu_plugin_tb_vaddr(tb);
 	t->ninsn = (uint32_t)n;
 	fill_last(t, qemu_plugin_tb_get_insn(tb, n - 1), n - 1);
-	pthread_mutex_lock(&g.lock);
 	image_discover(t->start, CLOCK_BASE - 1, gettid_());
 	t->trigger = trigger_at(t->start);
 	t->in_filter = in_filter(t->start);
