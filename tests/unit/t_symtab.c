@@ -736,6 +736,29 @@ test_spans(void)
 	symtab_free(st);
 }
 
+/* SYMTAB_NO_DWARF: names only. */
+static void
+test_no_dwarf(void)
+{
+	struct symtab_options opt = { NULL, 0,
+	    SYMTAB_NO_DWARF | SYMTAB_NO_SYSTEM_DEBUG };
+	struct symtab *st = NULL;
+	struct symtab_stats stats;
+	const struct sym *s;
+	struct sym_line ln;
+
+	IS_INT(symtab_open(fix("inl"), &opt, &st, &e_unused), 0,
+	    "no DWARF: opens");
+	if (st == NULL)
+		return;
+	symtab_get_stats(st, &stats);
+	s = symtab_find(st, "static_worker");
+	OK(!stats.has_dwarf && stats.n_lines == 0 && stats.n_inlines == 0 &&
+	    s != NULL && symtab_inline_at(st, s->addr + 8) == NULL &&
+	    !symtab_line(st, s->addr, &ln), "no DWARF: names, nothing else");
+	symtab_free(st);
+}
+
 /* Compressed DWARF reads as the plain one does. */
 static void
 test_compressed(const char *name, const char *section, const char *ref)
@@ -1434,6 +1457,7 @@ main(void)
 	/* binutils 2.40 cannot read .zdebug_rnglists: ask about the original. */
 	test_compressed("inl-zgnu", ".zdebug_info", "inl-pie");
 	test_dwarf_only_function();
+	test_no_dwarf();
 	test_separate_debuginfo();
 	test_debug_layouts(tmp);
 	test_dwz(tmp);
