@@ -125,6 +125,7 @@ static struct {
 	int deadline_is_max;
 	uint64_t hit_count;
 	uint64_t forks;			/* children not traced */
+	uint64_t sb_clock;		/* time of the newest mapping */
 
 	int sb_fd, events_fd;
 	struct emu_control *ctl;
@@ -250,10 +251,33 @@ resolve_triggers(uint64_t start, uint64_t len, uint64_t pgoff,
 	}
 }
 
+/*
+ * Thread clocks are per thread.  A mapping one thread makes at its time T
+ * must precede, in perf's time order, any trace that runs its code, in
+ * whatever thread: so every thread's clock is pulled past the newest
+ * mapping's time when it comes back from a syscall (where threads hand
+ * each other work) and at its polls.  Returns 1 when the clock moved.
+ */
+static int
+clock_catch_up(struct slot *s)
+{
+	uint64_t t = __atomic_load_n(&g.sb_clock, __ATOMIC_RELAXED);
+
+	if (s->th.clock > t)
+		return 0;
+	s->th.clock = t + 1;
+	return 1;
+}
+
 static void
 map_record(uint64_t time, int tid, uint64_t start, uint64_t len,
     uint64_t pgoff, unsigned prot, const char *path)
 {
+	uint64_t seen = g.sb_clock;
+
+	while (seen < time && !__atomic_compare_exchange_n(&g.sb_clock, &seen,
+	    time, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	sideband("map 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%" PRIx64 " 0x%"
 	    PRIx64 " 0x%x %s", time, g.pid, tid, start, len, pgoff, prot, path);
 	if (path[0] == '/')
@@ -758,6 +782,8 @@ slot_poll(struct slot *s, const struct emu_tb *tb)
 {
 	uint64_t next;
 
+	if (clock_catch_up(s) && s->th.enabled)
+		emu_enc_tsc(&s->th.enc, s->th.clock);
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
 	if (!g.off && s->snap_done != g.snap_req)
@@ -988,6 +1014,7 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	/* The kernel takes a nanosecond: sideband written at the syscall's
 	 * time precedes the trace that follows (perf needs "before"). */
 	emu_thread_kernel_time(&s->th, 1);
+	clock_catch_up(s);	/* tracing is off: the next PGE carries TSC */
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
 }
