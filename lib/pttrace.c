@@ -13,6 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+
 /* Sets of thread ids: a handful per program, so plain arrays. */
 
 static int
@@ -285,19 +289,33 @@ on_clone(struct pttrace *t, pid_t tid, struct error *e)
 	return rc < 0 ? rc : cont(tid, 0, e);
 }
 
+/*
+ * A new thread's first stop (SIGSTOP after TRACEME, PTRACE_EVENT_STOP
+ * after SEIZE), or for a thread we know a group-stop.  Returns 1 when it
+ * was neither.
+ */
+static int
+on_first_stop(struct pttrace *t, pid_t tid, struct error *e)
+{
+	if (tids_del(&t->pending, tid))
+		return start_thread(t, tid, e);
+	if (tids_find(&t->live, tid) < 0) {
+		/* First stop of a thread whose clone event is yet to come. */
+		return tids_add(&t->early, tid) < 0 ?
+		    error_set(e, ERR_NOMEM, "thread table") : 0;
+	}
+	return 1;
+}
+
 /* A stop that is not a ptrace event. */
 static int
 on_signal_stop(struct pttrace *t, pid_t tid, int sig, struct error *e)
 {
 	siginfo_t si;
+	int rc;
 
-	if (sig == SIGSTOP && tids_del(&t->pending, tid))
-		return start_thread(t, tid, e);
-	if (sig == SIGSTOP && tids_find(&t->live, tid) < 0) {
-		/* First stop of a thread whose clone event is yet to come. */
-		return tids_add(&t->early, tid) < 0 ?
-		    error_set(e, ERR_NOMEM, "thread table") : 0;
-	}
+	if (sig == SIGSTOP && (rc = on_first_stop(t, tid, e)) <= 0)
+		return rc;
 	/* A group-stop has no siginfo; resume it without a signal. */
 	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
 		return cont(tid, 0, e);
@@ -308,7 +326,7 @@ on_signal_stop(struct pttrace *t, pid_t tid, int sig, struct error *e)
 static int
 on_stop(struct pttrace *t, pid_t tid, int status, struct error *e)
 {
-	int sig = WSTOPSIG(status), event = status >> 16;
+	int sig = WSTOPSIG(status), event = status >> 16, rc;
 
 	if (sig == SIGTRAP && event == PTRACE_EVENT_CLONE)
 		return on_clone(t, tid, e);
@@ -316,6 +334,13 @@ on_stop(struct pttrace *t, pid_t tid, int status, struct error *e)
 		if (t->ops.exec != NULL)
 			t->ops.exec(tid, t->ops.arg);
 		return cont(tid, 0, e);
+	}
+	if (event == PTRACE_EVENT_STOP) {
+		if ((rc = on_first_stop(t, tid, e)) <= 0)
+			return rc;
+		/* A group-stop of a seized thread: keep it stopped. */
+		if (ptrace(PTRACE_LISTEN, tid, NULL, NULL) == 0)
+			return 0;
 	}
 	if (event != 0)
 		return cont(tid, 0, e);
@@ -387,4 +412,159 @@ pttrace_run(struct pttrace *t, struct error *e)
 	    rc == PTTRACE_IDLE)
 		;
 	return rc;
+}
+
+/* 1 when this process already traces tid (auto-attached as a clone). */
+static int
+traced_by_us(pid_t tid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	int ours = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (strncmp(buf, "TracerPid:", 10) == 0) {
+			ours = atoi(buf + 10) == (int)getpid();
+			break;
+		}
+	fclose(f);
+	return ours;
+}
+
+/* Seizes tid and hands it over.  1: seized, 0: gone or ours already. */
+static int
+seize_one(struct pttrace *t, pid_t tid, struct error *e)
+{
+	int rc;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)
+	    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)) < 0) {
+		if (errno == ESRCH || (errno == EPERM && traced_by_us(tid)))
+			return 0;
+		return error_set(e, errno == EPERM ? ERR_PERM : ERR_IO,
+		    "attach to %d (thread %d): %s", (int)t->pid, (int)tid,
+		    strerror(errno));
+	}
+	if (tids_add(&t->live, tid) < 0)
+		return error_set(e, ERR_NOMEM, "thread table");
+	t->threads++;
+	return (rc = t->ops.thread_new(tid, t->ops.arg)) < 0 ? rc : 1;
+}
+
+/* One pass over /proc/pid/task; returns how many threads were new. */
+static int
+seize_pass(struct pttrace *t, struct error *e)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	pid_t tid;
+	int added = 0, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	if ((dir = opendir(path)) == NULL)
+		return error_set(e, ERR_NOTFOUND, "attach to %d: %s",
+		    (int)t->pid, strerror(errno == ENOENT ? ESRCH : errno));
+	while (rc >= 0 && (d = readdir(dir)) != NULL) {
+		if ((tid = (pid_t)atoi(d->d_name)) <= 0 ||
+		    tids_find(&t->live, tid) >= 0 ||
+		    tids_find(&t->pending, tid) >= 0 ||
+		    tids_find(&t->early, tid) >= 0)
+			continue;
+		if ((rc = seize_one(t, tid, e)) > 0)
+			added++;
+	}
+	closedir(dir);
+	return rc < 0 ? rc : added;
+}
+
+int
+pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
+    struct error *e)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	t->ops = *ops;
+	t->pid = pid;
+	t->exit_code = -1;
+	t->seized = t->started = 1;
+	/* Threads may be created while we seize: rescan until stable. */
+	while ((rc = seize_pass(t, e)) > 0)
+		;
+	if (rc < 0) {
+		struct error ignored;
+
+		pttrace_detach(t, &ignored);
+		return rc;
+	}
+	return 0;
+}
+
+/*
+ * Stops tid (PTRACE_INTERRUPT) and detaches it, passing on a signal that
+ * was on its way; a clone event met on the way adds the new thread to
+ * pending, which is detached in turn.
+ */
+static int
+detach_one(struct pttrace *t, pid_t tid, int stopped, struct error *e)
+{
+	int st, sig = 0, event;
+	unsigned long msg;
+
+	if (!stopped && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+		return errno == ESRCH ? 0 : error_set_errno(e, errno,
+		    "PTRACE_INTERRUPT %d", (int)tid);
+	while (!stopped) {
+		if (waitpid(tid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		if (!WIFSTOPPED(st))
+			return 0;	/* it exited meanwhile */
+		event = st >> 16;
+		if (event == PTRACE_EVENT_CLONE &&
+		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
+			tids_add(&t->pending, (pid_t)msg);
+		if (event == 0 && WSTOPSIG(st) != SIGSTOP)
+			sig = WSTOPSIG(st);
+		stopped = event == PTRACE_EVENT_STOP || event == 0;
+		if (!stopped)
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+	}
+	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) < 0 &&
+	    errno != ESRCH)
+		return error_set_errno(e, errno, "PTRACE_DETACH %d", (int)tid);
+	return 0;
+}
+
+int
+pttrace_detach(struct pttrace *t, struct error *e)
+{
+	int rc = 0, r;
+
+	while (rc == 0 && t->early.n > 0) {
+		pid_t tid = t->early.v[--t->early.n];
+
+		rc = detach_one(t, tid, 1, e);
+	}
+	while (rc == 0 && t->live.n > 0) {
+		pid_t tid = t->live.v[--t->live.n];
+
+		rc = detach_one(t, tid, 0, e);
+	}
+	while (rc == 0 && t->pending.n > 0) {
+		pid_t tid = t->pending.v[--t->pending.n];
+
+		/* Its first stop is on its way; wait for it, then let go. */
+		rc = detach_one(t, tid, 0, e);
+	}
+	r = rc;
+	t->done = 1;
+	pttrace_free(t);
+	return r;
 }

@@ -48,6 +48,7 @@ struct pttrace {
 	struct pttrace_tids live;	/* threads traced now */
 	struct pttrace_tids pending;	/* cloned, first stop not seen */
 	struct pttrace_tids early;	/* first stop seen before the clone */
+	int seized;			/* attached, not launched */
 	int started;			/* the main thread was continued */
 	int done;			/* the program is gone */
 	int exit_code;			/* -1 unless it exited */
@@ -67,6 +68,26 @@ struct pttrace {
  */
 int pttrace_launch(struct pttrace *t, char *const argv[],
     const cpu_set_t *cpus, const struct pttrace_ops *ops, struct error *e);
+
+/*
+ * Attaches to every thread of the running process pid with PTRACE_SEIZE
+ * (no signal, no stop), rescanning /proc/pid/task until a pass finds no
+ * new thread, and calls ops->thread_new for each while it runs; threads
+ * created later are handed over in their first stop as with launch.  The
+ * process is never killed because of us (no EXITKILL).  Returns 0,
+ * -ERR_NOTFOUND (no such process), -ERR_PERM (ptrace refused: Yama
+ * ptrace_scope, another tracer, another user), or thread_new's error
+ * (everything attached so far is detached again).
+ */
+int pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
+    struct error *e);
+
+/*
+ * After pttrace_attach: lets every thread go untraced (PTRACE_INTERRUPT,
+ * then PTRACE_DETACH), passing on a signal caught on the way.  Returns 0
+ * or -ERR_IO.  t's memory is freed either way.
+ */
+int pttrace_detach(struct pttrace *t, struct error *e);
 
 enum { PTTRACE_IDLE = 0, PTTRACE_EVENT = 1, PTTRACE_DONE = 2 };
 

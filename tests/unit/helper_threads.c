@@ -1,13 +1,15 @@
 /*
  * helper_threads: the program tests/unit/t_pttrace.c runs under ptrace.
  *
- *   helper_threads OUT N [exec]
+ *   helper_threads OUT N [exec|wait]
  *
  * Appends "main TID" to OUT, starts N threads that each append
  * "thread TID", forks a child process ("child PID") and clones a process
  * that shares its memory but is no thread ("proc PID"), catches a SIGUSR1
  * it sends itself ("usr1"), and exits 3.  With "exec" it first execs
- * itself without it (one exec event).
+ * itself without it (one exec event).  With "wait" it starts one thread
+ * ("early TID") and waits, as does main, until the file OUT.go exists:
+ * a process to attach to.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int out = -1;
@@ -46,6 +49,26 @@ on_usr1(int sig)
 	say("usr1", 0);
 }
 
+static const char *go_path;
+
+static void
+wait_for_go(void)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	while (access(go_path, F_OK) != 0)
+		nanosleep(&ms, NULL);
+}
+
+static void *
+early_worker(void *arg)
+{
+	(void)arg;
+	say("early", (long)gettid());
+	wait_for_go();
+	return NULL;
+}
+
 static int
 proc_main(void *arg)
 {
@@ -57,8 +80,9 @@ proc_main(void *arg)
 int
 main(int argc, char **argv)
 {
-	static char stack[64 * 1024];
-	pthread_t t[64];
+	static char stack[64 * 1024], go[4200];
+	pthread_t t[64], early;
+	int waiting = argc > 3 && strcmp(argv[3], "wait") == 0;
 	long n, i;
 	pid_t p;
 
@@ -75,6 +99,14 @@ main(int argc, char **argv)
 	if (out < 0 || n < 0 || n > 64)
 		return 2;
 	say("main", (long)getpid());
+	if (waiting) {
+		snprintf(go, sizeof(go), "%s.go", argv[1]);
+		go_path = go;
+		if (pthread_create(&early, NULL, early_worker, NULL) != 0)
+			return 4;
+		wait_for_go();
+		pthread_join(early, NULL);
+	}
 	for (i = 0; i < n; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL) != 0)
 			return 4;
