@@ -460,6 +460,10 @@ do_return(struct callstack *cs, uint64_t target, uint64_t time,
 
 	for (i = t->n; i-- > 0;)
 		if (t->f[i].retaddr == target && target != 0) {
+			/* The bottom returns: its caller is found below it. */
+			if (i == 0 && (rc = push_below(cs, target, e)) < 0)
+				return rc;
+			i += i == 0;
 			if ((rc = pop_to(cs, i + 1, time, CS_END_UNWOUND)) < 0)
 				return rc;
 			return pop(cs, time, CS_END_SEEN);
@@ -687,6 +691,8 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 		if ((rc = begin_segment(cs, b->ip, e)) < 0)
 			return rc;
 	} else if ((rc = resolve(cs, b->ip, e)) < 0)
+		return rc;
+	if (t->n == 0 && (rc = begin_segment(cs, b->ip, e)) < 0)
 		return rc;
 	f = top(t);
 	f->self_insns += b->ninsn;

@@ -50,3 +50,21 @@ $(SPANS_FIX)/strip/debug/.done: $(SPANS_FIX)/strip/tree
 	touch $@
 
 CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done
+
+# The engine's fuzzer (see decode.mk for the flags): the reader, the
+# engine and ptspans' writers over any bytes.  Seeds: block streams of
+# real fixtures and of the unit tests' shapes.
+SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
+$(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/blkstream.c lib/callstack.c \
+    lib/jsonw.c lib/error.c cmd/ptspans/write.c lib/callstack.h \
+    lib/blkstream.h cmd/ptspans/spans.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^)
+
+fuzz-spans: $(SPANS_FUZZ)
+	@mkdir -p $(BUILD)/fuzz/corpus-spans
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	    $(BUILD)/fuzz/corpus-spans tests/fuzz/spans
+
+FUZZ_RUNS += fuzz-spans
+.PHONY: fuzz-spans
