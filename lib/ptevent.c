@@ -1,0 +1,157 @@
+/* ptevent: see ptevent.h. */
+#include "ptevent.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PAGE ((uint64_t)4096)
+
+static int
+pow2_pages(uint64_t bytes)
+{
+	return bytes >= PAGE && (bytes & (bytes - 1)) == 0;
+}
+
+static void
+attr_for(struct perf_event_attr *a, const struct ptevent_spec *s)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = s->type;
+	a->size = sizeof(*a);
+	a->config = s->config;
+	a->sample_period = 1;
+	a->sample_type = PTEVENT_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->exclude_kernel = a->exclude_hv = 1;
+	a->disabled = 1;
+	a->mmap = a->mmap2 = 1;
+	a->comm = a->comm_exec = 1;
+	a->task = 1;
+	a->context_switch = 1;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(s->data_bytes / 2);
+}
+
+/* The AUX area right after the data ring, read-only: snapshot mode. */
+static int
+map_aux(struct ptevent *ev, uint64_t bytes, struct error *e)
+{
+	struct perf_event_mmap_page *pc = ev->base;
+	void *p;
+
+	pc->aux_offset = ev->base_len;
+	pc->aux_size = bytes;
+	p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, ev->fd,
+	    (off_t)ev->base_len);
+	if (p == MAP_FAILED)
+		return error_set_errno(e, errno, "mmap of a %llu-byte AUX "
+		    "ring for thread %d", (unsigned long long)bytes,
+		    (int)ev->tid);
+	ev->aux.base = p;
+	ev->aux.size = bytes;
+	ev->aux_len = bytes;
+	return 0;
+}
+
+int
+ptevent_open(struct ptevent *ev, pid_t tid, const struct ptevent_spec *s,
+    struct error *e)
+{
+	struct perf_event_attr a;
+	void *p;
+	int rc;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->fd = -1;
+	ev->tid = tid;
+	if (!pow2_pages(s->data_bytes) ||
+	    (s->aux_bytes != 0 && !pow2_pages(s->aux_bytes)))
+		return error_set(e, ERR_INVALID, "ring sizes must be powers of "
+		    "two of pages");
+	attr_for(&a, s);
+	ev->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (ev->fd < 0)
+		return error_set_errno(e, errno, "perf_event_open (type %u, "
+		    "config 0x%llx) on thread %d", s->type,
+		    (unsigned long long)s->config, (int)tid);
+	ev->base_len = PAGE + s->data_bytes;
+	/* Writable: we store data_tail (and aux_offset/aux_size). */
+	p = mmap(NULL, ev->base_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    ev->fd, 0);
+	if (p == MAP_FAILED) {
+		rc = error_set_errno(e, errno, "mmap of the sideband ring of "
+		    "thread %d", (int)tid);
+		ptevent_close(ev);
+		return rc;
+	}
+	ev->base = p;
+	if ((s->aux_bytes != 0 && (rc = map_aux(ev, s->aux_bytes, e)) < 0) ||
+	    (s->filter != NULL && ioctl(ev->fd, PERF_EVENT_IOC_SET_FILTER,
+	    s->filter) < 0 && (rc = error_set_errno(e, errno, "address "
+	    "filter '%s' on thread %d", s->filter, (int)tid)) < 0)) {
+		ptevent_close(ev);
+		return rc;
+	}
+	return 0;
+}
+
+int
+ptevent_enable(struct ptevent *ev, struct error *e)
+{
+	if (ioctl(ev->fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return error_set_errno(e, errno, "enable the event of thread "
+		    "%d", (int)ev->tid);
+	return 0;
+}
+
+int
+ptevent_disable(struct ptevent *ev, struct error *e)
+{
+	/* Returns once the hardware has flushed and aux_head is final. */
+	if (ioctl(ev->fd, PERF_EVENT_IOC_DISABLE, 0) < 0)
+		return error_set_errno(e, errno, "disable the event of thread "
+		    "%d", (int)ev->tid);
+	return 0;
+}
+
+int
+ptevent_drain(struct ptevent *ev, ptsb_fn fn, void *arg, struct error *e)
+{
+	struct perf_event_mmap_page *pc = ev->base;
+
+	return ptsb_drain(pc, (const uint8_t *)ev->base + pc->data_offset,
+	    PTEVENT_SAMPLE_TYPE, fn, arg, e);
+}
+
+uint64_t
+ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated)
+{
+	struct perf_event_mmap_page *pc = ev->base;
+	uint64_t head;
+
+	*truncated = 0;
+	if (ev->aux.base == NULL)
+		return 0;
+	head = __atomic_load_n(&pc->aux_head, __ATOMIC_ACQUIRE);
+	return ptaux_copy(&ev->aux, head, out, truncated);
+}
+
+void
+ptevent_close(struct ptevent *ev)
+{
+	if (ev->aux.base != NULL)
+		munmap((void *)ev->aux.base, ev->aux_len);
+	if (ev->base != NULL)
+		munmap(ev->base, ev->base_len);
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->aux.base = NULL;
+	ev->base = NULL;
+	ev->fd = -1;
+}

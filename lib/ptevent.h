@@ -1,0 +1,72 @@
+/*
+ * ptevent: one thread's perf event with its sideband ring and AUX ring.
+ *
+ * Owns the per-thread event of notes/recorder.md §2: the attr recipe of
+ * §2.1 (pid = the thread, cpu = -1, user space only, disabled until
+ * enabled, MMAP2/COMM/task/switch sideband with a sample_id trailer, a
+ * watermark at half the data ring), the base mapping (writable: the data
+ * ring runs no-overwrite), the AUX mapping read-only (snapshot mode: the
+ * hardware overwrites), the address filter ioctl, enable/disable, draining
+ * the sideband (ptsb) and copying the AUX ring (ptaux).  With type
+ * intel_pt this is the pt recorder's event; with a software dummy event
+ * and no AUX ring it is testable on any machine.
+ */
+#ifndef PTKIT_PTEVENT_H
+#define PTKIT_PTEVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "ptaux.h"
+#include "ptsb.h"
+
+/* TID | TIME | CPU | IDENTIFIER: what libipt's sideband reader expects. */
+#define PTEVENT_SAMPLE_TYPE 0x10086ULL
+
+struct ptevent_spec {
+	uint32_t type;		/* perf_event_attr.type (intel_pt's type) */
+	uint64_t config;
+	uint64_t data_bytes;	/* sideband ring: a power of two of pages */
+	uint64_t aux_bytes;	/* AUX ring: a power of two of pages; 0: none */
+	const char *filter;	/* for PERF_EVENT_IOC_SET_FILTER, or NULL */
+};
+
+struct ptevent {
+	int fd;			/* -1 when closed */
+	pid_t tid;
+	void *base;		/* control page + data ring */
+	size_t base_len;
+	struct ptaux_ring aux;	/* aux.base NULL without an AUX ring */
+	size_t aux_len;
+};
+
+/*
+ * Opens the event (disabled) on thread tid and maps its rings.  Returns 0,
+ * or -ERR_IO (perf_event_open, mmap or the filter failed: e names the
+ * call and says errno), -ERR_INVALID (sizes not powers of two of pages).
+ * On failure nothing stays open or mapped and ev->fd is -1.
+ */
+int ptevent_open(struct ptevent *ev, pid_t tid, const struct ptevent_spec *s,
+    struct error *e);
+
+/* PERF_EVENT_IOC_ENABLE / _DISABLE.  Return 0 or -ERR_IO. */
+int ptevent_enable(struct ptevent *ev, struct error *e);
+int ptevent_disable(struct ptevent *ev, struct error *e);
+
+/* Drains the sideband ring (ptsb_drain); returns as ptsb_drain. */
+int ptevent_drain(struct ptevent *ev, ptsb_fn fn, void *arg,
+    struct error *e);
+
+/*
+ * Copies the AUX ring oldest to newest into out (room for aux_bytes);
+ * call after ptevent_disable.  Returns the bytes copied; *truncated as
+ * ptaux_copy.  0 without an AUX ring.
+ */
+uint64_t ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated);
+
+/* Unmaps and closes; safe on a closed event. */
+void ptevent_close(struct ptevent *ev);
+
+#endif
