@@ -83,9 +83,9 @@ bind_rank(unsigned bind)
 	case STB_GLOBAL:
 		return 0;
 	case STB_WEAK:
-		return 1;
-	default:
 		return 2;
+	default:
+		return 1;
 	}
 }
 
@@ -264,7 +264,7 @@ add_plt_entry(struct symtab *st, const struct got_slot *g, uint64_t addr,
 	memset(&r, 0, sizeof(r));
 	r.addr = addr;
 	r.size = size;
-	r.bind_rank = 2;
+	r.bind_rank = 1;
 	r.flags = SYM_PLT;
 	return symbuild_add(st, b, &r, buf, strlen(buf), e);
 }

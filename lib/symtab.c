@@ -267,7 +267,10 @@ leading_underscores(const char *s)
 	return n;
 }
 
-/* Address order, then the alias preference documented in symtab.h. */
+/*
+ * Address order, then the alias preference documented in symtab.h (perf's
+ * choose_best_symbol, so that names agree with perf script's).
+ */
 static int
 rawsym_cmp(const void *pa, const void *pb)
 {
@@ -278,6 +281,8 @@ rawsym_cmp(const void *pa, const void *pb)
 		return a->addr < b->addr ? -1 : 1;
 	if (a->type_rank != b->type_rank)
 		return a->type_rank < b->type_rank ? -1 : 1;
+	if ((a->size == 0) != (b->size == 0))
+		return a->size != 0 ? -1 : 1;
 	if (a->bind_rank != b->bind_rank)
 		return a->bind_rank < b->bind_rank ? -1 : 1;
 	if (a->seq_rank != b->seq_rank)
@@ -289,7 +294,7 @@ rawsym_cmp(const void *pa, const void *pb)
 	la = demangle_unversioned_len(a->raw);
 	lb = demangle_unversioned_len(b->raw);
 	if (la != lb)
-		return la < lb ? -1 : 1;
+		return la > lb ? -1 : 1;
 	return strcmp(a->raw, b->raw);
 }
 

@@ -24,12 +24,13 @@
  * runtime addresses; its conversions are the identity.
  *
  * Aliases.  Several symbols at one address form one struct sym whose name
- * is the preferred one, chosen by this fixed order: function over other
- * types; GLOBAL, then WEAK, then LOCAL binding; fewer leading underscores;
- * shorter name; then byte order of the raw name.  The others are kept in
- * aliases[] (raw names, in the same order).  Symbol versions ("@GLIBC_2.14",
- * "@@GLIBC_2.14") are part of raw but not of name, and two aliases that
- * differ only by version are kept once.
+ * is the preferred one, chosen as perf's choose_best_symbol() chooses (so
+ * names agree with perf script's): a nonzero size; not WEAK; GLOBAL over
+ * LOCAL; fewer leading underscores; the longer name; then byte order of the
+ * raw name, which makes the choice stable.  The others are kept in
+ * aliases[] (raw names, in the same order).  Symbol versions
+ * ("@GLIBC_2.14", "@@GLIBC_2.14") are part of raw but not of name, and two
+ * aliases that differ only by version are kept once.
  *
  * Sizes.  A symbol of size 0 extends to the next symbol's address or the
  * end of its section, whichever comes first (SYM_SIZE_GUESSED).  Ranges that

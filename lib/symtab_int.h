@@ -68,7 +68,7 @@ struct rawsym {
 	const char *raw;	/* in the arena */
 	uint32_t flags;		/* enum sym_flag */
 	uint8_t type_rank;	/* 0 function, 1 other */
-	uint8_t bind_rank;	/* 0 GLOBAL, 1 WEAK, 2 LOCAL, 3 DWARF */
+	uint8_t bind_rank;	/* 0 GLOBAL, 1 LOCAL, 2 WEAK, 3 DWARF */
 	uint32_t seq_rank;	/* lower wins among equals (JIT: later line) */
 };
 
