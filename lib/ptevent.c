@@ -142,6 +142,33 @@ ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated)
 	return ptaux_copy(&ev->aux, head, out, truncated);
 }
 
+int
+ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
+    struct error *e)
+{
+	const volatile struct perf_event_mmap_page *pc = ev->base;
+	uint32_t seq;
+
+	memset(tc, 0, sizeof(*tc));
+	do {
+		seq = pc->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		tc->time_shift = pc->time_shift;
+		tc->time_mult = pc->time_mult;
+		tc->time_zero = pc->time_zero;
+		tc->time_cycles = pc->time_cycles;
+		tc->time_mask = pc->time_mask;
+		tc->cap_user_time_zero = pc->cap_user_time_zero;
+		tc->cap_user_time_short = pc->cap_user_time_short;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (pc->lock != seq || (seq & 1));
+	if (!tc->cap_user_time_zero)
+		return error_set(e, ERR_UNSUPPORTED, "thread %d: the kernel "
+		    "gives no TSC to perf time conversion (cap_user_time_zero "
+		    "is 0)", (int)ev->tid);
+	return 0;
+}
+
 void
 ptevent_close(struct ptevent *ev)
 {

@@ -66,6 +66,15 @@ int ptevent_drain(struct ptevent *ev, ptsb_fn fn, void *arg,
  */
 uint64_t ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated);
 
+/*
+ * TSC to perf time conversion from the control page (read under its
+ * seqlock), for perf.data's TIME_CONV.  Returns 0, or -ERR_UNSUPPORTED
+ * when the kernel does not offer it (cap_user_time_zero is 0; tc is
+ * still filled).
+ */
+int ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
+    struct error *e);
+
 /* Unmaps and closes; safe on a closed event. */
 void ptevent_close(struct ptevent *ev);
 

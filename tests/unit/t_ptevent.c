@@ -31,6 +31,9 @@ struct test {
 	int n;
 	int open_failed;
 	char why[ERROR_MSG_MAX];
+	int tc_rc;
+	struct perfdata_time_conv tc;
+	char tc_why[ERROR_MSG_MAX];
 };
 
 static struct ring *
@@ -90,6 +93,10 @@ on_new(pid_t tid, void *arg)
 		t->open_failed++;
 		snprintf(t->why, sizeof(t->why), "%s", e.msg);
 		return 0;
+	}
+	if (t->n == 0) {
+		t->tc_rc = ptevent_time_conv(&r->ev, &t->tc, &e);
+		snprintf(t->tc_why, sizeof(t->tc_why), "%s", e.msg);
 	}
 	t->n++;
 	return 0;
@@ -158,6 +165,20 @@ main(void)
 	for (i = 0; i < t->n; i++)
 		foreign += t->r[i].foreign;
 	IS_INT(foreign, 0, "every sample_id names its ring's thread");
+	if (t->tc_rc == 0)
+		OK(t->tc.time_mult > 0 && t->tc.time_shift < 64,
+		    "TSC conversion: mult %llu shift %llu",
+		    (unsigned long long)t->tc.time_mult,
+		    (unsigned long long)t->tc.time_shift);
+	else {
+		char want[200];
+
+		snprintf(want, sizeof(want), "thread %d: the kernel gives no "
+		    "TSC to perf time conversion (cap_user_time_zero is 0)",
+		    (int)tr.pid);
+		IS_INT(t->tc_rc, -ERR_UNSUPPORTED, "no TSC conversion here");
+		IS_STR(t->tc_why, want, "and it says so");
+	}
 	pttrace_free(&tr);
 	unlink(out);
 	free(t);
