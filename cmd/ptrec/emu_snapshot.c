@@ -192,6 +192,22 @@ capture_add(struct emu_capture *c, const struct emu_ring_copy *r,
 	return 0;
 }
 
+static int
+cmp_tid(const void *a, const void *b)
+{
+	const struct emu_ring_copy *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Queues and manifest rows in tid order, whatever order threads dumped. */
+static void
+capture_sort(struct emu_capture *c)
+{
+	if (c->n_rings > 1)
+		qsort(c->rings, c->n_rings, sizeof(c->rings[0]), cmp_tid);
+}
+
 int
 emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
     struct error *e)
@@ -229,6 +245,7 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 		emu_capture_free(c);
 		return rc;
 	}
+	capture_sort(c);
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", scratch, seq);
 	if ((f = fopen(path, "re")) != NULL) {
 		if (fscanf(f, "%*s %*d %" SCNx64, &c->fired_time) != 1)
@@ -364,6 +381,8 @@ emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 	closedir(d);
 	if (rc < 0)
 		emu_capture_free(c);
+	else
+		capture_sort(c);
 	return rc;
 }
 
