@@ -28,3 +28,27 @@ fuzz-jsonrpc: $(FUZZ_JSONRPC)
 	    $(BUILD)/fuzz/corpus-jsonrpc tests/fuzz/jsonrpc-seeds
 
 FUZZ_RUNS += fuzz-jsonrpc
+
+# The MCP conformance test (tests/e2e/t0903-mcp-sdk.sh) drives ptmcp with
+# the official TypeScript SDK client, pinned in tests/mcp/package.json and
+# its lockfile and installed with `npm ci` into the build directory.
+# Without npm or the registry the install is skipped and so is the test.
+MCP_CLIENT_DIR := $(BUILD)/mcp-client
+
+$(MCP_CLIENT_DIR)/client.mjs: tests/mcp/client.mjs \
+    $(MCP_CLIENT_DIR)/.installed
+	cp tests/mcp/client.mjs $@
+
+$(MCP_CLIENT_DIR)/.installed: tests/mcp/package.json \
+    tests/mcp/package-lock.json
+	@mkdir -p $(@D)
+	cp tests/mcp/package.json tests/mcp/package-lock.json $(@D)/
+	@if ! command -v npm >/dev/null 2>&1; then \
+	    echo "mcp: no npm: the SDK conformance test will skip" >&2; \
+	elif (cd $(@D) && npm ci --no-audit --no-fund --loglevel=error); then \
+	    touch $@; \
+	else \
+	    echo "mcp: npm ci failed: the SDK conformance test will skip" >&2; \
+	fi
+
+CHECK_DEPS += $(MCP_CLIENT_DIR)/client.mjs

@@ -6,10 +6,12 @@
 # Not root and something missing: prints the exact apt-get line, exits 1.
 set -eu
 
-# Build: compiler libraries.  Tests and recording: the rest.
+# Build: compiler libraries.  Tests and recording: the rest (nodejs runs
+# the MCP SDK conformance client; the NodeSource nodejs package carries
+# npm, Debian's needs the npm package too, else that test skips).
 PACKAGES="gcc g++ make pkg-config libipt-dev libelf-dev libdw-dev libzstd-dev
 libjansson-dev libiberty-dev libzydis-dev libc6-dbg qemu-user linux-perf jq
-mandoc perl binutils dwz"
+mandoc perl binutils dwz nodejs"
 
 missing() {
 	for p in $PACKAGES; do

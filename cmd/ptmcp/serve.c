@@ -84,6 +84,11 @@ reply_tool(struct server *srv, const json_t *id, const char *summary,
 	struct jsonrpc_line l;
 	char *text = NULL;
 
+	if (structured == NULL) {	/* json_pack failed: out of memory */
+		reply_tool_error(srv, id, "ptmcp: could not build the result "
+		    "(out of memory or a malformed record)");
+		return;
+	}
 	if (jsonrpc_begin_result(&l, id) < 0) {
 		json_decref(structured);
 		return;

@@ -155,6 +155,7 @@ mcp_fakes() {
 	#!/bin/sh
 	echo $$ >"$FAKE_DIR/ptdecode.pid"
 	echo "$@" >>"$FAKE_DIR/ptdecode.args"
+	[ -e "$FAKE_DIR/decode.hang" ] && FAKE_DECODE=hang
 	case ${FAKE_DECODE:-ok} in
 	ok) echo blocks; exit 0 ;;
 	hang) exec sleep 3002 ;;

@@ -75,6 +75,20 @@ test_expect_success 'import: copied in under its own id, links inside followed' 
 	test_eq 2 "$(ls s/snapshots | wc -l)"
 '
 
+test_expect_success 'concurrent imports into one store all land, each once' '
+	mkdir -p src/$ID1 && echo "{}" >src/$ID1/manifest.json &&
+	head -c 3000000 /dev/zero >src/$ID1/big &&
+	for i in 1 2 3 4; do
+		PTKIT_STORE=$PWD/s ptmcp import src/$ID1 >id.$i 2>err.$i &
+	done &&
+	wait &&
+	test_eq 4 "$(cat id.1 id.2 id.3 id.4 | sort -u | wc -l)" &&
+	test_eq 4 "$(ls s/snapshots | wc -l)" &&
+	test_eq 1 "$(cat id.1 id.2 id.3 id.4 | grep -c "^$ID1\$")" &&
+	test_eq "" "$(ls -A s/snapshots | grep -v "^2")" &&
+	test_eq "" "$(cat err.1 err.2 err.3 err.4)"
+'
+
 test_expect_success 'import: refuses a non-snapshot and links that leave it' '
 	mkdir -p bad && echo x >bad/file &&
 	must_exit 1 env PTKIT_STORE=$PWD/s ptmcp import bad 2>err &&
