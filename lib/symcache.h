@@ -29,6 +29,8 @@ struct symcache *symcache_new(const struct symtab_options *opt);
  * The table of the ELF image at path (jit != 0: the JIT map at path).
  * Returns 0 and *out, owned by the cache, or the error symtab_open (or
  * symtab_open_jitmap) gave for it, the same each time it is asked.
+ * It takes a lock and compares paths: call it once per mapping and keep
+ * the pointer, not once per address.
  */
 int symcache_get(struct symcache *c, const char *path, int jit,
     const struct symtab **out, struct error *e);
