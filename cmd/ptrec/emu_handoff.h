@@ -28,7 +28,8 @@
  *                   TIME is the virtual clock (1 GHz TSC, CPI 1).
  *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
  *                   first, ending on a packet boundary; snap.<seq>/threads
- *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS";
+ *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS
+ *                   EXITED";
  *                   snap.<seq>/info is "REASON TID TIME" of the trigger.
  *   events          a FIFO ptrec creates and reads; the plugin writes one
  *                   line per completed snapshot ("snapshot SEQ REASON\n")
@@ -86,6 +87,7 @@ struct emu_ring_copy {
 	uint64_t total;		/* bytes ever written */
 	uint64_t kept;		/* bytes in data */
 	int wrapped;
+	int exited;		/* the thread had ended at the snapshot */
 	uint64_t first_time, last_time, insns;
 	uint8_t *data;		/* malloc'd, oldest byte first */
 };

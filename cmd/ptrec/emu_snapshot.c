@@ -227,8 +227,9 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		memset(&r, 0, sizeof(r));
 		if (sscanf(line, "%d %" SCNu64 " %" SCNu64 " %d %" SCNx64 " %"
-		    SCNx64 " %" SCNu64, &r.tid, &r.total, &r.kept, &r.wrapped,
-		    &r.first_time, &r.last_time, &r.insns) != 7) {
+		    SCNx64 " %" SCNu64 " %d", &r.tid, &r.total, &r.kept,
+		    &r.wrapped, &r.first_time, &r.last_time, &r.insns,
+		    &r.exited) != 8) {
 			rc = error_set(e, ERR_FORMAT, "%s: bad line", path);
 			break;
 		}
@@ -347,6 +348,7 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 	r->total = total;
 	r->kept = emu_ring_unroll(ring, h->ring_size, total, r->data);
 	r->wrapped = total > h->ring_size;
+	r->exited = h->state == EMU_RING_CLOSED;
 	r->first_time = h->first_time;
 	r->last_time = h->clock;
 	r->insns = h->insns;
@@ -829,12 +831,10 @@ fill_threads(struct manifest *m, const struct emu_sideband *sb,
 		t.wrapped = r->wrapped;
 		t.start_ns = r->first_time;
 		t.end_ns = r->last_time;
-		for (j = 0; j < sb->n; j++) {
+		t.exited = r->exited;
+		for (j = 0; j < sb->n; j++)
 			if (sb->rec[j].tid == r->tid)
 				t.pid = (uint32_t)sb->rec[j].pid;
-			if (sb->rec[j].type == SB_EXIT && sb->rec[j].tid == r->tid)
-				t.exited = 1;
-		}
 		if ((rc = manifest_add_thread(m, &t, e)) < 0)
 			return rc;
 	}

@@ -34,6 +34,16 @@ for v in "" .static; do
 		test \$(grep -c '^thread ' truth) = 6
 	"
 
+	test_expect_success "threads$v: a trigger in a worker cuts every thread" "
+		ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 4M \
+		    --trigger-symbol g1 --trigger-hits 3000 \
+		    -- \"\$EMU_FIX/threads$v\" >path 2>err &&
+		emu_check_parity snap truth 1 >counts &&
+		test \$(wc -l <counts) = 4 &&
+		jq -e '.threads | length == 4' snap/manifest.json &&
+		jq -e '.trigger.kind == \"symbol\"' snap/manifest.json
+	"
+
 	test_expect_success "signals$v: handlers at syscalls and timer ticks" "
 		record signals$v 100000 &&
 		emu_check_parity snap truth >counts &&

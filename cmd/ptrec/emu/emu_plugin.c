@@ -622,9 +622,9 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads",
 		    g.dir, seq);
 		n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
-		    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 "\n", s->tid,
+		    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d\n", s->tid,
 		    s->hdr->total, kept, s->hdr->total > g.aux,
-		    s->hdr->first_time, s->hdr->clock, s->hdr->insns);
+		    s->hdr->first_time, s->hdr->clock, s->hdr->insns, !live);
 		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 		    0600);
 		if (fd >= 0) {
