@@ -264,6 +264,8 @@ open_outputs(struct run *r)
 			report(tool, path, NULL, "%s", strerror(errno));
 			return -1;
 		}
+		/* Big buffers: spans.jsonl runs to gigabytes. */
+		setvbuf(r->f[i], NULL, _IOFBF, 1 << 20);
 		jsonw_init(&r->w[i], r->f[i]);
 	}
 	if (spanidx_writer_new(&r->ix, &r->err) < 0) {

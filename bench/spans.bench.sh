@@ -1,0 +1,64 @@
+#!/bin/sh
+# Span reconstruction throughput (issue 6): ptspans over the block stream
+# of one emu snapshot of the branchy fixture with a 32 MiB ring, with and
+# without inline accounting.  Prints wall and CPU seconds, spans/s,
+# blocks/s (over wall time) and peak memory (GNU time's maximum resident
+# set).  Printed, never asserted.
+#
+# Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
+# 40 x 100000, enough to wrap the 32 MiB ring); BENCH_KEEP=1 keeps the
+# snapshot.
+set -eu
+
+: "${PTKIT_BUILD:?run through make bench}"
+prog=$PTKIT_BUILD/tests/fixtures/emu/branchy
+rounds=${BENCH_ROUNDS:-40}
+iters=${BENCH_ITERS:-100000}
+
+if ! ptrec --doctor >/dev/null 2>&1 || ! test -x "$prog"; then
+	echo "spans: skipped: no emu recorder or fixture here"
+	exit 0
+fi
+if ! test -x /usr/bin/time; then
+	echo "spans: skipped: /usr/bin/time (GNU time) is not installed"
+	exit 0
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ptkit-bench-spans.XXXXXX")
+cleanup() {
+	if [ "${BENCH_KEEP:-}" = 1 ]; then
+		echo "spans: kept $dir"
+	else
+		rm -rf "$dir"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ptrec --recorder emu -o "$dir/snap" --aux-bytes 32M -- "$prog" "$rounds" \
+    "$iters" >/dev/null 2>"$dir/rec.err"
+ptdecode "$dir/snap" >"$dir/blocks" 2>"$dir/sum"
+echo "spans: emu snapshot of branchy $rounds $iters, 32 MiB ring:" \
+    "$(sed 's/^ptdecode: [^:]*: //' "$dir/sum")"
+
+# run NAME ARGS...: one timed ptspans run into $dir/NAME.
+run() {
+	name=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -o "$dir/$name.time" \
+	    ptspans -o "$dir/$name" "$@" <"$dir/blocks" >/dev/null
+	read -r wall user sys rss <"$dir/$name.time"
+	spans=$(sed -n 's/.*"spans":\([0-9]*\).*/\1/p' "$dir/$name/manifest.json")
+	blocks=$(sed -n 's/.*"blocks":\([0-9]*\).*/\1/p' \
+	    "$dir/$name/manifest.json")
+	awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
+	    -v sp="$spans" -v b="$blocks" 'BEGIN {
+		if (w <= 0) w = 0.01
+		printf "spans: %-9s %d spans, %d blocks: %.2f s wall, " \
+		    "%.2f s CPU, %.0f spans/s, %.0f blocks/s, " \
+		    "peak %.1f MiB\n", n, sp, b, w, u + s, sp / w, b / w,
+		    r / 1024 }'
+}
+
+run inline
+run no-inline --no-inline
