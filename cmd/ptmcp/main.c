@@ -2,9 +2,8 @@
  * ptmcp: the MCP server for agents, and the store driver.
  *
  * This file parses the command line and hands the verb to its module:
- * serve.c for the MCP server, verbs.c for the store verbs.  The verbs
- * that drive the other tools (run, attach, decode, query, compare) are
- * not built yet.
+ * serve.c for the MCP server, verbs.c for the store verbs, drive.c for
+ * the verbs that run the other tools.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -65,9 +64,10 @@ run_verb(const char *store, int argc, char **argv)
 	} table[] = {
 		{ "list", verb_list }, { "show", verb_show },
 		{ "import", verb_import }, { "prune", verb_prune },
-		{ "doctor", verb_doctor },
+		{ "doctor", verb_doctor }, { "run", verb_run },
+		{ "attach", verb_attach }, { "decode", verb_decode },
+		{ "query", verb_query }, { "compare", verb_compare },
 	};
-	char what[64];
 	size_t i;
 
 	if (strcmp(argv[0], "serve") == 0) {
@@ -79,8 +79,7 @@ run_verb(const char *store, int argc, char **argv)
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(argv[0], table[i].name) == 0)
 			return table[i].fn(&tool, store, argc, argv);
-	snprintf(what, sizeof(what), "the %s verb", argv[0]);
-	return cli_not_built(&tool, what, 9);
+	return cli_usage_error(&tool, "unknown verb '%s'", argv[0]);
 }
 
 int

@@ -15,6 +15,5 @@ check_not_built() {
 
 check_not_built ptquery querying 7 dir --kind summary
 check_not_built ptdiff comparison 8 a b
-check_not_built ptmcp 'the run verb' 9 run -- true
 
 test_done
