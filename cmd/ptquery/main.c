@@ -1,15 +1,19 @@
 /*
- * ptquery: questions over an analysis directory.
- *
- * This file parses the command line; the queries arrive with issue #7.
+ * ptquery: questions over an analysis directory.  This file parses the
+ * command line, opens the analysis (lib/analysis) and hands it to the
+ * kind asked for (kinds.c, summary.c, decoded.c).
  */
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis.h"
 #include "cli.h"
+#include "query.h"
 #include "report.h"
+
+const char *const query_tool = "ptquery";
 
 static const struct tool_info tool = {
 	"ptquery",
@@ -25,13 +29,6 @@ enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
-
-struct query_options {
-	const char *analysis;
-	int kind, group, format;
-	const char *sort, *function, *cursor;
-	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
-};
 
 static const struct option long_options[] = {
 	{ "kind", required_argument, NULL, OPT_KIND },
@@ -73,10 +70,14 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 	size_t i;
 
 	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		if (numbers[i].code == c)
-			return cli_opt_size(&tool, numbers[i].name, arg, 0,
-			    INT64_MAX, (uint64_t *)((char *)o +
-			    numbers[i].offset));
+		if (numbers[i].code != c)
+			continue;
+		o->has_tid |= c == OPT_TID;
+		o->has_at |= c == OPT_AT;
+		o->has_span |= c == OPT_SPAN;
+		o->has_limit |= c == OPT_LIMIT;
+		return cli_opt_size(&tool, numbers[i].name, arg, 0, INT64_MAX,
+		    (uint64_t *)((char *)o + numbers[i].offset));
 	}
 	return -1;
 }
@@ -144,17 +145,56 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		return cli_usage_error(&tool, "too many arguments");
 	if (o->kind < 0)
 		return cli_usage_error(&tool, "--kind is required");
+	if (o->has_at && o->has_span)
+		return cli_usage_error(&tool, "--at and --span both give the "
+		    "instant: use one");
+	if (o->from_ns >= o->to_ns)
+		return cli_usage_error(&tool, "--from must be below --to");
 	o->analysis = argv[optind];
 	return -1;
+}
+
+static int
+run_kind(const struct analysis *a, const struct query_options *o)
+{
+	switch (o->kind) {
+	case K_SUMMARY:
+		return kind_summary(a, o);
+	case K_HOTPATHS:
+		return kind_hotpaths(a, o);
+	case K_TIMELINE:
+		return kind_timeline(a, o);
+	case K_CALLS:
+		return kind_calls(a, o);
+	case K_AT:
+		return kind_at(a, o);
+	case K_GAPS:
+		return kind_gaps(a, o);
+	case K_THREADS:
+		return kind_threads(a, o);
+	default:
+		return kind_decoded(a, o);
+	}
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct query_options o = { .kind = -1, .to_ns = INT64_MAX };
+	struct analysis a;
+	struct error e;
 	int rc;
 
 	if ((rc = parse_options(argc, argv, &o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	return cli_not_built(&tool, "querying", 7);
+	if (analysis_open(&a, o.analysis, &e) < 0) {
+		report_error(tool.name, o.analysis, &e, NULL);
+		return EXIT_FAIL;
+	}
+	if (a.rebuilt[0] != '\0')
+		report_warning(tool.name, "index.bin", "%s: rebuilt from "
+		    "spans.jsonl", a.rebuilt);
+	rc = run_kind(&a, &o);
+	analysis_close(&a);
+	return report_close_stdout(tool.name, rc);
 }

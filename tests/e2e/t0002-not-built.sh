@@ -13,7 +13,6 @@ check_not_built() {
 	"
 }
 
-check_not_built ptquery querying 7 dir --kind summary
 check_not_built ptdiff comparison 8 a b
 
 test_done

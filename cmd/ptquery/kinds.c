@@ -1,0 +1,619 @@
+/*
+ * ptquery: the row kinds (hotpaths, timeline, calls, at, gaps, threads)
+ * as tables, and the summary.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "callstack.h"
+#include "jsonw.h"
+#include "manifest.h"
+#include "query.h"
+#include "report.h"
+
+void
+query_filter(const struct query_options *o, struct agg_filter *f)
+{
+	f->has_tid = o->has_tid;
+	f->tid = (uint32_t)o->tid;
+	f->from_ns = o->from_ns;
+	f->to_ns = o->to_ns;
+}
+
+static int
+nomem(void)
+{
+	report(query_tool, NULL, NULL, "out of memory");
+	return EXIT_FAIL;
+}
+
+/* Sorts when --sort says so (or by dflt), then prints. */
+static int
+print_sorted(struct table *t, const struct query_options *o,
+    const char *dflt)
+{
+	int rc = 0;
+
+	if (o->sort != NULL || dflt != NULL)
+		rc = table_sort(t, o->sort ? o->sort : dflt);
+	if (rc == 0)
+		rc = table_print(t, o);
+	free(t->order);
+	t->order = NULL;
+	return rc;
+}
+
+static int
+only_table_formats(const struct query_options *o, const char *kind)
+{
+	static const char *const names[] = { "text", "table", "csv", "json",
+	    "folded", "chrome", "fxt" };
+
+	if (o->format <= F_JSON)
+		return 0;
+	report(query_tool, "--format", "use text, table, csv or json",
+	    "%s does not apply to --kind %s", names[o->format], kind);
+	return EXIT_USAGE;
+}
+
+/* ----------------------------------------------------------------- */
+/* hotpaths */
+
+static const struct col hot_cols[] = {
+	{ "calls", COL_U64, 0 }, { "spans", COL_U64, 0 },
+	{ "total_ns", COL_U64, 0 }, { "self_ns", COL_U64, 0 },
+	{ "insns", COL_U64, 0 }, { "self_insns", COL_U64, 0 },
+	{ "mean_ns", COL_U64, 0 }, { "max_ns", COL_U64, 0 },
+	{ "note", COL_STR, 0 },
+	{ "module", COL_STR, 0 }, { "name", COL_STR, 0 },
+};
+
+struct hot_rows {
+	struct agg g;
+	size_t *sel;			/* rows of g shown (--function) */
+};
+
+static void
+hot_get(void *ctx, size_t row, union cell *c)
+{
+	const struct hot_rows *h = ctx;
+	const struct agg_row *r = &h->g.row[h->sel[row]];
+
+	c[0].u = r->calls;
+	c[1].u = r->spans;
+	c[2].u = r->total_ns;
+	c[3].u = r->self_ns;
+	c[4].u = r->insns;
+	c[5].u = r->self_insns;
+	c[6].u = r->spans ? r->sum_ns / r->spans : 0;
+	c[7].u = r->max_ns;
+	c[8].s = r->self_ns == 0 && r->total_ns > 0 ? "all_in_callees" :
+	    r->is_inline ? "inlined" : "-";
+	c[9].s = r->module[0] ? r->module : "-";
+	c[10].s = r->name;
+}
+
+int
+kind_hotpaths(const struct analysis *a, const struct query_options *o)
+{
+	struct hot_rows h = { 0 };
+	struct table t = { "hotpaths", hot_cols, 11, 0, &h, hot_get, NULL,
+	    "" };
+	struct agg_filter f;
+	struct error e;
+	uint64_t self = 0, spans = 0;
+	int rc;
+
+	if (o->format == F_FOLDED)
+		return span_folded(a, o);
+	if ((rc = only_table_formats(o, "hotpaths")) != 0)
+		return rc;
+	query_filter(o, &f);
+	if (agg_hotpaths(&h.g, a, (enum agg_group)o->group, &f, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
+	}
+	if ((h.sel = malloc((h.g.n + 1) * sizeof(*h.sel))) == NULL) {
+		agg_free(&h.g);
+		return nomem();
+	}
+	for (size_t i = 0; i < h.g.n; i++) {
+		if (!h.g.row[i].is_inline) {
+			self += h.g.row[i].self_ns;
+			spans += h.g.row[i].spans;
+		}
+		if (o->function == NULL ||
+		    strcmp(h.g.row[i].name, o->function) == 0)
+			h.sel[t.nrows++] = i;
+	}
+	if (o->function != NULL && t.nrows == 0) {
+		report(query_tool, a->dir, NULL, "no function named '%s'",
+		    o->function);
+		rc = EXIT_FAIL;
+	} else {
+		snprintf(t.summary, sizeof(t.summary), "%zu %s, %" PRIu64
+		    " spans, %" PRIu64 " ns of self time", t.nrows,
+		    o->group == AGG_MODULE ? "modules" : "functions", spans,
+		    self);
+		rc = print_sorted(&t, o, "self_ns");
+	}
+	free(h.sel);
+	agg_free(&h.g);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* timeline and at: rows of the index */
+
+static const struct col span_cols[] = {
+	{ "id", COL_U64, 1 }, { "parent", COL_U64, 1 }, { "tid", COL_U64, 1 },
+	{ "depth", COL_I64, 1 }, { "start_ns", COL_U64, 1 },
+	{ "end_ns", COL_U64, 1 }, { "dur_ns", COL_U64, 0 },
+	{ "self_ns", COL_U64, 0 }, { "insns", COL_U64, 0 },
+	{ "self_insns", COL_U64, 0 }, { "start", COL_STR, 0 },
+	{ "end", COL_STR, 0 }, { "module", COL_STR, 0 },
+	{ "name", COL_STR, 0 },
+};
+
+struct span_rows {
+	const struct analysis *a;
+	uint64_t *row;
+	size_t n, cap;
+};
+
+static void
+span_get(void *ctx, size_t i, union cell *c)
+{
+	const struct span_rows *s = ctx;
+	const struct spanidx *ix = &s->a->ix;
+	uint64_t r = s->row[i];
+	const char *mod = analysis_module(s->a, r);
+
+	c[0].u = spanidx_u64(ix, SPANIDX_ID, r);
+	c[1].u = spanidx_u64(ix, SPANIDX_PARENT, r);
+	c[2].u = spanidx_u32(ix, SPANIDX_TID, r);
+	c[3].i = spanidx_i32(ix, SPANIDX_DEPTH, r);
+	c[4].u = spanidx_u64(ix, SPANIDX_START_NS, r);
+	c[5].u = spanidx_u64(ix, SPANIDX_END_NS, r);
+	c[6].u = c[5].u - c[4].u;
+	c[7].u = spanidx_u64(ix, SPANIDX_SELF_NS, r);
+	c[8].u = spanidx_u64(ix, SPANIDX_INSNS, r);
+	c[9].u = spanidx_u64(ix, SPANIDX_SELF_INSNS, r);
+	c[10].s = cs_start_name(spanidx_u8(ix, SPANIDX_START, r));
+	c[11].s = cs_end_name(spanidx_u8(ix, SPANIDX_END, r));
+	c[12].s = mod[0] ? mod : "-";
+	c[13].s = analysis_fn(s->a, r);
+}
+
+static int
+span_rows_add(struct span_rows *s, uint64_t r)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint64_t *n = realloc(s->row, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		s->row = n;
+		s->cap = cap;
+	}
+	s->row[s->n++] = r;
+	return 0;
+}
+
+/* Time order: start, then depth (callers first), then id. */
+struct time_key {
+	uint64_t start;
+	int64_t depth;
+	uint64_t id, row;
+};
+
+static int
+by_time(const void *a, const void *b)
+{
+	const struct time_key *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+sort_by_time(struct span_rows *s, int tid_first)
+{
+	const struct spanidx *ix = &s->a->ix;
+	struct time_key *k = malloc((s->n + 1) * sizeof(*k));
+
+	if (k == NULL)
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		k[i].start = tid_first ? spanidx_u32(ix, SPANIDX_TID,
+		    s->row[i]) : spanidx_u64(ix, SPANIDX_START_NS, s->row[i]);
+		k[i].depth = spanidx_i32(ix, SPANIDX_DEPTH, s->row[i]);
+		k[i].id = tid_first ? spanidx_u64(ix, SPANIDX_START_NS,
+		    s->row[i]) : spanidx_u64(ix, SPANIDX_ID, s->row[i]);
+		k[i].row = s->row[i];
+	}
+	qsort(k, s->n, sizeof(*k), by_time);
+	for (size_t i = 0; i < s->n; i++)
+		s->row[i] = k[i].row;
+	free(k);
+	return 0;
+}
+
+/* Prints the rows of s as o asks, the span formats included. */
+static int
+print_spans(struct span_rows *s, const struct query_options *o,
+    const char *kind)
+{
+	struct table t = { kind, span_cols, 14, s->n, s, span_get, NULL, "" };
+	char next[32];
+	size_t first, n;
+	uint64_t *rows;
+	int rc;
+
+	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
+	if (o->format <= F_JSON)
+		return print_sorted(&t, o, NULL);
+	if (o->format == F_FOLDED)
+		return span_folded(s->a, o);
+	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
+		return rc;
+	if ((rc = query_cursor(o, s->n, &first)) != 0) {
+		free(t.order);
+		return rc;
+	}
+	n = s->n - first;
+	if (o->has_limit && o->limit < n)
+		n = (size_t)o->limit;
+	if ((rows = malloc((n + 1) * sizeof(*rows))) == NULL) {
+		free(t.order);
+		return nomem();
+	}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = s->row[t.order ? t.order[first + i] : first + i];
+	snprintf(next, sizeof(next), "o%zu", first + n);
+	rc = o->format == F_CHROME ? span_chrome(s->a, rows, n,
+	    first + n < s->n ? next : NULL) : span_fxt(s->a, rows, n);
+	free(rows);
+	free(t.order);
+	return rc;
+}
+
+int
+kind_timeline(const struct analysis *a, const struct query_options *o)
+{
+	const struct spanidx *ix = &a->ix;
+	struct span_rows s = { a, NULL, 0, 0 };
+	int64_t fn = -1;
+	int rc;
+
+	if (o->function != NULL &&
+	    (fn = agg_find_string(a, o->function)) < 0) {
+		report(query_tool, a->dir, NULL, "no function named '%s'",
+		    o->function);
+		return EXIT_FAIL;
+	}
+	for (uint64_t r = 0; r < ix->rows; r++) {
+		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
+		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
+
+		if (o->has_tid && spanidx_u32(ix, SPANIDX_TID, r) != o->tid)
+			continue;
+		if (fn >= 0 && spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
+			continue;
+		if (st >= o->to_ns || en < o->from_ns)
+			continue;
+		if (span_rows_add(&s, r) < 0) {
+			free(s.row);
+			return nomem();
+		}
+	}
+	if (sort_by_time(&s, 0) < 0) {
+		free(s.row);
+		return nomem();
+	}
+	rc = print_spans(&s, o, "timeline");
+	free(s.row);
+	return rc;
+}
+
+int
+kind_at(const struct analysis *a, const struct query_options *o)
+{
+	const struct spanidx *ix = &a->ix;
+	struct span_rows s = { a, NULL, 0, 0 };
+	uint64_t at = o->at_ns;
+	int64_t r0;
+	int rc;
+
+	if (o->has_span) {
+		if ((r0 = analysis_find_span(a, o->span)) < 0) {
+			report(query_tool, a->dir, NULL, "no span with id %"
+			    PRIu64, o->span);
+			return EXIT_FAIL;
+		}
+		at = spanidx_u64(ix, SPANIDX_START_NS, (uint64_t)r0);
+	} else if (!o->has_at) {
+		report(query_tool, "--kind at", NULL, "needs --at NS or "
+		    "--span ID");
+		return EXIT_USAGE;
+	}
+	for (uint64_t r = 0; r < ix->rows; r++) {
+		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
+		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
+
+		if (st > at || en <= at)
+			continue;
+		if (o->has_tid && spanidx_u32(ix, SPANIDX_TID, r) != o->tid)
+			continue;
+		if (span_rows_add(&s, r) < 0) {
+			free(s.row);
+			return nomem();
+		}
+	}
+	if (sort_by_time(&s, 1) < 0) {
+		free(s.row);
+		return nomem();
+	}
+	rc = print_spans(&s, o, "at");
+	free(s.row);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* calls */
+
+static const struct col calls_cols[] = {
+	{ "relation", COL_STR, 0 }, { "calls", COL_U64, 0 },
+	{ "spans", COL_U64, 0 }, { "total_ns", COL_U64, 0 },
+	{ "self_ns", COL_U64, 0 }, { "insns", COL_U64, 0 },
+	{ "self_insns", COL_U64, 0 }, { "module", COL_STR, 0 },
+	{ "name", COL_STR, 0 },
+};
+
+struct calls_rows {
+	struct agg callers, callees;
+	size_t *sel;
+};
+
+static void
+calls_get(void *ctx, size_t row, union cell *c)
+{
+	const struct calls_rows *h = ctx;
+	int caller = row < h->callers.n;
+	const struct agg_row *r = caller ? &h->callers.row[h->sel[row]] :
+	    &h->callees.row[h->sel[row]];
+
+	c[0].s = caller ? "caller" : "callee";
+	c[1].u = r->calls;
+	c[2].u = r->spans;
+	c[3].u = r->total_ns;
+	c[4].u = r->self_ns;
+	c[5].u = r->insns;
+	c[6].u = r->self_insns;
+	c[7].s = r->module[0] ? r->module : "-";
+	c[8].s = r->name;
+}
+
+static int
+by_total(const void *a, const void *b, void *ctx)
+{
+	const struct agg *g = ctx;
+	const struct agg_row *x = &g->row[*(const size_t *)a];
+	const struct agg_row *y = &g->row[*(const size_t *)b];
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int
+kind_calls(const struct analysis *a, const struct query_options *o)
+{
+	struct calls_rows h;
+	struct table t = { "calls", calls_cols, 9, 0, &h, calls_get, NULL,
+	    "" };
+	struct agg_filter f;
+	struct error e;
+	int rc;
+
+	if ((rc = only_table_formats(o, "calls")) != 0)
+		return rc;
+	if (o->function == NULL) {
+		report(query_tool, "--kind calls", NULL, "needs --function "
+		    "NAME");
+		return EXIT_USAGE;
+	}
+	query_filter(o, &f);
+	if (agg_calls(&h.callers, &h.callees, a, o->function, &f, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
+	}
+	t.nrows = h.callers.n + h.callees.n;
+	if ((h.sel = malloc((t.nrows + 1) * sizeof(*h.sel))) == NULL) {
+		rc = nomem();
+		goto out;
+	}
+	/* Callers then callees, each by total_ns. */
+	for (size_t i = 0; i < h.callers.n; i++)
+		h.sel[i] = i;
+	for (size_t i = 0; i < h.callees.n; i++)
+		h.sel[h.callers.n + i] = i;
+	qsort_r(h.sel, h.callers.n, sizeof(*h.sel), by_total, &h.callers);
+	qsort_r(h.sel + h.callers.n, h.callees.n, sizeof(*h.sel), by_total,
+	    &h.callees);
+	snprintf(t.summary, sizeof(t.summary), "%s: %zu callers, %zu callees",
+	    o->function, h.callers.n, h.callees.n);
+	rc = print_sorted(&t, o, NULL);
+out:
+	free(h.sel);
+	agg_free(&h.callers);
+	agg_free(&h.callees);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* gaps and threads: the rows of their JSON Lines files */
+
+struct jsonl_rows {
+	json_t **obj;
+	size_t n, cap;
+	const struct col *cols;
+	size_t ncols;
+	char hexbuf[4][32];
+};
+
+static void
+jsonl_get(void *ctx, size_t row, union cell *c)
+{
+	struct jsonl_rows *j = ctx;
+	const json_t *o = j->obj[row];
+
+	for (size_t i = 0; i < j->ncols; i++) {
+		const json_t *v = json_object_get(o, j->cols[i].name);
+
+		if (j->cols[i].type == COL_STR) {
+			c[i].s = json_is_string(v) ? json_string_value(v) :
+			    "-";
+		} else if (j->cols[i].type == COL_HEX) {
+			c[i].u = json_is_string(v) ?
+			    strtoull(json_string_value(v), NULL, 0) : 0;
+		} else if (json_is_true(v) || json_is_false(v)) {
+			c[i].u = json_is_true(v);
+		} else if (j->cols[i].type == COL_I64) {
+			c[i].i = json_integer_value(v);
+		} else {
+			c[i].u = (uint64_t)json_integer_value(v);
+		}
+	}
+}
+
+static void
+jsonl_free(struct jsonl_rows *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		json_decref(j->obj[i]);
+	free(j->obj);
+}
+
+/* Reads dir/name, keeping the records that pass --tid, --from, --to. */
+static int
+jsonl_read(const struct analysis *a, const char *name,
+    const struct query_options *o, int windowed, struct jsonl_rows *j)
+{
+	char path[PATH_MAX + 32], *line = NULL;
+	size_t cap = 0;
+	uint64_t lineno = 0;
+	ssize_t len;
+	FILE *f;
+	json_t *v;
+
+	snprintf(path, sizeof(path), "%s/%s", a->dir, name);
+	if ((f = fopen(path, "re")) == NULL) {
+		report(query_tool, path, NULL, "%s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	while ((len = getline(&line, &cap, f)) > 0) {
+		uint64_t st, en;
+
+		lineno++;
+		if ((v = json_loadb(line, (size_t)len, 0, NULL)) == NULL ||
+		    !json_is_object(v)) {
+			report(query_tool, path, NULL, "line %" PRIu64
+			    ": not a JSON object", lineno);
+			json_decref(v);
+			free(line);
+			fclose(f);
+			return EXIT_FAIL;
+		}
+		st = (uint64_t)json_integer_value(json_object_get(v,
+		    windowed ? "start_ns" : "first_ns"));
+		en = (uint64_t)json_integer_value(json_object_get(v,
+		    windowed ? "end_ns" : "last_ns"));
+		if ((o->has_tid && (uint64_t)json_integer_value(
+		    json_object_get(v, "tid")) != o->tid) ||
+		    st >= o->to_ns || en < o->from_ns) {
+			json_decref(v);
+			continue;
+		}
+		if (j->n == j->cap) {
+			size_t nc = j->cap ? j->cap * 2 : 64;
+			json_t **n = realloc(j->obj, nc * sizeof(*n));
+
+			if (n == NULL) {
+				json_decref(v);
+				free(line);
+				fclose(f);
+				return nomem();
+			}
+			j->obj = n;
+			j->cap = nc;
+		}
+		j->obj[j->n++] = v;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+static const struct col gap_cols[] = {
+	{ "tid", COL_U64, 1 }, { "start_ns", COL_U64, 1 },
+	{ "end_ns", COL_U64, 1 }, { "dur_ns", COL_U64, 0 },
+	{ "frames_cut", COL_U64, 0 }, { "ip", COL_HEX, 1 },
+	{ "resume_ip", COL_HEX, 1 }, { "cause", COL_STR, 0 },
+};
+
+static const struct col thread_cols[] = {
+	{ "tid", COL_U64, 1 }, { "pid", COL_U64, 1 },
+	{ "first_ns", COL_U64, 1 }, { "last_ns", COL_U64, 1 },
+	{ "gap_ns", COL_U64, 0 }, { "blocks", COL_U64, 0 },
+	{ "insns", COL_U64, 0 }, { "spans", COL_U64, 0 },
+	{ "gaps", COL_U64, 0 }, { "max_depth", COL_U64, 0 },
+	{ "min_depth", COL_I64, 0 }, { "tail_calls", COL_U64, 0 },
+	{ "signals", COL_U64, 0 }, { "unwound", COL_U64, 0 },
+	{ "cut_frames", COL_U64, 0 }, { "decode_errors", COL_U64, 0 },
+	{ "overflows", COL_U64, 0 }, { "wrapped", COL_U64, 0 },
+	{ "name", COL_STR, 0 },
+};
+
+static int
+kind_jsonl(const struct analysis *a, const struct query_options *o,
+    const char *kind, const struct col *cols, size_t ncols)
+{
+	struct jsonl_rows j = { NULL, 0, 0, cols, ncols, { "" } };
+	struct table t = { kind, cols, ncols, 0, &j, jsonl_get, NULL, "" };
+	int gaps = strcmp(kind, "gaps") == 0;
+	int rc;
+
+	if ((rc = only_table_formats(o, kind)) != 0)
+		return rc;
+	if ((rc = jsonl_read(a, gaps ? "gaps.jsonl" : "threads.jsonl", o,
+	    gaps, &j)) != 0) {
+		jsonl_free(&j);
+		return rc;
+	}
+	t.nrows = j.n;
+	snprintf(t.summary, sizeof(t.summary), "%zu %s", j.n, kind);
+	rc = print_sorted(&t, o, NULL);
+	jsonl_free(&j);
+	return rc;
+}
+
+int
+kind_gaps(const struct analysis *a, const struct query_options *o)
+{
+	return kind_jsonl(a, o, "gaps", gap_cols, 8);
+}
+
+int
+kind_threads(const struct analysis *a, const struct query_options *o)
+{
+	return kind_jsonl(a, o, "threads", thread_cols, 19);
+}

@@ -1,0 +1,99 @@
+/*
+ * ptquery internals: the options, the row tables every row kind
+ * produces, their rendering in the table formats (text, table, csv,
+ * json) with paging, and the span formats (folded, chrome, fxt).
+ */
+#ifndef PTQUERY_QUERY_H
+#define PTQUERY_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "aggregate.h"
+#include "analysis.h"
+
+extern const char *const query_tool;
+
+enum query_kind { K_SUMMARY, K_HOTPATHS, K_TIMELINE, K_CALLS, K_AT,
+	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS };
+enum query_format { F_TEXT, F_TABLE, F_CSV, F_JSON, F_FOLDED, F_CHROME,
+	F_FXT };
+
+struct query_options {
+	const char *analysis;
+	int kind, group, format;
+	const char *sort, *function, *cursor;
+	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
+	int has_tid, has_at, has_span, has_limit;
+};
+
+enum col_type { COL_U64, COL_I64, COL_HEX, COL_STR };
+
+struct col {
+	const char *name;
+	enum col_type type;
+	int ascending;		/* --sort order: 1 smallest first */
+};
+
+union cell {
+	uint64_t u;
+	int64_t i;
+	const char *s;
+};
+
+/*
+ * A row kind's answer: nrows rows whose cells get() fills (ncols of
+ * them; strings stay valid until the next get).  order, when set, is the
+ * permutation table_sort made.
+ */
+struct table {
+	const char *kind;
+	const struct col *cols;
+	size_t ncols;
+	size_t nrows;
+	void *ctx;
+	void (*get)(void *ctx, size_t row, union cell *out);
+	size_t *order;
+	char summary[512];		/* json's one-line "summary" */
+};
+
+/*
+ * Sorts t by column name (numeric columns only; "start" means start_ns).
+ * Returns 0, or prints a usage error and returns EXIT_USAGE.
+ */
+int table_sort(struct table *t, const char *name);
+
+/*
+ * Prints the page of t that o asks for (--cursor, --limit, --max-bytes)
+ * in o->format to stdout.  Returns an exit status.
+ */
+int table_print(struct table *t, const struct query_options *o);
+
+/* Parses --cursor into the first row; EXIT_USAGE (reported) when bad. */
+int query_cursor(const struct query_options *o, size_t nrows, size_t *first);
+
+/* The kinds: each returns an exit status, having reported failures. */
+int kind_summary(const struct analysis *a, const struct query_options *o);
+int kind_hotpaths(const struct analysis *a, const struct query_options *o);
+int kind_timeline(const struct analysis *a, const struct query_options *o);
+int kind_calls(const struct analysis *a, const struct query_options *o);
+int kind_at(const struct analysis *a, const struct query_options *o);
+int kind_gaps(const struct analysis *a, const struct query_options *o);
+int kind_threads(const struct analysis *a, const struct query_options *o);
+int kind_decoded(const struct analysis *a, const struct query_options *o);
+
+/* The filter of --tid, --from, --to. */
+void query_filter(const struct query_options *o, struct agg_filter *f);
+
+/*
+ * Span formats over the rows (of the index) in rows[first..first+n):
+ * folded (every span that passes the filter, stacks with self time),
+ * chrome and fxt (those rows as complete events).  Return exit statuses.
+ */
+int span_folded(const struct analysis *a, const struct query_options *o);
+int span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
+    const char *next_cursor);
+int span_fxt(const struct analysis *a, const uint64_t *rows, size_t n);
+
+#endif

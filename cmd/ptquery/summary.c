@@ -1,0 +1,229 @@
+/*
+ * ptquery --kind summary: the capture window, each thread's covered
+ * time, the trigger, the top functions by self time, the quality
+ * counters and the gaps, in a few lines (text) or one object (json).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonw.h"
+#include "manifest.h"
+#include "query.h"
+#include "report.h"
+
+#define SUMMARY_TOP 5
+
+struct summary {
+	const struct analysis *a;
+	struct manifest snap;		/* the snapshot's, when readable */
+	int have_snap;
+	struct agg g;
+	size_t top[SUMMARY_TOP];
+	size_t ntop;
+	uint64_t gaps, gap_ns;
+};
+
+static const char *const quality_keys[] = {
+	"spans", "insns", "blocks", "spans_unnamed", "tail_calls", "signals",
+	"unwound", "cut_frames", "ret_mismatch", "decode_errors", "overflows",
+	"wrapped_threads", "images_missing", "inline_insns",
+};
+
+static void
+summary_top(struct summary *s)
+{
+	for (size_t i = 0; i < s->g.n; i++) {
+		size_t at = s->ntop < SUMMARY_TOP ? s->ntop++ : SUMMARY_TOP;
+
+		if (at == SUMMARY_TOP) {
+			const struct agg_row *last =
+			    &s->g.row[s->top[SUMMARY_TOP - 1]];
+
+			if (s->g.row[i].self_ns <= last->self_ns)
+				continue;
+			at = SUMMARY_TOP - 1;
+		}
+		while (at > 0 && s->g.row[s->top[at - 1]].self_ns <
+		    s->g.row[i].self_ns) {
+			s->top[at] = s->top[at - 1];
+			at--;
+		}
+		s->top[at] = i;
+	}
+}
+
+static void
+summary_gaps(struct summary *s)
+{
+	const json_t *q = json_object_get(s->a->manifest, "quality");
+	const json_t *g = json_object_get(q, "gaps");
+	const json_t *ns = json_object_get(q, "gap_ns");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)g, k, v)
+		s->gaps += (uint64_t)json_integer_value(v);
+	json_object_foreach((json_t *)ns, k, v)
+		s->gap_ns += (uint64_t)json_integer_value(v);
+}
+
+static uint64_t
+window_ns(const struct summary *s)
+{
+	uint64_t st = analysis_manifest_u64(s->a, "capture.start_ns", 0);
+	uint64_t en = analysis_manifest_u64(s->a, "capture.end_ns", 0);
+
+	return en > st ? en - st : 0;
+}
+
+static const char *
+trigger(const struct summary *s)
+{
+	return s->have_snap && s->snap.trigger.kind ? s->snap.trigger.kind :
+	    "unknown";
+}
+
+static void
+print_text(const struct summary *s)
+{
+	const struct analysis *a = s->a;
+	const json_t *th = json_object_get(a->manifest, "threads");
+	const json_t *t;
+	size_t i;
+
+	printf("analysis=%s snapshot=%s decoder=%s recorder=%s\n", a->dir,
+	    analysis_manifest_str(a, "snapshot_id", "-"),
+	    analysis_manifest_str(a, "decoder", "-"),
+	    s->have_snap && s->snap.recorder.backend ?
+	    s->snap.recorder.backend : "-");
+	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu\n",
+	    window_ns(s), trigger(s), json_array_size(th));
+	json_array_foreach(th, i, t) {
+		uint64_t first = (uint64_t)json_integer_value(
+		    json_object_get(t, "first_ns"));
+		uint64_t last = (uint64_t)json_integer_value(
+		    json_object_get(t, "last_ns"));
+		uint64_t gap = (uint64_t)json_integer_value(
+		    json_object_get(t, "gap_ns"));
+
+		printf("thread tid=%" PRIu64 " first_ns=%" PRIu64 " last_ns=%"
+		    PRIu64 " covered_ns=%" PRIu64 " spans=%" PRIu64 "\n",
+		    (uint64_t)json_integer_value(json_object_get(t, "tid")),
+		    first, last, last - first > gap ? last - first - gap : 0,
+		    (uint64_t)json_integer_value(json_object_get(t, "spans")));
+	}
+	for (i = 0; i < s->ntop; i++) {
+		const struct agg_row *r = &s->g.row[s->top[i]];
+
+		printf("top rank=%zu self_ns=%" PRIu64 " calls=%" PRIu64
+		    " total_ns=%" PRIu64 " name=%s\n", i + 1, r->self_ns,
+		    r->calls, r->total_ns, r->name);
+	}
+	printf("quality");
+	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "quality.%s", quality_keys[i]);
+		printf(" %s=%" PRIu64, quality_keys[i],
+		    analysis_manifest_u64(a, path, 0));
+	}
+	printf("\ngaps count=%" PRIu64 " gap_ns=%" PRIu64, s->gaps, s->gap_ns);
+	{
+		const json_t *g = json_object_get(json_object_get(a->manifest,
+		    "quality"), "gaps");
+		const char *k;
+		json_t *v;
+
+		json_object_foreach((json_t *)g, k, v)
+			if (json_integer_value(v) != 0)
+				printf(" %s=%" PRIu64, k,
+				    (uint64_t)json_integer_value(v));
+	}
+	printf("\n");
+}
+
+static void
+print_json(const struct summary *s)
+{
+	const struct analysis *a = s->a;
+	struct jsonw w;
+	char line[512];
+	size_t i;
+
+	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
+	    PRIu64 " spans on %zu threads, %" PRIu64 " gaps; top %s",
+	    window_ns(s), trigger(s), analysis_rows(a),
+	    json_array_size(json_object_get(a->manifest, "threads")), s->gaps,
+	    s->ntop ? s->g.row[s->top[0]].name : "-");
+	jsonw_init(&w, stdout);
+	jsonw_object_begin(&w);
+	jsonw_kv_string(&w, "kind", "summary");
+	jsonw_kv_string(&w, "summary", line);
+	jsonw_kv_string(&w, "analysis", a->dir);
+	jsonw_kv_string(&w, "snapshot_id",
+	    analysis_manifest_str(a, "snapshot_id", ""));
+	jsonw_kv_string(&w, "trigger", trigger(s));
+	jsonw_kv_u64(&w, "window_ns", window_ns(s));
+	jsonw_key(&w, "top");
+	jsonw_array_begin(&w);
+	for (i = 0; i < s->ntop; i++) {
+		const struct agg_row *r = &s->g.row[s->top[i]];
+
+		jsonw_object_begin(&w);
+		jsonw_kv_string(&w, "name", r->name);
+		jsonw_kv_u64(&w, "self_ns", r->self_ns);
+		jsonw_kv_u64(&w, "calls", r->calls);
+		jsonw_kv_u64(&w, "total_ns", r->total_ns);
+		jsonw_object_end(&w);
+	}
+	jsonw_array_end(&w);
+	jsonw_kv_u64(&w, "gaps", s->gaps);
+	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
+	jsonw_object_end(&w);
+	jsonw_newline(&w);
+	jsonw_finish(&w);
+	/* The manifest's threads and quality objects, verbatim. */
+	(void)i;
+}
+
+int
+kind_summary(const struct analysis *a, const struct query_options *o)
+{
+	struct summary s;
+	struct agg_filter f;
+	struct error e;
+	char path[PATH_MAX + 32];
+	const char *snap = analysis_manifest_str(a, "snapshot", NULL);
+
+	if (o->format != F_TEXT && o->format != F_TABLE &&
+	    o->format != F_JSON) {
+		report(query_tool, "--format", "use text, table or json",
+		    "%s does not apply to --kind summary", o->format == F_CSV ?
+		    "csv" : o->format == F_FOLDED ? "folded" :
+		    o->format == F_CHROME ? "chrome" : "fxt");
+		return EXIT_USAGE;
+	}
+	memset(&s, 0, sizeof(s));
+	s.a = a;
+	manifest_init(&s.snap);
+	if (snap != NULL && snap[0] != '\0') {
+		snprintf(path, sizeof(path), "%s/manifest.json", snap);
+		s.have_snap = manifest_read(path, &s.snap, &e) == 0;
+	}
+	query_filter(o, &f);
+	if (agg_hotpaths(&s.g, a, AGG_FUNCTION, &f, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		manifest_free(&s.snap);
+		return EXIT_FAIL;
+	}
+	summary_top(&s);
+	summary_gaps(&s);
+	if (o->format == F_JSON)
+		print_json(&s);
+	else
+		print_text(&s);
+	agg_free(&s.g);
+	manifest_free(&s.snap);
+	return EXIT_OK;
+}

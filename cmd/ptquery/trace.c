@@ -1,0 +1,575 @@
+/*
+ * ptquery: spans as traces.  folded is the flame-graph input (one line
+ * per distinct stack with its self time: the lines sum to the self time
+ * of the spans selected); chrome is the Chrome trace event JSON (complete
+ * "X" events, microseconds with nanosecond decimals); fxt is the Fuchsia
+ * trace format (duration-complete events, ticks of one nanosecond), whose
+ * string table (32767 entries) and thread table (255) are reused round
+ * robin when a trace names more.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "jsonw.h"
+#include "query.h"
+#include "report.h"
+
+/* ----------------------------------------------------------------- */
+/* folded */
+
+struct stack_sum {
+	char *path;
+	uint64_t ns;
+};
+
+struct folded {
+	const struct analysis *a;
+	struct agg_filter f;
+	int64_t fn;			/* --function: stacks through it */
+	struct stack_sum *slot;
+	size_t cap, n;
+	char *buf;
+	size_t bufcap;
+	struct error *e;
+};
+
+static uint64_t
+str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int
+folded_grow(struct folded *fo)
+{
+	size_t cap = fo->cap ? fo->cap * 2 : 1024;
+	struct stack_sum *ns = calloc(cap, sizeof(*ns));
+
+	if (ns == NULL)
+		return -1;
+	for (size_t i = 0; i < fo->cap; i++) {
+		size_t j;
+
+		if (fo->slot[i].path == NULL)
+			continue;
+		for (j = str_hash(fo->slot[i].path) & (cap - 1);
+		    ns[j].path != NULL; j = (j + 1) & (cap - 1))
+			;
+		ns[j] = fo->slot[i];
+	}
+	free(fo->slot);
+	fo->slot = ns;
+	fo->cap = cap;
+	return 0;
+}
+
+static int
+folded_add(struct folded *fo, const char *path, uint64_t ns)
+{
+	size_t j;
+
+	if ((fo->n + 1) * 2 > fo->cap && folded_grow(fo) < 0)
+		return -1;
+	for (j = str_hash(path) & (fo->cap - 1); fo->slot[j].path != NULL;
+	    j = (j + 1) & (fo->cap - 1))
+		if (strcmp(fo->slot[j].path, path) == 0) {
+			fo->slot[j].ns += ns;
+			return 0;
+		}
+	if ((fo->slot[j].path = strdup(path)) == NULL)
+		return -1;
+	fo->slot[j].ns = ns;
+	fo->n++;
+	return 0;
+}
+
+/* Appends name to fo->buf at *len, ';' in names becoming ':'. */
+static int
+folded_append(struct folded *fo, size_t *len, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (*len + n + 2 > fo->bufcap) {
+		size_t cap = (*len + n + 2) * 2;
+		char *b = realloc(fo->buf, cap);
+
+		if (b == NULL)
+			return -1;
+		fo->buf = b;
+		fo->bufcap = cap;
+	}
+	if (*len > 0)
+		fo->buf[(*len)++] = ';';
+	for (size_t i = 0; i < n; i++)
+		fo->buf[(*len)++] = name[i] == ';' ? ':' : name[i];
+	fo->buf[*len] = '\0';
+	return 0;
+}
+
+static int
+folded_visit(void *ctx, const struct analysis_visit *v)
+{
+	struct folded *fo = ctx;
+	const struct spanidx *ix = &fo->a->ix;
+	uint64_t self = spanidx_u64(ix, SPANIDX_SELF_NS, v->row);
+	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, v->row);
+	size_t len = 0;
+	int through = fo->fn < 0;
+
+	if (self == 0 || st < fo->f.from_ns || st >= fo->f.to_ns ||
+	    (fo->f.has_tid && spanidx_u32(ix, SPANIDX_TID, v->row) !=
+	    fo->f.tid))
+		return 0;
+	for (size_t i = 0; i <= v->depth; i++) {
+		uint64_t r = i < v->depth ? v->stack[i] : v->row;
+
+		if (spanidx_u32(ix, SPANIDX_FN, r) == (uint32_t)fo->fn)
+			through = 1;
+		if (folded_append(fo, &len, analysis_fn(fo->a, r)) < 0)
+			return error_set(fo->e, ERR_NOMEM, "folded stacks");
+	}
+	if (through && folded_add(fo, fo->buf, self) < 0)
+		return error_set(fo->e, ERR_NOMEM, "folded stacks");
+	return 0;
+}
+
+static int
+by_path(const void *a, const void *b)
+{
+	const struct stack_sum *x = a, *y = b;
+
+	if (x->path == NULL || y->path == NULL)
+		return (x->path == NULL) - (y->path == NULL);
+	return strcmp(x->path, y->path);
+}
+
+int
+span_folded(const struct analysis *a, const struct query_options *o)
+{
+	struct folded fo;
+	struct error e;
+	int rc = EXIT_OK;
+
+	memset(&fo, 0, sizeof(fo));
+	fo.a = a;
+	fo.e = &e;
+	fo.fn = -1;
+	query_filter(o, &fo.f);
+	if (o->function != NULL &&
+	    (fo.fn = agg_find_string(a, o->function)) < 0) {
+		report(query_tool, a->dir, NULL, "no function named '%s'",
+		    o->function);
+		return EXIT_FAIL;
+	}
+	if (analysis_walk(a, folded_visit, &fo, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		rc = EXIT_FAIL;
+	} else {
+		if (fo.cap > 0)
+			qsort(fo.slot, fo.cap, sizeof(*fo.slot), by_path);
+		for (size_t i = 0; i < fo.n; i++)
+			printf("%s %" PRIu64 "\n", fo.slot[i].path,
+			    fo.slot[i].ns);
+	}
+	for (size_t i = 0; i < fo.cap; i++)
+		free(fo.slot[i].path);
+	free(fo.slot);
+	free(fo.buf);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* Threads: names from threads.jsonl, for both trace formats */
+
+struct thread_name {
+	uint32_t tid, pid;
+	char *name;
+};
+
+struct threads {
+	struct thread_name *t;
+	size_t n;
+};
+
+static void
+threads_free(struct threads *th)
+{
+	for (size_t i = 0; i < th->n; i++)
+		free(th->t[i].name);
+	free(th->t);
+}
+
+/* Best effort: a thread without a line is named by its tid. */
+static void
+threads_read(const struct analysis *a, struct threads *th)
+{
+	char path[PATH_MAX + 32], *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	FILE *f;
+
+	memset(th, 0, sizeof(*th));
+	snprintf(path, sizeof(path), "%s/threads.jsonl", a->dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		json_t *v = json_loadb(line, (size_t)len, 0, NULL);
+		const json_t *nm = json_object_get(v, "name");
+		struct thread_name *t = realloc(th->t, (th->n + 1) *
+		    sizeof(*t));
+
+		if (t != NULL) {
+			th->t = t;
+			t[th->n].tid = (uint32_t)json_integer_value(
+			    json_object_get(v, "tid"));
+			t[th->n].pid = (uint32_t)json_integer_value(
+			    json_object_get(v, "pid"));
+			t[th->n].name = strdup(json_is_string(nm) ?
+			    json_string_value(nm) : "");
+			if (t[th->n].name != NULL)
+				th->n++;
+		}
+		json_decref(v);
+	}
+	free(line);
+	fclose(f);
+}
+
+static const char *
+thread_label(const struct threads *th, uint32_t tid)
+{
+	for (size_t i = 0; i < th->n; i++)
+		if (th->t[i].tid == tid)
+			return th->t[i].name;
+	return NULL;
+}
+
+/* ----------------------------------------------------------------- */
+/* chrome */
+
+static const char *
+base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* JSON written by hand: ts and dur are decimal microseconds, exact to
+ * the nanosecond, which jsonw's doubles would round. */
+static void
+chrome_str(const char *key, const char *s)
+{
+	printf("\"%s\":", key);
+	json_write_escaped(stdout, s, strlen(s));
+}
+
+static void
+chrome_us(const char *key, uint64_t ns)
+{
+	printf(",\"%s\":%" PRIu64 ".%03u", key, ns / 1000,
+	    (unsigned)(ns % 1000));
+}
+
+static void
+chrome_thread(uint32_t pid, uint32_t tid, const char *label, int *first)
+{
+	printf("%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%"
+	    PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", *first ? "" : ",",
+	    pid, tid);
+	chrome_str("name", label);
+	printf("}}");
+	*first = 0;
+}
+
+static void
+chrome_span(const struct analysis *a, uint64_t r, int *first)
+{
+	const struct spanidx *ix = &a->ix;
+	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
+
+	printf("%s\n{\"ph\":\"X\",", *first ? "" : ",");
+	chrome_str("name", analysis_fn(a, r));
+	putchar(',');
+	chrome_str("cat", base_name(analysis_module(a, r)));
+	printf(",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
+	    spanidx_u32(ix, SPANIDX_PID, r), spanidx_u32(ix, SPANIDX_TID, r));
+	chrome_us("ts", st);
+	chrome_us("dur", spanidx_u64(ix, SPANIDX_END_NS, r) - st);
+	printf(",\"args\":{\"id\":%" PRIu64 ",\"depth\":%" PRId32
+	    ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"self_ns\":%"
+	    PRIu64 ",\"insns\":%" PRIu64 "}}", spanidx_u64(ix, SPANIDX_ID, r),
+	    spanidx_i32(ix, SPANIDX_DEPTH, r), st,
+	    spanidx_u64(ix, SPANIDX_END_NS, r),
+	    spanidx_u64(ix, SPANIDX_SELF_NS, r),
+	    spanidx_u64(ix, SPANIDX_INSNS, r));
+	*first = 0;
+}
+
+int
+span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
+    const char *next_cursor)
+{
+	const struct spanidx *ix = &a->ix;
+	struct threads th;
+	uint32_t *named = NULL;
+	size_t n_named = 0;
+	int first = 1;
+
+	threads_read(a, &th);
+	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	for (size_t i = 0; i < n; i++) {
+		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, rows[i]);
+		const char *label = thread_label(&th, tid);
+		size_t k;
+
+		for (k = 0; k < n_named && named[k] != tid; k++)
+			;
+		if (k == n_named && label != NULL) {
+			uint32_t *nn = realloc(named, (n_named + 1) *
+			    sizeof(*nn));
+
+			if (nn != NULL) {
+				named = nn;
+				named[n_named++] = tid;
+				chrome_thread(spanidx_u32(ix, SPANIDX_PID,
+				    rows[i]), tid, label, &first);
+			}
+		}
+		chrome_span(a, rows[i], &first);
+	}
+	printf("\n],\"next_cursor\":");
+	if (next_cursor != NULL)
+		printf("\"%s\"}\n", next_cursor);
+	else
+		printf("null}\n");
+	free(named);
+	threads_free(&th);
+	return EXIT_OK;
+}
+
+/* ----------------------------------------------------------------- */
+/* fxt */
+
+#define FXT_MAGIC 0x0016547846040010ull
+#define FXT_STRINGS 0x7fff		/* indices 1..32767 */
+#define FXT_STRING_MAX 32000		/* bytes of one string */
+#define FXT_THREADS 0xff		/* indices 1..255 */
+
+#define FXT_BUCKETS 65536
+
+struct fxt {
+	FILE *out;
+	char **str;			/* [index]: what the index holds */
+	size_t next_str;		/* the last index (re)used */
+	uint16_t *head;			/* [hash % FXT_BUCKETS]: an index */
+	uint16_t *chain;		/* [index]: the next in its bucket */
+	uint16_t pin[4];		/* indices the record being built uses */
+	size_t npin;
+	uint64_t *thr;			/* [index]: pid << 32 | tid, 0 none */
+	size_t next_thr;
+	int bad;
+};
+
+static void
+fxt_word(struct fxt *x, uint64_t w)
+{
+	if (fwrite(&w, 8, 1, x->out) != 1)
+		x->bad = 1;
+}
+
+static void
+fxt_bytes(struct fxt *x, const char *s, size_t len)
+{
+	static const char zero[8];
+
+	if (fwrite(s, 1, len, x->out) != len ||
+	    fwrite(zero, 1, (8 - len % 8) % 8, x->out) != (8 - len % 8) % 8)
+		x->bad = 1;
+}
+
+static size_t
+fxt_bucket(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return (size_t)(h % FXT_BUCKETS);
+}
+
+/* The record being built refers to idx: it must not be reused yet. */
+static uint16_t
+fxt_pin(struct fxt *x, size_t idx)
+{
+	if (x->npin < sizeof(x->pin) / sizeof(x->pin[0]))
+		x->pin[x->npin++] = (uint16_t)idx;
+	return (uint16_t)idx;
+}
+
+static int
+fxt_pinned(const struct fxt *x, size_t idx)
+{
+	for (size_t i = 0; i < x->npin; i++)
+		if (x->pin[i] == idx)
+			return 1;
+	return 0;
+}
+
+/* Forgets what index idx held, before it is reused. */
+static void
+fxt_evict(struct fxt *x, size_t idx)
+{
+	uint16_t *p;
+
+	if (x->str[idx] == NULL)
+		return;
+	for (p = &x->head[fxt_bucket(x->str[idx], strlen(x->str[idx]))];
+	    *p != 0; p = &x->chain[*p])
+		if (*p == idx) {
+			*p = x->chain[idx];
+			break;
+		}
+	free(x->str[idx]);
+	x->str[idx] = NULL;
+}
+
+/* The string table index of s, writing a string record when needed. */
+static uint16_t
+fxt_string(struct fxt *x, const char *s)
+{
+	size_t len = strlen(s), idx, b;
+
+	if (len == 0)
+		return 0;
+	if (len > FXT_STRING_MAX)
+		len = FXT_STRING_MAX;
+	b = fxt_bucket(s, len);
+	for (idx = x->head[b]; idx != 0; idx = x->chain[idx])
+		if (strncmp(x->str[idx], s, len) == 0 &&
+		    x->str[idx][len] == '\0')
+			return fxt_pin(x, idx);
+	do {
+		idx = x->next_str % FXT_STRINGS + 1;
+		x->next_str = idx;
+	} while (fxt_pinned(x, idx));
+	fxt_evict(x, idx);
+	if ((x->str[idx] = strndup(s, len)) == NULL) {
+		x->bad = 1;
+		return 0;
+	}
+	x->chain[idx] = x->head[b];
+	x->head[b] = (uint16_t)idx;
+	fxt_word(x, 2 | (uint64_t)(1 + (len + 7) / 8) << 4 |
+	    (uint64_t)idx << 16 | (uint64_t)len << 32);
+	fxt_bytes(x, s, len);
+	return fxt_pin(x, idx);
+}
+
+/* The thread table index of (pid, tid), with its records when new. */
+static uint8_t
+fxt_thread(struct fxt *x, uint32_t pid, uint32_t tid, const char *label)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	uint16_t name;
+	size_t idx;
+
+	for (idx = 1; idx <= FXT_THREADS; idx++)
+		if (x->thr[idx] == key)
+			return (uint8_t)idx;
+	idx = x->next_thr % FXT_THREADS + 1;
+	x->next_thr = idx;
+	x->thr[idx] = key;
+	if (label != NULL && (name = fxt_string(x, label)) != 0) {
+		/* Kernel object: a thread named label, of process pid. */
+		uint16_t pname = fxt_string(x, "process");
+
+		fxt_word(x, 7 | 4ull << 4 | 2ull << 16 | (uint64_t)name << 24 |
+		    1ull << 40);
+		fxt_word(x, tid);
+		fxt_word(x, 8 | 2ull << 4 | (uint64_t)pname << 16);
+		fxt_word(x, pid);
+	}
+	fxt_word(x, 3 | 3ull << 4 | (uint64_t)idx << 16);
+	fxt_word(x, pid);
+	fxt_word(x, tid);
+	return (uint8_t)idx;
+}
+
+static void
+fxt_event(struct fxt *x, const struct analysis *a, uint64_t r,
+    const struct threads *th)
+{
+	const struct spanidx *ix = &a->ix;
+	uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
+	uint8_t t;
+	uint16_t cat, name, id;
+
+	x->npin = 0;
+	t = fxt_thread(x, spanidx_u32(ix, SPANIDX_PID, r), tid,
+	    thread_label(th, tid));
+	x->npin = 0;
+	cat = fxt_string(x, base_name(analysis_module(a, r)));
+	name = fxt_string(x, analysis_fn(a, r));
+	id = fxt_string(x, "id");
+
+	/* Duration complete (4), one argument, size 5 words. */
+	fxt_word(x, 4 | 5ull << 4 | 4ull << 16 | 1ull << 20 |
+	    (uint64_t)t << 24 | (uint64_t)cat << 32 | (uint64_t)name << 48);
+	fxt_word(x, spanidx_u64(ix, SPANIDX_START_NS, r));
+	fxt_word(x, 4 | 2ull << 4 | (uint64_t)id << 16);	/* uint64 arg */
+	fxt_word(x, spanidx_u64(ix, SPANIDX_ID, r));
+	fxt_word(x, spanidx_u64(ix, SPANIDX_END_NS, r));
+}
+
+int
+span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
+{
+	struct fxt x = { stdout, NULL, 0, NULL, NULL, { 0 }, 0, NULL, 0, 0 };
+	struct threads th;
+
+	if (isatty(STDOUT_FILENO)) {
+		report(query_tool, "stdout", "redirect it to a file",
+		    "fxt is binary: not written to a terminal");
+		return EXIT_FAIL;
+	}
+	x.str = calloc(FXT_STRINGS + 1, sizeof(*x.str));
+	x.thr = calloc(FXT_THREADS + 1, sizeof(*x.thr));
+	x.head = calloc(FXT_BUCKETS, sizeof(*x.head));
+	x.chain = calloc(FXT_STRINGS + 1, sizeof(*x.chain));
+	if (x.str == NULL || x.thr == NULL || x.head == NULL ||
+	    x.chain == NULL) {
+		free(x.str);
+		free(x.thr);
+		free(x.head);
+		free(x.chain);
+		report(query_tool, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	threads_read(a, &th);
+	fxt_word(&x, FXT_MAGIC);
+	fxt_word(&x, 1 | 2ull << 4);		/* initialization */
+	fxt_word(&x, 1000000000ull);		/* ticks per second */
+	for (size_t i = 0; i < n; i++)
+		fxt_event(&x, a, rows[i], &th);
+	for (size_t i = 0; i <= FXT_STRINGS; i++)
+		free(x.str[i]);
+	free(x.str);
+	free(x.thr);
+	free(x.head);
+	free(x.chain);
+	threads_free(&th);
+	if (x.bad) {
+		report(query_tool, "stdout", NULL, "write failed");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
