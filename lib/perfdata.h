@@ -404,7 +404,8 @@ struct perfdata_writer;
 struct perfdata_writer_config {
 	uint64_t pt_config;		/* intel_pt attr.config (PERFDATA_PT_CFG_*) */
 	struct perfdata_pt_info pt;	/* priv[PMU_TYPE] is the attr type */
-	int per_cpu;			/* 0: per-thread buffers (cpu = -1) */
+	int per_cpu;			/* 1: per-CPU buffers; the writer then
+					   sets priv[PER_CPU_MMAPS] to 1 */
 	int sample_cpu;			/* add PERF_SAMPLE_CPU to sample_type */
 	struct perfdata_host host;	/* optional cosmetic features */
 };

@@ -265,6 +265,8 @@ copy_config(struct perfdata_writer *w, const struct perfdata_writer_config *cfg,
 
 	w->cfg = *cfg;
 	w->cfg.pt.filter = NULL;
+	if (cfg->per_cpu)
+		w->cfg.pt.priv[PERFDATA_PT_PER_CPU_MMAPS] = 1;
 	if (cfg->pt.filter != NULL && (w->filter = strdup(cfg->pt.filter)) == NULL)
 		return error_set(e, ERR_NOMEM, "perf.data writer: filter");
 	for (int i = 0; i < 6; i++) {
