@@ -89,6 +89,22 @@ test_expect_success 'tree: recursion, tail calls, longjmp, inlines' "
 	    and .analysis_id == \"default\"' an/manifest.json
 "
 
+test_expect_success 'lto: helpers inlined across files, counted exactly' "
+	analyse \"$FIX/lto\" 6 &&
+	check_counts &&
+	check_edges &&
+	jq -r 'select(.fn == \"outer\") | .id' an/spans.jsonl | sort >outer &&
+	test \$(wc -l <outer) = 6 &&
+	jq -r 'select(.fn == \"lto_scale\" and .insns > 0) | .span' \
+	    an/inline.jsonl | sort >scale &&
+	jq -r 'select(.fn == \"lto_offset\" and .insns > 0) | .span' \
+	    an/inline.jsonl | sort >offset &&
+	test_cmp outer scale && test_cmp outer offset &&
+	test \$(jq -r 'select(.fn == \"outer\") |
+	    \"\\(.self_insns) \\(.inline_insns)\"' an/spans.jsonl |
+	    sort -u | wc -l) = 1
+"
+
 test_expect_success 'cxx: exceptions through three frames, templates' "
 	analyse \"$FIX/cxx\" 8 &&
 	check_counts && test \$(wc -l <compared) = 4 &&
