@@ -51,6 +51,9 @@ parse_line(struct symtab *st, struct symbuild *b, const char *line,
 		end--, len--;
 	if (len == 0)
 		return 0;
+	if (memchr(line, '\0', len) != NULL)
+		return error_set(e, ERR_FORMAT, "%s: line %lu: NUL byte", path,
+		    lineno);
 	if (parse_hex(&p, &r.addr) != 0 || *p != ' ')
 		return error_set(e, ERR_FORMAT,
 		    "%s: line %lu: expected a hexadecimal start address", path,
@@ -72,6 +75,7 @@ static int
 read_map(struct symtab *st, FILE *f, const char *path, struct error *e)
 {
 	struct symbuild b = { NULL, 0, 0 };
+	struct error first;
 	unsigned long lineno = 0;
 	char *line = NULL;
 	size_t cap = 0;
@@ -80,15 +84,24 @@ read_map(struct symtab *st, FILE *f, const char *path, struct error *e)
 
 	while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if (memchr(line, '\0', (size_t)n) != NULL)
-			rc = error_set(e, ERR_FORMAT, "%s: line %lu: NUL byte",
-			    path, lineno);
-		else
-			rc = parse_line(st, &b, line, (size_t)n, lineno, path, e);
+		rc = parse_line(st, &b, line, (size_t)n, lineno, path, &first);
+		if (rc == -ERR_FORMAT) {
+			/* Skipped and counted: perf skips such lines too. */
+			if (st->stats.n_bad_lines++ == 0) {
+				st->stats.first_bad_line = lineno;
+				if (e != NULL)
+					*e = first;
+			}
+			rc = 0;
+		} else if (rc != 0 && e != NULL) {
+			*e = first;
+		}
 	}
 	if (rc == 0 && ferror(f))
 		rc = error_set_errno(e, errno, "%s", path);
 	free(line);
+	if (rc == 0 && b.n == 0 && st->stats.n_bad_lines > 0)
+		rc = -ERR_FORMAT;	/* e holds the first bad line */
 	if (rc == 0)
 		rc = symtab_finish_syms(st, &b, e);
 	symbuild_free(&b);

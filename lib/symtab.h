@@ -140,6 +140,8 @@ struct symtab_stats {
 	size_t n_inlines;		/* struct sym_inline entries */
 	size_t n_lines;			/* line table rows */
 	size_t n_bytes;			/* memory the table owns */
+	size_t n_bad_lines;		/* JIT map lines skipped */
+	size_t first_bad_line;		/* line number of the first, or 0 */
 	int has_dwarf;			/* DWARF was found and read */
 	const char *symbol_source;	/* ".symtab", ".dynsym", "jitmap", "none" */
 };
@@ -163,9 +165,12 @@ int symtab_open(const char *path, const struct symtab_options *opt,
 /*
  * Loads a JIT map in the /tmp/perf-PID.map format: one "START SIZE name"
  * line per function, START and SIZE hexadecimal (an optional 0x is
- * accepted), name running to the end of the line (spaces allowed).  Later
- * lines win where ranges overlap, as perf does.  Returns 0 and *out, or
- * -ERR_NOTFOUND, -ERR_IO, -ERR_FORMAT (e says the line number), -ERR_NOMEM.
+ * accepted), name running to the end of the line (spaces allowed).  At one
+ * address the later line wins.  A line that does not parse (a runtime
+ * killed mid-write leaves one) is skipped and counted in n_bad_lines (with
+ * the first one's number in first_bad_line), as perf skips it.  Returns 0 and *out, or
+ * -ERR_NOTFOUND, -ERR_IO, -ERR_FORMAT (no line parses at all and the file
+ * is not empty), -ERR_NOMEM.
  */
 int symtab_open_jitmap(const char *path, struct symtab **out,
     struct error *e);

@@ -1305,12 +1305,33 @@ test_jitmap(const char *tmp)
 	symtab_free(st);
 	st = NULL;
 
-	OK(write_file(path, "7f00 10 a\nzz 10 b\n", 18) == 0, "jit: bad map");
+	/* A bad line and a last line cut mid-write: skipped, counted. */
+	OK(write_file(path, "7f00 10 a\nzz 10 b\n7f80 10 c\n7f90 1", 30) == 0,
+	    "jit: map with bad lines");
+	IS_INT(symtab_open_jitmap(path, &st, &e), 0,
+	    "jit: bad lines do not spoil the map");
+	if (st != NULL) {
+		struct symtab_stats stats;
+
+		symtab_get_stats(st, &stats);
+		IS_INT(stats.n_bad_lines, 2, "jit: two lines skipped");
+		IS_INT(stats.first_bad_line, 2, "jit: the first on line 2");
+		IS_STR(symtab_lookup(st, 0x7f85) ? symtab_lookup(st, 0x7f85)->name
+		    : NULL, "c", "jit: the line after a bad one is kept");
+		symtab_free(st);
+		st = NULL;
+	}
+	OK(write_file(path, "zz 10 b\n", 8) == 0, "jit: map of nothing good");
 	IS_INT(symtab_open_jitmap(path, &st, &e), -ERR_FORMAT,
-	    "jit: a bad line is a format error");
-	OK(strstr(e.msg, "line 2: expected a hexadecimal start address") !=
+	    "jit: no good line at all is a format error");
+	OK(strstr(e.msg, "line 1: expected a hexadecimal start address") !=
 	    NULL, "jit: the message names the line (%s)", e.msg);
 	OK(st == NULL, "jit: nothing returned on error");
+	OK(write_file(path, "", 0) == 0, "jit: empty map");
+	IS_INT(symtab_open_jitmap(path, &st, &e), 0, "jit: empty map loads");
+	OK(st && symtab_sym(st, 0) == NULL, "jit: and is empty");
+	symtab_free(st);
+	st = NULL;
 	IS_INT(symtab_open_jitmap("/nonexistent/perf-1.map", &st, &e),
 	    -ERR_NOTFOUND, "jit: missing map");
 }
