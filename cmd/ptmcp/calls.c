@@ -505,6 +505,12 @@ compare_done(struct server *srv, struct job *j)
 	}
 	res = json_loads(c->out.data != NULL ? c->out.data : "",
 	    JSON_DECODE_ANY, NULL);
+	if (res == NULL && c->exit_code != 0) {
+		/* Status 1 without a report is a failure, not "crossed". */
+		reply_tool_error(srv, j->req_id, "%s", job_child_message(c, msg,
+		    sizeof(msg)));
+		return;
+	}
 	if (res == NULL) {
 		reply_tool_error(srv, j->req_id, "ptdiff printed no JSON "
 		    "(ptmcp expects --format json output)");
