@@ -12,15 +12,21 @@ emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
 	struct pt_config cfg;
 
 	memset(e, 0, sizeof(*e));
+	e->hdr = hdr;
+	e->ring = (uint8_t *)hdr + EMU_HDR_SIZE;
+	e->ring_size = hdr->ring_size;
 	pt_config_init(&cfg);
 	cfg.begin = e->stage;
 	cfg.end = e->stage + sizeof(e->stage);
 	e->enc = pt_alloc_encoder(&cfg);
-	if (e->enc == NULL)
+	cfg.begin = e->ring;
+	cfg.end = e->ring + e->ring_size;
+	e->direct = pt_alloc_encoder(&cfg);
+	if (e->enc == NULL || e->direct == NULL) {
+		pt_free_encoder(e->enc);
+		pt_free_encoder(e->direct);
 		return -1;
-	e->hdr = hdr;
-	e->ring = (uint8_t *)hdr + EMU_HDR_SIZE;
-	e->ring_size = hdr->ring_size;
+	}
 	e->cyc = cyc;
 	e->retcomp = retcomp;
 	e->psb_period = psb_period;
@@ -31,8 +37,10 @@ void
 emu_enc_fini(struct emu_enc *e)
 {
 	pt_free_encoder(e->enc);
+	pt_free_encoder(e->direct);
 	free(e->side);
 	e->enc = NULL;
+	e->direct = NULL;
 	e->side = NULL;
 }
 
@@ -55,20 +63,28 @@ side_append(struct emu_enc *e, const uint8_t *p, size_t n)
 	e->side_n += n;
 }
 
+/* Copies n bytes into the ring at pos, around its end if need be. */
+static void
+ring_copy(struct emu_enc *e, const uint8_t *p, size_t n)
+{
+	emu_ring_put(e->ring, e->ring_size, &e->total, p, n);
+	e->pos = e->total % e->ring_size;
+	pt_enc_sync_set(e->direct, e->pos);
+}
+
 void
 emu_enc_commit(struct emu_enc *e)
 {
-	if (e->staged == 0)
-		return;		/* the common case: a block left no packet */
-	if (e->diverted)
+	if (e->staged > 0) {	/* diverted packets */
 		side_append(e, e->stage, e->staged);
-	else
-		emu_ring_put(e->ring, e->ring_size, &e->total, e->stage,
-		    e->staged);
-	pt_enc_sync_set(e->enc, 0);
-	e->staged = 0;
+		pt_enc_sync_set(e->enc, 0);
+		e->staged = 0;
+	}
+	if (e->total == e->published)
+		return;		/* the common case: a block left no packet */
 	/* Order: data, then the count that makes it visible. */
 	__atomic_store_n(&e->hdr->total, e->total, __ATOMIC_RELEASE);
+	e->published = e->total;
 }
 
 /* The pending TNT bits, where ptrec finds them if the guest crashes. */
@@ -79,11 +95,25 @@ publish_tnt(struct emu_enc *e)
 	e->hdr->tnt_bits = (uint32_t)e->tnt_bits;
 }
 
+/* The longest packet we write (PSB) fits this many times over. */
+#define PACKET_ROOM 32
+
 static void
 emit(struct emu_enc *e, const struct pt_packet *p)
 {
 	int n;
 
+	if (!e->diverted && e->ring_size - e->pos >= PACKET_ROOM) {
+		n = pt_enc_next(e->direct, p);
+		if (n < 0) {
+			e->n_errors++;
+			return;
+		}
+		e->pos += (uint64_t)n;
+		e->total += (uint64_t)n;
+		e->since_psb += (uint64_t)n;
+		return;
+	}
 	if (e->staged + 64 > sizeof(e->stage))
 		emu_enc_commit(e);
 	n = pt_enc_next(e->enc, p);
@@ -91,8 +121,14 @@ emit(struct emu_enc *e, const struct pt_packet *p)
 		e->n_errors++;
 		return;
 	}
-	e->staged += (uint64_t)n;
 	e->since_psb += (uint64_t)n;
+	if (e->diverted) {
+		e->staged += (uint64_t)n;
+		return;
+	}
+	/* near the ring's end: around it, from the stage */
+	ring_copy(e, e->stage, (size_t)n);
+	pt_enc_sync_set(e->enc, 0);
 }
 
 static void
@@ -314,7 +350,7 @@ void
 emu_enc_append_side(struct emu_enc *e)
 {
 	emu_enc_commit(e);
-	emu_ring_put(e->ring, e->ring_size, &e->total, e->side, e->side_n);
+	ring_copy(e, e->side, e->side_n);
 	e->since_psb += e->side_n;
 	e->side_n = 0;
 	emu_enc_commit(e);

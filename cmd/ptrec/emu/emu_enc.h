@@ -11,11 +11,13 @@
  * only on a compressed return) and is emptied at every PSB; CYC counts the
  * virtual cycles since the last timed packet and is never inside PSB+.
  *
- * Packets are staged in a small buffer and moved into the ring by
- * emu_enc_commit(), which the tracer calls at the end of every callback,
- * so the ring always ends on a packet boundary.  While diverted, packets go
- * to a side buffer instead (a signal handler whose interruption point is
- * not known yet, notes/emu.md 6.4) and emu_enc_undivert() appends them.
+ * Packets are encoded straight into the ring, except the few that would
+ * cross its end (staged, then copied around it); emu_enc_commit(), which
+ * the tracer calls at the end of every callback, publishes the ring's
+ * total, so ptrec always sees it end on a packet boundary.  While
+ * diverted, packets go to a side buffer instead (a signal handler whose
+ * interruption point is not known yet, notes/emu.md 6.4) and
+ * emu_enc_undivert() appends them.
  *
  * Functions return nothing: libipt's encoder fails only on packets we
  * built wrongly, which is counted in n_errors and ends the stream's
@@ -36,12 +38,15 @@ struct pt_encoder;
 
 /* Hot fields first; the stage buffer last, so they share cache lines. */
 struct emu_enc {
-	struct pt_encoder *enc;
+	struct pt_encoder *direct;	/* writes into the ring itself */
+	struct pt_encoder *enc;		/* writes into stage */
 	uint64_t staged;		/* bytes in stage not yet committed */
 
 	struct emu_ring_hdr *hdr;	/* shared with ptrec */
 	uint8_t *ring;
 	uint64_t ring_size, total;
+	uint64_t pos;			/* total % ring_size */
+	uint64_t published;		/* total as ptrec last saw it */
 
 	int diverted;
 	uint8_t *side;
