@@ -2,14 +2,17 @@
  * mksnap: builds a snapshot for a fixture program without any recorder,
  * so the snapshot format can be tested on its own.
  *
- *   mksnap [-n] [-p PSB_BYTES] [-s] [-f FUNC] -o SNAPSHOT -e EXPECTED
- *          -- PROGRAM [ARG...]
+ *   mksnap [-n] [-p PSB_BYTES] [-s | -w RING_BYTES] [-f FUNC] -o SNAPSHOT
+ *          -e EXPECTED -- PROGRAM [ARG...]
  *
  * Runs PROGRAM under ptrace and single-steps every call of FUNC
  * (ptk_work) in every thread, classifying each executed instruction with
  * Zydis.  Each thread's path becomes a PT stream (tests/snap/ptenc, -n for
  * noretcomp, -p for periodic PSB+, -s to split each stream into two
- * AUXTRACE records at a packet boundary), and the snapshot is written
+ * AUXTRACE records at a packet boundary, -w to keep only the last
+ * RING_BYTES as a wrapped ring would, from mid-packet, with the AUX
+ * TRUNCATED flag and the branches the wrap lost dropped from EXPECTED),
+ * and the snapshot is written
  * through lib/snapshot and lib/perfdata exactly as a recorder would:
  * images archived by build-id, MMAP2 in build-id form, COMM, ITRACE_START,
  * AUX, AUXTRACE, EXIT, TIME_CONV, manifest.json, output.log.  EXPECTED
@@ -67,6 +70,8 @@ struct ctx {
 	const char *func;
 	struct ptenc_opts eo;
 	int split;
+	size_t ring;			/* -w: ring size that wrapped, or 0 */
+	size_t ring_lines;		/* expected lines the wrap lost */
 	char **argv;
 	pid_t pid;
 	int memfd;
@@ -593,6 +598,19 @@ write_trace(struct ctx *c, struct snapshot *s, struct perfdata_writer *w)
 		if (t->runs == 0)
 			continue;
 		data = ptenc_data(t->pe, &len);
+		if (c->ring > 0 && c->ring < len) {
+			/* the ring kept its last c->ring bytes: from anywhere,
+			 * even mid-packet; decoders sync at the next PSB */
+			size_t psb;
+
+			if (ptenc_psb_from(t->pe, len - c->ring, &psb,
+			    &c->ring_lines) < 0)
+				die("no PSB in the last %zu bytes", c->ring);
+			data += len - c->ring;
+			len = c->ring;
+			row.wrapped = 1;
+			aux.flags = PERFDATA_AUX_FLAG_TRUNCATED;
+		}
 		cut = c->split ? ptenc_boundary(t->pe, len / 2) : 0;
 		if (cut > 0) {
 			check(perfdata_write_auxtrace(w, &a, data, cut, &e), &e);
@@ -605,7 +623,7 @@ write_trace(struct ctx *c, struct snapshot *s, struct perfdata_writer *w)
 		    (uint32_t)t->tid, t->last_tsc + 1, PERFDATA_NO_CPU, 0 };
 		check(perfdata_write_aux(w, &aux, &e), &e);
 		row.auxtrace_idx = idx++;
-		row.ring_size = 1 << 20;
+		row.ring_size = c->ring ? c->ring : 1 << 20;
 		row.bytes_kept = len;
 		row.start_ns = t->first_tsc;
 		row.end_ns = t->last_tsc;
@@ -688,11 +706,29 @@ write_snapshot(struct ctx *c, const char *dest, const char *log)
 	check(snapshot_commit(s, &e), &e);
 }
 
+/* Removes the first n lines of the file at path (what a wrap lost). */
+static void
+drop_lines(const char *path, size_t n)
+{
+	char tmp[PATH_MAX], line[512];
+	FILE *in, *out;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((in = fopen(path, "r")) == NULL || (out = fopen(tmp, "w")) == NULL)
+		die("%s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), in) != NULL)
+		if (n > 0 ? (n--, 0) : 1)
+			fputs(line, out);
+	fclose(in);
+	if (fclose(out) != 0 || rename(tmp, path) < 0)
+		die("%s: %s", path, strerror(errno));
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: mksnap [-n] [-p PSB_BYTES] [-s] [-f FUNC] "
-	    "-o SNAPSHOT -e EXPECTED -- PROGRAM [ARG...]\n");
+	fprintf(stderr, "usage: mksnap [-n] [-p PSB_BYTES] [-s | -w RING_BYTES] "
+	    "[-f FUNC] -o SNAPSHOT -e EXPECTED -- PROGRAM [ARG...]\n");
 	exit(2);
 }
 
@@ -706,18 +742,20 @@ main(int argc, char **argv)
 
 	c.func = "ptk_work";
 	c.eo.tsc_every = 64;
-	while ((opt = getopt(argc, argv, "np:sf:o:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "np:sw:f:o:e:")) != -1) {
 		switch (opt) {
 		case 'n': c.eo.noretcomp = 1; break;
 		case 'p': c.eo.psb_every = (unsigned)atoi(optarg); break;
 		case 's': c.split = 1; break;
+		case 'w': c.ring = (size_t)atol(optarg); break;
 		case 'f': c.func = optarg; break;
 		case 'o': dest = optarg; break;
 		case 'e': exp = optarg; break;
 		default: usage();
 		}
 	}
-	if (dest == NULL || exp == NULL || optind >= argc)
+	if (dest == NULL || exp == NULL || optind >= argc ||
+	    (c.ring > 0 && c.split))
 		usage();
 	c.argv = argv + optind;
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&c.zd, ZYDIS_MACHINE_MODE_LONG_64,
@@ -732,6 +770,8 @@ main(int argc, char **argv)
 	if (fclose(c.expected) != 0)
 		die("%s: %s", exp, strerror(errno));
 	write_snapshot(&c, dest, log);
+	if (c.ring > 0)
+		drop_lines(exp, c.ring_lines);
 	for (int i = 0; i < c.nr_threads; i++)
 		ptenc_free(c.threads[i].pe);
 	free(c.steps);

@@ -21,6 +21,9 @@ struct ptenc {
 	uint64_t stack[PTENC_STACK];	/* return addresses since last PSB */
 	size_t depth_since_psb;
 	int started;			/* first PSB written */
+	size_t nr_lines;		/* expected-branch lines written */
+	struct { size_t off, lines; } *psbs;	/* every PSB */
+	size_t nr_psbs, cap_psbs;
 	char *err;
 	size_t errsize;
 };
@@ -47,6 +50,7 @@ ptenc_free(struct ptenc *pe)
 		return;
 	free(pe->buf);
 	free(pe->bounds);
+	free(pe->psbs);
 	free(pe);
 }
 
@@ -198,11 +202,43 @@ add_tnt(struct ptenc *pe, int taken)
 	return 0;
 }
 
+static int
+mark_psb(struct ptenc *pe)
+{
+	if (pe->nr_psbs == pe->cap_psbs) {
+		size_t nc = pe->cap_psbs ? 2 * pe->cap_psbs : 64;
+		void *np = realloc(pe->psbs, nc * sizeof(*pe->psbs));
+
+		if (np == NULL)
+			return fail(pe, "out of memory", 0);
+		pe->psbs = np;
+		pe->cap_psbs = nc;
+	}
+	pe->psbs[pe->nr_psbs].off = pe->len;
+	pe->psbs[pe->nr_psbs].lines = pe->nr_lines;
+	pe->nr_psbs++;
+	return 0;
+}
+
+int
+ptenc_psb_from(const struct ptenc *pe, size_t off, size_t *psb_off,
+    size_t *lines_before)
+{
+	for (size_t i = 0; i < pe->nr_psbs; i++) {
+		if (pe->psbs[i].off >= off) {
+			*psb_off = pe->psbs[i].off;
+			*lines_before = pe->psbs[i].lines;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* PSB+ while tracing is on: the decoder resyncs at ip. */
 static int
 psb_plus(struct ptenc *pe, uint64_t tsc, uint64_t ip)
 {
-	if (flush_tnt(pe) < 0)
+	if (flush_tnt(pe) < 0 || mark_psb(pe) < 0)
 		return -1;
 	pe->last_psb = pe->len;
 	pe->depth_since_psb = 0;
@@ -218,6 +254,8 @@ start_run(struct ptenc *pe, uint64_t tsc, uint64_t ip)
 {
 	if (!pe->started) {
 		pe->started = 1;
+		if (mark_psb(pe) < 0)
+			return -1;
 		pe->last_psb = pe->len;
 		if (put_simple(pe, ppt_psb) < 0 || put_tsc(pe, tsc) < 0 ||
 		    put_simple(pe, ppt_psbend) < 0)
@@ -232,8 +270,10 @@ start_run(struct ptenc *pe, uint64_t tsc, uint64_t ip)
 }
 
 static void
-expect(FILE *f, uint32_t tid, const char *kind, uint64_t from, uint64_t to)
+expect(struct ptenc *pe, FILE *f, uint32_t tid, const char *kind,
+    uint64_t from, uint64_t to)
 {
+	pe->nr_lines++;
 	if (f != NULL)
 		fprintf(f, "%u %s %llx %llx\n", tid, kind,
 		    (unsigned long long)from, (unsigned long long)to);
@@ -274,19 +314,19 @@ encode_step(struct ptenc *pe, const struct ptenc_step *s, long *depth,
 		return 0;
 	case PTENC_JCC:
 		if (s->next != s->ip + s->len)
-			expect(expected, tid, "jcc", s->ip, s->next);
+			expect(pe, expected, tid, "jcc", s->ip, s->next);
 		return add_tnt(pe, s->next != s->ip + s->len);
 	case PTENC_JMP:
-		expect(expected, tid, "jmp", s->ip, s->next);
+		expect(pe, expected, tid, "jmp", s->ip, s->next);
 		return 0;
 	case PTENC_JMP_IND:
-		expect(expected, tid, "jmp", s->ip, s->next);
+		expect(pe, expected, tid, "jmp", s->ip, s->next);
 		if (flush_tnt(pe) < 0)
 			return -1;
 		return put_ip(pe, ppt_tip, s->next);
 	case PTENC_CALL:
 	case PTENC_CALL_IND:
-		expect(expected, tid, "call", s->ip, s->next);
+		expect(pe, expected, tid, "call", s->ip, s->next);
 		(*depth)++;
 		if (push_call(pe, s->ip + s->len) < 0)
 			return -1;
@@ -297,13 +337,13 @@ encode_step(struct ptenc *pe, const struct ptenc_step *s, long *depth,
 		return put_ip(pe, ppt_tip, s->next);
 	case PTENC_RET:
 		if (*depth == 0) {
-			expect(expected, tid, "end", s->ip, s->next);
+			expect(pe, expected, tid, "end", s->ip, s->next);
 			if (flush_tnt(pe) < 0)
 				return -1;
 			(*depth)--;
 			return put_ip(pe, ppt_tip_pgd, s->next);
 		}
-		expect(expected, tid, "ret", s->ip, s->next);
+		expect(pe, expected, tid, "ret", s->ip, s->next);
 		(*depth)--;
 		return encode_ret(pe, s);
 	default:
@@ -324,7 +364,7 @@ ptenc_run(struct ptenc *pe, const struct ptenc_step *steps, size_t n,
 		return fail(pe, "empty run", 0);
 	if (start_run(pe, *tsc, steps[0].ip) < 0)
 		return -1;
-	expect(expected, tid, "strt", 0, steps[0].ip);
+	expect(pe, expected, tid, "strt", 0, steps[0].ip);
 	for (size_t i = 0; i < n; i++) {
 		const struct ptenc_step *s = &steps[i];
 

@@ -74,6 +74,15 @@ const uint8_t *ptenc_data(const struct ptenc *pe, size_t *len);
  */
 size_t ptenc_boundary(const struct ptenc *pe, size_t off);
 
+/*
+ * The first PSB at or after off: its offset, and how many expected-branch
+ * lines had been written before it.  Returns 0, or -1 when there is none.
+ * This is where a decoder of a wrapped ring (which holds only the data
+ * from some point on) first synchronises.
+ */
+int ptenc_psb_from(const struct ptenc *pe, size_t off, size_t *psb_off,
+    size_t *lines_before);
+
 /* The TSC of the last TSC packet written. */
 uint64_t ptenc_last_tsc(const struct ptenc *pe);
 
