@@ -53,4 +53,21 @@ for v in "" .static; do
 		jq -e '.counters.async_stops >= 5' snap/manifest.json
 	"
 done
+
+for t in low high; do
+	test_expect_success "--timing $t: exact, with its packets" "
+		ptrec --recorder emu -o snap --emu-truth truth --timing $t \
+		    -- \"\$EMU_FIX/branchy\" 2 500 >path 2>err &&
+		emu_check_parity snap truth >counts &&
+		perf report -D -i snap/perf.data 2>/dev/null >dump &&
+		if test $t = low; then
+			! grep -q -E '^\.  [0-9a-f]+: .* CYC' dump &&
+			grep -q 'TNT T' dump &&
+			jq -e '.pt.cyc == false' snap/manifest.json
+		else
+			grep -q -E '^\.  [0-9a-f]+: .* CYC' dump &&
+			jq -e '.pt.noretcomp == true' snap/manifest.json
+		fi
+	"
+done
 test_done
