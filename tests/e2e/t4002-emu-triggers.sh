@@ -96,6 +96,16 @@ test_expect_success '--trigger-line: ends at the write of the line' '
 	emu_check_parity snap truth 1 >counts
 '
 
+test_expect_success '--trigger-line --tail-ms: 1 ms (virtual) after the write' '
+	rec --trigger-line "^round 2 " -- "$B" 4 20000 &&
+	at=$(fired snap) && rm -rf snap &&
+	rec --trigger-line "^round 2 " --tail-ms 1 -- "$B" 4 20000 &&
+	test_eq tail "$(trigger snap)" &&
+	end=$(fired snap) &&
+	test $((end - at)) -ge 1000000 && test $((end - at)) -lt 1001000 &&
+	emu_check_parity snap truth 1 >counts
+'
+
 test_expect_success 'stop indicator: ends at ptkit_stop_indicator' '
 	rec -- "$EMU_FIX/stopind" &&
 	test_eq stop-indicator "$(trigger snap)" &&

@@ -880,10 +880,13 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 		lb->n = 0;
 		if (capture_started(s) &&
 		    regexec(&g.line_re, lb->buf, 0, NULL, 0) == 0) {
-			if (g.tail_ns > 0)
+			if (g.tail_ns > 0) {
 				s->tail_deadline = s->th.clock + g.tail_ns;
-			else
+				if (s->tail_deadline < s->poll_at)
+					s->poll_at = s->tail_deadline;
+			} else {
 				snapshot_request(s, 0, "line", 0);
+			}
 		}
 	}
 }
