@@ -87,7 +87,7 @@ sink_span(void *ctx, const struct cs_span *s)
 	if (r->o->format == 1 && fn_totals_add(&r->totals, s, name) < 0)
 		return error_set(&r->err, ERR_NOMEM, "function totals");
 	if (r->f[F_SPANS] != NULL)
-		spans_write_span(&r->w[F_SPANS], s, &r->tree);
+		spans_write_span(r->f[F_SPANS], s, &r->tree);
 	if (r->f[F_INLINE] != NULL && r->tree.n > 0) {
 		spans_write_inline(&r->w[F_INLINE], s, &r->tree,
 		    &r->next_inline_id);
@@ -450,14 +450,49 @@ write_manifest(struct run *r)
 	return 0;
 }
 
+/*
+ * The snapshot's trigger, from its manifest, as the last event: record
+ * time is perf time minus the stream's time base.
+ */
+static void
+write_trigger(struct run *r)
+{
+	char path[PATH_MAX];
+	struct manifest m;
+	struct error e;
+	struct jsonw *w = &r->w[F_EVENTS];
+	const char *snap = r->hdr->snapshot;
+
+	if (snap[0] == '\0')
+		return;
+	manifest_init(&m);
+	snprintf(path, sizeof(path), "%s/manifest.json", snap);
+	if (manifest_read(path, &m, &e) == 0 && m.trigger.kind != NULL) {
+		jsonw_object_begin(w);
+		jsonw_kv_u64(w, "v", SPANS_SCHEMA);
+		jsonw_kv_string(w, "kind", "trigger");
+		jsonw_kv_string(w, "trigger", m.trigger.kind);
+		if (m.trigger.detail != NULL)
+			jsonw_kv_string(w, "detail", m.trigger.detail);
+		jsonw_kv_u64(w, "time_ns", m.trigger.fired_ns >
+		    r->hdr->time_base_ns ? m.trigger.fired_ns -
+		    r->hdr->time_base_ns : 0);
+		jsonw_kv_u64(w, "wall_ns", m.trigger.fired_wall_ns);
+		jsonw_object_end(w);
+		jsonw_newline(w);
+	}
+	manifest_free(&m);
+}
+
 static int
 finish_outputs(struct run *r)
 {
 	char path[PATH_MAX + 32];
 	int bad = 0;
 
+	write_trigger(r);
 	for (int i = 0; i < F_NR; i++) {
-		if (jsonw_finish(&r->w[i]) < 0)
+		if (jsonw_finish(&r->w[i]) < 0 || ferror(r->f[i]))
 			bad = 1;
 		if (fclose(r->f[i]) != 0)
 			bad = 1;
@@ -639,8 +674,10 @@ spans_run(const struct spans_options *o, FILE *in)
 	if (o->out_dir != NULL && finish_outputs(&r) < 0)
 		goto out;
 	if (o->out_dir == NULL && r.f[F_SPANS] != NULL &&
-	    jsonw_finish(&r.w[F_SPANS]) < 0)
+	    (jsonw_finish(&r.w[F_SPANS]) < 0 || ferror(r.f[F_SPANS]))) {
+		report(tool, "stdout", NULL, "write failed");
 		goto out;
+	}
 	if (o->format == 1)
 		print_summary(&r);
 	rc = EXIT_OK;

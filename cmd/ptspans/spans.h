@@ -56,7 +56,7 @@ struct inl_tree {
  * spans_write_inline then writes that tree's nodes (ids from *next_id).
  */
 int spans_inline_tree(struct inl_tree *t, const struct cs_span *s);
-void spans_write_span(struct jsonw *w, const struct cs_span *s,
+void spans_write_span(FILE *out, const struct cs_span *s,
     const struct inl_tree *t);
 void spans_write_inline(struct jsonw *w, const struct cs_span *s,
     struct inl_tree *t, uint64_t *next_id);

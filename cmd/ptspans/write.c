@@ -134,42 +134,174 @@ spans_inline_tree(struct inl_tree *t, const struct cs_span *s)
 	return 0;
 }
 
-void
-spans_write_span(struct jsonw *w, const struct cs_span *s,
-    const struct inl_tree *t)
+/*
+ * Span lines are most of the output: they are built in a buffer and
+ * written with one fwrite.  Strings of plain printable ASCII are copied
+ * as they are (what jsonw writes for them too); any other string goes
+ * through json_write_escaped, so the output is the same JSON either way.
+ */
+struct line {
+	FILE *out;
+	int first;			/* no member written yet */
+	char buf[1024];
+	size_t n;
+};
+
+static void
+line_flush(struct line *l)
 {
+	if (l->n > 0 && fwrite(l->buf, 1, l->n, l->out) != l->n)
+		l->n = 0;
+	l->n = 0;
+}
+
+static void
+line_raw(struct line *l, const char *s, size_t len)
+{
+	if (l->n + len > sizeof(l->buf)) {
+		line_flush(l);
+		if (len > sizeof(l->buf)) {
+			fwrite(s, 1, len, l->out);
+			return;
+		}
+	}
+	memcpy(l->buf + l->n, s, len);
+	l->n += len;
+}
+
+static void
+line_key(struct line *l, const char *key)
+{
+	if (l->first)
+		line_raw(l, "\"", 1);
+	else
+		line_raw(l, ",\"", 2);
+	l->first = 0;
+	line_raw(l, key, strlen(key));
+	line_raw(l, "\":", 2);
+}
+
+static void
+line_u64(struct line *l, const char *key, uint64_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	line_key(l, key);
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	line_raw(l, d + i, sizeof(d) - i);
+}
+
+static void
+line_i64(struct line *l, const char *key, int64_t v)
+{
+	if (v >= 0) {
+		line_u64(l, key, (uint64_t)v);
+		return;
+	}
+	char d[24];
+	size_t i = sizeof(d);
+	uint64_t u = (uint64_t)0 - (uint64_t)v;
+
+	line_key(l, key);
+	do {
+		d[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	d[--i] = '-';
+	line_raw(l, d + i, sizeof(d) - i);
+}
+
+static void
+line_str(struct line *l, const char *key, const char *s)
+{
+	size_t len;
+
+	line_key(l, key);
+	if (s == NULL) {
+		line_raw(l, "null", 4);
+		return;
+	}
+	for (len = 0; s[len] != '\0'; len++)
+		if ((unsigned char)s[len] < 0x20 || s[len] == '"' ||
+		    s[len] == '\\' || (unsigned char)s[len] >= 0x7f)
+			break;
+	if (s[len] == '\0') {
+		line_raw(l, "\"", 1);
+		line_raw(l, s, len);
+		line_raw(l, "\"", 1);
+		return;
+	}
+	line_flush(l);
+	(void)json_write_escaped(l->out, s, strlen(s));
+}
+
+static void
+line_addr(struct line *l, const char *key, uint64_t a)
+{
+	char buf[24];
+
+	if (a == 0) {
+		line_key(l, key);
+		line_raw(l, "null", 4);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
+	line_str(l, key, buf);
+}
+
+static void
+line_bool(struct line *l, const char *key, int v)
+{
+	line_key(l, key);
+	line_raw(l, v ? "true" : "false", v ? 4 : 5);
+}
+
+void
+spans_write_span(FILE *out, const struct cs_span *s, const struct inl_tree *t)
+{
+	struct line l;
 	char buf[512];
 	uint64_t inl = 0;
 
 	for (size_t i = 0; t != NULL && i < t->n; i++)
 		if (t->node[i].parent < 0)
 			inl += t->node[i].total;
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-	jsonw_kv_u64(w, "id", s->id);
-	jsonw_kv_u64(w, "tid", s->tid);
-	jsonw_kv_u64(w, "pid", s->pid);
-	jsonw_kv_string(w, "fn", spans_fn_name(&s->fn, s->entry, buf,
-	    sizeof(buf)));
-	kv_str_or_null(w, "raw", s->fn.raw);
-	kv_str_or_null(w, "module", s->fn.module);
-	jsonw_kv_i64(w, "depth", s->depth);
-	kv_id(w, "parent", s->parent);
-	kv_addr(w, "call_site", s->call_site);
-	kv_addr(w, "entry", s->entry);
-	jsonw_kv_u64(w, "start_ns", s->start_ns);
-	jsonw_kv_u64(w, "end_ns", s->end_ns);
-	jsonw_kv_u64(w, "dur_ns", s->end_ns - s->start_ns);
-	jsonw_kv_u64(w, "self_ns", s->self_ns);
-	jsonw_kv_u64(w, "insns", s->insns);
-	jsonw_kv_u64(w, "self_insns", s->self_insns);
-	jsonw_kv_u64(w, "inline_insns", inl);
-	jsonw_kv_string(w, "start", cs_start_name(s->start));
-	jsonw_kv_string(w, "end", cs_end_name(s->end));
-	jsonw_kv_bool(w, "tail_call", s->tail_call);
-	jsonw_kv_bool(w, "async", s->async);
-	jsonw_object_end(w);
-	jsonw_newline(w);
+	l.out = out;
+	l.n = 0;
+	l.first = 1;
+	line_raw(&l, "{", 1);
+	line_u64(&l, "v", SPANS_SCHEMA);
+	line_u64(&l, "id", s->id);
+	line_u64(&l, "tid", s->tid);
+	line_u64(&l, "pid", s->pid);
+	line_str(&l, "fn", spans_fn_name(&s->fn, s->entry, buf, sizeof(buf)));
+	line_str(&l, "raw", s->fn.raw);
+	line_str(&l, "module", s->fn.module);
+	line_i64(&l, "depth", s->depth);
+	if (s->parent == 0) {
+		line_key(&l, "parent");
+		line_raw(&l, "null", 4);
+	} else
+		line_u64(&l, "parent", s->parent);
+	line_addr(&l, "call_site", s->call_site);
+	line_addr(&l, "entry", s->entry);
+	line_u64(&l, "start_ns", s->start_ns);
+	line_u64(&l, "end_ns", s->end_ns);
+	line_u64(&l, "dur_ns", s->end_ns - s->start_ns);
+	line_u64(&l, "self_ns", s->self_ns);
+	line_u64(&l, "insns", s->insns);
+	line_u64(&l, "self_insns", s->self_insns);
+	line_u64(&l, "inline_insns", inl);
+	line_str(&l, "start", cs_start_name(s->start));
+	line_str(&l, "end", cs_end_name(s->end));
+	line_bool(&l, "tail_call", s->tail_call);
+	line_bool(&l, "async", s->async);
+	line_raw(&l, "}\n", 2);
+	line_flush(&l);
 }
 
 void

@@ -86,7 +86,11 @@ test_expect_success 'tree: recursion, tail calls, longjmp, inlines' "
 	jq -e -s '[.[] | select(.fn == \"twice\" or .fn == \"mix\")] |
 	    length > 0' an/inline.jsonl >/dev/null &&
 	jq -e '.quality.ret_mismatch == 0 and .quality.spans_unnamed <= 2
-	    and .analysis_id == \"default\"' an/manifest.json
+	    and .analysis_id == \"default\"' an/manifest.json &&
+	jq -e -s 'any(.[]; .kind == \"trigger\" and .trigger == \"exit\")' \
+	    an/events.jsonl >/dev/null &&
+	jq -e '.snapshot_id | test(\"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$\")' \
+	    an/manifest.json >/dev/null
 "
 
 test_expect_success 'lto: helpers inlined across files, counted exactly' "

@@ -67,7 +67,7 @@ fz_span(void *ctx, const struct cs_span *s)
 
 	if (spans_inline_tree(&z->tree, s) < 0)
 		return -ERR_NOMEM;
-	spans_write_span(&z->w, s, &z->tree);
+	spans_write_span(z->w.out, s, &z->tree);
 	return 0;
 }
 
