@@ -140,8 +140,16 @@ in_bounds(uint64_t off, uint64_t size, uint64_t len)
 #define PD_DECOMP_FLOOR (64ULL << 20)
 #define PD_DECOMP_RATIO 64
 
+/* id -> attr, sorted by id, for the sample_id trailers */
+struct id_ent {
+	uint64_t id;
+	size_t attr;
+};
+
 struct rd {
 	struct perfdata *pd;
+	struct id_ent *ids;
+	size_t nr_ids;
 	const char *name;
 	struct error *e;
 	int in_compressed;		/* parsing decompressed data */
@@ -328,12 +336,62 @@ parse_one_attr(struct rd *r, const uint8_t *b, uint64_t len, uint64_t at,
 	return 0;
 }
 
+static const struct perfdata_attr *
+attr_by_id(const struct rd *r, uint64_t id)
+{
+	size_t lo = 0, hi = r->nr_ids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->ids[mid].id == id)
+			return &r->pd->attrs[r->ids[mid].attr];
+		if (r->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	const struct id_ent *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Builds the sorted id index over every attr's ids. */
+static int
+index_ids(struct rd *r)
+{
+	const struct perfdata *pd = r->pd;
+	size_t n = 0;
+
+	for (size_t i = 0; i < pd->nr_attrs; i++)
+		n += pd->attrs[i].nr_ids;
+	if (n == 0)
+		return 0;
+	r->ids = calloc(n, sizeof(*r->ids));
+	if (r->ids == NULL)
+		return nomem(r, "id index");
+	for (size_t i = 0; i < pd->nr_attrs; i++)
+		for (size_t j = 0; j < pd->attrs[i].nr_ids; j++) {
+			r->ids[r->nr_ids].id = pd->attrs[i].ids[j];
+			r->ids[r->nr_ids++].attr = i;
+		}
+	qsort(r->ids, r->nr_ids, sizeof(*r->ids), cmp_id);
+	return 0;
+}
+
 static int
 parse_attrs(struct rd *r, const uint8_t *b, uint64_t len)
 {
 	struct perfdata *pd = r->pd;
 	uint64_t attr_size = get_u64(b + 16);
 	uint64_t off = get_u64(b + 24), size = get_u64(b + 32);
+	uint64_t total_ids = 0;
 	int rc;
 
 	if (attr_size < PD_ATTR_SIZE_VER0 + 16 || attr_size > 4096)
@@ -359,7 +417,16 @@ parse_attrs(struct rd *r, const uint8_t *b, uint64_t len)
 		    &pd->attrs[i]);
 		if (rc < 0)
 			return rc;
+		/* id arrays never share bytes: more ids than the file holds
+		 * means overlapping sections (and a memory bomb) */
+		total_ids += pd->attrs[i].nr_ids;
+		if (total_ids > len / 8)
+			return bad(r, ERR_FORMAT, off + i * attr_size,
+			    "attr ids sections hold more ids than the file "
+			    "has bytes for");
 	}
+	if ((rc = index_ids(r)) < 0)
+		return rc;
 	r->st0 = pd->attrs[0].sample_type;
 	r->id_all = (pd->attrs[0].flags & PERFDATA_ATTR_SAMPLE_ID_ALL) != 0;
 	return 0;
@@ -369,16 +436,6 @@ parse_attrs(struct rd *r, const uint8_t *b, uint64_t len)
 
 #define SID_BITS (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 	PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-
-static const struct perfdata_attr *
-attr_by_id(const struct perfdata *pd, uint64_t id)
-{
-	for (size_t i = 0; i < pd->nr_attrs; i++)
-		for (size_t j = 0; j < pd->attrs[i].nr_ids; j++)
-			if (pd->attrs[i].ids[j] == id)
-				return &pd->attrs[i];
-	return NULL;
-}
 
 /*
  * Parses the trailer at the end of body (blen bytes) into sid and sets
@@ -398,7 +455,7 @@ parse_sid(struct rd *r, const uint8_t *body, uint64_t blen, uint64_t off,
 		return 0;
 	if ((st & PERF_SAMPLE_IDENTIFIER) && blen >= 8) {
 		const struct perfdata_attr *a =
-		    attr_by_id(r->pd, get_u64(body + blen - 8));
+		    attr_by_id(r, get_u64(body + blen - 8));
 
 		if (a != NULL)
 			st = a->sample_type;
@@ -1224,6 +1281,7 @@ parse(struct perfdata **out, const void *buf, size_t len, const char *name,
 	err = parse_all(&r, buf, len);
 	ZSTD_freeDStream(r.zds);
 	free(r.decomp.p);
+	free(r.ids);
 	if (err < 0) {
 		perfdata_free(pd);
 		return err;

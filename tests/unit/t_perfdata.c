@@ -418,6 +418,36 @@ test_quipper(void)
 	perfdata_free(pd);
 }
 
+/* Two attrs whose ids sections both cover the whole file. */
+static void
+test_id_bomb(void)
+{
+	uint8_t f[104 + 2 * 80];
+	uint64_t v;
+	struct perfdata *pd;
+	struct error e;
+
+	memset(f, 0, sizeof(f));
+	memcpy(f, "PERFILE2", 8);
+	v = 104, memcpy(f + 8, &v, 8);
+	v = 80, memcpy(f + 16, &v, 8);		/* attr_size */
+	v = 104, memcpy(f + 24, &v, 8);		/* attrs.offset */
+	v = 160, memcpy(f + 32, &v, 8);		/* attrs.size */
+	v = sizeof(f), memcpy(f + 40, &v, 8);	/* data: empty, at the end */
+	for (int i = 0; i < 2; i++) {
+		uint8_t *a = f + 104 + 80 * i;
+		uint32_t sz = 64;
+
+		memcpy(a + 4, &sz, 4);
+		v = 0, memcpy(a + 64, &v, 8);
+		v = sizeof(f), memcpy(a + 72, &v, 8);
+	}
+	IS_INT(perfdata_read_buffer(&pd, f, sizeof(f), "bomb", &e), -ERR_FORMAT,
+	    "overlapping ids sections refused");
+	IS_STR(e.msg, "bomb: file offset 184: attr ids sections hold more ids "
+	    "than the file has bytes for", "and said where");
+}
+
 static void
 test_errors(void)
 {
@@ -448,6 +478,7 @@ test_errors(void)
 	memcpy(hdr, "2ELIFREP", 8);
 	rc = perfdata_read_buffer(&pd, hdr, 104, "be", &e);
 	IS_INT(rc, -ERR_UNSUPPORTED, "big-endian refused");
+	test_id_bomb();
 }
 
 /* A record of an unknown type and a feature bit past perf's are skipped. */
