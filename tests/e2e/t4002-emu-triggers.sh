@@ -139,6 +139,16 @@ test_expect_success 'SIGTERM to ptrec: snapshot, then the program ends' '
 	jq -e ".target.state == \"running\"" snap/manifest.json &&
 	emu_check_parity snap truth 1 >counts
 '
+test_expect_success 'SIGINT while every thread sleeps: the rings as they are' '
+	ptrec --recorder emu -o snap -- /bin/sleep 30 >path 2>err &
+	pid=$! &&
+	n=0 && while ! ls "$TMPDIR"/ptkit-*/ptrec.*/ring.* >/dev/null 2>&1 &&
+	    test $n -lt 300; do sleep 0.1; n=$((n + 1)); done &&
+	sleep 0.5 && kill -INT $pid && wait $pid &&
+	test_eq sigint "$(trigger snap)" &&
+	tail_of snap 1 | grep -q "tr end syscall .*nanosleep"
+'
+
 test_expect_success '--filter SYMBOL: only inside, entered by PGE, left by PGD' '
 	rec --filter dispatch -- "$B" 1 300 &&
 	emu_check_parity snap truth >counts &&
