@@ -568,3 +568,38 @@ pttrace_detach(struct pttrace *t, struct error *e)
 	pttrace_free(t);
 	return r;
 }
+
+int
+pttrace_parse_cpus(const char *list, cpu_set_t *set, struct error *e)
+{
+	const char *s = list;
+	unsigned long a, b, c;
+	char *end;
+
+	CPU_ZERO(set);
+	while (*s != '\0') {
+		if (*s < '0' || *s > '9')
+			goto bad;
+		a = b = strtoul(s, &end, 10);
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			b = strtoul(end + 1, &end, 10);
+		}
+		if (b < a || b >= CPU_SETSIZE)
+			goto bad;
+		for (c = a; c <= b; c++)
+			CPU_SET(c, set);
+		s = end;
+		if (*s == ',' && s[1] != '\0')
+			s++;
+		else if (*s != '\0')
+			goto bad;
+	}
+	if (CPU_COUNT(set) == 0)
+		goto bad;
+	return CPU_COUNT(set);
+bad:
+	return error_set(e, ERR_INVALID, "--cpus '%s' is not a list of CPUs "
+	    "like 0-3,8 (each below %d)", list, CPU_SETSIZE);
+}

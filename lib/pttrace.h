@@ -89,6 +89,13 @@ int pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
  */
 int pttrace_detach(struct pttrace *t, struct error *e);
 
+/*
+ * Parses --cpus LIST ("0-3,8,10-11") into set.  Returns the number of
+ * CPUs, or -ERR_INVALID (not a list, or a CPU beyond CPU_SETSIZE; e
+ * quotes it).
+ */
+int pttrace_parse_cpus(const char *list, cpu_set_t *set, struct error *e);
+
 enum { PTTRACE_IDLE = 0, PTTRACE_EVENT = 1, PTTRACE_DONE = 2 };
 
 /*

@@ -223,6 +223,27 @@ test_failures(void)
 	}
 }
 
+static void
+test_cpus(void)
+{
+	cpu_set_t set;
+	struct error e;
+
+	IS_INT(pttrace_parse_cpus("0-3,8,10-11", &set, &e), 7, "seven CPUs");
+	OK(CPU_ISSET(0, &set) && CPU_ISSET(3, &set) && !CPU_ISSET(4, &set) &&
+	    CPU_ISSET(8, &set) && CPU_ISSET(11, &set) && !CPU_ISSET(12, &set),
+	    "the right ones");
+	IS_INT(pttrace_parse_cpus("1", &set, &e), 1, "one CPU");
+	IS_INT(pttrace_parse_cpus("3-1", &set, &e), -ERR_INVALID, "reversed");
+	IS_STR(e.msg, "--cpus '3-1' is not a list of CPUs like 0-3,8 (each "
+	    "below 1024)", "its message");
+	IS_INT(pttrace_parse_cpus("0,", &set, &e), -ERR_INVALID,
+	    "a trailing comma");
+	IS_INT(pttrace_parse_cpus("", &set, &e), -ERR_INVALID, "empty");
+	IS_INT(pttrace_parse_cpus("5000", &set, &e), -ERR_INVALID,
+	    "beyond CPU_SETSIZE");
+}
+
 int
 main(void)
 {
@@ -242,6 +263,7 @@ main(void)
 	test_threads();
 	test_exec_and_cpus();
 	test_failures();
+	test_cpus();
 	unlink(outpath);
 	return tap_done();
 }
