@@ -3,10 +3,17 @@
  * ptrec, and how ptrec reads it back.
  *
  * The plugin is started as
- *     qemu-x86_64 -plugin libptkit-emu.so,dir=SCRATCH,... PROGRAM ARGS
+ *     qemu-x86_64 -plugin libptkit-emu.so,dir=SCRATCH PROGRAM ARGS
  * and everything passes through files in ptrec's scratch directory SCRATCH
  * (removed with it), because qemu gives a plugin no channel of its own:
  *
+ *   config          written by ptrec before the start: "KEY VALUE" lines
+ *                   (aux, budget, psb, cyc, retcomp, truth, repeat, hits,
+ *                   after_ns, max_ns, min_ns, tail_ns, line REGEX,
+ *                   trigger|stop OFFSET PATH, filter OFFSET SIZE PATH;
+ *                   file offsets, resolved as the images are mapped), so
+ *                   paths and regexes need no escaping in qemu's
+ *                   comma-separated plugin arguments.
  *   ring.<tid>      one per guest thread: a 4 KiB header (struct
  *                   emu_ring_hdr) then the ring of exactly ring_size bytes.
  *                   Both sides map it MAP_SHARED, so the trace survives a
@@ -35,8 +42,10 @@
  *                   line per completed snapshot ("snapshot SEQ REASON\n")
  *                   and "done\n" when it stops tracing.
  *   control         a 4 KiB file both map: ptrec raises request_seq to ask
- *                   for a snapshot now (SIGINT, --trigger-line, --control);
- *                   the plugin answers on events.
+ *                   for a snapshot now (SIGINT/SIGTERM, --control; stop=1
+ *                   makes it the last); the plugin answers on events at
+ *                   a thread's next poll.  When every thread sits in a
+ *                   syscall nobody answers, and ptrec reads the rings.
  *   truth.<tid>     with --emu-truth: "SRC DST KIND" per executed branch,
  *                   hex, in a shared mapping that also survives a crash;
  *                   "snapshot SEQ" marks where a snapshot cut the ring.
