@@ -437,6 +437,34 @@ encode_record(struct blks_writer *w, const struct blks_record *r,
 	}
 }
 
+/*
+ * The common case, a BLOCK, encoded in place: its payload is at most 36
+ * bytes, so its length is one byte.  Returns 1 when done, 0 to take the
+ * general path.
+ */
+static int
+write_block_fast(struct blks_writer *w, const struct blks_block *b)
+{
+	uint8_t *p, *q;
+
+	if (!w->in_thread || w->error != 0 || b->iclass > 15 ||
+	    b->flags > 3 || b->mode > 3 || sizeof(w->buf) - w->used < 64)
+		return 0;
+	p = w->buf + w->used;
+	q = p + 2;
+	q += put_varint(q, zigzag(b->ip - w->prev_ip));
+	q += put_varint(q, zigzag(b->end_ip - b->ip));
+	q += put_varint(q, b->ninsn);
+	*q++ = (uint8_t)(b->iclass | b->flags << 4 | b->mode << 6);
+	q += put_varint(q, zigzag(b->time - w->prev_time));
+	p[0] = BLKS_BLOCK;
+	p[1] = (uint8_t)(q - p - 2);
+	w->used += (size_t)(q - p);
+	w->prev_ip = b->end_ip;
+	w->prev_time = b->time;
+	return 1;
+}
+
 int
 blks_write(struct blks_writer *w, const struct blks_record *r,
     struct error *e)
@@ -445,6 +473,8 @@ blks_write(struct blks_writer *w, const struct blks_record *r,
 	size_t n;
 	int rc;
 
+	if (r->type == BLKS_BLOCK && write_block_fast(w, &r->u.block))
+		return 0;
 	if (w->error != 0)
 		return error_set(e, -w->error, "block stream writer failed");
 	if ((rc = check_order(w, r, e)) < 0)

@@ -91,21 +91,71 @@ ptdec_images_fini(struct ptdec_images *im)
 /* ----------------------------------------------------------------- */
 /* Records of one chunk */
 
+/* A block, or (type != BLKS_BLOCK) the index of a record in other[]. */
+struct ptdec_item {
+	uint64_t ip, end_ip, time;
+	uint32_t ninsn;			/* or the index into other[] */
+	uint8_t type, iclass, flags, mode;
+};
+
+static int
+grow(void **p, size_t *cap, size_t size, struct error *e)
+{
+	size_t c = *cap ? 2 * *cap : 1024;
+	void *n = realloc(*p, c * size);
+
+	if (n == NULL)
+		return error_set(e, ERR_NOMEM, "decoded records");
+	*p = n;
+	*cap = c;
+	return 0;
+}
+
 int
 ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
     struct error *e)
 {
-	if (o->nr == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 1024;
-		struct blks_record *p = realloc(o->rec, cap * sizeof(*p));
+	struct ptdec_item *it;
+	int rc;
 
-		if (p == NULL)
-			return error_set(e, ERR_NOMEM, "decoded records");
-		o->rec = p;
-		o->cap = cap;
+	if (o->direct != NULL)
+		return o->direct(o->direct_ctx, r, e);
+	if (o->nr == o->cap && (rc = grow((void **)&o->item, &o->cap,
+	    sizeof(*o->item), e)) < 0)
+		return rc;
+	it = &o->item[o->nr++];
+	it->type = r->type;
+	if (r->type != BLKS_BLOCK) {
+		if (o->nr_other == o->cap_other && (rc = grow(
+		    (void **)&o->other, &o->cap_other, sizeof(*o->other),
+		    e)) < 0)
+			return rc;
+		it->ninsn = (uint32_t)o->nr_other;
+		o->other[o->nr_other++] = *r;
+		return 0;
 	}
-	o->rec[o->nr++] = *r;
+	it->ip = r->u.block.ip;
+	it->end_ip = r->u.block.end_ip;
+	it->time = r->u.block.time;
+	it->ninsn = r->u.block.ninsn;
+	it->iclass = r->u.block.iclass;
+	it->flags = r->u.block.flags;
+	it->mode = r->u.block.mode;
 	return 0;
+}
+
+static void
+out_reset(struct ptdec_out *o)
+{
+	o->nr = 0;
+	o->nr_other = 0;
+}
+
+static void
+out_free(struct ptdec_out *o)
+{
+	free(o->item);
+	free(o->other);
 }
 
 /* ----------------------------------------------------------------- */
@@ -218,6 +268,7 @@ struct emitter {
 	uint64_t last_time;
 	struct blks_record pending;	/* a block that may go on */
 	int has_pending;
+	uint64_t mode;			/* execution mode so far */
 };
 
 static uint64_t *
@@ -290,43 +341,84 @@ emit_block(struct emitter *em, const struct blks_record *r, struct error *e)
 	}
 	if ((rc = emit_pending(em, e)) < 0)
 		return rc;
-	em->pending = *r;
+	em->pending.type = BLKS_BLOCK;
+	*p = r->u.block;
 	em->has_pending = 1;
 	return 0;
 }
 
 static int
-emit_one(struct emitter *em, struct blks_record *r, struct error *e)
+emit_one(struct emitter *em, const struct blks_record *in, struct error *e)
 {
-	uint64_t *t = record_time(r);
+	const struct blks_record *r = in;
+	struct blks_record fixed;
+	uint64_t *t = record_time((struct blks_record *)in);
 	int rc;
 
-	if (*t == PTDEC_TIME_UNKNOWN)
+	if (*t == PTDEC_TIME_UNKNOWN) {
+		fixed = *in;
+		t = record_time(&fixed);
 		*t = em->last_time;
+		r = &fixed;
+	}
 	em->last_time = *t;
 	if (em->cfg->window && (*t < em->cfg->from_ns || *t > em->cfg->to_ns))
 		return 0;
 	if (r->type == BLKS_BLOCK)
 		return emit_block(em, r, e);
+	/* The decoder repeats the mode at every enable: only changes count. */
+	if (r->type == BLKS_EVENT && r->u.event.kind == BLKS_EV_EXEC_MODE) {
+		if (r->u.event.arg == em->mode)
+			return 0;
+		em->mode = r->u.event.arg;
+	}
 	if ((rc = emit_pending(em, e)) < 0)
 		return rc;
 	count_record(em->end, r);
 	return em->sink->emit(em->sink->ctx, r, e);
 }
 
+static void
+chunk_done(struct emitter *em, const struct ptdec_chunk *c)
+{
+	if (em->cfg->progress != NULL)
+		em->cfg->progress(em->cfg->progress_ctx, c->next);
+}
+
 static int
 emit_out(struct emitter *em, struct ptdec_out *o, const struct ptdec_chunk *c,
     struct error *e)
 {
+	struct blks_record r;
 	int rc;
 
+	r.type = BLKS_BLOCK;
 	for (size_t i = 0; i < o->nr; i++) {
-		if ((rc = emit_one(em, &o->rec[i], e)) < 0)
+		const struct ptdec_item *it = &o->item[i];
+
+		if (it->type != BLKS_BLOCK) {
+			rc = emit_one(em, &o->other[it->ninsn], e);
+		} else {
+			r.u.block.ip = it->ip;
+			r.u.block.end_ip = it->end_ip;
+			r.u.block.time = it->time;
+			r.u.block.ninsn = it->ninsn;
+			r.u.block.iclass = it->iclass;
+			r.u.block.flags = it->flags;
+			r.u.block.mode = it->mode;
+			rc = emit_one(em, &r, e);
+		}
+		if (rc < 0)
 			return rc;
 	}
-	if (em->cfg->progress != NULL)
-		em->cfg->progress(em->cfg->progress_ctx, c->next);
+	chunk_done(em, c);
 	return 0;
+}
+
+static int
+emit_direct(void *ctx, const struct blks_record *r, struct error *e)
+{
+	return emit_one(ctx, r, e);
 }
 
 /* The GAP for trace bytes before the first PSB (or of a trace with none). */
@@ -362,19 +454,20 @@ decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
     const struct ptdec_thread *th, const struct ptdec_chunk *chunks,
     size_t nr, struct emitter *em, struct error *e)
 {
-	struct ptdec_out out = { NULL, 0, 0 };
+	struct ptdec_out out;
 	void *w;
 	int rc;
 
+	memset(&out, 0, sizeof(out));
+	out.direct = emit_direct;
+	out.direct_ctx = em;
 	if ((rc = be->worker_new(&w, cfg, th, e)) < 0)
 		return rc;
 	for (size_t i = 0; i < nr && rc == 0; i++) {
-		out.nr = 0;
 		if ((rc = be->decode_chunk(w, &chunks[i], &out, e)) == 0)
-			rc = emit_out(em, &out, &chunks[i], e);
+			chunk_done(em, &chunks[i]);
 	}
 	be->worker_free(w);
-	free(out.rec);
 	return rc;
 }
 
@@ -448,7 +541,7 @@ pool_worker(void *arg)
 	while ((i = pool_take(p)) < p->nr) {
 		struct slot *s = &p->slots[i % p->window];
 
-		s->out.nr = 0;
+		out_reset(&s->out);
 		error_clear(&s->err);
 		s->rc = p->be->decode_chunk(w, &p->chunks[i], &s->out,
 		    &s->err);
@@ -533,7 +626,7 @@ decode_parallel(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 	for (unsigned k = 0; k < started; k++)
 		pthread_join(tids[k], NULL);
 	for (size_t k = 0; k < p.window; k++)
-		free(p.slots[k].out.rec);
+		out_free(&p.slots[k].out);
 	pthread_cond_destroy(&p.done);
 	pthread_cond_destroy(&p.work);
 	pthread_mutex_destroy(&p.mu);
@@ -557,6 +650,7 @@ ptdec_decode_thread(const struct ptdec_backend *be,
 	em.cfg = cfg;
 	em.sink = sink;
 	em.end = end;
+	em.mode = ptem_64bit;
 	memset(end, 0, sizeof(*end));
 	end->tid = th->tid;
 	end->c[BLKS_C_TRACE_BYTES] = th->len;

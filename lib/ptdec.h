@@ -45,7 +45,7 @@
 #include "blkstream.h"
 #include "error.h"
 
-#define PTDEC_CHUNK_DEFAULT (256 * 1024)
+#define PTDEC_CHUNK_DEFAULT (64 * 1024)
 
 /* TSC to nanoseconds since the capture start (perf's TIME_CONV). */
 struct ptdec_time {
@@ -139,13 +139,26 @@ struct ptdec_plan {
  */
 #define PTDEC_TIME_UNKNOWN UINT64_MAX
 
-/* A growable list of records that a backend fills for one chunk. */
+/*
+ * Where a backend puts one chunk's records: kept compactly (32 bytes a
+ * block) until the driver writes them in order, or handed straight to the
+ * driver when there is one job.  Its fields are the driver's.
+ */
+struct ptdec_item;
 struct ptdec_out {
-	struct blks_record *rec;
+	struct ptdec_item *item;	/* blocks, and the place of others */
 	size_t nr, cap;
+	struct blks_record *other;	/* events and gaps */
+	size_t nr_other, cap_other;
+	int (*direct)(void *ctx, const struct blks_record *r,
+	    struct error *e);
+	void *direct_ctx;
 };
 
-/* Appends a record.  Returns 0 or -ERR_NOMEM. */
+/*
+ * Appends a record (BLOCK, EVENT or GAP; strings must be static).
+ * Returns 0, -ERR_NOMEM, or (direct) the sink's error.
+ */
 int ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
     struct error *e);
 

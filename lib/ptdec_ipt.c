@@ -16,12 +16,23 @@
 #include "ptdec.h"
 #include "x86class.h"
 
+/* Classes of instructions decoded so far, by address (direct mapped). */
+#define CLASS_CACHE 4096
+
+struct class_slot {
+	uint64_t ip;
+	int isid;
+	uint8_t iclass;
+};
+
 struct ipt_worker {
 	const struct ptdec_config *cfg;
 	struct pt_block_decoder *dec;
 	struct pt_image *image;
 	uint64_t time;		/* last time, ns, or PTDEC_TIME_UNKNOWN */
+	uint64_t last_tsc;	/* the TSC time was computed from */
 	uint64_t last_ip;	/* last ip known */
+	struct class_slot classes[CLASS_CACHE];
 };
 
 static void
@@ -112,8 +123,11 @@ ipt_now(struct ipt_worker *w)
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
 
-	if (pt_blk_time(w->dec, &tsc, &lost_mtc, &lost_cyc) >= 0)
+	if (pt_blk_time(w->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 &&
+	    (tsc != w->last_tsc || w->time == PTDEC_TIME_UNKNOWN)) {
 		w->time = ptdec_tsc_to_ns(&w->cfg->time, tsc);
+		w->last_tsc = tsc;
+	}
 	return w->time;
 }
 
@@ -131,19 +145,27 @@ ipt_offset(const struct ipt_worker *w)
  * not say (indirect and far branches): decoded from the image.
  */
 static uint8_t
-ipt_block_class(const struct ipt_worker *w, const struct pt_block *b)
+ipt_block_class(struct ipt_worker *w, const struct pt_block *b)
 {
+	struct class_slot *s;
 	uint8_t insn[15];
 	int n;
 
 	if (b->iclass != ptic_error || b->isid <= 0 || w->cfg->images == NULL)
 		return (uint8_t)b->iclass;
+	s = &w->classes[(b->end_ip ^ b->end_ip >> 12) %
+	    CLASS_CACHE];
+	if (s->ip == b->end_ip && s->isid == b->isid)
+		return s->iclass;
 	n = pt_iscache_read(w->cfg->images->iscache, insn, sizeof(insn),
 	    b->isid, b->end_ip);
 	if (n <= 0)
 		return ptic_error;
-	return (uint8_t)x86_insn_class(insn, (size_t)n,
+	s->ip = b->end_ip;
+	s->isid = b->isid;
+	s->iclass = (uint8_t)x86_insn_class(insn, (size_t)n,
 	    b->mode == ptem_64bit);
+	return s->iclass;
 }
 
 static int
@@ -167,7 +189,8 @@ push_block(struct ipt_worker *w, const struct pt_block *b,
 
 static int
 push_gap(struct ipt_worker *w, unsigned cause, uint64_t ip, uint64_t off,
-    int err, const char *text, struct ptdec_out *out, struct error *e)
+    uint64_t skipped, int err, const char *text, struct ptdec_out *out,
+    struct error *e)
 {
 	struct blks_record r;
 
@@ -177,6 +200,7 @@ push_gap(struct ipt_worker *w, unsigned cause, uint64_t ip, uint64_t off,
 	r.u.gap.ip = ip;
 	r.u.gap.time = ipt_now(w);
 	r.u.gap.offset = off;
+	r.u.gap.bytes_skipped = skipped;
 	r.u.gap.errcode = err;
 	r.u.gap.text = text;
 	return ptdec_out_push(out, &r, e);
@@ -320,7 +344,7 @@ ipt_drain_events(struct ipt_worker *w, uint64_t stop, int status,
 		if (ev.type == ptev_overflow) {
 			w->last_ip = ev.variant.overflow.ip;
 			rc = push_gap(w, BLKS_GAP_OVERFLOW, ev.variant.overflow.ip,
-			    ipt_offset(w), 0, "the CPU dropped trace packets",
+			    ipt_offset(w), 0, 0, "the CPU dropped trace packets",
 			    out, e);
 			if (rc < 0) {
 				*fatal = rc;
@@ -350,7 +374,6 @@ ipt_error_gap(struct ipt_worker *w, uint64_t stop, int err, uint64_t ip,
     struct ptdec_out *out, struct error *e)
 {
 	uint64_t off = ipt_offset(w);
-	int rc;
 
 	/*
 	 * A packet error found beyond stop is in the next interval's bytes,
@@ -359,13 +382,10 @@ ipt_error_gap(struct ipt_worker *w, uint64_t stop, int err, uint64_t ip,
 	 */
 	if (err == -pte_eos || (off > stop && err != -pte_nomap))
 		return 0;
-	rc = push_gap(w, err == -pte_nomap ? BLKS_GAP_UNKNOWN_IMAGE :
-	    BLKS_GAP_DECODE_ERROR, ip ? ip : w->last_ip, off, err,
-	    pt_errstr(pt_errcode(err)), out, e);
-	if (rc == 0)
-		out->rec[out->nr - 1].u.gap.bytes_skipped =
-		    stop > off ? stop - off : 0;
-	return rc;
+	return push_gap(w, err == -pte_nomap ? BLKS_GAP_UNKNOWN_IMAGE :
+	    BLKS_GAP_DECODE_ERROR, ip ? ip : w->last_ip, off,
+	    stop > off ? stop - off : 0, err, pt_errstr(pt_errcode(err)), out,
+	    e);
 }
 
 /* Decodes from the PSB at start until the decoder reads past stop. */

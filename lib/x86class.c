@@ -14,6 +14,15 @@ far_or(const ZydisDecodedInstruction *in, int near_class, int far_class)
 int
 x86_insn_class(const uint8_t *buf, size_t len, int mode64)
 {
+	unsigned length;
+
+	return x86_insn_class_len(buf, len, mode64, &length);
+}
+
+int
+x86_insn_class_len(const uint8_t *buf, size_t len, int mode64,
+    unsigned *length)
+{
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
 
@@ -23,6 +32,7 @@ x86_insn_class(const uint8_t *buf, size_t len, int mode64)
 	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, ZYAN_NULL, buf,
 	    len, &in)))
 		return ptic_error;
+	*length = in.length;
 	switch (in.meta.category) {
 	case ZYDIS_CATEGORY_CALL:
 		return far_or(&in, ptic_call, ptic_far_call);

@@ -22,4 +22,11 @@
  */
 int x86_insn_class(const uint8_t *buf, size_t len, int mode64);
 
+/*
+ * As x86_insn_class, and sets *length to the instruction's length in
+ * bytes (when the result is not ptic_error).
+ */
+int x86_insn_class_len(const uint8_t *buf, size_t len, int mode64,
+    unsigned *length);
+
 #endif

@@ -24,3 +24,11 @@ FUZZ_RUNS += fuzz-blkstream
 
 # lib/x86class (block classes the block cache leaves out) decodes with Zydis.
 LIBS_ALL += -lZydis
+
+# bench/decode.bench.sh compares ptdecode with a bare libipt loop.
+DEC_BARE := $(BUILD)/bench/decode_bare
+$(DEC_BARE): bench/decode_bare.c $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) -iquote cmd/ptdecode $(ALL_CFLAGS) $(ALL_LDFLAGS) \
+	    -o $@ $< $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT) $(LIBS_ALL)
+BENCH_DEPS += $(DEC_BARE)

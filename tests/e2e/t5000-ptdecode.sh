@@ -2,8 +2,9 @@
 # ptdecode (issue 5): snapshots to block streams.  The calls and returns
 # in the blocks equal what `perf script --itrace=cr` reports for the same
 # perf.data, on snapshots from the test-side stream builder (mksnap) and
-# from the emu recorder; -j1 and -jN write the same bytes; the command
-# line does what man ptdecode.1 says.
+# from the emu recorder; -j1 and -jN write the same bytes; --decoder perf
+# (perf script converted) gives the same blocks as the native decoder; the
+# command line does what man ptdecode.1 says.
 . "$(dirname "$0")/lib.sh"
 
 MKSNAP=$PTKIT_BUILD/tests/snap/mksnap
@@ -97,6 +98,30 @@ test_expect_success 'two threads: one group each, --tid picks one' '
 	grep -q "no thread 1 in the snapshot" none.err
 '
 
+# same_flow A B: two JSON Lines streams have the same blocks, events and
+# gaps, times aside.
+same_flow() {
+	jq -c "select(.type == \"block\" or .type == \"event\" or
+	    .type == \"gap\") | del(.time)" "$1" >"$1.flow" &&
+	jq -c "select(.type == \"block\" or .type == \"event\" or
+	    .type == \"gap\") | del(.time)" "$2" >"$2.flow" &&
+	test -s "$1.flow" &&
+	test_cmp "$1.flow" "$2.flow"
+}
+
+test_expect_success '--decoder perf: the same blocks as the native decoder' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work" 2>mk.err &&
+	ptdecode --format jsonl snap >native.jsonl 2>native.err &&
+	ptdecode --decoder perf --format jsonl snap >perf.jsonl 2>perf.err &&
+	same_flow native.jsonl perf.jsonl &&
+	test_eq perf "$(jq -r "select(.type == \"header\") | .decoder" \
+	    perf.jsonl)" &&
+	grep -q "perf: 1 thread, [0-9]* blocks, $(summary_insns \
+	    native.err) instructions, 0 gaps" perf.err &&
+	ptdecode --decoder perf snap >perf.blk 2>/dev/null &&
+	test -s perf.blk
+'
+
 test_expect_success 'the snapshot from stdin; more lines are counted' '
 	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
 	echo "$PWD/snap" | ptdecode --format jsonl >a.jsonl 2>a.err &&
@@ -141,6 +166,28 @@ test_expect_success 'images missing from the archive: live copy, counted' '
 	grep -q " 0 blocks," gone.err
 '
 
+test_expect_success 'a damaged ring: a decode_error GAP, decoding goes on' '
+	"$MKSNAP" -p 128 -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	ptdecode --format jsonl snap >good.jsonl 2>good.err &&
+	off=$(LC_ALL=C grep -obUaP "(\\x02\\x82){8}" snap/perf.data |
+	    sed -n 3p | cut -d: -f1) &&
+	test -n "$off" &&
+	printf "\\002\\377\\002\\377\\002\\377" |
+	    dd of=snap/perf.data bs=1 seek=$((off + 40)) conv=notrunc \
+	    2>/dev/null &&
+	ptdecode --format jsonl snap >bad.jsonl 2>bad.err &&
+	grep -q " 1 gaps (1 decode errors," bad.err &&
+	jq -e -s "map(select(.type == \"gap\"))[0] |
+	    .cause == \"decode_error\" and .bytes_skipped > 0 and
+	    .error < 0" bad.jsonl >/dev/null &&
+	test "$(summary_insns bad.err)" -gt 100 &&
+	test "$(summary_insns bad.err)" -lt "$(summary_insns good.err)" &&
+	jq -e -s "map(select(.type == \"event\" and .kind == \"disabled\")) |
+	    length == 1" bad.jsonl >/dev/null &&
+	ptdecode -j3 --chunk-size 1 --format jsonl snap >bad3.jsonl 2>/dev/null &&
+	test_cmp bad.jsonl bad3.jsonl
+'
+
 test_expect_success 'refuses binary to a terminal; --decoder fast not built' '
 	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
 	script -qec "ptdecode snap" /dev/null >tty.out 2>&1;
@@ -168,7 +215,9 @@ for v in "" .static; do
 		test \$(wc -l <ours.cr) -gt 1000 &&
 		ptdecode -j1 snap >j1.blk 2>j1.err &&
 		ptdecode -j2 --chunk-size 4K snap >j2.blk 2>j2.err &&
-		cmp j1.blk j2.blk
+		cmp j1.blk j2.blk &&
+		ptdecode --decoder perf --format jsonl snap >perf.jsonl &&
+		same_flow blocks.jsonl perf.jsonl
 	"
 done
 
@@ -177,7 +226,9 @@ test_expect_success 'emu threads: one exact group per thread' '
 	    >path 2>rec.err &&
 	cr_parity snap &&
 	test "$(jq -r "select(.type == \"thread\") | .tid" blocks.jsonl |
-	    wc -l)" = "$(jq ".threads | length" snap/manifest.json)"
+	    wc -l)" = "$(jq ".threads | length" snap/manifest.json)" &&
+	ptdecode --decoder perf --format jsonl snap >perf.jsonl &&
+	same_flow blocks.jsonl perf.jsonl
 '
 
 test_done

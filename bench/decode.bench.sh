@@ -1,0 +1,103 @@
+#!/bin/sh
+# Decode throughput (issue 5): ptdecode -j1 and -j2 next to a bare libipt
+# block-decode loop (bench/decode_bare.c, same images and decoder
+# configuration, no output) and next to perf script --itrace=cr, on one
+# emu snapshot of the branchy fixture with at least 32 MiB of PT.
+# Prints wall and CPU seconds, MB of PT/s, blocks/s and instructions/s
+# (rates over wall time) and peak memory.  Printed, never asserted.
+#
+# Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
+# 40 x 100000, about 36 MiB of PT); BENCH_KEEP=1 keeps the snapshot.
+set -eu
+
+: "${PTKIT_BUILD:?run through make bench}"
+bare=$PTKIT_BUILD/bench/decode_bare
+prog=$PTKIT_BUILD/tests/fixtures/emu/branchy
+rounds=${BENCH_ROUNDS:-40}
+iters=${BENCH_ITERS:-100000}
+
+if ! ptrec --doctor >/dev/null 2>&1 || ! test -x "$prog"; then
+	echo "decode: skipped: no emu recorder or fixture here"
+	exit 0
+fi
+if ! test -x /usr/bin/time; then
+	echo "decode: skipped: /usr/bin/time (GNU time) is not installed"
+	exit 0
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ptkit-bench-decode.XXXXXX")
+cleanup() {
+	if [ "${BENCH_KEEP:-}" = 1 ]; then
+		echo "decode: kept $dir"
+	else
+		rm -rf "$dir"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ptrec --recorder emu -o "$dir/snap" --aux-bytes 64M -- "$prog" "$rounds" \
+    "$iters" >/dev/null 2>"$dir/rec.err"
+ptdecode -j1 "$dir/snap" >/dev/null 2>"$dir/sum"
+pt_bytes=$(sed -n 's/.* of \([0-9]*\) trace bytes skipped$/\1/p' "$dir/sum")
+blocks=$(sed -n 's/.*: [0-9]* threads*, \([0-9]*\) blocks,.*/\1/p' "$dir/sum")
+insns=$(sed -n 's/.* blocks, \([0-9]*\) instructions,.*/\1/p' "$dir/sum")
+echo "decode: emu snapshot of branchy $rounds $iters:" \
+    "$(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MiB", b / 1048576 }') of PT," \
+    "$blocks blocks, $insns instructions"
+if [ "$pt_bytes" -lt 33554432 ]; then
+	echo "decode: note: less than 32 MiB of PT (raise BENCH_ITERS)"
+fi
+
+# run NAME CMD...: times CMD (stdout to /dev/null), prints a row, and
+# leaves the wall seconds in $dir/NAME.wall.
+run() {
+	name=$1
+	shift
+	/usr/bin/time -o "$dir/$name.time" -f "%e %U %S %M" "$@" \
+	    >/dev/null 2>"$dir/$name.err" || {
+		echo "decode: $name failed: $(tail -n 1 "$dir/$name.err")"
+		return 0
+	}
+	read -r wall user sys rss <"$dir/$name.time"
+	echo "$wall" >"$dir/$name.wall"
+	awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }' >"$dir/$name.cpu"
+	awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v m="$rss" \
+	    -v b="$pt_bytes" -v k="$blocks" -v i="$insns" 'BEGIN {
+		if (w <= 0) w = 0.001
+		printf "  %-26s %7.2f s wall %7.2f s cpu %8.2f MB/s %7.2f Mblocks/s %8.2f Minsns/s %6d MB rss\n",
+		    n, w, u + s, b / 1e6 / w, k / 1e6 / w, i / 1e6 / w, m / 1024
+	}'
+}
+
+run "bare libipt loop -j1" "$bare" -j1 "$dir/snap"
+run "bare libipt loop -j2" "$bare" -j2 "$dir/snap"
+run "ptdecode -j1" ptdecode -j1 "$dir/snap"
+run "ptdecode -j2" ptdecode -j2 "$dir/snap"
+if command -v perf >/dev/null 2>&1; then
+	run "perf script --itrace=cr" perf --buildid-dir "$dir/snap/images" \
+	    script -i "$dir/snap/perf.data" --itrace=cr -F tid,ip,addr,flags
+fi
+if ptspans --help >/dev/null 2>&1 &&
+    ! ptspans </dev/null 2>&1 | grep -q "not built yet"; then
+	printf '#!/bin/sh\nptdecode -j2 "$1" | ptspans >/dev/null\n' \
+	    >"$dir/pipe.sh"
+	run "ptdecode -j2 | ptspans" sh "$dir/pipe.sh" "$dir/snap"
+else
+	echo "  ptdecode | ptspans           skipped: ptspans is not built yet"
+fi
+
+# ratio A B [wall|cpu]: B's seconds / A's, "n/a" when one did not run.
+ratio() {
+	k=${3:-wall}
+	if [ -s "$dir/$1.$k" ] && [ -s "$dir/$2.$k" ]; then
+		awk -v a="$(cat "$dir/$1.$k")" -v b="$(cat "$dir/$2.$k")" \
+		    'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
+	else
+		printf 'n/a'
+	fi
+}
+echo "  ptdecode -j1 speed / bare -j1:     $(ratio "ptdecode -j1" "bare libipt loop -j1") wall, $(ratio "ptdecode -j1" "bare libipt loop -j1" cpu) cpu (target >= 0.80 per core)"
+echo "  ptdecode -j2 speed / bare -j2:     $(ratio "ptdecode -j2" "bare libipt loop -j2")"
+echo "  ptdecode -j2 speedup over perf:    $(ratio "ptdecode -j2" "perf script --itrace=cr")x (target >= 4)"
+echo "  ptdecode|ptspans speedup over perf: $(ratio "ptdecode -j2 | ptspans" "perf script --itrace=cr")x (target >= 3)"
