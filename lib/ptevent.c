@@ -2,6 +2,7 @@
 #include "ptevent.h"
 
 #include <errno.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -140,6 +141,32 @@ ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated)
 		return 0;
 	head = __atomic_load_n(&pc->aux_head, __ATOMIC_ACQUIRE);
 	return ptaux_copy(&ev->aux, head, out, truncated);
+}
+
+int
+ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits, uint64_t cookie,
+    struct error *e)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.size = sizeof(a);
+	a.bp_type = HW_BREAKPOINT_X;
+	a.bp_addr = addr;
+	a.bp_len = sizeof(long);	/* x86: execute breakpoints are long */
+	a.sample_period = hits;
+	a.exclude_kernel = a.exclude_hv = 1;
+	/* The kernel allows sigtrap only with remove_on_exec. */
+	a.sigtrap = a.remove_on_exec = 1;
+	a.sig_data = cookie;
+	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(e, errno, "breakpoint at 0x%llx on "
+		    "thread %d", (unsigned long long)addr, (int)tid);
+	return fd;
 }
 
 int

@@ -75,6 +75,23 @@ uint64_t ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated);
 int ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
     struct error *e);
 
+/*
+ * The symbol trigger without aux_pause (notes/recorder.md §6): an execute
+ * breakpoint on thread tid at runtime address addr whose counter
+ * overflows at every hits-th execution and then sends the thread a
+ * synchronous SIGTRAP (attr.sigtrap, Linux 5.13+; si_code
+ * PTEVENT_TRAP_PERF) before the instruction at addr runs.  Under pttrace
+ * that signal parks the thread at the trigger until the recorder has taken
+ * its snapshot and swallows the signal.  Removed on exec.  Returns the
+ * event's fd, or -ERR_IO (e says errno: ENOSPC when the debug registers
+ * are taken, EINVAL on kernels without sigtrap).
+ */
+int ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits,
+    uint64_t cookie, struct error *e);
+
+/* si_code of a perf event's SIGTRAP (TRAP_PERF, Linux 5.13). */
+#define PTEVENT_TRAP_PERF 6
+
 /* Unmaps and closes; safe on a closed event. */
 void ptevent_close(struct ptevent *ev);
 

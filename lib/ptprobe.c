@@ -35,10 +35,21 @@ probe_target(void)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* Executes probe_target n times, where the compiler cannot drop it. */
+static void
+hit(int n)
+{
+	void (*volatile fn)(void) = probe_target;
+
+	while (n-- > 0)
+		fn();
+}
+
 int
 ptprobe_breakpoint(struct ptprobe *p)
 {
 	struct perf_event_attr a;
+	uint64_t count = 0;
 	int fd;
 
 	memset(p, 0, sizeof(*p));
@@ -48,11 +59,25 @@ ptprobe_breakpoint(struct ptprobe *p)
 	a.bp_type = HW_BREAKPOINT_X;
 	a.bp_addr = (uint64_t)(uintptr_t)probe_target;
 	a.bp_len = sizeof(long);	/* x86: execute breakpoints are long */
-	a.sample_period = 1;
-	a.exclude_kernel = a.exclude_hv = a.disabled = 1;
+	a.sample_period = 1000;	/* count only; no overflow */
+	a.exclude_kernel = a.exclude_hv = 1;
 	if ((fd = perf_open(&a)) >= 0) {
+		/* Opening is not enough: some VMs never raise the trap. */
+		hit(3);
+		if (read(fd, &count, sizeof(count)) != sizeof(count))
+			count = 0;
 		close(fd);
-		set_ok(p);
+		if (count == 3) {
+			set_ok(p);
+			return 0;
+		}
+		snprintf(p->what, sizeof(p->what), "hardware breakpoints open "
+		    "but do not fire (%llu of 3 hits counted; a hypervisor "
+		    "that does not pass debug registers through)",
+		    (unsigned long long)count);
+		snprintf(p->remedy, sizeof(p->remedy), "trigger with "
+		    "--trigger-line or --after-ms instead of --trigger-symbol, "
+		    "or record on bare metal");
 		return 0;
 	}
 	p->err = errno;

@@ -3,7 +3,8 @@
  *
  * Owns the doctor's test opens on the calling process itself
  * (notes/recorder.md §1.6): a hardware execute breakpoint (what
- * --trigger-symbol uses), and an intel_pt event with the config a recorder
+ * --trigger-symbol uses), which must count three calls of a function of
+ * ours, since some hypervisors let it open but never fire it; and an intel_pt event with the config a recorder
  * would use, with its base mapping (1 + 1 pages) and a 2-page AUX area, to
  * see EBUSY, EACCES, EINVAL, EPERM or a failed mmap before a recording
  * does, and cap_user_time_zero from its control page.  Each probe closes
@@ -24,8 +25,9 @@ struct ptprobe {
 };
 
 /*
- * Opens (disabled) and closes an execute breakpoint on a function of ours.
- * Returns 0 when the probe ran (p->ok says how it went).
+ * Opens an execute breakpoint on a function of ours, calls it three times
+ * and reads the count.  Returns 0 when the probe ran (p->ok says how it
+ * went).
  */
 int ptprobe_breakpoint(struct ptprobe *p);
 

@@ -319,6 +319,9 @@ on_signal_stop(struct pttrace *t, pid_t tid, int sig, struct error *e)
 	/* A group-stop has no siginfo; resume it without a signal. */
 	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
 		return cont(tid, 0, e);
+	if (t->ops.signal != NULL &&
+	    (rc = t->ops.signal(tid, &si, t->ops.arg)) != 0)
+		return rc < 0 ? rc : cont(tid, 0, e);
 	t->signals_forwarded++;
 	return cont(tid, sig, e);
 }

@@ -19,6 +19,7 @@
 #define PTKIT_PTTRACE_H
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -35,6 +36,14 @@ struct pttrace_ops {
 	/* A thread called execve: the mappings changed; may be NULL. */
 	void (*exec)(pid_t tid, void *arg);
 	void *arg;
+	/*
+	 * A signal is about to reach thread tid, which is stopped (parked)
+	 * until this returns: 1 swallows it, 0 delivers it, negative ends
+	 * the run.  A breakpoint trigger's SIGTRAP (si_code TRAP_PERF)
+	 * arrives here with the thread at the breakpoint.  May be NULL
+	 * (every signal is delivered).
+	 */
+	int (*signal)(pid_t tid, const siginfo_t *si, void *arg);
 };
 
 struct pttrace_tids {

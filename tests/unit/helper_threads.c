@@ -24,7 +24,8 @@
 
 static int out = -1;
 
-static void
+/* Not inlined: tests put a breakpoint on it. */
+__attribute__((noinline)) static void
 say(const char *what, long id)
 {
 	char line[64];
