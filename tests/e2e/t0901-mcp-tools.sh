@@ -121,6 +121,22 @@ test_expect_success 'trace_snapshot and trace_stop go through the control FIFO' 
 	test_eq 0 \"\$(scratch_left)\"
 "
 
+test_expect_success 'trace_stop with decode: the final snapshot decoded' "
+	$setup
+	FAKE_PTREC=control && export FAKE_PTREC &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"]}' >r &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	mcp_wait_for test -e fake/ready &&
+	mcp_tool 2 trace_stop \"{\\\"session_id\\\":\\\"\$sid\\\",\\\"decode\\\":true}\" >r2 &&
+	mcp_close &&
+	snap=\$(sc .snapshots[0] <r2 | tr -d '\"') &&
+	test_eq '\"default\"' \"\$(sc .analysis_id <r2)\" &&
+	test_eq done \"\$(sc .state <r2 | tr -d '\"')\" &&
+	test -f store/snapshots/\$snap/derived/default/manifest.json &&
+	test_eq \"\$PWD/store/snapshots/\$snap\" \"\$(cat fake/ptdecode.args)\"
+"
+
 test_expect_success 'a request_id makes trace_start idempotent' "
 	$setup
 	mcp_open out &&
