@@ -1,13 +1,16 @@
 /*
  * ptdiff: compare two analyses function by function.
  *
- * This file parses the command line; the comparison arrives with issue #8.
+ * main parses the command line, runs the comparison (compare.c), prints it
+ * (render.c) and turns the result into diff(1)'s exit status.
  */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "cli.h"
+#include "compare.h"
+#include "render.h"
 #include "report.h"
 
 static const struct tool_info tool = {
@@ -23,8 +26,8 @@ enum { OPT_FORMAT = 256, OPT_GROUP, OPT_FAIL_ON, OPT_MIN_NS, OPT_HELP,
 
 struct diff_options {
 	int format, group;
-	const char *fail_on[DIFF_MAX_BOUNDS];
-	int n_fail_on;
+	struct bound bounds[DIFF_MAX_BOUNDS];
+	size_t n_bounds;
 	uint64_t min_ns;
 	const char *a, *b;
 };
@@ -57,13 +60,19 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 			    optarg, "function|inline")) < 0)
 				return -o->group;
 			break;
-		case OPT_FAIL_ON:
-			if (o->n_fail_on == DIFF_MAX_BOUNDS)
+		case OPT_FAIL_ON: {
+			struct error e;
+
+			if (o->n_bounds == DIFF_MAX_BOUNDS)
 				return cli_usage_error(&tool,
 				    "more than %d --fail-on bounds",
 				    DIFF_MAX_BOUNDS);
-			o->fail_on[o->n_fail_on++] = optarg;
+			if (bound_parse(optarg, &o->bounds[o->n_bounds], &e) < 0)
+				return cli_usage_error(&tool,
+				    "option '--fail-on': %s", e.msg);
+			o->n_bounds++;
 			break;
+		}
 		case OPT_MIN_NS:
 			if ((rc = cli_opt_u64(&tool, "--min-ns", optarg, 0,
 			    INT64_MAX, &o->min_ns)) != 0)
@@ -84,13 +93,64 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 	return -1;
 }
 
+/* Names every row that crossed a bound, for the CI log. */
+static void
+report_crossings(const struct comparison *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct diff_row *r = &c->row[i];
+
+		if (!r->crossed)
+			continue;
+		fprintf(stderr, "ptdiff: %s (%s): %s ", r->name, r->module,
+		    metric_name(r->crossed_metric));
+		if (r->crossed_pct > 1e300)
+			fputs("+inf%", stderr);
+		else
+			fprintf(stderr, "%+.2f%%", r->crossed_pct);
+		fprintf(stderr, " (%.0f -> %.0f) crosses the bound\n",
+		    r->a[r->crossed_metric], r->b[r->crossed_metric]);
+	}
+}
+
+/* diff(1)'s convention: 0 nothing to report, 1 something, 2 trouble. */
+static int
+exit_status(const struct comparison *c, const struct diff_options *o)
+{
+	if (o->n_bounds > 0)
+		return c->n_crossed > 0 ? EXIT_FAIL : EXIT_OK;
+	return c->n_changed > 0 ? EXIT_FAIL : EXIT_OK;
+}
+
 int
 main(int argc, char *argv[])
 {
+	static const enum agg_group groups[] = { AGG_FUNCTION, AGG_INLINE };
 	struct diff_options o = { 0 };
+	struct compare_options co;
+	struct comparison c;
+	struct error e;
 	int rc;
 
 	if ((rc = parse_options(argc, argv, &o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	return cli_not_built(&tool, "comparison", 8);
+	co.group = groups[o.group];
+	co.min_ns = o.min_ns;
+	co.bounds = o.bounds;
+	co.n_bounds = o.n_bounds;
+	if (comparison_run(&c, o.a, o.b, &co, &e) < 0) {
+		report_error(tool.name, NULL, &e, NULL);
+		comparison_free(&c);
+		return EXIT_USAGE;
+	}
+	if (render_comparison(stdout, &c, (enum diff_format)o.format) < 0)
+		rc = EXIT_USAGE;
+	else
+		rc = exit_status(&c, &o);
+	report_crossings(&c);
+	comparison_free(&c);
+	/* A failed write is trouble (2), never a clean 0 or 1. */
+	return report_close_stdout(tool.name, rc) != rc ? EXIT_USAGE : rc;
 }

@@ -13,6 +13,6 @@ check_not_built() {
 	"
 }
 
-check_not_built ptdiff comparison 8 a b
+check_not_built ptdecode 'the fast decoder' 11 --decoder fast nowhere
 
 test_done

@@ -1,0 +1,26 @@
+# ptdiff: its test fixture, and the batch Makefile fragment (ptkit.mk).
+# Both builds are called work, in two directories, as base and head
+# builds of one program are.
+DIFF_FIXTURES := $(BUILD)/fixtures/diff/base/work \
+	$(BUILD)/fixtures/diff/head/work
+CHECK_DEPS += $(DIFF_FIXTURES)
+
+# The fixture is built without sanitizers: emu runs it under qemu.
+$(BUILD)/fixtures/diff/base/work: tests/fixtures/diff/work.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -o $@ $<
+
+$(BUILD)/fixtures/diff/head/work: tests/fixtures/diff/work.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -DRENAMED -o $@ $<
+
+INSTALL_EXTRA += install-ptkit-mk
+
+.PHONY: install-ptkit-mk uninstall-ptkit-mk
+install-ptkit-mk:
+	mkdir -p $(DESTDIR)$(DATADIR)
+	install -m 0644 share/ptkit.mk $(DESTDIR)$(DATADIR)/ptkit.mk
+
+uninstall: uninstall-ptkit-mk
+uninstall-ptkit-mk:
+	rm -f $(DESTDIR)$(DATADIR)/ptkit.mk
