@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
@@ -438,6 +439,7 @@ static int
 snapshot_from_plugin(struct recorder *r, uint64_t seq, const char *reason)
 {
 	struct emu_capture c;
+	char dir[PATH_MAX];
 	struct error e;
 	int rc;
 
@@ -447,6 +449,10 @@ snapshot_from_plugin(struct recorder *r, uint64_t seq, const char *reason)
 	}
 	rc = write_snapshot(r, &c, reason);
 	emu_capture_free(&c);
+	/* the ring copies are in the snapshot now: free the scratch space */
+	if (snprintf(dir, sizeof(dir), "%s/snap.%" PRIu64, r->scr.path, seq) <
+	    (int)sizeof(dir) && !cleanup_keep_waste())
+		cleanup_remove_tree(dir);
 	return rc;
 }
 
