@@ -510,6 +510,21 @@ sort_rows(struct dw_ctx *c)
 	return 0;
 }
 
+/* Samples every LINE_STRIDE-th row's address for symtab_line. */
+static int
+index_rows(struct symtab *st, const struct dw_ctx *c)
+{
+	size_t i, n = (c->n_rows + LINE_STRIDE - 1) / LINE_STRIDE;
+
+	st->line_index = malloc((n + 1) * sizeof(*st->line_index));
+	if (st->line_index == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		st->line_index[i] = c->rows[i * LINE_STRIDE].addr;
+	st->n_line_index = n;
+	return 0;
+}
+
 static int
 rows_sorted(const struct line_row *r, size_t n)
 {
@@ -666,7 +681,7 @@ dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
 	rc = read_units(&c, dw);
 	if (rc == 0)
 		rc = finish_inlines(&c);
-	if (rc == 0 && sort_rows(&c) != 0)
+	if (rc == 0 && (sort_rows(&c) != 0 || index_rows(st, &c) != 0))
 		rc = nomem(&c);
 	if (rc == 0) {
 		st->lines = c.rows;

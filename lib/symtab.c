@@ -496,22 +496,30 @@ symtab_inline_at(const struct symtab *st, uint64_t addr)
 	return i < 0 ? NULL : &st->inl[st->isegs[i].idx];
 }
 
+/*
+ * The last line row at or before addr: first in the sampled index (small
+ * enough to stay in cache), then among the LINE_STRIDE rows it points to.
+ */
 int
 symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
 {
-	size_t lo = 0, hi = st->n_lines, mid;
+	size_t lo = 0, hi = st->n_line_index, mid, k, end;
 	const struct line_row *r;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->lines[mid].addr <= addr)
+		if (st->line_index[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo == 0)
 		return 0;
-	r = &st->lines[lo - 1];
+	k = (lo - 1) * LINE_STRIDE;
+	end = k + LINE_STRIDE < st->n_lines ? k + LINE_STRIDE : st->n_lines;
+	while (k + 1 < end && st->lines[k + 1].addr <= addr)
+		k++;
+	r = &st->lines[k];
 	if (r->file == LINE_END)
 		return 0;
 	out->file = st->files[r->file];
@@ -617,6 +625,7 @@ symtab_get_stats(const struct symtab *st, struct symtab_stats *out)
 	    st->n_syms * sizeof(*st->syms) + st->n_segs * sizeof(*st->segs) +
 	    st->n_inl * sizeof(*st->inl) + st->n_isegs * sizeof(*st->isegs) +
 	    st->n_lines * sizeof(*st->lines) +
+	    st->n_line_index * sizeof(*st->line_index) +
 	    st->n_files * sizeof(*st->files) +
 	    st->n_loads * sizeof(*st->loads);
 }
@@ -653,6 +662,7 @@ symtab_free(struct symtab *st)
 	free(st->inl);
 	free(st->isegs);
 	free(st->lines);
+	free(st->line_index);
 	free(st->files);
 	free(st->loads);
 	arena_free(&st->arena);

@@ -97,6 +97,7 @@ struct line_row {
 	uint32_t order;		/* position in the DWARF, for a stable sort */
 };
 #define LINE_END UINT32_MAX
+#define LINE_STRIDE 16
 
 struct symtab {
 	char *path;
@@ -118,6 +119,8 @@ struct symtab {
 
 	struct line_row *lines;
 	size_t n_lines;
+	uint64_t *line_index;	/* lines[k * LINE_STRIDE].addr: fits a cache */
+	size_t n_line_index;
 	const char **files;
 	size_t n_files;
 
