@@ -18,7 +18,8 @@
  * number of spans: a span is handed to the sink when its frame closes and
  * forgotten.
  *
- * Rules (DECISIONS.md "Call stacks"):
+ * Rules (issue #6; the choices it left open are decided here and in
+ * man/ptkit-spans.5):
  *  - a block's instructions belong to the frame on top while it ran;
  *  - call: pushes a frame whose return address is the call's end_ip plus
  *    the call's length (from cs_code.insn, i.e. the image bytes: libipt
@@ -46,6 +47,12 @@
  *    (and OVERFLOW events) end every open frame with end gap, then the
  *    stack starts again from the next block (start gap);
  *  - END closes the open frames with end snapshot_end.
+ *
+ * Known limits: a frame is matched by return address or function, never
+ * by stack pointer (the trace has none), so a longjmp or exception into a
+ * recursive function lands in its most recent frame; a PLT stub reached
+ * with lazy binding resolves through the dynamic linker, whose final jump
+ * counts as a tail call (fixtures link with -z now).
  */
 #ifndef PTKIT_CALLSTACK_H
 #define PTKIT_CALLSTACK_H

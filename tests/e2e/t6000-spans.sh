@@ -77,6 +77,7 @@ check_edges() {
 
 test_expect_success 'tree: recursion, tail calls, longjmp, inlines' "
 	analyse \"$FIX/tree\" 12 &&
+	cp blocks an/spans.jsonl \"$TEST_ROOT\" &&
 	check_counts && test \$(wc -l <compared) = 6 &&
 	check_edges &&
 	jq -e -s 'all(.[] | select(.fn == \"tail_b\"); .tail_call)' \
@@ -183,15 +184,15 @@ test_expect_success 'ring wrap: callers below the bottom, parity in window' "
 	check_edges
 "
 
-test_expect_success 'without -o: span JSON Lines on stdout, same spans' "
-	analyse \"$FIX/tree\" 3 &&
+test_expect_success 'without -o: span JSON Lines on stdout, same spans (tree)' "
+	cp \"$TEST_ROOT/blocks\" \"$TEST_ROOT/spans.jsonl\" . &&
 	ptspans <blocks >stdout.jsonl &&
-	test_cmp an/spans.jsonl stdout.jsonl &&
+	test_cmp spans.jsonl stdout.jsonl &&
 	ptspans --no-inline <blocks >noinl.jsonl &&
 	jq -e -s 'all(.[]; .inline_insns == 0)' noinl.jsonl >/dev/null &&
 	ptspans --format summary <blocks >summary &&
 	grep -q '^threads 1, spans ' summary &&
-	grep -E '^ +133 +133 .* fib \\(tree\\)$' summary
+	grep -E '^ +532 +532 .* fib \\(tree\\)$' summary
 "
 
 test_expect_success 'bad input: a message, exit 1, no directory' "
@@ -199,8 +200,7 @@ test_expect_success 'bad input: a message, exit 1, no directory' "
 	must_exit 1 ptspans -o an <junk 2>err &&
 	test ! -e an &&
 	grep -q '^ptspans: stdin: ' err &&
-	analyse \"$FIX/tree\" 2 &&
-	head -c 2000 blocks >cut &&
+	head -c 2000 \"$TEST_ROOT/blocks\" >cut &&
 	must_exit 1 ptspans -o an2 <cut 2>err2 &&
 	test ! -e an2 &&
 	test -z \"\$(ls -a | grep ptspans-)\"
