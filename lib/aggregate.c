@@ -158,45 +158,65 @@ group_row(struct agg *g, struct keymap *m, uint64_t key, const char *name,
 	return r;
 }
 
-static int
-filter_pass(const struct analysis *a, const struct agg_filter *f,
-    uint64_t row)
-{
-	uint64_t t;
 
-	if (f == NULL)
-		return 1;
-	if (f->has_tid && spanidx_u32(&a->ix, SPANIDX_TID, row) != f->tid)
-		return 0;
-	t = spanidx_u64(&a->ix, SPANIDX_START_NS, row);
-	return t >= f->from_ns && t < f->to_ns;
+/* The columns every aggregate reads, as arrays. */
+struct cols {
+	const uint64_t *start, *end, *self_ns, *insns, *self_insns;
+	const uint32_t *tid, *fn, *module;
+	const uint8_t *cause;
+};
+
+static void
+cols_init(struct cols *c, const struct analysis *a)
+{
+	c->start = analysis_u64s(a, SPANIDX_START_NS);
+	c->end = analysis_u64s(a, SPANIDX_END_NS);
+	c->self_ns = analysis_u64s(a, SPANIDX_SELF_NS);
+	c->insns = analysis_u64s(a, SPANIDX_INSNS);
+	c->self_insns = analysis_u64s(a, SPANIDX_SELF_INSNS);
+	c->tid = analysis_u32s(a, SPANIDX_TID);
+	c->fn = analysis_u32s(a, SPANIDX_FN);
+	c->module = analysis_u32s(a, SPANIDX_MODULE);
+	c->cause = analysis_u8s(a, SPANIDX_START);
 }
 
 static void
-add_span(struct agg_row *r, const struct spanidx *ix, uint64_t row,
+add_span(struct agg_row *r, const struct cols *c, uint64_t row,
     int outermost)
 {
-	uint64_t dur = spanidx_u64(ix, SPANIDX_END_NS, row) -
-	    spanidx_u64(ix, SPANIDX_START_NS, row);
+	uint64_t dur = c->end[row] - c->start[row];
 
 	r->spans++;
-	r->calls += spanidx_u8(ix, SPANIDX_START, row) == CS_START_SEEN;
-	r->self_ns += spanidx_u64(ix, SPANIDX_SELF_NS, row);
-	r->self_insns += spanidx_u64(ix, SPANIDX_SELF_INSNS, row);
+	r->calls += c->cause[row] == CS_START_SEEN;
+	r->self_ns += c->self_ns[row];
+	r->self_insns += c->self_insns[row];
 	r->sum_ns += dur;
 	if (dur > r->max_ns)
 		r->max_ns = dur;
 	if (outermost) {
 		r->total_ns += dur;
-		r->insns += spanidx_u64(ix, SPANIDX_INSNS, row);
+		r->insns += c->insns[row];
 	}
 }
 
 /* ----------------------------------------------------------------- */
 /* Hotpaths */
 
+static int
+filter_pass(const struct cols *c, const struct agg_filter *f, uint64_t row)
+{
+	if (f == NULL)
+		return 1;
+	if (f->has_tid && c->tid[row] != f->tid)
+		return 0;
+	return c->start[row] >= f->from_ns && c->start[row] < f->to_ns;
+}
+
 struct hot {
 	const struct analysis *a;
+	struct cols c;
+	uint64_t last_key;		/* the group of the previous span */
+	uint32_t last_g;
 	const struct agg_filter *f;
 	enum agg_group group;
 	struct agg *out;
@@ -250,27 +270,31 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct hot *h = ctx;
 	const struct spanidx *ix = &h->a->ix;
-	uint32_t fn = spanidx_u32(ix, SPANIDX_FN, v->row);
-	uint32_t mod = spanidx_u32(ix, SPANIDX_MODULE, v->row);
+	uint32_t fn = h->c.fn[v->row];
+	uint32_t mod = h->c.module[v->row];
 	uint64_t key = h->group == AGG_MODULE ? mod :
 	    (uint64_t)fn << 32 | mod;
 	struct agg_row *r;
 	uint32_t g;
 	int outer;
 
-	r = group_row(h->out, &h->groups, key, h->group == AGG_MODULE ?
-	    spanidx_str(ix, mod) : spanidx_str(ix, fn), h->group ==
-	    AGG_MODULE ? "" : spanidx_str(ix, mod), &g);
-	if (r == NULL)
+	if (key == h->last_key && h->out->n > 0) {
+		g = h->last_g;
+		r = &h->out->row[g];
+	} else if ((r = group_row(h->out, &h->groups, key, h->group ==
+	    AGG_MODULE ? spanidx_str(ix, mod) : spanidx_str(ix, fn),
+	    h->group == AGG_MODULE ? "" : spanidx_str(ix, mod), &g)) == NULL)
 		return error_set(h->e, ERR_NOMEM, "hotpaths");
+	h->last_key = key;
+	h->last_g = g;
 	while (h->n_at > v->depth)
 		h->active[h->slot_at[--h->n_at]]--;
 	outer = g >= h->cap_active || h->active[g] == 0;
 	if (hot_track(h, v->depth, g) < 0)
 		return error_set(h->e, ERR_NOMEM, "hotpaths");
-	if (!filter_pass(h->a, h->f, v->row))
+	if (!filter_pass(&h->c, h->f, v->row))
 		return 0;
-	add_span(r, ix, v->row, outer);
+	add_span(r, &h->c, v->row, outer);
 	if (h->inl.n > 0) {
 		size_t slot;
 		uint64_t id = spanidx_u64(ix, SPANIDX_ID, v->row);
@@ -390,6 +414,8 @@ agg_hotpaths(struct agg *out, const struct analysis *a,
 	memset(out, 0, sizeof(*out));
 	memset(&h, 0, sizeof(h));
 	h.a = a;
+	cols_init(&h.c, a);
+	h.last_key = NO_KEY;
 	h.f = f;
 	h.group = group;
 	h.out = out;
@@ -429,6 +455,7 @@ agg_find_string(const struct analysis *a, const char *s)
 
 struct calls {
 	const struct analysis *a;
+	struct cols c;
 	const struct agg_filter *f;
 	uint32_t fn;
 	struct agg *callers, *callees;
@@ -457,7 +484,7 @@ calls_add(struct calls *c, struct agg *g, struct keymap *m, uint64_t key_row,
 	}
 	if ((r = group_row(g, m, key, name, mod, &idx)) == NULL)
 		return error_set(c->e, ERR_NOMEM, "calls");
-	add_span(r, ix, span_row, 1);
+	add_span(r, &c->c, span_row, 1);
 	return 0;
 }
 
@@ -465,19 +492,17 @@ static int
 calls_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct calls *c = ctx;
-	const struct spanidx *ix = &c->a->ix;
 	int rc = 0;
 
-	if (!filter_pass(c->a, c->f, v->row))
+	if (!filter_pass(&c->c, c->f, v->row))
 		return 0;
-	if (spanidx_u32(ix, SPANIDX_FN, v->row) == c->fn) {
+	if (c->c.fn[v->row] == c->fn) {
 		c->seen++;
 		rc = calls_add(c, c->callers, &c->kcallers,
 		    v->depth ? v->stack[v->depth - 1] : 0, v->depth > 0,
 		    v->row);
 	}
-	if (rc == 0 && v->depth > 0 &&
-	    spanidx_u32(ix, SPANIDX_FN, v->stack[v->depth - 1]) == c->fn)
+	if (rc == 0 && v->depth > 0 && c->c.fn[v->stack[v->depth - 1]] == c->fn)
 		rc = calls_add(c, c->callees, &c->kcallees, v->row, 1, v->row);
 	return rc;
 }
@@ -497,6 +522,7 @@ agg_calls(struct agg *callers, struct agg *callees,
 		return error_set(e, ERR_NOTFOUND, "no function named '%s'", fn);
 	memset(&c, 0, sizeof(c));
 	c.a = a;
+	cols_init(&c.c, a);
 	c.f = f;
 	c.fn = (uint32_t)off;
 	c.callers = callers;

@@ -117,6 +117,16 @@ index_stale(struct analysis *a)
 	return 0;
 }
 
+/* The writer aligns every column; the array accessors rely on it. */
+static int
+columns_aligned(const struct spanidx *ix)
+{
+	for (unsigned c = 0; c < SPANIDX_NCOLS; c++)
+		if ((uintptr_t)ix->col[c] % 8 != 0)
+			return 0;
+	return 1;
+}
+
 static int
 open_index(struct analysis *a, struct error *e)
 {
@@ -126,15 +136,24 @@ open_index(struct analysis *a, struct error *e)
 
 	snprintf(path, sizeof(path), "%s/index.bin", a->dir);
 	rc = spanidx_open(&a->ix, path, &ie);
+	if (rc == 0 && !columns_aligned(&a->ix)) {
+		spanidx_close(&a->ix);
+		rc = error_set(&ie, ERR_FORMAT, "columns not 8-byte aligned");
+	}
 	if (rc == 0 && !index_stale(a))
 		return 0;
 	if (rc == 0)
 		spanidx_close(&a->ix);
 	else if (rc == -ERR_NOTFOUND)
 		snprintf(a->rebuilt, sizeof(a->rebuilt), "missing");
-	else
-		snprintf(a->rebuilt, sizeof(a->rebuilt), "%s", ie.msg[0] ?
-		    ie.msg : err_str(rc));
+	else {
+		const char *why = ie.msg[0] ? ie.msg : err_str(rc);
+		size_t n = strlen(path);
+
+		if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+			why += n + 2;
+		snprintf(a->rebuilt, sizeof(a->rebuilt), "%s", why);
+	}
 	if (!exists(a->dir, "spans.jsonl", NULL)) {
 		if (rc < 0)
 			*e = ie;
@@ -351,16 +370,18 @@ analysis_walk(const struct analysis *a,
     int (*visit)(void *ctx, const struct analysis_visit *v), void *ctx,
     struct error *e)
 {
-	const struct spanidx *ix = &a->ix;
+	const uint64_t *parents = analysis_u64s(a, SPANIDX_PARENT);
+	const uint64_t *ids = analysis_u64s(a, SPANIDX_ID);
+	const uint32_t *tids = analysis_u32s(a, SPANIDX_TID);
 	struct frame *st = NULL;
 	uint64_t *rows = NULL;
 	size_t n = 0, cap = 0;
 	struct analysis_visit v;
 	int rc = 0;
 
-	for (uint64_t r = ix->rows; r-- > 0;) {
-		uint64_t parent = spanidx_u64(ix, SPANIDX_PARENT, r);
-		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
+	for (uint64_t r = a->ix.rows; r-- > 0;) {
+		uint64_t parent = parents[r];
+		uint32_t tid = tids[r];
 
 		while (n > 0 && (st[n - 1].id != parent || st[n - 1].tid != tid))
 			n--;
@@ -385,7 +406,7 @@ analysis_walk(const struct analysis *a,
 		if ((rc = visit(ctx, &v)) < 0)
 			break;
 		st[n].row = r;
-		st[n].id = spanidx_u64(ix, SPANIDX_ID, r);
+		st[n].id = ids[r];
 		st[n].tid = tid;
 		rows[n] = r;
 		n++;

@@ -192,7 +192,7 @@ main(int argc, char *argv[])
 		return EXIT_FAIL;
 	}
 	if (a.rebuilt[0] != '\0')
-		report_warning(tool.name, "index.bin", "%s: rebuilt from "
+		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
 	rc = run_kind(&a, &o);
 	analysis_close(&a);

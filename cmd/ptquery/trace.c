@@ -4,8 +4,9 @@
  * of the spans selected); chrome is the Chrome trace event JSON (complete
  * "X" events, microseconds with nanosecond decimals); fxt is the Fuchsia
  * trace format (duration-complete events, ticks of one nanosecond), whose
- * string table (32767 entries) and thread table (255) are reused round
- * robin when a trace names more.
+ * string table (32767 entries) is reused round robin when a trace names
+ * more strings, and whose thread table (255) holds the first threads, the
+ * others being written inline in their events.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -374,8 +375,10 @@ struct fxt {
 	uint16_t *chain;		/* [index]: the next in its bucket */
 	uint16_t pin[4];		/* indices the record being built uses */
 	size_t npin;
-	uint64_t *thr;			/* [index]: pid << 32 | tid, 0 none */
-	size_t next_thr;
+	uint64_t *thr;			/* [index]: pid << 32 | tid | 1 << 63 */
+	size_t next_thr;		/* the last index given */
+	uint64_t *seen;			/* threads named: a hash set */
+	size_t n_seen, cap_seen;
 	int bad;
 };
 
@@ -474,30 +477,70 @@ fxt_string(struct fxt *x, const char *s)
 	return fxt_pin(x, idx);
 }
 
-/* The thread table index of (pid, tid), with its records when new. */
+/* Whether (pid, tid) was seen before; remembers it.  -1 out of memory. */
+static int
+fxt_seen(struct fxt *x, uint64_t key)
+{
+	size_t j;
+
+	if ((x->n_seen + 1) * 2 > x->cap_seen) {
+		size_t cap = x->cap_seen ? x->cap_seen * 2 : 512;
+		uint64_t *n = calloc(cap, sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		for (size_t i = 0; i < x->cap_seen; i++) {
+			if (x->seen[i] == 0)
+				continue;
+			for (j = (x->seen[i] * 0x9e3779b97f4a7c15ull) >> 20 &
+			    (cap - 1); n[j] != 0; j = (j + 1) & (cap - 1))
+				;
+			n[j] = x->seen[i];
+		}
+		free(x->seen);
+		x->seen = n;
+		x->cap_seen = cap;
+	}
+	for (j = (key * 0x9e3779b97f4a7c15ull) >> 20 & (x->cap_seen - 1);
+	    x->seen[j] != 0; j = (j + 1) & (x->cap_seen - 1))
+		if (x->seen[j] == key)
+			return 1;
+	x->seen[j] = key;
+	x->n_seen++;
+	return 0;
+}
+
+/*
+ * The thread reference of (pid, tid): a table index for the first 255
+ * threads, 0 (pid and tid written inline in the event) for the rest.
+ * The first time a thread is seen, a kernel object record names it.
+ */
 static uint8_t
 fxt_thread(struct fxt *x, uint32_t pid, uint32_t tid, const char *label)
 {
-	uint64_t key = (uint64_t)pid << 32 | tid;
-	uint16_t name;
+	uint64_t key = (uint64_t)pid << 32 | tid | 1ull << 63;
+	uint16_t name, pname;
 	size_t idx;
+	int seen;
 
-	for (idx = 1; idx <= FXT_THREADS; idx++)
+	for (idx = 1; idx <= x->next_thr; idx++)
 		if (x->thr[idx] == key)
 			return (uint8_t)idx;
-	idx = x->next_thr % FXT_THREADS + 1;
-	x->next_thr = idx;
-	x->thr[idx] = key;
-	if (label != NULL && (name = fxt_string(x, label)) != 0) {
+	if ((seen = fxt_seen(x, key)) < 0)
+		x->bad = 1;
+	if (seen == 0 && label != NULL && (name = fxt_string(x, label)) != 0) {
 		/* Kernel object: a thread named label, of process pid. */
-		uint16_t pname = fxt_string(x, "process");
-
+		pname = fxt_string(x, "process");
 		fxt_word(x, 7 | 4ull << 4 | 2ull << 16 | (uint64_t)name << 24 |
 		    1ull << 40);
 		fxt_word(x, tid);
 		fxt_word(x, 8 | 2ull << 4 | (uint64_t)pname << 16);
 		fxt_word(x, pid);
 	}
+	if (x->next_thr == FXT_THREADS)
+		return 0;
+	idx = ++x->next_thr;
+	x->thr[idx] = key;
 	fxt_word(x, 3 | 3ull << 4 | (uint64_t)idx << 16);
 	fxt_word(x, pid);
 	fxt_word(x, tid);
@@ -521,10 +564,14 @@ fxt_event(struct fxt *x, const struct analysis *a, uint64_t r,
 	name = fxt_string(x, analysis_fn(a, r));
 	id = fxt_string(x, "id");
 
-	/* Duration complete (4), one argument, size 5 words. */
-	fxt_word(x, 4 | 5ull << 4 | 4ull << 16 | 1ull << 20 |
+	/* Duration complete (4), one argument, 5 words (7 inline thread). */
+	fxt_word(x, 4 | (t ? 5ull : 7ull) << 4 | 4ull << 16 | 1ull << 20 |
 	    (uint64_t)t << 24 | (uint64_t)cat << 32 | (uint64_t)name << 48);
 	fxt_word(x, spanidx_u64(ix, SPANIDX_START_NS, r));
+	if (t == 0) {
+		fxt_word(x, spanidx_u32(ix, SPANIDX_PID, r));
+		fxt_word(x, tid);
+	}
 	fxt_word(x, 4 | 2ull << 4 | (uint64_t)id << 16);	/* uint64 arg */
 	fxt_word(x, spanidx_u64(ix, SPANIDX_ID, r));
 	fxt_word(x, spanidx_u64(ix, SPANIDX_END_NS, r));
@@ -533,7 +580,8 @@ fxt_event(struct fxt *x, const struct analysis *a, uint64_t r,
 int
 span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 {
-	struct fxt x = { stdout, NULL, 0, NULL, NULL, { 0 }, 0, NULL, 0, 0 };
+	struct fxt x = { stdout, NULL, 0, NULL, NULL, { 0 }, 0, NULL, 0, NULL, 0, 0,
+	    0 };
 	struct threads th;
 
 	if (isatty(STDOUT_FILENO)) {
@@ -566,6 +614,7 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 	free(x.thr);
 	free(x.head);
 	free(x.chain);
+	free(x.seen);
 	threads_free(&th);
 	if (x.bad) {
 		report(query_tool, "stdout", NULL, "write failed");

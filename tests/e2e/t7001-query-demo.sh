@@ -1,0 +1,110 @@
+#!/bin/sh
+# ptquery (issue 7) on the bundled demo program recorded with emu: the
+# program's own call counts, folded stacks summing to the spans' self
+# time, chrome nesting and fxt records on real data, paging, the inline
+# grouping against inline.jsonl, and a snapshot directory as ANALYSIS.
+. "$(dirname "$0")/lib.sh"
+
+DEMO=$PTKIT_BUILD/fixtures/demo
+FXTREAD=$PTKIT_BUILD/tests/unit/helper_fxtread
+S=$TEST_ROOT/snap
+A=$S/derived/default
+
+if ! command -v jq >/dev/null 2>&1; then
+	test_skip "ptquery on the demo" "jq missing"
+	test_done
+fi
+
+test_expect_success 'record, decode and span the demo with emu' "
+	ptrec --recorder emu -o $S -- $DEMO >path 2>rec.err &&
+	mkdir -p $S/derived &&
+	ptdecode $S 2>dec.err | ptspans -o $A >out &&
+	test_eq $A \"\$(cat out)\" &&
+	grep -q '^calls: checksum=3 mix=19 fib=1973\$' $S/output.log
+"
+
+test_expect_success 'hotpaths: the counts the demo printed' "
+	ptquery $S --kind hotpaths --format csv >out &&
+	for f in main:1 checksum:3 mix:19 fib:1973; do
+		awk -F, -v f=\${f%:*} '\$11 == f { print \$11 \":\" \$1 }' out >got &&
+		test_eq \$f \"\$(cat got)\" || return 1
+	done &&
+	ptquery $S --kind timeline --function fib --format json |
+	    jq -e '.total_rows == 1973 and ([.rows[].depth] | min) == 4'
+"
+
+test_expect_success 'calls: checksum called 3 times by main, calls mix 19 times' "
+	ptquery $A --kind calls --function checksum >out &&
+	grep -q '^relation=caller calls=3 spans=3 .* name=main\$' out &&
+	grep -q '^relation=callee calls=19 spans=19 .* name=mix\$' out &&
+	test \$(wc -l <out) = 2
+"
+
+test_expect_success 'at: the first checksum call sits under main' "
+	id=\$(ptquery $A --kind timeline --function checksum --limit 1 |
+	    head -n 1 | sed 's/^id=\\([0-9]*\\) .*/\\1/') &&
+	ptquery $A --kind at --span \$id | sed 's/.*name=//' | tail -n 2 >out &&
+	printf 'main\nchecksum\n' >want && test_cmp want out
+"
+
+test_expect_success 'folded sums exactly to the spans self time' "
+	ptquery $A --kind hotpaths --format folded >out &&
+	want=\$(jq -s 'map(.self_ns) | add' $A/spans.jsonl) &&
+	got=\$(awk '{ s += \$NF } END { print s }' out) &&
+	test_eq \"\$want\" \"\$got\" &&
+	grep -q ';main;fib;fib ' out
+"
+
+test_expect_success 'summary: trigger, window, top functions' "
+	ptquery $A --kind summary >out &&
+	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit threads=1\$' out &&
+	grep -q '^top rank=1 .* name=fib\$' out &&
+	n=\$(wc -l <$A/spans.jsonl) &&
+	grep -q \"^quality spans=\$n \" out
+"
+
+test_expect_success 'chrome on real spans nests strictly' "
+	ptquery $A --kind timeline --format chrome >out &&
+	jq -e -f $PTKIT_SRC/tests/e2e/query-nested.jq out &&
+	test \$(jq '[.traceEvents[] | select(.ph == \"X\")] | length' out) = \
+	    \$(wc -l <$A/spans.jsonl)
+"
+
+test_expect_success 'fxt on real spans: every record parses, one event a span' "
+	ptquery $A --kind timeline --format fxt >out.fxt &&
+	$FXTREAD out.fxt >out &&
+	grep -q \" threads=1 kobjs=1 events=\$(wc -l <$A/spans.jsonl)\\\$\" out
+"
+
+test_expect_success 'paging hotpaths and timeline yields every row once' "
+	for k in hotpaths timeline; do
+		ptquery $A --kind \$k --format csv | tail -n +2 |
+		    sed 's/,[^,]*\$//' >all &&
+		cursor= && : >paged &&
+		while :; do
+			ptquery $A --kind \$k --format csv --limit 97 \
+			    \${cursor:+--cursor \$cursor} >p.csv || return 1
+			tail -n +2 p.csv | sed 's/,[^,]*\$//' >>paged
+			cursor=\$(tail -n 1 p.csv | sed 's/.*,//')
+			[ -n \"\$cursor\" ] || break
+		done &&
+		test_cmp all paged || return 1
+	done
+"
+
+test_expect_success 'inline grouping agrees with inline.jsonl' "
+	ptquery $A --kind hotpaths --group inline --format json >out &&
+	jq -s -c 'group_by(.fn) | map({name: .[0].fn, calls: length,
+	    insns: (map(.total_insns) | add), self: (map(.insns) | add)}) |
+	    sort_by(.name) | .[]' $A/inline.jsonl >want &&
+	jq -c '[.rows[] | select(.note == \"inlined\") | {name, calls, insns,
+	    self: .self_insns}] | sort_by(.name) | .[]' out >got &&
+	test -s want && test_cmp want got &&
+	ptquery $A --kind hotpaths --format json >fn.json &&
+	jq -s 'map(.self_insns - .inline_insns) | add' $A/spans.jsonl >want &&
+	jq '[.rows[] | select(.note != \"inlined\") | .self_insns] | add' \
+	    out >got &&
+	test_cmp want got
+"
+
+test_done
