@@ -392,20 +392,51 @@ seq_open(struct dw_ctx *c, uint64_t lo)
 	return 0;
 }
 
+/* The last file a unit's rows named: libdw hands out one pointer a file. */
+struct file_memo {
+	const char *f;
+	long idx;
+};
+
+/*
+ * Fills r from line l (not an end of sequence).  Returns 1, 0 when the
+ * row has no file or line (skipped), -1 when memory ran out.
+ */
+static int
+fill_row(struct dw_ctx *c, Dwarf_Line *l, struct line_row *r,
+    struct file_memo *memo)
+{
+	const char *f = dwarf_linesrc(l, NULL, NULL);
+	int lineno, col;
+
+	if (f == NULL || dwarf_lineno(l, &lineno) != 0)
+		return 0;
+	if (dwarf_linecol(l, &col) != 0 || col < 0)
+		col = 0;
+	if (f != memo->f) {
+		memo->idx = intern_path(c, f);
+		memo->f = f;
+	}
+	if (memo->idx < 0)
+		return -1;
+	r->file = (uint32_t)memo->idx;
+	r->line = lineno < 0 ? 0 : (uint32_t)lineno;
+	r->column = (uint32_t)col;
+	return 1;
+}
+
 /* The rows of one unit; sequences that do not start in code are skipped. */
 static int
 read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 {
+	struct file_memo memo = { NULL, -1 };
 	Dwarf_Lines *lines;
 	Dwarf_Line *l;
 	Dwarf_Addr addr;
 	struct line_row r;
-	const char *f;
 	size_t i, n;
-	int lineno, col, seq_start = 1, keep = 0, rc;
+	int seq_start = 1, keep = 0, rc;
 	bool endseq;
-	const char *last_f = NULL;
-	long fi, last_fi = -1;
 
 	if (dwarf_getsrclines(cudie, &lines, &n) != 0)
 		return 0;
@@ -425,25 +456,11 @@ read_lines(struct dw_ctx *c, Dwarf_Die *cudie)
 		memset(&r, 0, sizeof(r));
 		r.addr = addr;
 		r.order = (uint32_t)c->n_rows;
-		if (endseq) {
-			r.file = LINE_END;
-		} else {
-			f = dwarf_linesrc(l, NULL, NULL);
-			if (dwarf_lineno(l, &lineno) != 0 || f == NULL)
-				continue;
-			if (dwarf_linecol(l, &col) != 0 || col < 0)
-				col = 0;
-			/* libdw hands out one pointer per file of a unit. */
-			if (f != last_f) {
-				last_fi = intern_path(c, f);
-				last_f = f;
-			}
-			fi = last_fi;
-			if (fi < 0)
+		r.file = LINE_END;
+		if (!endseq && (rc = fill_row(c, l, &r, &memo)) <= 0) {
+			if (rc < 0)
 				return nomem(c);
-			r.file = (uint32_t)fi;
-			r.line = lineno < 0 ? 0 : (uint32_t)lineno;
-			r.column = (uint32_t)col;
+			continue;
 		}
 		rc = add_row(c, &r);
 		if (rc != 0)
