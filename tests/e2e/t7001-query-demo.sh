@@ -107,4 +107,13 @@ test_expect_success 'inline grouping agrees with inline.jsonl' "
 	test_cmp want got
 "
 
+test_expect_success 'make demo prints the demo functions with their counts' "
+	mkdir -p b/fixtures && ln -s $DEMO b/fixtures/demo &&
+	PTKIT_BUILD=\$PWD/b sh $PTKIT_SRC/scripts/demo.sh >out 2>err &&
+	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit threads=1\$' out &&
+	grep -q '^ptkit demo: the program said: calls: checksum=3 mix=19 fib=1973\$' out &&
+	tail -n 4 out | awk '{ print \$NF \"=\" \$1 }' | tr '\n' ' ' >got &&
+	test_eq 'main=1 checksum=3 mix=19 fib=1973 ' \"\$(cat got)\"
+"
+
 test_done
