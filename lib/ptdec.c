@@ -244,9 +244,82 @@ ptdec_split(const struct ptdec_thread *th, size_t chunk_bytes,
 		c->next = j < npsb ? psb[j] : th->len;
 		c->psb = &psb[i];
 		c->nr_psb = j - i;
+		if (c->nr_psb > plan->chunk_psbs)
+			plan->chunk_psbs = c->nr_psb;
 		i = j;
 	}
 	plan->nr = n;
+	return 0;
+}
+
+/* The TSC in the PSB+ at off, or 0 when it has none. */
+static uint64_t
+psb_tsc(struct pt_packet_decoder *pkt, uint64_t off)
+{
+	struct pt_packet p;
+
+	if (pt_pkt_sync_set(pkt, off) < 0)
+		return 0;
+	while (pt_pkt_next(pkt, &p, sizeof(p)) >= 0 && p.type != ppt_psbend) {
+		if (p.type == ppt_tsc)
+			return p.payload.tsc.tsc;
+	}
+	return 0;
+}
+
+/*
+ * Keeps only the PSB intervals that can hold a record in [from, to]: an
+ * interval runs from its PSB's TSC to the next one's.  Chunks become runs
+ * of kept intervals; each still stops at its true next PSB.
+ */
+static int
+plan_window(struct ptdec_plan *plan, const struct ptdec_config *cfg,
+    const struct ptdec_thread *th, struct error *e)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config pc;
+	uint64_t *t;
+	size_t n = 0;
+
+	if (!cfg->window || !cfg->time.valid || plan->nr_psb == 0)
+		return 0;
+	pt_config_init(&pc);
+	pc.begin = (uint8_t *)(uintptr_t)th->buf;
+	pc.end = pc.begin + th->len;
+	if ((t = calloc(plan->nr_psb + 1, sizeof(*t))) == NULL ||
+	    (pkt = pt_pkt_alloc_decoder(&pc)) == NULL) {
+		free(t);
+		return error_set(e, ERR_NOMEM, "PSB times");
+	}
+	for (size_t i = 0; i < plan->nr_psb; i++) {
+		uint64_t tsc = psb_tsc(pkt, plan->psb[i]);
+
+		t[i] = tsc ? ptdec_tsc_to_ns(&cfg->time, tsc) : 0;
+	}
+	pt_pkt_free_decoder(pkt);
+	t[plan->nr_psb] = UINT64_MAX;
+	for (size_t i = 0; i < plan->nr_psb; i++) {
+		int keep = (t[i + 1] == 0 || t[i + 1] >= cfg->from_ns) &&
+		    (t[i] == 0 || t[i] <= cfg->to_ns);
+		struct ptdec_chunk *c = &plan->chunk[n];
+
+		if (!keep)
+			continue;
+		if (n > 0 && c[-1].psb + c[-1].nr_psb == &plan->psb[i] &&
+		    c[-1].nr_psb < plan->chunk_psbs) {
+			c[-1].nr_psb++;
+			c[-1].next = i + 1 < plan->nr_psb ? plan->psb[i + 1] :
+			    th->len;
+			continue;
+		}
+		c->index = n++;
+		c->begin = plan->psb[i];
+		c->next = i + 1 < plan->nr_psb ? plan->psb[i + 1] : th->len;
+		c->psb = &plan->psb[i];
+		c->nr_psb = 1;
+	}
+	plan->nr = n;
+	free(t);
 	return 0;
 }
 
@@ -658,6 +731,10 @@ ptdec_decode_thread(const struct ptdec_backend *be,
 		chunk_bytes = 0;
 	if ((rc = ptdec_split(th, chunk_bytes, &plan, e)) < 0)
 		return rc;
+	if ((rc = plan_window(&plan, cfg, th, e)) < 0) {
+		ptdec_plan_free(&plan);
+		return rc;
+	}
 	end->c[BLKS_C_PSBS] = plan.nr_psb;
 	rc = emit_head_gap(&em, th, plan.first_psb, e);
 	if (rc == 0 && plan.nr > 0) {

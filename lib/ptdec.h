@@ -130,6 +130,7 @@ struct ptdec_plan {
 	uint64_t *psb;
 	size_t nr_psb;
 	uint64_t first_psb;		/* the trace length when there is none */
+	size_t chunk_psbs;		/* most PSBs in one chunk */
 };
 
 /*
@@ -202,7 +203,8 @@ void ptdec_plan_free(struct ptdec_plan *plan);
 /*
  * Decodes one thread with backend: emits, in order, a GAP for the bytes
  * before the first PSB (ring_start when th->wrapped), then every chunk's
- * records, filtered to [from_ns, to_ns].  Does not emit THREAD or END:
+ * records, filtered to [from_ns, to_ns].  With a window, PSB intervals
+ * whose PSB times (TSC in PSB+) put them outside it are not decoded.  Does not emit THREAD or END:
  * *end receives the counters for the caller's END record.
  * Returns 0, or -ERR_NOMEM, -ERR_IO (threads), or the sink's error.
  */
