@@ -53,8 +53,23 @@ measure() {
 		fi
 		i=$((i + 1))
 	done
-	printf 'query: %-44s %6ss  peak %7s KiB  %s lines\n' "$name" "$best" \
-	    "$kb" "$(wc -l <"$dir/out")"
+	anon=$(peak_anon "$@")
+	printf 'query: %-40s %6ss  rss %7s KiB  anon %6s KiB  %s lines\n' \
+	    "$name" "$best" "$kb" "$anon" "$(wc -l <"$dir/out")"
+}
+
+# peak_anon ARGS...: the largest RssAnon of one run, polled every 10 ms.
+peak_anon() {
+	ptquery "$dir/a" "$@" >/dev/null &
+	pid=$!
+	peak=0
+	while v=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' \
+	    /proc/$pid/status 2>/dev/null) && [ -n "$v" ]; do
+		[ "$v" -le "$peak" ] || peak=$v
+		sleep 0.01
+	done
+	wait $pid
+	echo "$peak"
 }
 
 mid=$(($(sed -n 's/.*"last_ns":\([0-9]*\).*/\1/p' "$dir/a/threads.jsonl" |
