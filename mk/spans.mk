@@ -72,3 +72,4 @@ fuzz-spans: $(SPANS_FUZZ)
 
 FUZZ_RUNS += fuzz-spans
 .PHONY: fuzz-spans
+$(BUILD)/tests/unit/t_spans_hw: LIBS_ALL += -lZydis
