@@ -1,6 +1,7 @@
-# ptdecode's area (issue 5): the block stream fuzzer and the decoder's
-# test fixtures.  Fuzzers build with clang's libFuzzer over the lib
-# sources they exercise, not over libptkit.a (which has no coverage).
+# ptdecode's area (issue 5): the fuzzers of the block stream reader and
+# of the decode core, Zydis for lib/x86class, and the bench helper.
+# Fuzzers build with clang's libFuzzer over the lib sources they exercise,
+# not over libptkit.a (which has no coverage).
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
@@ -19,8 +20,19 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
 	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
 
-FUZZ_RUNS += fuzz-blkstream
-.PHONY: fuzz-blkstream
+$(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/ptdec.c \
+    lib/ptdec_ipt.c lib/x86class.c lib/blkstream.c lib/jsonw.c lib/error.c \
+    lib/ptdec.h lib/blkstream.h lib/x86class.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lipt -lZydis -lpthread
+
+fuzz-ptdec: $(DEC_FUZZ_DIR)/fuzz_ptdec
+	@mkdir -p $(DEC_FUZZ_DIR)/corpus-ptdec
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	    $(DEC_FUZZ_DIR)/corpus-ptdec tests/fuzz/ptdec
+
+FUZZ_RUNS += fuzz-blkstream fuzz-ptdec
+.PHONY: fuzz-blkstream fuzz-ptdec
 
 # lib/x86class (block classes the block cache leaves out) decodes with Zydis.
 LIBS_ALL += -lZydis
@@ -31,4 +43,4 @@ $(DEC_BARE): bench/decode_bare.c $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) -iquote cmd/ptdecode $(ALL_CFLAGS) $(ALL_LDFLAGS) \
 	    -o $@ $< $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT) $(LIBS_ALL)
-BENCH_DEPS += $(DEC_BARE)
+BENCH_DEPS += $(DEC_BARE) $(BUILD)/tests/fixtures/emu/branchy

@@ -469,13 +469,40 @@ check_time(void)
 	IS_U64(ptdec_tsc_to_ns(&id, 50), 0, "before the base reads as 0");
 }
 
+/* Writes an encoded stream to path (the fuzz seed corpus). */
+static int
+write_seed(const char *path, int rounds, int psb_every, int mid_every)
+{
+	struct shape sh = { rounds, psb_every, mid_every };
+	struct enc s;
+	size_t len = build(&s, &sh, 5);
+	FILE *f = fopen(path, "wb");
+	int ok = f != NULL && len > 0 && fwrite(s.buf, 1, len, f) == len;
+
+	ok = f != NULL && fclose(f) == 0 && ok;
+	free(s.buf);
+	return !ok;
+}
+
+/* t_ptdec DIR: writes the fuzz seeds to DIR instead of testing. */
 int
-main(void)
+main(int argc, char *argv[])
 {
 	char path[] = "/tmp/ptkit-t_ptdec-XXXXXX";
 	struct ptdec_images im;
 	struct error e;
-	int fd = mkstemp(path);
+	int fd;
+
+	if (argc > 1) {
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/psb-rounds.pt", argv[1]);
+		if (write_seed(p, 12, 3, 0))
+			return 1;
+		snprintf(p, sizeof(p), "%s/psb-mid-block.pt", argv[1]);
+		return write_seed(p, 12, 2, 2);
+	}
+	fd = mkstemp(path);
 
 	if (fd < 0 || write(fd, code, sizeof(code)) != (ssize_t)sizeof(code))
 		return 1;
