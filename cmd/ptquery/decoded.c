@@ -1,14 +1,551 @@
 /*
- * ptquery --kind branches and --kind insns: decoded on demand.
+ * ptquery --kind branches and --kind insns: decoded on demand.  The
+ * analysis keeps calls, not instructions, so these run ptdecode on the
+ * snapshot for one thread and window (lib/spawn: argv, no shell; its
+ * stderr kept in a temporary file for the error message), read its JSON
+ * Lines, and look the code up through lib/codemap (instruction lengths)
+ * and lib/symcache (source lines) from the MAP records it printed.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "codemap.h"
 #include "query.h"
 #include "report.h"
+#include "spawn.h"
+#include "symcache.h"
+#include "symtab.h"
+
+#define MAX_MAPS 4096
+
+struct map_ent {
+	struct blks_map m;
+	char *name, *image;
+	const struct symtab *st;	/* NULL: no lines */
+};
+
+struct decoded {
+	const struct analysis *a;
+	const struct query_options *o;
+	struct codemap *cm;
+	struct cs_code code;
+	struct symcache *sc;
+	struct map_ent *map;
+	size_t n_map;
+	/* branches */
+	uint64_t fn_lo, fn_hi;
+	struct branch *br;
+	size_t n_br, cap_br;
+	uint64_t pending_ip, pending_fall;	/* a JCC waiting for the next */
+	int pending;
+	/* insns */
+	struct insn_row *ins;
+	size_t n_ins, want_ins;
+	char line_file[PATH_MAX];
+};
+
+struct branch {
+	uint64_t ip, taken, not_taken;
+};
+
+struct insn_row {
+	uint64_t time, ip;
+};
+
+static uint64_t
+hex_member(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_integer(v))
+		return (uint64_t)json_integer_value(v);
+	return json_is_string(v) ? strtoull(json_string_value(v), NULL, 0) : 0;
+}
+
+static int
+add_map(struct decoded *d, const json_t *o)
+{
+	const json_t *name = json_object_get(o, "name");
+	const json_t *image = json_object_get(o, "image");
+	struct map_ent *m;
+	struct error e;
+
+	if (d->n_map == MAX_MAPS || !json_is_string(name))
+		return 0;
+	m = &d->map[d->n_map];
+	memset(m, 0, sizeof(*m));
+	m->m.pid = (uint32_t)hex_member(o, "pid");
+	m->m.start = hex_member(o, "start");
+	m->m.size = hex_member(o, "end") - m->m.start;
+	m->m.pgoff = hex_member(o, "pgoff");
+	if ((m->name = strdup(json_string_value(name))) == NULL ||
+	    (m->image = strdup(json_is_string(image) ?
+	    json_string_value(image) : json_string_value(name))) == NULL) {
+		free(m->name);
+		return -ERR_NOMEM;
+	}
+	m->m.name = m->name;
+	m->m.image = m->image;
+	d->n_map++;
+	if (json_is_true(json_object_get(o, "missing")))
+		return 0;
+	if (symcache_get(d->sc, m->image, 0, &m->st, &e) < 0)
+		m->st = NULL;
+	return codemap_add(d->cm, &m->m, &e);
+}
+
+/* The source line of ip: "file" in d->line_file, the line returned. */
+static uint32_t
+line_of(struct decoded *d, uint32_t pid, uint64_t ip)
+{
+	struct sym_line l;
+	uint64_t addr;
+
+	d->line_file[0] = '\0';
+	for (size_t i = d->n_map; i-- > 0;) {
+		const struct map_ent *m = &d->map[i];
+		struct sym_mapping sm = { m->m.start, m->m.start + m->m.size,
+		    m->m.pgoff };
+
+		if (m->m.pid != pid || ip < sm.start || ip >= sm.end)
+			continue;
+		if (m->st == NULL || symtab_addr_from_map(m->st, &sm, ip,
+		    &addr) < 0 || symtab_line(m->st, addr, &l) != 1)
+			return 0;
+		snprintf(d->line_file, sizeof(d->line_file), "%s", l.file ?
+		    l.file : "");
+		return l.line;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Blocks */
+
+static int
+branch_count(struct decoded *d, uint64_t ip, int taken)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_br && d->br[i].ip != ip; i++)
+		;
+	if (i == d->n_br) {
+		if (d->n_br == d->cap_br) {
+			size_t cap = d->cap_br ? d->cap_br * 2 : 64;
+			struct branch *n = realloc(d->br, cap * sizeof(*n));
+
+			if (n == NULL)
+				return -ERR_NOMEM;
+			d->br = n;
+			d->cap_br = cap;
+		}
+		memset(&d->br[d->n_br++], 0, sizeof(*d->br));
+		d->br[i].ip = ip;
+	}
+	if (taken)
+		d->br[i].taken++;
+	else
+		d->br[i].not_taken++;
+	return 0;
+}
+
+static int
+block_branches(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t end,
+    const char *class)
+{
+	struct cs_insn in;
+	int rc = 0;
+
+	if (d->pending) {
+		if (ip == d->pending_fall)
+			rc = branch_count(d, d->pending_ip, 0);
+		else
+			rc = branch_count(d, d->pending_ip, 1);
+		d->pending = 0;
+	}
+	if (rc == 0 && strcmp(class, "cond_jump") == 0 && end >= d->fn_lo &&
+	    end < d->fn_hi && d->code.insn(d->code.ctx, pid, end, &in) == 1) {
+		d->pending = 1;
+		d->pending_ip = end;
+		d->pending_fall = end + in.len;
+	}
+	return rc;
+}
+
+static int
+block_insns(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t n,
+    uint64_t time)
+{
+	struct cs_insn in;
+
+	for (uint64_t i = 0; i < n && d->n_ins < d->want_ins; i++) {
+		d->ins[d->n_ins].time = time;
+		d->ins[d->n_ins].ip = ip;
+		d->n_ins++;
+		if (d->code.insn(d->code.ctx, pid, ip, &in) != 1)
+			break;		/* the rest of the block is unknown */
+		ip += in.len;
+	}
+	return 0;
+}
+
+static int
+record(struct decoded *d, const json_t *o, uint32_t *pid)
+{
+	const char *type = json_string_value(json_object_get(o, "type"));
+
+	if (type == NULL)
+		return 0;
+	if (strcmp(type, "map") == 0)
+		return add_map(d, o);
+	if (strcmp(type, "thread") == 0) {
+		*pid = (uint32_t)hex_member(o, "pid");
+		d->pending = 0;
+		return 0;
+	}
+	if (strcmp(type, "gap") == 0 || strcmp(type, "event") == 0) {
+		d->pending = 0;	/* the next block is not the branch's */
+		return 0;
+	}
+	if (strcmp(type, "block") != 0)
+		return 0;
+	if (d->o->kind == K_BRANCHES) {
+		const char *class = json_string_value(json_object_get(o,
+		    "class"));
+		struct cs_fn f;
+
+		/* The function's extent, once the maps (first) are in. */
+		if (d->fn_hi == 0 && d->code.fn(d->code.ctx, *pid, d->fn_lo,
+		    &f) == 1) {
+			d->fn_lo = f.lo;
+			d->fn_hi = f.hi;
+		}
+		return block_branches(d, *pid, hex_member(o, "ip"),
+		    hex_member(o, "end_ip"), class ? class : "");
+	}
+	return block_insns(d, *pid, hex_member(o, "ip"),
+	    hex_member(o, "ninsn"), hex_member(o, "time"));
+}
+
+/* The ptdecode beside this program, else the one on PATH. */
+static void
+ptdecode_path(char *buf, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	snprintf(buf, size, "ptdecode");
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return;
+	snprintf(buf, size, "%.*s/ptdecode", (int)(slash - self), self);
+	if (access(buf, X_OK) != 0)
+		snprintf(buf, size, "ptdecode");
+}
+
+/* Runs ptdecode for tid in [from, to) and feeds its records to d. */
+static int
+decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
+    uint64_t to)
+{
+	char prog[PATH_MAX], t[24], f[24], u[24], *line = NULL;
+	char *argv[] = { prog, "--tid", t, "--from", f, "--to", u,
+	    "--format", "jsonl", (char *)snap, NULL };
+	FILE *err = tmpfile(), *in = NULL;
+	struct spawn sp;
+	struct error e;
+	uint32_t pid = 0;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	ptdecode_path(prog, sizeof(prog));
+	snprintf(t, sizeof(t), "%" PRIu64, tid);
+	snprintf(f, sizeof(f), "%" PRIu64, from);
+	snprintf(u, sizeof(u), "%" PRIu64, to);
+	spawn_init(&sp, argv);
+	sp.in = SPAWN_NULL;
+	sp.out = SPAWN_PIPE;
+	sp.err = err ? spawn_fd(fileno(err)) : SPAWN_NULL;
+	if (spawn_start(&sp, &e) < 0) {
+		report_error(query_tool, "ptdecode", &e, NULL);
+		goto out;
+	}
+	if ((in = fdopen(sp.out, "r")) == NULL) {
+		rc = -1;
+	} else {
+		sp.out = -1;
+		while (rc == 0 && (n = getline(&line, &cap, in)) > 0) {
+			json_t *o = json_loadb(line, (size_t)n, 0, NULL);
+
+			rc = o == NULL ? -ERR_FORMAT : record(d, o, &pid);
+			json_decref(o);
+		}
+		fclose(in);
+	}
+	if (spawn_finish(&sp, &e) < 0) {
+		char last[512] = "", buf[512];
+
+		/* ptdecode's last line of complaint is the hint. */
+		if (err != NULL) {
+			rewind(err);
+			while (fgets(buf, sizeof(buf), err) != NULL)
+				if (buf[0] != '\n')
+					memcpy(last, buf, sizeof(last));
+			last[strcspn(last, "\n")] = '\0';
+		}
+		report(query_tool, snap, last[0] ? last : NULL, "decoding "
+		    "with ptdecode failed");
+		rc = -1;
+	} else if (rc < 0) {
+		report(query_tool, snap, NULL, "ptdecode's output: %s",
+		    err_str(rc));
+	}
+out:
+	free(line);
+	if (err != NULL)
+		fclose(err);
+	return rc < 0 || sp.exit_code != 0 ? -1 : 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Tables */
+
+static const struct col branch_cols[] = {
+	{ "ip", COL_HEX, 1 }, { "taken", COL_U64, 0 },
+	{ "not_taken", COL_U64, 0 }, { "executed", COL_U64, 0 },
+	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
+	{ "symbol", COL_STR, 0 },
+};
+
+static const struct col insn_cols[] = {
+	{ "time_ns", COL_U64, 1 }, { "ip", COL_HEX, 1 },
+	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
+	{ "symbol", COL_STR, 0 },
+};
+
+struct dec_rows {
+	struct decoded *d;
+	uint32_t pid;
+	char sym[512];
+	char file[PATH_MAX];
+};
+
+static void
+symbol_of(struct dec_rows *r, uint64_t ip)
+{
+	struct cs_fn fn;
+
+	if (r->d->code.fn(r->d->code.ctx, r->pid, ip, &fn) == 1 &&
+	    fn.name != NULL)
+		snprintf(r->sym, sizeof(r->sym), "%s+0x%" PRIx64, fn.name,
+		    ip - fn.lo);
+	else
+		snprintf(r->sym, sizeof(r->sym), "0x%" PRIx64, ip);
+}
+
+static void
+branch_get(void *ctx, size_t row, union cell *c)
+{
+	struct dec_rows *r = ctx;
+	const struct branch *b = &r->d->br[row];
+
+	c[0].u = b->ip;
+	c[1].u = b->taken;
+	c[2].u = b->not_taken;
+	c[3].u = b->taken + b->not_taken;
+	c[4].u = line_of(r->d, r->pid, b->ip);
+	snprintf(r->file, sizeof(r->file), "%s", r->d->line_file);
+	c[5].s = r->file[0] ? r->file : "-";
+	symbol_of(r, b->ip);
+	c[6].s = r->sym;
+}
+
+static void
+insn_get(void *ctx, size_t row, union cell *c)
+{
+	struct dec_rows *r = ctx;
+	const struct insn_row *in = &r->d->ins[row];
+
+	c[0].u = in->time;
+	c[1].u = in->ip;
+	c[2].u = line_of(r->d, r->pid, in->ip);
+	snprintf(r->file, sizeof(r->file), "%s", r->d->line_file);
+	c[3].s = r->file[0] ? r->file : "-";
+	symbol_of(r, in->ip);
+	c[4].s = r->sym;
+}
+
+static int
+by_ip(const void *a, const void *b)
+{
+	const struct branch *x = a, *y = b;
+
+	return x->ip < y->ip ? -1 : x->ip > y->ip;
+}
+
+/*
+ * branches: the window of each thread's spans of --function, decoded,
+ * counting the conditional jumps that end a block inside the function.
+ */
+static int
+run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
+{
+	const struct spanidx *ix = &d->a->ix;
+	int64_t fn = agg_find_string(d->a, d->o->function);
+	uint32_t tids[64];
+	uint64_t lo[64], hi[64];
+	size_t nt = 0;
+
+	if (fn < 0) {
+		report(query_tool, d->a->dir, NULL, "no function named '%s'",
+		    d->o->function);
+		return -1;
+	}
+	d->fn_lo = UINT64_MAX;
+	for (uint64_t row = 0; row < ix->rows; row++) {
+		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, row);
+		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, row);
+		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, row);
+		size_t i;
+
+		if (spanidx_u32(ix, SPANIDX_FN, row) != (uint32_t)fn ||
+		    (d->o->has_tid && tid != d->o->tid) ||
+		    en < d->o->from_ns || st >= d->o->to_ns)
+			continue;
+		if (d->fn_lo == UINT64_MAX)
+			d->fn_lo = spanidx_u64(ix, SPANIDX_ENTRY, row);
+		r->pid = spanidx_u32(ix, SPANIDX_PID, row);
+		for (i = 0; i < nt && tids[i] != tid; i++)
+			;
+		if (i == nt && nt < 64) {
+			tids[nt] = tid;
+			lo[nt] = st;
+			hi[nt++] = en;
+		} else if (i < nt) {
+			lo[i] = st < lo[i] ? st : lo[i];
+			hi[i] = en > hi[i] ? en : hi[i];
+		}
+	}
+	for (size_t i = 0; i < nt; i++)
+		if (decode(d, snap, tids[i], lo[i], hi[i] + 1) < 0)
+			return -1;
+	qsort(d->br, d->n_br, sizeof(*d->br), by_ip);
+	return 0;
+}
 
 int
 kind_decoded(const struct analysis *a, const struct query_options *o)
 {
-	(void)a;
-	report(query_tool, o->kind == K_BRANCHES ? "--kind branches" :
-	    "--kind insns", NULL, "not built yet (issue #7)");
-	return EXIT_FAIL;
+	const char *snap = analysis_manifest_str(a, "snapshot", "");
+	struct codemap_options co = { 0 };
+	struct decoded d;
+	struct dec_rows r;
+	struct table t = { NULL, NULL, 0, 0, &r, NULL, NULL, "" };
+	size_t first = 0;
+	int rc = EXIT_FAIL;
+	struct error e;
+
+	if (o->format > F_JSON) {
+		report(query_tool, "--format", "use text, table, csv or json",
+		    "this format does not apply to --kind %s",
+		    o->kind == K_BRANCHES ? "branches" : "insns");
+		return EXIT_USAGE;
+	}
+	if (o->kind == K_BRANCHES && o->function == NULL) {
+		report(query_tool, "--kind branches", NULL, "needs --function "
+		    "NAME");
+		return EXIT_USAGE;
+	}
+	if (o->kind == K_INSNS && !o->has_tid) {
+		report(query_tool, "--kind insns", NULL, "needs --tid TID (and "
+		    "a window: --from, --to)");
+		return EXIT_USAGE;
+	}
+	if (snap[0] == '\0') {
+		report(query_tool, a->dir, NULL, "names no snapshot to decode");
+		return EXIT_FAIL;
+	}
+	if (query_cursor(o, SIZE_MAX / 2, &first) != 0)
+		return EXIT_USAGE;
+	memset(&d, 0, sizeof(d));
+	memset(&r, 0, sizeof(r));
+	r.d = &d;
+	d.a = a;
+	d.o = o;
+	co.snapshot = snap;
+	co.no_inline = 1;
+	d.map = calloc(MAX_MAPS, sizeof(*d.map));
+	d.sc = symcache_new(NULL);
+	if (d.map == NULL || d.sc == NULL || codemap_new(&d.cm, &co, &e) < 0) {
+		report(query_tool, NULL, NULL, "out of memory");
+		goto out;
+	}
+	codemap_code(d.cm, &d.code);
+	if (o->kind == K_BRANCHES) {
+		if (run_branches(&d, snap, &r) < 0)
+			goto out;
+		t.kind = "branches";
+		t.cols = branch_cols;
+		t.ncols = 7;
+		t.nrows = d.n_br;
+		t.get = branch_get;
+		snprintf(t.summary, sizeof(t.summary), "%s: %zu conditional "
+		    "branches", o->function, d.n_br);
+	} else {
+		/* Decode one row past the page: it says whether more exist. */
+		d.want_ins = first + (o->has_limit ? o->limit : 1000) + 1;
+		if ((d.ins = malloc(d.want_ins * sizeof(*d.ins))) == NULL) {
+			report(query_tool, NULL, NULL, "out of memory");
+			goto out;
+		}
+		if (decode(&d, snap, o->tid, o->from_ns, o->to_ns) < 0)
+			goto out;
+		for (size_t i = 0; i < a->ix.rows; i++)
+			if (spanidx_u32(&a->ix, SPANIDX_TID, i) == o->tid) {
+				r.pid = spanidx_u32(&a->ix, SPANIDX_PID, i);
+				break;
+			}
+		t.kind = "insns";
+		t.cols = insn_cols;
+		t.ncols = 5;
+		t.nrows = d.n_ins;
+		t.get = insn_get;
+		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %zu"
+		    " instructions%s", o->tid, d.n_ins, d.n_ins == d.want_ins ?
+		    " (more follow)" : "");
+	}
+	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
+		goto out;
+	{
+		struct query_options po = *o;
+
+		/* insns: the page limit, whatever is past it unknown. */
+		if (o->kind == K_INSNS && !po.has_limit) {
+			po.has_limit = 1;
+			po.limit = 1000;
+		}
+		rc = table_print(&t, &po);
+	}
+out:
+	free(t.order);
+	for (size_t i = 0; i < d.n_map; i++) {
+		free(d.map[i].name);
+		free(d.map[i].image);
+	}
+	free(d.map);
+	free(d.br);
+	free(d.ins);
+	codemap_free(d.cm);
+	symcache_free(d.sc);
+	return rc;
 }

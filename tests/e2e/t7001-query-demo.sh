@@ -107,6 +107,37 @@ test_expect_success 'inline grouping agrees with inline.jsonl' "
 	test_cmp want got
 "
 
+test_expect_success 'branches: exact taken and not-taken counts, with lines' "
+	ptquery $A --kind branches --function fib >out &&
+	test_eq 'ip=0x4000001246 taken=987 not_taken=986 executed=1973 line=35 file=$PTKIT_SRC/tests/fixtures/demo/demo.c symbol=fib+0x16' \"\$(sed 's/^ip=0x[0-9a-f]* /ip=0x4000001246 /' out)\" &&
+	ptquery $A --kind branches --function checksum --format csv |
+	    cut -d, -f2-5 >out &&
+	printf 'taken,not_taken,executed,line\n0,3,3,26\n16,3,19,26\n' >want &&
+	test_cmp want out
+"
+
+test_expect_success 'insns: every instruction of main, by symbol, paged' "
+	ptquery $A --kind timeline --function main --format csv |
+	    tail -n 1 | cut -d, -f3,5,6 >w &&
+	IFS=, read -r tid from to <w &&
+	ptquery $A --kind insns --tid \$tid --from \$from --to \$((to + 1)) \
+	    --limit 100000 --format csv >all &&
+	test_eq 'time_ns,ip,line,file,symbol,next_cursor' \"\$(head -n 1 all)\" &&
+	test \$(grep -c ',fib+0x' all) = \$(ptquery $A --kind hotpaths \
+	    --function fib --format csv | tail -n 1 | cut -d, -f6) &&
+	test \$(grep -c ',mix+0x' all) = 95 &&
+	ptquery $A --kind insns --tid \$tid --from \$from --to \$((to + 1)) \
+	    --limit 1000 --format csv >p1 &&
+	c=\$(tail -n 1 p1 | sed 's/.*,//') && test_eq o1000 \$c &&
+	ptquery $A --kind insns --tid \$tid --from \$from --to \$((to + 1)) \
+	    --limit 1000 --cursor \$c --format csv >p2 &&
+	sed -n '2,2001p' all | sed 's/,[^,]*\$//' >want &&
+	{ tail -n +2 p1; tail -n +2 p2; } | sed 's/,[^,]*\$//' >got &&
+	test_cmp want got &&
+	must_exit 2 ptquery $A --kind insns 2>err &&
+	test_eq 'ptquery: --kind insns: needs --tid TID (and a window: --from, --to)' \"\$(cat err)\"
+"
+
 test_expect_success 'make demo prints the demo functions with their counts' "
 	mkdir -p b/fixtures && ln -s $DEMO b/fixtures/demo &&
 	PTKIT_BUILD=\$PWD/b sh $PTKIT_SRC/scripts/demo.sh >out 2>err &&
