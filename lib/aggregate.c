@@ -310,6 +310,16 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 	return 0;
 }
 
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h == NO_KEY ? 0 : h;
+}
+
 /* One record of inline.jsonl into the inline rows and the span sums. */
 static int
 inline_record(struct hot *h, struct keymap *names, const json_t *o)
@@ -324,22 +334,29 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 	uint64_t tid = (uint64_t)json_integer_value(json_object_get(o, "tid"));
 	struct agg_row *r = NULL;
 	const char *name;
-	size_t slot;
-	uint32_t g;
+	uint64_t key;
+	size_t slot, g;
 	int rc;
 
 	if (!json_is_string(fn))
 		return -ERR_FORMAT;
 	if (h->f != NULL && h->f->has_tid && tid != h->f->tid)
 		return 0;
-	/* Inline rows by name: the key is the name's position in owned. */
-	for (size_t i = 0; i < h->out->n; i++)
-		if (h->out->row[i].is_inline &&
-		    strcmp(h->out->row[i].name, json_string_value(fn)) == 0) {
-			r = &h->out->row[i];
-			break;
-		}
-	(void)names;
+	/* Inline rows by the hash of their name (a collision: a scan). */
+	key = name_hash(json_string_value(fn));
+	if ((rc = keymap_get(names, key, &slot)) < 0)
+		return rc;
+	if (rc == 1) {
+		r = &h->out->row[names->val[slot]];
+		if (strcmp(r->name, json_string_value(fn)) != 0)
+			for (r = NULL, g = 0; g < h->out->n; g++)
+				if (h->out->row[g].is_inline &&
+				    strcmp(h->out->row[g].name,
+				    json_string_value(fn)) == 0) {
+					r = &h->out->row[g];
+					break;
+				}
+	}
 	if (r == NULL) {
 		if ((name = agg_own(h->out, json_string_value(fn))) == NULL ||
 		    (r = agg_new_row(h->out)) == NULL)
@@ -347,6 +364,8 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 		r->name = name;
 		r->module = "";
 		r->is_inline = 1;
+		if (rc == 0)
+			names->val[slot] = (uint32_t)(h->out->n - 1);
 	}
 	r->calls++;
 	r->spans++;
@@ -367,7 +386,6 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 		h->inl.val[slot] = (uint32_t)h->n_inl++;
 	}
 	h->inl_insns[h->inl.val[slot]] += total;
-	(void)g;
 	return 0;
 }
 
@@ -396,6 +414,7 @@ read_inline(struct hot *h)
 	}
 	free(line);
 	fclose(in);
+	keymap_free(&names);
 	if (rc == -ERR_FORMAT)
 		return error_set(h->e, ERR_FORMAT, "inline.jsonl line %" PRIu64
 		    ": not an inline record", lineno);
