@@ -7,7 +7,7 @@ SYM_CFLAGS := -O2 -g -fno-omit-frame-pointer
 
 SYM_FIXTURES := $(SYM_FIX)/inl $(SYM_FIX)/inl-pie $(SYM_FIX)/inl-dw4 \
 	$(SYM_FIX)/inl-nosym $(SYM_FIX)/inl-gz $(SYM_FIX)/inl-zgnu \
-	$(SYM_FIX)/cxx $(SYM_FIX)/libshl.so \
+	$(SYM_FIX)/cxx $(SYM_FIX)/libshl.so $(SYM_FIX)/memc \
 	$(SYM_FIX)/strip/.done $(SYM_FIX)/strip-crc/.done $(SYM_FIX)/dwz/.done
 
 # Non-PIE, DWARF 5 (the compiler's default).
@@ -38,6 +38,10 @@ $(SYM_FIX)/inl-nosym: $(SYM_FIX)/inl-pie
 $(SYM_FIX)/cxx: $(SYM_SRC)/cxx.cc | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX) $(SYM_CFLAGS) -o $@ $<
+
+$(SYM_FIX)/memc: $(SYM_SRC)/memc.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(SYM_CFLAGS) -o $@ $<
 
 $(SYM_FIX)/libshl.so: $(SYM_SRC)/shlib.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
