@@ -86,7 +86,15 @@ error_prefix(struct error *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n < sizeof(e->msg))
-		snprintf(e->msg + n, sizeof(e->msg) - (size_t)n, ": %s", old);
+	/* Cut the old message, not the new prefix, when both do not fit. */
+	if (n >= 0 && (size_t)n + 3 <= sizeof(e->msg)) {
+		size_t len = (size_t)n, keep = strlen(old);
+
+		if (keep > sizeof(e->msg) - len - 3)
+			keep = sizeof(e->msg) - len - 3;
+		memcpy(e->msg + len, ": ", 2);
+		memcpy(e->msg + len + 2, old, keep);
+		e->msg[len + 2 + keep] = '\0';
+	}
 	return -e->code;
 }

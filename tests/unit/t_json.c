@@ -70,6 +70,17 @@ test_errors(void)
 	    "error_set_errno appends strerror");
 	IS_INT(error_set(NULL, ERR_RANGE, "x"), -ERR_RANGE,
 	    "error_set with no struct still returns the code");
+	{
+		char big[ERROR_MSG_MAX + 100];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		error_set(&e, ERR_FORMAT, "%s", big);
+		error_prefix(&e, "%s", "perf.data");
+		OK(strncmp(e.msg, "perf.data: xxx", 14) == 0 &&
+		    strlen(e.msg) == ERROR_MSG_MAX - 1,
+		    "a prefix survives; the long old message is cut");
+	}
 }
 
 int
