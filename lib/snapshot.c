@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "mkpath.h"
 #include "sha256.h"
 #include "snapshot.h"
 
@@ -169,9 +170,8 @@ snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
 		free(parent);
 		return error_set(e, ERR_EXISTS, "%s: already exists", dest);
 	}
-	if (stat(parent, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		rc = error_set(e, ERR_NOTFOUND, "%s: parent directory %s does "
-		    "not exist", dest, parent);
+	/* A recording is done by now: make the way to it, as mkdir -p. */
+	if ((rc = mkpath_parents(dest, 0755, e)) < 0) {
 		free(parent);
 		return rc;
 	}

@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "codemap.h"
 #include "manifest.h"
+#include "mkpath.h"
 #include "report.h"
 #include "sha256.h"
 #include "spanidx.h"
@@ -234,6 +235,7 @@ open_outputs(struct run *r)
 	char path[PATH_MAX + 32];
 	char *slash, parent[PATH_MAX];
 	const char *dir = r->o->out_dir;
+	struct error e;
 	struct stat sb;
 
 	if (stat(dir, &sb) == 0 && !(S_ISDIR(sb.st_mode) && rmdir(dir) == 0)) {
@@ -250,6 +252,11 @@ open_outputs(struct run *r)
 		return -1;
 	}
 	(void)slash;
+	if (mkpath_parents(dir, 0755, &e) < 0) {
+		report_error(tool, dir, &e, NULL);
+		r->tmp[0] = '\0';
+		return -1;
+	}
 	if (mkdtemp(r->tmp) == NULL) {
 		report(tool, dir, NULL, "cannot create a temporary directory "
 		    "beside it: %s", strerror(errno));
