@@ -28,7 +28,7 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 endif
 
-PKGS := libelf libdw libzstd jansson
+PKGS := libelf libdw libzstd jansson nettle
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 
 #include "cleanup.h"
 #include "mkpath.h"
-#include "sha256.h"
 #include "snapshot.h"
 
 struct snapshot_priv {
@@ -361,7 +361,7 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
     char **tmp_out, uint8_t digest[SHA256_DIGEST_SIZE], uint64_t *size,
     struct error *e)
 {
-	struct sha256 h;
+	struct sha256_ctx h;
 	char *tmp;
 	int fd, rc = 0;
 
@@ -376,7 +376,7 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 	sha256_init(&h);
 	*size = 0;
 	if (mem != NULL) {
-		sha256_update(&h, mem, len);
+		sha256_update(&h, len, mem);
 		if (write_all(fd, mem, len) < 0)
 			rc = error_set_errno(e, errno, "%s: write", tmp);
 		*size = len;
@@ -394,7 +394,7 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 				rc = error_set_errno(e, errno, "%s: copy", tmp);
 				break;
 			}
-			sha256_update(&h, buf, (size_t)n);
+			sha256_update(&h, (size_t)n, buf);
 			*size += (uint64_t)n;
 		}
 		free(buf);
@@ -406,7 +406,7 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 		free(tmp);
 		return rc;
 	}
-	sha256_final(&h, digest);
+	sha256_digest(&h, SHA256_DIGEST_SIZE, digest);
 	*tmp_out = tmp;
 	return 0;
 }

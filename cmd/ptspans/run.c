@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,7 +19,6 @@
 #include "manifest.h"
 #include "mkpath.h"
 #include "report.h"
-#include "sha256.h"
 #include "spanidx.h"
 #include "spans.h"
 
@@ -305,7 +305,13 @@ analysis_id(const struct spans_options *o, char *out, size_t size)
 		return;
 	}
 	snprintf(opts, sizeof(opts), "ptspans/%d inline=0", SPANS_SCHEMA);
-	sha256_buffer(opts, strlen(opts), d);
+	{
+		struct sha256_ctx h;
+
+		sha256_init(&h);
+		sha256_update(&h, strlen(opts), (const uint8_t *)opts);
+		sha256_digest(&h, SHA256_DIGEST_SIZE, d);
+	}
 	snprintf(out, size, "%02x%02x%02x%02x%02x%02x%02x%02x", d[0], d[1],
 	    d[2], d[3], d[4], d[5], d[6], d[7]);
 }
