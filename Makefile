@@ -28,6 +28,11 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 endif
 
+# One spelling of the build directory: an absolute BUILD inside the tree
+# (make -C src BUILD=$PWD/build) would write .d files whose targets the
+# relative spelling never matches, and header changes would go unseen.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
+
 PKGS := libelf libdw libzstd jansson nettle
 CC ?= cc
 CFLAGS ?= -O2 -g
