@@ -143,6 +143,37 @@ print_text(const struct summary *s)
 	printf("\n");
 }
 
+/* Per thread: its first and last times and the time not in gaps. */
+static void
+json_threads(struct jsonw *w, const struct analysis *a)
+{
+	const json_t *th = json_object_get(a->manifest, "threads"), *t;
+	size_t i;
+
+	jsonw_key(w, "threads");
+	jsonw_array_begin(w);
+	json_array_foreach(th, i, t) {
+		uint64_t first = (uint64_t)json_integer_value(
+		    json_object_get(t, "first_ns"));
+		uint64_t last = (uint64_t)json_integer_value(
+		    json_object_get(t, "last_ns"));
+		uint64_t gap = (uint64_t)json_integer_value(
+		    json_object_get(t, "gap_ns"));
+
+		jsonw_object_begin(w);
+		jsonw_kv_u64(w, "tid", (uint64_t)json_integer_value(
+		    json_object_get(t, "tid")));
+		jsonw_kv_u64(w, "first_ns", first);
+		jsonw_kv_u64(w, "last_ns", last);
+		jsonw_kv_u64(w, "covered_ns", last - first > gap ?
+		    last - first - gap : 0);
+		jsonw_kv_u64(w, "spans", (uint64_t)json_integer_value(
+		    json_object_get(t, "spans")));
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
+
 static void
 print_json(const struct summary *s)
 {
@@ -180,11 +211,20 @@ print_json(const struct summary *s)
 	jsonw_array_end(&w);
 	jsonw_kv_u64(&w, "gaps", s->gaps);
 	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
+	json_threads(&w, a);
+	jsonw_key(&w, "quality");
+	jsonw_object_begin(&w);
+	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "quality.%s", quality_keys[i]);
+		jsonw_kv_u64(&w, quality_keys[i],
+		    analysis_manifest_u64(a, path, 0));
+	}
+	jsonw_object_end(&w);
 	jsonw_object_end(&w);
 	jsonw_newline(&w);
 	jsonw_finish(&w);
-	/* The manifest's threads and quality objects, verbatim. */
-	(void)i;
 }
 
 int

@@ -198,7 +198,9 @@ test_expect_success 'summary: window, threads, top, quality, gaps' "
 	EOF
 	test_cmp want out &&
 	ptquery $H --kind summary --format json |
-	    jq -e '.window_ns == 100 and .top[0].name == \"work\" and .gaps == 1'
+	    jq -e '.window_ns == 100 and .top[0].name == \"work\" and
+	    .gaps == 1 and .gap_ns == 10 and .quality.spans == 7 and
+	    ([.threads[].covered_ns] == [90, 20]) and .trigger == \"unknown\"'
 "
 
 test_expect_success 'folded: stacks with self time, summing to it exactly' "
