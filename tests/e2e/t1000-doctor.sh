@@ -123,9 +123,9 @@ test_expect_success 'Skylake: caps, profiles, ring budget, verdicts' '
 	has_line out "symbol trigger: the thread is parked until the snapshot is written (no aux_pause before kernel 6.13)" &&
 	has_line out "probe hardware breakpoint: not run under --sysroot" &&
 	has_line out "probe intel_pt event: not run under --sysroot" &&
-	has_line out "recorder pt: not usable (the machine is ready for it)" &&
-	has_line out "  problem: this ptrec has no pt recorder yet (issue #10)" &&
+	has_line out "recorder pt: usable" &&
 	has_line out "recorder emu: usable" &&
+	has_line out "usable recorders: pt, emu" &&
 	ptrec --doctor --format json --sysroot "$R" >out.json &&
 	test_eq 0x3082603 "$(jq -r ".intel_pt.timing[1].config" out.json)" &&
 	test_eq config:14-17 "$(jq -r ".intel_pt.format.mtc_period" out.json)" &&
@@ -196,7 +196,7 @@ test_expect_success 'perf_event_paranoid 3 without CAP_PERFMON' '
 	sed -i "s/^CapEff:.*/CapEff:\t0000004000000000/" root/proc/self/status &&
 	ptrec --doctor --sysroot root >out &&
 	has_line out "capabilities: CAP_PERFMON yes, CAP_SYS_ADMIN no, CAP_IPC_LOCK no, CAP_SYS_PTRACE no" &&
-	has_line out "recorder pt: not usable (the machine is ready for it)" &&
+	has_line out "recorder pt: usable" &&
 	echo 5.4.0-150-generic >root/proc/sys/kernel/osrelease &&
 	ptrec --doctor --sysroot root >out &&
 	has_line out "  problem: perf_event_paranoid is 3: unprivileged perf_event_open is disabled"
@@ -266,9 +266,10 @@ test_expect_success '--recorder pt fails at once with the remedy (AMD VM)' '
 	test_eq "ptrec: --recorder perf: $AMD_PROBLEM: $AMD_REMEDY" "$(cat err)"
 '
 
-test_expect_success '--recorder pt on a ready machine: not built yet' '
-	must_exit 1 ptrec --sysroot "$FIX/skylake" --recorder pt -- true 2>err &&
-	test_eq "ptrec: the pt recorder is not built yet (issue #10)" "$(cat err)"
+test_expect_success '--recorder pt on a ready fake machine: refuses to record with its caps' '
+	must_exit 1 ptrec --sysroot "$FIX/skylake" --recorder pt -- sh -c ": >ran" >out 2>err &&
+	test ! -s out && test ! -e ran &&
+	test_eq "ptrec: --recorder pt: $FIX/skylake is not this machine'\''s root: recording needs the real /sys and /proc: use --sysroot and PTKIT_SYSROOT only with --doctor" "$(cat err)"
 '
 
 test_expect_success 'a kernel without a release file' '

@@ -1,0 +1,16 @@
+# The pt and perf recorders (issue #10): their unit tests link the
+# recorder's own objects beside libptkit.
+PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o
+$(BUILD)/tests/unit/t_pt_snapshot.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+
+$(BUILD)/tests/unit/t_pt_snapshot: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(PTREC_HW_UNIT_OBJS) $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(PTREC_HW_UNIT_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL)
+
+$(BUILD)/tests/unit/t_perf_import.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_perf_import: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
+    $(BUILD)/cmd/ptrec/perf_import.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
+	    $(LIBPTKIT) $(LIBS_ALL)
