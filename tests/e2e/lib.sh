@@ -62,10 +62,14 @@ test_expect_success() {
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
 		printf '%s\n' "$2" >"$test_dir.body"
-		echo "#   body:"
-		test_diag_file "$test_dir.body"
-		echo "#   output:"
-		test_diag_file "$test_dir.log"
+		# On stderr: prove shows it without -v, so CI logs say why.
+		{
+			echo "# $(basename "$0"): test $test_count failed: $1"
+			echo "#   body:"
+			test_diag_file "$test_dir.body"
+			echo "#   output:"
+			test_diag_file "$test_dir.log"
+		} >&2
 	fi
 }
 
