@@ -11,6 +11,7 @@
 #include "doctor.h"
 #include "options.h"
 #include "rec_emu.h"
+#include "rec_perf.h"
 #include "rec_pt.h"
 #include "report.h"
 #include "verdict.h"
@@ -72,6 +73,8 @@ main(int argc, char *argv[])
 		return rc;
 	if (o.recorder == REC_PT)
 		return report_close_stdout(ptrec_tool.name, rec_pt_run(&o));
+	if (o.recorder == REC_PERF)
+		return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));
 	if (o.pid != 0)
 		return cli_not_built(&ptrec_tool, "attaching (--pid)", 10);
 	return cli_not_built(&ptrec_tool, "recording", 4);

@@ -125,7 +125,7 @@ test_expect_success 'Skylake: caps, profiles, ring budget, verdicts' '
 	has_line out "probe intel_pt event: not run under --sysroot" &&
 	has_line out "recorder pt: usable" &&
 	has_line out "recorder emu: usable" &&
-	has_line out "usable recorders: pt, emu" &&
+	has_line out "usable recorders: pt, perf, emu" &&
 	ptrec --doctor --format json --sysroot "$R" >out.json &&
 	test_eq 0x3082603 "$(jq -r ".intel_pt.timing[1].config" out.json)" &&
 	test_eq config:14-17 "$(jq -r ".intel_pt.format.mtc_period" out.json)" &&
@@ -241,7 +241,7 @@ test_expect_success 'ptrace_scope 3 stops pt, not perf' '
 	ptrec --doctor --sysroot root >out &&
 	has_line out "attach (--pid): impossible: ptrace_scope is 3" &&
 	has_line out "  problem: ptrace_scope is 3: ptrace is disabled, and the pt recorder gives each new thread its event from a ptrace stop" &&
-	has_line out "recorder perf: not usable (the machine is ready for it)"
+	has_line out "recorder perf: usable"
 '
 
 test_expect_success 'perf missing, broken or too old' '
@@ -270,6 +270,9 @@ test_expect_success '--recorder pt on a ready fake machine: refuses to record wi
 	must_exit 1 ptrec --sysroot "$FIX/skylake" --recorder pt -- sh -c ": >ran" >out 2>err &&
 	test ! -s out && test ! -e ran &&
 	test_eq "ptrec: --recorder pt: $FIX/skylake is not this machine'\''s root: recording needs the real /sys and /proc: use --sysroot and PTKIT_SYSROOT only with --doctor" "$(cat err)"
+	must_exit 1 env PTKIT_SYSROOT="$FIX/skylake" ptrec --recorder perf --after-ms 10 -- sh -c ": >ran" >out 2>err &&
+	test ! -s out && test ! -e ran &&
+	test_eq "ptrec: --recorder perf: $FIX/skylake is not this machine'\''s root: recording needs the real /sys and /proc: use --sysroot and PTKIT_SYSROOT only with --doctor" "$(cat err)"
 '
 
 test_expect_success 'a kernel without a release file' '

@@ -1,0 +1,264 @@
+/* perf_import: see perf_import.h. */
+#include "perf_import.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "manifest.h"
+#include "perfdata.h"
+#include "snapshot.h"
+
+static int
+copy_file(const char *from, const char *to, struct error *e)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = 0;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", from);
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0) {
+		close(in);
+		return error_set_errno(e, errno, "%s", to);
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			rc = error_set_errno(e, errno, "%s", to);
+			break;
+		}
+	if (n < 0)
+		rc = error_set_errno(e, errno, "%s", from);
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = error_set_errno(e, errno, "%s", to);
+	return rc;
+}
+
+static const struct perfdata_build_id *
+recorded_build_id(const struct perfdata *pd, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nr_build_ids; i++)
+		if (pd->build_ids[i].filename != NULL &&
+		    strcmp(pd->build_ids[i].filename, path) == 0)
+			return &pd->build_ids[i];
+	return NULL;
+}
+
+/* Archives one mapped file; what cannot be archived is a warning. */
+static int
+archive_one(struct snapshot *s, const struct perfdata *pd, const char *path,
+    unsigned *archived, struct error *e)
+{
+	const struct perfdata_build_id *was;
+	struct snapshot_image img;
+	struct error ae;
+
+	if (manifest_find_image(&s->manifest, path) != NULL)
+		return 0;
+	if (snapshot_archive_file(s, path, NULL, &img, &ae) < 0)
+		return manifest_add_warning(&s->manifest, e, "image %s not "
+		    "archived: %s", path, ae.msg);
+	(*archived)++;
+	was = recorded_build_id(pd, path);
+	if (was != NULL && (was->size != img.build_id_size ||
+	    memcmp(was->id, img.build_id, img.build_id_size) != 0))
+		return manifest_add_warning(&s->manifest, e, "image %s: its "
+		    "build-id changed since perf recorded it", path);
+	return 0;
+}
+
+static int
+archive_images(struct snapshot *s, const struct perfdata *pd,
+    struct error *e)
+{
+	unsigned archived = 0;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < pd->nr_mmaps; i++) {
+		const char *f = pd->mmaps[i].filename;
+
+		if (f == NULL || f[0] != '/')
+			continue;	/* [vdso], anonymous, [kernel.kallsyms] */
+		if (pd->mmaps[i].is_mmap2 && !(pd->mmaps[i].prot & 4))
+			continue;	/* data: the decoder walks code only */
+		if ((rc = archive_one(s, pd, f, &archived, e)) < 0)
+			return rc;
+	}
+	return manifest_set_counter(&s->manifest, "images_archived", archived,
+	    e);
+}
+
+static int
+fill_host(struct manifest *m, const struct ptcaps_cpu *cpu, struct error *e)
+{
+	struct utsname u;
+	int rc;
+
+	if (uname(&u) == 0 &&
+	    ((rc = manifest_set_string(&m->host.hostname, u.nodename, e)) < 0 ||
+	    (rc = manifest_set_string(&m->host.kernel, u.release, e)) < 0))
+		return rc;
+	if ((rc = manifest_set_string(&m->host.cpu_vendor, cpu->vendor,
+	    e)) < 0 || (rc = manifest_set_string(&m->host.cpu_model_name,
+	    cpu->model_name, e)) < 0)
+		return rc;
+	m->host.cpu_family = cpu->family > 0 ? (uint32_t)cpu->family : 0;
+	m->host.cpu_model = cpu->model > 0 ? (uint32_t)cpu->model : 0;
+	m->host.cpu_stepping = cpu->stepping > 0 ? (uint32_t)cpu->stepping : 0;
+	m->host.nr_cpus = cpu->online > 0 ? (uint32_t)cpu->online : 1;
+	return 0;
+}
+
+static int
+fill_recorder(struct manifest *m, const struct perf_import_run *run,
+    struct error *e)
+{
+	char buf[32];
+	int rc;
+
+	if ((rc = manifest_set_string(&m->recorder.backend, "perf", e)) < 0 ||
+	    (rc = manifest_set_string(&m->recorder.version, PTKIT_VERSION,
+	    e)) < 0)
+		return rc;
+	snprintf(buf, sizeof(buf), "%" PRIu64, run->opt->aux_bytes);
+	if ((rc = manifest_set_setting(m, "aux_bytes", buf, e)) < 0)
+		return rc;
+	if (run->perf_version != NULL && (rc = manifest_set_setting(m,
+	    "perf_version", run->perf_version, e)) < 0)
+		return rc;
+	return 0;
+}
+
+/* pt.* from the file; a perf.data without intel_pt leaves them zero. */
+static int
+fill_pt(struct manifest *m, const struct perfdata *pd, struct error *e)
+{
+	struct perfdata_pt_timing t;
+	struct error te;
+
+	if (perfdata_pt_timing(pd, &t, &te) < 0)
+		return manifest_add_warning(m, e, "the perf.data has no "
+		    "intel_pt trace: %s", te.msg);
+	m->pt.config = t.config;
+	m->pt.pmu_type = (uint32_t)pd->pt.priv[PERFDATA_PT_PMU_TYPE];
+	m->pt.branch = (t.config & PERFDATA_PT_CFG_BRANCH) != 0;
+	m->pt.tsc = t.tsc;
+	m->pt.mtc = t.mtc;
+	m->pt.cyc = t.cyc;
+	m->pt.noretcomp = t.noretcomp;
+	m->pt.mtc_period = t.mtc_freq;
+	m->pt.cyc_threshold = (uint32_t)((t.config >>
+	    PERFDATA_PT_CFG_CYC_THRESH_SHIFT) & 0xf);
+	m->pt.psb_period = (uint32_t)((t.config >>
+	    PERFDATA_PT_CFG_PSB_PERIOD_SHIFT) & 0xf);
+	m->pt.nom_freq = t.max_nonturbo_ratio;
+	m->pt.tsc_ctc_n = t.tsc_ctc_n;
+	m->pt.tsc_ctc_d = t.tsc_ctc_d;
+	m->pt.time_shift = pd->time_conv.time_shift;
+	m->pt.time_mult = pd->time_conv.time_mult;
+	m->pt.time_zero = pd->time_conv.time_zero;
+	return manifest_set_string(&m->pt.clock, "tsc", e);
+}
+
+static const char *
+comm_of(const struct perfdata *pd, uint32_t tid)
+{
+	const char *name = NULL;
+	size_t i;
+
+	for (i = 0; i < pd->nr_comms; i++)
+		if (pd->comms[i].tid == tid)
+			name = pd->comms[i].comm;
+	return name;
+}
+
+static int
+fill_threads(struct manifest *m, const struct perfdata *pd,
+    const struct perf_import_run *run, struct error *e)
+{
+	struct manifest_thread t;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < pd->nr_queues; i++) {
+		memset(&t, 0, sizeof(t));
+		t.tid = pd->queues[i].tid;
+		t.pid = (uint32_t)run->pid;
+		t.name = (char *)comm_of(pd, t.tid);
+		t.auxtrace_idx = pd->queues[i].idx;
+		t.ring_size = run->opt->aux_bytes;
+		t.bytes_kept = pd->queues[i].total_size;
+		if ((rc = manifest_add_thread(m, &t, e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+fill_target(struct manifest *m, const struct perf_import_run *run,
+    struct error *e)
+{
+	char cwd[PATH_MAX];
+	size_t argc = 0;
+	int rc;
+
+	while (run->opt->program != NULL && run->opt->program[argc] != NULL)
+		argc++;
+	if (argc > 0 && (rc = manifest_set_argv(m, argc,
+	    (const char *const *)run->opt->program, e)) < 0)
+		return rc;
+	m->target.pid = (uint32_t)run->pid;
+	if (getcwd(cwd, sizeof(cwd)) != NULL &&
+	    (rc = manifest_set_string(&m->target.cwd, cwd, e)) < 0)
+		return rc;
+	m->target.exit_code = run->exit_code;
+	m->target.signal = run->signal;
+	m->capture.start_wall_ns = run->start_wall_ns;
+	m->capture.end_wall_ns = run->fired_wall_ns;
+	m->trigger.fired_wall_ns = run->fired_wall_ns;
+	if ((rc = manifest_set_string(&m->trigger.kind, run->reason, e)) < 0)
+		return rc;
+	return manifest_set_string(&m->target.state, run->state, e);
+}
+
+int
+perf_import(const struct perf_import_run *run, const char *perf_data,
+    const char *dest, struct error *e)
+{
+	struct perfdata *pd;
+	struct snapshot *s;
+	struct manifest *m;
+	int rc;
+
+	if ((rc = perfdata_read(&pd, perf_data, e)) < 0)
+		return rc;
+	if ((rc = snapshot_begin(&s, dest, e)) < 0) {
+		perfdata_free(pd);
+		return rc;
+	}
+	m = &s->manifest;
+	if ((rc = copy_file(perf_data, snapshot_path(s, SNAPSHOT_PERF_DATA),
+	    e)) < 0 || (rc = fill_host(m, &run->caps->cpu, e)) < 0 ||
+	    (rc = fill_recorder(m, run, e)) < 0 ||
+	    (rc = fill_pt(m, pd, e)) < 0 ||
+	    (rc = fill_threads(m, pd, run, e)) < 0 ||
+	    (rc = fill_target(m, run, e)) < 0 ||
+	    (rc = archive_images(s, pd, e)) < 0) {
+		snapshot_abort(s);
+		perfdata_free(pd);
+		return rc;
+	}
+	perfdata_free(pd);
+	return snapshot_commit(s, e);
+}

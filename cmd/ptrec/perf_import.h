@@ -1,0 +1,41 @@
+/*
+ * perf_import: a snapshot directory from a perf.data that `perf record`
+ * wrote (the perf recorder's output).
+ *
+ * Owns taking perf's file as it is (copied byte for byte: perf wrote the
+ * AUXTRACE queues, sideband and TIME_CONV itself) and adding what the
+ * snapshot format has and perf does not: the manifest (recorder.backend
+ * "perf", pt.* from the file's intel_pt attr and AUXTRACE_INFO, host.*
+ * from the machine's caps, one thread row per AUXTRACE queue) and the
+ * image archive, made from every file the MMAP records name, with a
+ * warning for an image whose build-id differs from the one perf saw.
+ * Works on any perf.data, so it is testable with a cpu-clock recording.
+ */
+#ifndef PTREC_PERF_IMPORT_H
+#define PTREC_PERF_IMPORT_H
+
+#include "error.h"
+#include "options.h"
+#include "ptcaps.h"
+
+struct perf_import_run {
+	const struct rec_options *opt;
+	const struct ptcaps *caps;	/* host identity */
+	const char *perf_version;	/* "6.1.192", or NULL */
+	int pid;
+	const char *state;		/* "exited", "signaled", "running" */
+	int exit_code, signal;
+	const char *reason;		/* trigger kind */
+	uint64_t start_wall_ns, fired_wall_ns;
+};
+
+/*
+ * Writes the snapshot dest (which must not exist) from the perf.data at
+ * perf_data.  Returns 0, or -ERR_IO/-ERR_NOTFOUND (cannot read it),
+ * -ERR_FORMAT/-ERR_TRUNCATED (perfdata_read refused it), -ERR_EXISTS,
+ * -ERR_NOMEM; nothing is left at dest on failure.
+ */
+int perf_import(const struct perf_import_run *run, const char *perf_data,
+    const char *dest, struct error *e);
+
+#endif
