@@ -181,6 +181,16 @@ json_write_escaped(FILE *out, const char *str, size_t len)
 
 	fputc('"', out);
 	while (i < len) {
+		/* Most names are plain ASCII: write each run in one go. */
+		n = 0;
+		while (i + n < len && s[i + n] >= 0x20 && s[i + n] < 0x7f &&
+		    s[i + n] != '"' && s[i + n] != '\\')
+			n++;
+		if (n > 0) {
+			fwrite(s + i, 1, n, out);
+			i += n;
+			continue;
+		}
 		if (s[i] < 0x80) {
 			write_escaped_byte(out, s[i]);
 			i++;
