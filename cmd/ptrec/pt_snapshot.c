@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "manifest.h"
+#include "procmaps.h"
 #include "snapshot.h"
 
 /* ---- sideband ------------------------------------------------------------ */
@@ -128,6 +129,19 @@ struct writer_ctx {
 	size_t n_img;
 };
 
+/* The vDSO is the same in every process of a kernel: ours is theirs. */
+static int
+archive_vdso(struct snapshot *s, struct snapshot_image *img, struct error *e)
+{
+	const void *base;
+	size_t size;
+	int rc;
+
+	if ((rc = procmaps_vdso(&base, &size, e)) < 0)
+		return rc;
+	return snapshot_archive_memory(s, "[vdso]", base, size, img, e);
+}
+
 static const struct image_row *
 image_archive(struct writer_ctx *w, const char *path)
 {
@@ -142,7 +156,11 @@ image_archive(struct writer_ctx *w, const char *path)
 		return NULL;
 	r = &w->img[w->n_img++];
 	r->path = path;
-	r->ok = snapshot_archive_file(w->snap, path, NULL, &r->img, &e) == 0;
+	if (strcmp(path, "[vdso]") == 0)
+		r->ok = archive_vdso(w->snap, &r->img, &e) == 0;
+	else
+		r->ok = snapshot_archive_file(w->snap, path, NULL, &r->img,
+		    &e) == 0;
 	if (!r->ok)
 		manifest_add_warning(&w->snap->manifest, NULL,
 		    "image %s not archived: %s", path, e.msg);
@@ -159,7 +177,8 @@ write_mmap(struct writer_ctx *w, const struct ptsb_record *r, struct error *e)
 	m.sid = r->sid;
 	if (!(m.prot & PROT_EXEC))
 		return 0;		/* the decoder walks code only */
-	if (m.filename != NULL && m.filename[0] == '/')
+	if (m.filename != NULL && (m.filename[0] == '/' ||
+	    strcmp(m.filename, "[vdso]") == 0))
 		im = image_archive(w, m.filename);
 	if (im != NULL && im->ok && im->img.build_id_size > 0) {
 		m.build_id_size = (uint8_t)im->img.build_id_size;

@@ -183,6 +183,8 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	r->sp.in = SPAWN_INHERIT;
 	r->sp.out = SPAWN_INHERIT;
 	r->sp.err = SPAWN_INHERIT;
+	/* ^C is ptrec's trigger: perf must live until it has the snapshot. */
+	r->sp.new_pgroup = 1;
 	if ((rc = spawn_start(&r->sp, e)) < 0)
 		return rc;
 	memset(&sa, 0, sizeof(sa));

@@ -183,8 +183,15 @@ thread_new(pid_t tid, void *arg)
 	th->tid = tid;
 	r->n_th++;
 	r->aux_used += aux + r->plan.base_bytes;
-	if (!r->have_tc)
-		r->have_tc = ptevent_time_conv(&th->ev, &r->tc, &r->err) == 0;
+	if (!r->have_tc) {
+		struct error te;
+
+		/* Without cap_user_time_zero tc is still the best we have. */
+		rc = ptevent_time_conv(&th->ev, &r->tc, &te);
+		r->have_tc = rc == 0;
+		if (rc < 0 && rc != -ERR_UNSUPPORTED)
+			memset(&r->tc, 0, sizeof(r->tc));
+	}
 	return 0;
 }
 

@@ -61,6 +61,11 @@ fill_sideband(struct pt_sideband *sb)
 	r.u.mmap.addr = 0x600000;
 	r.sid.time = 21;
 	IS_INT(pt_sideband_add(&r, sb), 0, "MMAP2 (data) added");
+	r.u.mmap.prot = PROT_READ | PROT_EXEC;
+	r.u.mmap.addr = 0x7fff0000;
+	r.u.mmap.filename = "[vdso]";
+	r.sid.time = 21;
+	IS_INT(pt_sideband_add(&r, sb), 0, "MMAP2 (vdso) added");
 	/* drained later from the second thread's ring, but earlier in time */
 	r = rec(PERF_RECORD_FORK, 100, 101, 15);
 	r.u.task.pid = r.u.task.ppid = 100;
@@ -80,7 +85,7 @@ fill_sideband(struct pt_sideband *sb)
 	r = rec(PERF_RECORD_LOST, 100, 101, 30);
 	r.u.lost.lost = 3;
 	IS_INT(pt_sideband_add(&r, sb), 0, "LOST counted");
-	IS_U64(sb->n, 6, "LOST is counted, not kept");
+	IS_U64(sb->n, 7, "LOST is counted, not kept");
 	IS_U64(sb->lost, 3, "3 records lost");
 	IS_STR(sb->rec[0].u.comm.comm, "prog", "COMM string is a copy");
 }
@@ -134,6 +139,9 @@ check_manifest(const char *dir)
 		    "lost 3 sideband records") != NULL;
 	IS_INT(found, 2, "warnings: the wrap and the lost records");
 	OK(manifest_find_image(&m, self) != NULL, "the code image archived");
+	OK(manifest_find_image(&m, "[vdso]") != NULL &&
+	    manifest_find_image(&m, "[vdso]")->is_vdso,
+	    "the vDSO archived from memory");
 	manifest_free(&m);
 }
 
@@ -168,9 +176,11 @@ check_perf_data(const char *dir, const uint8_t *ring0, const uint8_t *ring1)
 		IS_INT(pd->queues[1].tid, 101, "queue 1 tid");
 		free(buf);
 	}
-	IS_U64(pd->nr_mmaps, 1, "only the code mapping is written");
-	if (pd->nr_mmaps == 1)
-		OK(pd->mmaps[0].build_id_size > 0, "MMAP2 carries a build-id");
+	IS_U64(pd->nr_mmaps, 2, "only the code mappings are written");
+	if (pd->nr_mmaps == 2)
+		OK(pd->mmaps[0].build_id_size > 0 &&
+		    pd->mmaps[1].build_id_size > 0, "each MMAP2 carries a "
+		    "build-id");
 	IS_U64(pd->nr_comms, 2, "two COMMs");
 	IS_U64(pd->nr_tasks, 1, "one FORK");
 	IS_U64(pd->nr_itrace_starts, 1, "one ITRACE_START");
@@ -180,7 +190,7 @@ check_perf_data(const char *dir, const uint8_t *ring0, const uint8_t *ring1)
 	IS_U64(pd->pt.priv[PERFDATA_PT_MAX_NONTURBO_RATIO], 34,
 	    "priv max_nonturbo_ratio");
 	IS_U64(pd->time_conv.time_mult, 500, "TIME_CONV mult");
-	if (pd->nr_tasks == 1 && pd->nr_mmaps == 1)
+	if (pd->nr_tasks == 1 && pd->nr_mmaps == 2)
 		OK(pd->tasks[0].file_offset < pd->mmaps[0].file_offset,
 		    "records in time order: the FORK drained later comes "
 		    "before the MMAP2");
