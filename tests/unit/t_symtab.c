@@ -1159,7 +1159,7 @@ test_shared_lib(void)
 static void
 test_perf_names(const char *tmp)
 {
-	char data[4200], *txt, *line, *save, *p;
+	char data[4200], *txt, *line, *save, *p, *at;
 	struct symtab *st = NULL;
 	const struct sym *s;
 	size_t n = 0, bad = 0;
@@ -1187,15 +1187,33 @@ test_perf_names(const char *tmp)
 		    (p = strstr(line, "[.] ")) == NULL)
 			continue;
 		p += 4;
+		/* perf 6.1 prints a bare "@plt" for libc stubs it cannot name. */
+		if (strcmp(p, "@plt") == 0)
+			continue;
 		n++;
+		/*
+		 * perf may print the versioned alias (memcpy@@GLIBC_2.14);
+		 * our names keep versions in raw only (symtab.h), so compare
+		 * without it.
+		 */
+		if ((at = strchr(p, '@')) != NULL && at != p &&
+		    (at[1] == '@' || (at[1] >= 'A' && at[1] <= 'Z')))
+			*at = '\0';
 		s = symtab_find(st, p);
 		if (s == NULL || strcmp(s->name, p) != 0) {
 			if (bad++ < 3)
-				DIAG("perf names '%s', ours '%s'", p,
-				    s ? s->name : "(none)");
+				DIAG("perf names '%s' (line '%s'), ours '%s'",
+				    p, line, s ? s->name : "(none)");
 		}
 	}
 	free(txt);
+	if (n == 0) {
+		/* Sampling: a run may hit no named libc function at all. */
+		OK(1, "# SKIP perf sampled no named libc function this time");
+		OK(1, "# SKIP nothing to compare");
+		symtab_free(st);
+		return;
+	}
 	OK(n >= 1, "perf: %zu libc functions sampled", n);
 	IS_INT(bad, 0, "perf: every libc name perf reports is our preferred "
 	    "name");
