@@ -330,6 +330,45 @@ write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
+int
+snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
+    struct error *e)
+{
+	const char *to = snapshot_path(s, name);
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = 0;
+
+	if (to == NULL)
+		return error_set(e, ERR_RANGE, "%s: path too long", name);
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", from);
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0) {
+		rc = error_set_errno(e, errno, "%s", to);
+		close(in);
+		return rc;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = error_set_errno(e, errno, "%s", from);
+			break;
+		}
+		if (write_all(out, buf, (size_t)n) < 0) {
+			rc = error_set_errno(e, errno, "%s", to);
+			break;
+		}
+	}
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = error_set_errno(e, errno, "%s", to);
+	if (rc < 0)
+		unlink(to);
+	return rc;
+}
+
 /* mkdir -p of rel (relative to the snapshot) */
 static int
 make_dirs(struct snapshot *s, const char *rel, struct error *e)

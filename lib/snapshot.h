@@ -91,6 +91,14 @@ int snapshot_begin(struct snapshot **out, const char *dest, struct error *e);
 const char *snapshot_path(struct snapshot *s, const char *name);
 
 /*
+ * Copies the file from into the snapshot as name (SNAPSHOT_OUTPUT_LOG,
+ * SNAPSHOT_PERF_DATA, ...), which must not exist yet.  Returns 0, or
+ * -ERR_IO with e naming the file that failed (nothing is left behind).
+ */
+int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
+    struct error *e);
+
+/*
  * Archives the file at path (as mapped by the program; read from
  * read_path when not NULL, e.g. /proc/PID/root/...): by build-id when it
  * has one (with separate debuginfo from <debug_root>/.build-id/ when that

@@ -15,33 +15,6 @@
 #include "perfdata.h"
 #include "snapshot.h"
 
-static int
-copy_file(const char *from, const char *to, struct error *e)
-{
-	char buf[65536];
-	ssize_t n;
-	int in, out, rc = 0;
-
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return error_set_errno(e, errno, "%s", from);
-	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) < 0) {
-		close(in);
-		return error_set_errno(e, errno, "%s", to);
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			rc = error_set_errno(e, errno, "%s", to);
-			break;
-		}
-	if (n < 0)
-		rc = error_set_errno(e, errno, "%s", from);
-	close(in);
-	if (close(out) < 0 && rc == 0)
-		rc = error_set_errno(e, errno, "%s", to);
-	return rc;
-}
-
 static const struct perfdata_build_id *
 recorded_build_id(const struct perfdata *pd, const char *path)
 {
@@ -248,8 +221,7 @@ perf_import(const struct perf_import_run *run, const char *perf_data,
 		return rc;
 	}
 	m = &s->manifest;
-	if ((rc = copy_file(perf_data, snapshot_path(s, SNAPSHOT_PERF_DATA),
-	    e)) < 0 || (rc = fill_host(m, &run->caps->cpu, e)) < 0 ||
+	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 || (rc = fill_host(m, &run->caps->cpu, e)) < 0 ||
 	    (rc = fill_recorder(m, run, e)) < 0 ||
 	    (rc = fill_pt(m, pd, e)) < 0 ||
 	    (rc = fill_threads(m, pd, run, e)) < 0 ||

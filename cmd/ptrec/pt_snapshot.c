@@ -567,33 +567,6 @@ fill_capture(struct manifest *m, const struct pt_run *run,
 	return 0;
 }
 
-static int
-copy_file(const char *from, const char *to, struct error *e)
-{
-	char buf[65536];
-	ssize_t n;
-	int in, out, rc = 0;
-
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return error_set_errno(e, errno, "%s", from);
-	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) < 0) {
-		close(in);
-		return error_set_errno(e, errno, "%s", to);
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n) {
-			rc = error_set_errno(e, errno, "%s", to);
-			break;
-		}
-	if (n < 0)
-		rc = error_set_errno(e, errno, "%s", from);
-	close(in);
-	if (close(out) < 0 && rc == 0)
-		rc = error_set_errno(e, errno, "%s", to);
-	return rc;
-}
-
 int
 pt_snapshot_write(const struct pt_run *run, const struct pt_sideband *sb,
     const struct pt_ring *rings, size_t n, const char *dest,
@@ -620,8 +593,8 @@ pt_snapshot_write(const struct pt_run *run, const struct pt_sideband *sb,
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, sb, rings, n, e)) < 0 ||
 	    (rc = fill_capture(m, run, sb, e)) < 0 ||
-	    (run->output_log != NULL && (rc = copy_file(run->output_log,
-	    snapshot_path(w->snap, SNAPSHOT_OUTPUT_LOG), e)) < 0)) {
+	    (run->output_log != NULL && (rc = snapshot_copy_in(w->snap,
+	    SNAPSHOT_OUTPUT_LOG, run->output_log, e)) < 0)) {
 		snapshot_abort(w->snap);
 		free(w);
 		return rc;
