@@ -73,9 +73,5 @@ main(int argc, char *argv[])
 		return rc;
 	if (o.recorder == REC_PT)
 		return report_close_stdout(ptrec_tool.name, rec_pt_run(&o));
-	if (o.recorder == REC_PERF)
-		return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));
-	if (o.pid != 0)
-		return cli_not_built(&ptrec_tool, "attaching (--pid)", 10);
-	return cli_not_built(&ptrec_tool, "recording", 4);
+	return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));
 }
