@@ -33,6 +33,10 @@ endif
 # relative spelling never matches, and header changes would go unseen.
 override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
 
+# libFuzzer writes crash-, leak-, timeout- and slow-unit- files into the
+# current directory unless told otherwise: keep them in the build dir.
+FUZZ_RUN_FLAGS = -artifact_prefix=$(BUILD)/fuzz-
+
 PKGS := libelf libdw libzstd jansson nettle
 CC ?= cc
 CFLAGS ?= -O2 -g

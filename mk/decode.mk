@@ -17,7 +17,7 @@ $(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/blkstream.c \
 # The seed corpus is read-only input; new finds go to the build dir.
 fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 	@mkdir -p $(DEC_FUZZ_DIR)/corpus-blkstream
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
 	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
 
 $(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/ptdec.c \
@@ -28,7 +28,7 @@ $(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/ptdec.c \
 
 fuzz-ptdec: $(DEC_FUZZ_DIR)/fuzz_ptdec
 	@mkdir -p $(DEC_FUZZ_DIR)/corpus-ptdec
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
 	    $(DEC_FUZZ_DIR)/corpus-ptdec tests/fuzz/ptdec
 
 FUZZ_RUNS += fuzz-blkstream fuzz-ptdec

@@ -24,7 +24,7 @@ $(FUZZ_JSONRPC): $(FUZZ_JSONRPC_SRCS) $(FUZZ_JSONRPC_HDRS) | $(DEPS_STAMP)
 .PHONY: fuzz-jsonrpc
 fuzz-jsonrpc: $(FUZZ_JSONRPC)
 	@mkdir -p $(BUILD)/fuzz/corpus-jsonrpc
-	$(FUZZ_JSONRPC) -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	$(FUZZ_JSONRPC) $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	    $(BUILD)/fuzz/corpus-jsonrpc tests/fuzz/jsonrpc-seeds
 
 FUZZ_RUNS += fuzz-jsonrpc

@@ -51,7 +51,7 @@ $(SNAP_FUZZ): tests/fuzz/fuzz_perfdata.c lib/perfdata.c lib/perfdata_write.c \
 
 fuzz-perfdata: $(SNAP_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-perfdata
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    $(BUILD)/fuzz/corpus-perfdata tests/fuzz/perfdata
 
 FUZZ_RUNS += fuzz-perfdata

@@ -67,7 +67,7 @@ $(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/blkstream.c lib/callstack.c \
 
 fuzz-spans: $(SPANS_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-spans
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
 	    $(BUILD)/fuzz/corpus-spans tests/fuzz/spans
 
 FUZZ_RUNS += fuzz-spans

@@ -111,12 +111,12 @@ $(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap: $(BUILD)/fuzz/%: \
 .PHONY: fuzz-symtab fuzz-jitmap
 fuzz-symtab: $(BUILD)/fuzz/fuzz_symtab
 	@mkdir -p $(BUILD)/fuzz/corpus-symtab
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -max_len=65536 $(BUILD)/fuzz/corpus-symtab tests/fuzz/symtab-seeds
 
 fuzz-jitmap: $(BUILD)/fuzz/fuzz_jitmap
 	@mkdir -p $(BUILD)/fuzz/corpus-jitmap
-	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 \
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 \
 	    $(BUILD)/fuzz/corpus-jitmap tests/fuzz/jitmap-seeds
 
 FUZZ_RUNS += fuzz-symtab fuzz-jitmap
