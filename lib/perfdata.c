@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "le.h"
 #include "perfdata.h"
 #include "perfdata_int.h"
 
@@ -101,33 +102,6 @@ pd_put_u64(struct pd_buf *b, uint64_t v)
 }
 
 /* ---- reading primitives ------------------------------------------ */
-
-static uint16_t
-get_u16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return v;
-}
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
 
 /* off..off+size lies within len bytes (no overflow). */
 static int
@@ -263,7 +237,7 @@ parse_magic(struct rd *r, const uint8_t *b, uint64_t len)
 		return bad(r, ERR_TRUNCATED, 0,
 		    "%llu bytes is shorter than the perf.data magic",
 		    (unsigned long long)len);
-	magic = get_u64(b);
+	magic = le_get_u64(b);
 	if (magic == PD_MAGIC_SWAPPED)
 		return bad(r, ERR_UNSUPPORTED, 0,
 		    "big-endian perf.data is not supported");
@@ -274,7 +248,7 @@ parse_magic(struct rd *r, const uint8_t *b, uint64_t len)
 		return bad(r, ERR_FORMAT, 0, "not a perf.data file (no PERFILE2 magic)");
 	if (len < 16)
 		return bad(r, ERR_TRUNCATED, 8, "file ends inside the header");
-	hsize = get_u64(b + 8);
+	hsize = le_get_u64(b + 8);
 	if (hsize == PD_PIPE_HEADER_SIZE)
 		return bad(r, ERR_UNSUPPORTED, 8,
 		    "pipe-mode perf.data (perf record -o -) is not supported");
@@ -292,7 +266,7 @@ parse_magic(struct rd *r, const uint8_t *b, uint64_t len)
 static uint64_t
 attr_u64(const uint8_t *a, uint32_t asz, uint32_t off)
 {
-	return off + 8 <= asz ? get_u64(a + off) : 0;
+	return off + 8 <= asz ? le_get_u64(a + off) : 0;
 }
 
 static int
@@ -300,7 +274,7 @@ parse_one_attr(struct rd *r, const uint8_t *b, uint64_t len, uint64_t at,
     uint64_t attr_size, struct perfdata_attr *pa)
 {
 	const uint8_t *a = b + at;
-	uint32_t asz = get_u32(a + 4);
+	uint32_t asz = le_get_u32(a + 4);
 	uint64_t ids_off, ids_size;
 
 	if (asz == 0)
@@ -309,7 +283,7 @@ parse_one_attr(struct rd *r, const uint8_t *b, uint64_t len, uint64_t at,
 		return bad(r, ERR_FORMAT, at + 4,
 		    "attr size %u does not fit the header's attr_size %llu",
 		    asz, (unsigned long long)attr_size);
-	pa->type = get_u32(a);
+	pa->type = le_get_u32(a);
 	pa->size = asz;
 	pa->config = attr_u64(a, asz, 8);
 	pa->sample_period = attr_u64(a, asz, 16);
@@ -318,8 +292,8 @@ parse_one_attr(struct rd *r, const uint8_t *b, uint64_t len, uint64_t at,
 	pa->flags = attr_u64(a, asz, 40);
 	pa->config1 = attr_u64(a, asz, 56);
 	pa->config2 = attr_u64(a, asz, 64);
-	ids_off = get_u64(a + asz);
-	ids_size = get_u64(a + asz + 8);
+	ids_off = le_get_u64(a + asz);
+	ids_size = le_get_u64(a + asz + 8);
 	if (ids_size % 8 != 0 || !in_bounds(ids_off, ids_size, len))
 		return bad(r, ids_size % 8 ? ERR_FORMAT : ERR_TRUNCATED,
 		    at + asz, "attr ids section {offset %llu, size %llu} is "
@@ -389,8 +363,8 @@ static int
 parse_attrs(struct rd *r, const uint8_t *b, uint64_t len)
 {
 	struct perfdata *pd = r->pd;
-	uint64_t attr_size = get_u64(b + 16);
-	uint64_t off = get_u64(b + 24), size = get_u64(b + 32);
+	uint64_t attr_size = le_get_u64(b + 16);
+	uint64_t off = le_get_u64(b + 24), size = le_get_u64(b + 32);
 	uint64_t total_ids = 0;
 	int rc;
 
@@ -455,7 +429,7 @@ parse_sid(struct rd *r, const uint8_t *body, uint64_t blen, uint64_t off,
 		return 0;
 	if ((st & PERF_SAMPLE_IDENTIFIER) && blen >= 8) {
 		const struct perfdata_attr *a =
-		    attr_by_id(r, get_u64(body + blen - 8));
+		    attr_by_id(r, le_get_u64(body + blen - 8));
 
 		if (a != NULL)
 			st = a->sample_type;
@@ -468,20 +442,20 @@ parse_sid(struct rd *r, const uint8_t *body, uint64_t blen, uint64_t off,
 		    (unsigned long long)tl);
 	p = body + blen - tl;
 	if (st & PERF_SAMPLE_TID) {
-		sid->pid = get_u32(p);
-		sid->tid = get_u32(p + 4);
+		sid->pid = le_get_u32(p);
+		sid->tid = le_get_u32(p + 4);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TIME)
-		sid->time = get_u64(p), p += 8;
+		sid->time = le_get_u64(p), p += 8;
 	if (st & PERF_SAMPLE_ID)
-		sid->id = get_u64(p), p += 8;
+		sid->id = le_get_u64(p), p += 8;
 	if (st & PERF_SAMPLE_STREAM_ID)
 		p += 8;
 	if (st & PERF_SAMPLE_CPU)
-		sid->cpu = get_u32(p), p += 8;
+		sid->cpu = le_get_u32(p), p += 8;
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		sid->id = get_u64(p);
+		sid->id = le_get_u64(p);
 	*fields = blen - tl;
 	return 0;
 }
@@ -531,11 +505,11 @@ rec_mmap(struct rd *r, const struct rec *rc)
 	m->is_mmap2 = is2;
 	m->misc = rc->misc;
 	m->file_offset = rc->off;
-	m->pid = get_u32(b);
-	m->tid = get_u32(b + 4);
-	m->addr = get_u64(b + 8);
-	m->len = get_u64(b + 16);
-	m->pgoff = get_u64(b + 24);
+	m->pid = le_get_u32(b);
+	m->tid = le_get_u32(b + 4);
+	m->addr = le_get_u64(b + 8);
+	m->len = le_get_u64(b + 16);
+	m->pgoff = le_get_u64(b + 24);
 	if (is2 && (rc->misc & PERFDATA_MISC_MMAP_BUILD_ID)) {
 		m->build_id_size = b[32];
 		if (m->build_id_size > PERFDATA_BUILD_ID_MAX)
@@ -544,14 +518,14 @@ rec_mmap(struct rd *r, const struct rec *rc)
 			    PERFDATA_BUILD_ID_MAX);
 		memcpy(m->build_id, b + 36, m->build_id_size);
 	} else if (is2) {
-		m->maj = get_u32(b + 32);
-		m->min = get_u32(b + 36);
-		m->ino = get_u64(b + 40);
-		m->ino_generation = get_u64(b + 48);
+		m->maj = le_get_u32(b + 32);
+		m->min = le_get_u32(b + 36);
+		m->ino = le_get_u64(b + 40);
+		m->ino_generation = le_get_u64(b + 48);
 	}
 	if (is2) {
-		m->prot = get_u32(b + 56);
-		m->flags = get_u32(b + 60);
+		m->prot = le_get_u32(b + 56);
+		m->flags = le_get_u32(b + 60);
 	}
 	return get_string(r, b + fixed, fields - fixed, rc->off,
 	    is2 ? "MMAP2 file name" : "MMAP file name", &m->filename);
@@ -573,8 +547,8 @@ rec_comm(struct rd *r, const struct rec *rc)
 	c = &r->pd->comms[r->pd->nr_comms - 1];
 	c->sid = sid;
 	c->file_offset = rc->off;
-	c->pid = get_u32(rc->body);
-	c->tid = get_u32(rc->body + 4);
+	c->pid = le_get_u32(rc->body);
+	c->tid = le_get_u32(rc->body + 4);
 	c->exec = (rc->misc & PERFDATA_MISC_COMM_EXEC) != 0;
 	return get_string(r, rc->body + 8, fields - 8, rc->off, "COMM name",
 	    &c->comm);
@@ -598,11 +572,11 @@ rec_task(struct rd *r, const struct rec *rc)
 	t->sid = sid;
 	t->file_offset = rc->off;
 	t->is_fork = rc->type == PERF_RECORD_FORK;
-	t->pid = get_u32(rc->body);
-	t->ppid = get_u32(rc->body + 4);
-	t->tid = get_u32(rc->body + 8);
-	t->ptid = get_u32(rc->body + 12);
-	t->time = get_u64(rc->body + 16);
+	t->pid = le_get_u32(rc->body);
+	t->ppid = le_get_u32(rc->body + 4);
+	t->tid = le_get_u32(rc->body + 8);
+	t->ptid = le_get_u32(rc->body + 12);
+	t->time = le_get_u64(rc->body + 16);
 	return 0;
 }
 
@@ -623,8 +597,8 @@ rec_itrace_start(struct rd *r, const struct rec *rc)
 	it = &r->pd->itrace_starts[r->pd->nr_itrace_starts - 1];
 	it->sid = sid;
 	it->file_offset = rc->off;
-	it->pid = get_u32(rc->body);
-	it->tid = get_u32(rc->body + 4);
+	it->pid = le_get_u32(rc->body);
+	it->tid = le_get_u32(rc->body + 4);
 	return 0;
 }
 
@@ -644,9 +618,9 @@ rec_aux(struct rd *r, const struct rec *rc)
 	a = &r->pd->auxs[r->pd->nr_auxs - 1];
 	a->sid = sid;
 	a->file_offset = rc->off;
-	a->aux_offset = get_u64(rc->body);
-	a->aux_size = get_u64(rc->body + 8);
-	a->flags = get_u64(rc->body + 16);
+	a->aux_offset = le_get_u64(rc->body);
+	a->aux_size = le_get_u64(rc->body + 8);
+	a->flags = le_get_u64(rc->body + 16);
 	return 0;
 }
 
@@ -673,8 +647,8 @@ rec_switch(struct rd *r, const struct rec *rc)
 	sw->out = (rc->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 	sw->preempt = (rc->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
 	if (wide) {
-		sw->next_prev_pid = get_u32(rc->body);
-		sw->next_prev_tid = get_u32(rc->body + 4);
+		sw->next_prev_pid = le_get_u32(rc->body);
+		sw->next_prev_tid = le_get_u32(rc->body + 4);
 	}
 	return 0;
 }
@@ -693,7 +667,7 @@ rec_auxtrace_info(struct rd *r, const struct rec *rc)
 		warn(r, rc->off, "second AUXTRACE_INFO ignored");
 		return 0;
 	}
-	type = get_u32(rc->body);
+	type = le_get_u32(rc->body);
 	pd->auxtrace_info_type = type;
 	if (type != PERFDATA_AUXTRACE_INTEL_PT)
 		return 0;
@@ -706,7 +680,7 @@ rec_auxtrace_info(struct rd *r, const struct rec *rc)
 	pd->pt.nr_priv = nr > PERFDATA_PT_PRIV_NR ? PERFDATA_PT_PRIV_NR :
 	    (unsigned)nr;
 	for (unsigned i = 0; i < pd->pt.nr_priv; i++)
-		pd->pt.priv[i] = get_u64(rc->body + 8 + 8 * i);
+		pd->pt.priv[i] = le_get_u64(rc->body + 8 + 8 * i);
 	pd->has_pt_info = 1;
 	if (pd->pt.nr_priv == PERFDATA_PT_PRIV_NR &&
 	    pd->pt.priv[PERFDATA_PT_FILTER_STR_LEN] > 0) {
@@ -737,12 +711,12 @@ rec_time_conv(struct rd *r, const struct rec *rc)
 	if (r->pd->has_time_conv)
 		warn(r, rc->off, "second TIME_CONV replaces the first");
 	memset(tc, 0, sizeof(*tc));
-	tc->time_shift = get_u64(b);
-	tc->time_mult = get_u64(b + 8);
-	tc->time_zero = get_u64(b + 16);
+	tc->time_shift = le_get_u64(b);
+	tc->time_mult = le_get_u64(b + 8);
+	tc->time_zero = le_get_u64(b + 16);
 	if (rc->blen >= 42) {
-		tc->time_cycles = get_u64(b + 24);
-		tc->time_mask = get_u64(b + 32);
+		tc->time_cycles = le_get_u64(b + 24);
+		tc->time_mask = le_get_u64(b + 32);
 		tc->cap_user_time_zero = b[40];
 		tc->cap_user_time_short = b[41];
 	}
@@ -761,12 +735,12 @@ rec_auxtrace(struct rd *r, const struct rec *rc)
 	    "auxtrace records")) < 0)
 		return err;
 	a = &r->pd->auxtrace[r->pd->nr_auxtrace - 1];
-	a->size = get_u64(b);
-	a->offset = get_u64(b + 8);
-	a->reference = get_u64(b + 16);
-	a->idx = get_u32(b + 24);
-	a->tid = get_u32(b + 28);
-	a->cpu = get_u32(b + 32);
+	a->size = le_get_u64(b);
+	a->offset = le_get_u64(b + 8);
+	a->reference = le_get_u64(b + 16);
+	a->idx = le_get_u32(b + 24);
+	a->tid = le_get_u32(b + 28);
+	a->cpu = le_get_u32(b + 32);
 	a->data = rc->p + rc->size;
 	a->file_offset = rc->off;
 	a->in_compressed = r->in_compressed;
@@ -895,9 +869,9 @@ parse_records(struct rd *r, const uint8_t *b, uint64_t start, uint64_t end)
 			    (unsigned long long)(end - pos));
 		rc.p = b + pos;
 		rc.off = pos;
-		rc.type = get_u32(rc.p);
-		rc.misc = get_u16(rc.p + 4);
-		rc.size = get_u16(rc.p + 6);
+		rc.type = le_get_u32(rc.p);
+		rc.misc = le_get_u16(rc.p + 4);
+		rc.size = le_get_u16(rc.p + 6);
 		if (rc.size < 8)
 			return bad(r, ERR_FORMAT, pos,
 			    "record of type %u has size %u, less than its header",
@@ -918,7 +892,7 @@ parse_records(struct rd *r, const uint8_t *b, uint64_t start, uint64_t end)
 				    "AUXTRACE record header of %u bytes, "
 				    "expected %d", rc.size,
 				    PD_AUXTRACE_HDR_SIZE);
-			psize = get_u64(rc.body);
+			psize = le_get_u64(rc.body);
 			if (psize > end - pos - rc.size)
 				return bad(r, ERR_TRUNCATED, pos,
 				    "AUXTRACE payload of %llu bytes runs past "
@@ -939,7 +913,7 @@ static int
 parse_data(struct rd *r, const uint8_t *b, uint64_t len)
 {
 	struct perfdata *pd = r->pd;
-	uint64_t off = get_u64(b + 40), size = get_u64(b + 48);
+	uint64_t off = le_get_u64(b + 40), size = le_get_u64(b + 48);
 	int err;
 
 	if (!in_bounds(off, size, len))
@@ -981,7 +955,7 @@ feat_string(struct rd *r, const uint8_t *p, uint64_t size, uint64_t off,
 	if (size < 4)
 		return bad(r, ERR_TRUNCATED, off, "string feature of %llu bytes",
 		    (unsigned long long)size);
-	n = get_u32(p);
+	n = le_get_u32(p);
 	if (n > size - 4)
 		return bad(r, ERR_TRUNCATED, off,
 		    "string of %u bytes runs past its %llu-byte feature", n,
@@ -1006,8 +980,8 @@ feat_build_id(struct rd *r, const uint8_t *p, uint64_t size, uint64_t off)
 			return bad(r, ERR_TRUNCATED, off + pos,
 			    "HEADER_BUILD_ID entry cut off: %llu bytes left",
 			    (unsigned long long)(size - pos));
-		misc = get_u16(p + pos + 4);
-		bsize = get_u16(p + pos + 6);
+		misc = le_get_u16(p + pos + 4);
+		bsize = le_get_u16(p + pos + 6);
 		if (bsize < PD_BUILD_ID_FIXED || bsize > size - pos)
 			return bad(r, ERR_FORMAT, off + pos,
 			    "HEADER_BUILD_ID entry size %u does not fit its "
@@ -1018,7 +992,7 @@ feat_build_id(struct rd *r, const uint8_t *p, uint64_t size, uint64_t off)
 			return err;
 		bi = &pd->build_ids[pd->nr_build_ids - 1];
 		bi->misc = misc;
-		bi->pid = (int32_t)get_u32(p + pos + 8);
+		bi->pid = (int32_t)le_get_u32(p + pos + 8);
 		memcpy(bi->id, p + pos + 12, PERFDATA_BUILD_ID_MAX);
 		bi->size = PERFDATA_BUILD_ID_MAX;
 		if (misc & PD_MISC_BUILD_ID_SIZE) {
@@ -1066,7 +1040,7 @@ check_index(struct rd *r, const uint8_t *p, uint64_t off)
 	struct perfdata *pd = r->pd;
 
 	for (uint64_t i = 0; i < pd->nr_auxtrace_index; i++) {
-		uint64_t at = get_u64(p + 16 * i);
+		uint64_t at = le_get_u64(p + 16 * i);
 
 		if (auxtrace_at(pd, at))
 			continue;
@@ -1121,15 +1095,15 @@ parse_feature(struct rd *r, int bit, const uint8_t *p, uint64_t size,
 			return bad(r, ERR_TRUNCATED, off,
 			    "NRCPUS feature of %llu bytes",
 			    (unsigned long long)size);
-		pd->nr_cpus_avail = get_u32(p);
-		pd->nr_cpus_online = get_u32(p + 4);
+		pd->nr_cpus_avail = le_get_u32(p);
+		pd->nr_cpus_online = le_get_u32(p + 4);
 		return 0;
 	case PERFDATA_FEAT_AUXTRACE:
 		if (size < 8)
 			return bad(r, ERR_TRUNCATED, off,
 			    "AUXTRACE feature of %llu bytes",
 			    (unsigned long long)size);
-		pd->nr_auxtrace_index = get_u64(p);
+		pd->nr_auxtrace_index = le_get_u64(p);
 		if (pd->nr_auxtrace_index > (size - 8) / 16)
 			return bad(r, ERR_TRUNCATED, off,
 			    "AUXTRACE index of %llu entries does not fit its "
@@ -1155,7 +1129,7 @@ parse_features(struct rd *r, const uint8_t *b, uint64_t len)
 	unsigned nr = 0, k = 0;
 
 	for (int i = 0; i < 4; i++) {
-		pd->features[i] = get_u64(b + 72 + 8 * i);
+		pd->features[i] = le_get_u64(b + 72 + 8 * i);
 		nr += (unsigned)__builtin_popcountll(pd->features[i]);
 	}
 	if (nr == 0)
@@ -1170,8 +1144,8 @@ parse_features(struct rd *r, const uint8_t *b, uint64_t len)
 
 		if (!(pd->features[bit / 64] & (1ULL << (bit % 64))))
 			continue;
-		foff = get_u64(b + table + 16 * k);
-		fsize = get_u64(b + table + 16 * k + 8);
+		foff = le_get_u64(b + table + 16 * k);
+		fsize = le_get_u64(b + table + 16 * k + 8);
 		if (!in_bounds(foff, fsize, len))
 			return bad(r, ERR_TRUNCATED, table + 16 * k,
 			    "feature %d (%s) section {offset %llu, size %llu} "

@@ -4,6 +4,7 @@
  * memory; the reader copies each value out with memcpy, never through a
  * misaligned pointer.
  */
+#include "le.h"
 #include "spanidx.h"
 
 #include <errno.h>
@@ -218,18 +219,6 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
 	return 0;
 }
 
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
 static uint64_t
 align8(uint64_t v)
 {
@@ -266,21 +255,21 @@ write_index(struct spanidx_writer *w, FILE *f)
 	}
 	strtab_off = align8(off);
 	memcpy(hdr, SPANIDX_MAGIC, 8);
-	put_u32(hdr + 8, SPANIDX_VERSION);
-	put_u32(hdr + 12, SPANIDX_HEADER_SIZE);
-	put_u64(hdr + 16, w->rows);
-	put_u32(hdr + 24, SPANIDX_NCOLS);
-	put_u32(hdr + 28, DIR_ENTRY);
-	put_u64(hdr + 32, SPANIDX_HEADER_SIZE);
-	put_u64(hdr + 40, strtab_off);
-	put_u64(hdr + 48, w->strtab_len);
+	le_put_u32(hdr + 8, SPANIDX_VERSION);
+	le_put_u32(hdr + 12, SPANIDX_HEADER_SIZE);
+	le_put_u64(hdr + 16, w->rows);
+	le_put_u32(hdr + 24, SPANIDX_NCOLS);
+	le_put_u32(hdr + 28, DIR_ENTRY);
+	le_put_u64(hdr + 32, SPANIDX_HEADER_SIZE);
+	le_put_u64(hdr + 40, strtab_off);
+	le_put_u64(hdr + 48, w->strtab_len);
 	for (int i = 0; i < SPANIDX_NCOLS; i++) {
 		uint8_t *d = dir + i * DIR_ENTRY;
 
 		strncpy((char *)d, cols[i].name, SPANIDX_COL_NAME);
 		d[16] = cols[i].type;
 		d[17] = cols[i].width;
-		put_u64(d + 24, col_off[i]);
+		le_put_u64(d + 24, col_off[i]);
 	}
 	if (fwrite(hdr, sizeof(hdr), 1, f) != 1 ||
 	    fwrite(dir, sizeof(dir), 1, f) != 1)
@@ -321,24 +310,6 @@ spanidx_writer_finish(struct spanidx_writer *w, const char *path,
 /* ----------------------------------------------------------------- */
 /* Reader */
 
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static int
 check_dir(struct spanidx *ix, const uint8_t *d, uint32_t n, uint32_t esz,
     const char *path, struct error *e)
@@ -357,7 +328,7 @@ check_dir(struct spanidx *ix, const uint8_t *d, uint32_t n, uint32_t esz,
 			return error_set(e, ERR_FORMAT, "%s: no column %s",
 			    path, cols[c].name);
 		const uint8_t *x = d + (size_t)i * esz;
-		uint64_t off = get_u64(x + 24);
+		uint64_t off = le_get_u64(x + 24);
 
 		if (x[16] != cols[c].type || x[17] != cols[c].width)
 			return error_set(e, ERR_FORMAT, "%s: column %s has "
@@ -381,16 +352,16 @@ check_index(struct spanidx *ix, const char *path, struct error *e)
 
 	if (ix->size < SPANIDX_HEADER_SIZE || memcmp(h, SPANIDX_MAGIC, 8))
 		return error_set(e, ERR_FORMAT, "%s: not a span index", path);
-	if (get_u32(h + 8) != SPANIDX_VERSION)
+	if (le_get_u32(h + 8) != SPANIDX_VERSION)
 		return error_set(e, ERR_UNSUPPORTED, "%s: span index version "
-		    "%u", path, get_u32(h + 8));
-	hsize = get_u32(h + 12);
-	ix->rows = get_u64(h + 16);
-	n = get_u32(h + 24);
-	esz = get_u32(h + 28);
-	dir_off = get_u64(h + 32);
-	st_off = get_u64(h + 40);
-	ix->strtab_size = get_u64(h + 48);
+		    "%u", path, le_get_u32(h + 8));
+	hsize = le_get_u32(h + 12);
+	ix->rows = le_get_u64(h + 16);
+	n = le_get_u32(h + 24);
+	esz = le_get_u32(h + 28);
+	dir_off = le_get_u64(h + 32);
+	st_off = le_get_u64(h + 40);
+	ix->strtab_size = le_get_u64(h + 48);
 	if (hsize < SPANIDX_HEADER_SIZE || esz < DIR_ENTRY ||
 	    n > 4096 || dir_off > ix->size ||
 	    (uint64_t)n * esz > ix->size - dir_off)
@@ -459,19 +430,19 @@ spanidx_str(const struct spanidx *ix, uint32_t off)
 uint64_t
 spanidx_u64(const struct spanidx *ix, unsigned col, uint64_t row)
 {
-	return get_u64((const uint8_t *)ix->col[col] + row * 8);
+	return le_get_u64((const uint8_t *)ix->col[col] + row * 8);
 }
 
 uint32_t
 spanidx_u32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
-	return get_u32((const uint8_t *)ix->col[col] + row * 4);
+	return le_get_u32((const uint8_t *)ix->col[col] + row * 4);
 }
 
 int32_t
 spanidx_i32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
-	return (int32_t)get_u32((const uint8_t *)ix->col[col] + row * 4);
+	return (int32_t)le_get_u32((const uint8_t *)ix->col[col] + row * 4);
 }
 
 uint8_t
