@@ -1,6 +1,7 @@
 # The pt and perf recorders (issue #10): their unit tests link the
 # recorder's own objects beside libptkit.
-PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o
+PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o \
+    $(BUILD)/cmd/ptrec/rec_manifest.o
 $(BUILD)/tests/unit/t_pt_snapshot.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 
 $(BUILD)/tests/unit/t_pt_snapshot: \
@@ -11,6 +12,7 @@ $(BUILD)/tests/unit/t_pt_snapshot: \
 $(BUILD)/tests/unit/t_perf_import.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 $(BUILD)/tests/unit/t_perf_import: \
     $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
-    $(BUILD)/cmd/ptrec/perf_import.o $(LIBPTKIT)
+    $(BUILD)/cmd/ptrec/perf_import.o $(BUILD)/cmd/ptrec/rec_manifest.o \
+    $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
-	    $(LIBPTKIT) $(LIBS_ALL)
+	    $(BUILD)/cmd/ptrec/rec_manifest.o $(LIBPTKIT) $(LIBS_ALL)

@@ -18,6 +18,7 @@
 
 #include "manifest.h"
 #include "perfdata.h"
+#include "rec_manifest.h"
 #include "snapshot.h"
 
 /* ---- sideband ------------------------------------------------------------ */
@@ -732,15 +733,6 @@ fill_host(struct manifest *m, struct error *e)
 }
 
 static int
-setting(struct manifest *m, const char *key, uint64_t v, struct error *e)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return manifest_set_setting(m, key, buf, e);
-}
-
-static int
 fill_recorder(struct manifest *m, const struct emu_run *run, struct error *e)
 {
 	const struct rec_options *o = run->opt;
@@ -749,10 +741,10 @@ fill_recorder(struct manifest *m, const struct emu_run *run, struct error *e)
 	if ((rc = manifest_set_string(&m->recorder.backend, "emu", e)) < 0 ||
 	    (rc = manifest_set_string(&m->recorder.version, PTKIT_VERSION,
 	    e)) < 0 ||
-	    (rc = setting(m, "aux_bytes", o->aux_bytes, e)) < 0 ||
-	    (rc = setting(m, "budget_bytes", o->budget_bytes, e)) < 0 ||
-	    (rc = setting(m, "psb_period_bytes", run->psb_period, e)) < 0 ||
-	    (rc = setting(m, "repeat", o->repeat, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "aux_bytes", o->aux_bytes, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "budget_bytes", o->budget_bytes, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "psb_period_bytes", run->psb_period, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "repeat", o->repeat, e)) < 0 ||
 	    (rc = manifest_set_setting(m, "clock_model",
 	    "virtual TSC 1 GHz, CPI 1, CBR 1, nom_freq 1", e)) < 0 ||
 	    (rc = manifest_set_setting(m, "emulator", "qemu-x86_64 7.2", e)) < 0)
@@ -789,27 +781,6 @@ fill_pt(struct manifest *m, const struct emu_run *run, struct error *e)
 		return -ERR_NOMEM;
 	return manifest_set_string(&m->pt.timing_profile,
 	    profile[run->opt->timing], e);
-}
-
-static int
-fill_target(struct manifest *m, const struct emu_run *run, struct error *e)
-{
-	char cwd[PATH_MAX];
-	size_t argc = 0;
-	int rc;
-
-	while (run->opt->program[argc] != NULL)
-		argc++;
-	if ((rc = manifest_set_argv(m, argc,
-	    (const char *const *)run->opt->program, e)) < 0)
-		return rc;
-	m->target.pid = (uint32_t)run->pid;
-	if (getcwd(cwd, sizeof(cwd)) != NULL &&
-	    (rc = manifest_set_string(&m->target.cwd, cwd, e)) < 0)
-		return rc;
-	m->target.exit_code = run->exit_code;
-	m->target.signal = run->signal;
-	return manifest_set_string(&m->target.state, run->state, e);
 }
 
 static int
@@ -906,7 +877,8 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	}
 	m = &w->snap->manifest;
 	if ((rc = fill_host(m, e)) < 0 || (rc = fill_recorder(m, run, e)) < 0 ||
-	    (rc = fill_pt(m, run, e)) < 0 || (rc = fill_target(m, run, e)) < 0 ||
+	    (rc = fill_pt(m, run, e)) < 0 || (rc = rec_manifest_target(m, run->opt, run->pid,
+	    run->exit_code, run->signal, run->state, e)) < 0 ||
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, sb, c, e)) < 0 ||
 	    (rc = fill_capture(m, run, sb, c, e)) < 0 ||

@@ -4,15 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "manifest.h"
 #include "perfdata.h"
+#include "rec_manifest.h"
 #include "snapshot.h"
 
 static const struct perfdata_build_id *
@@ -70,27 +69,6 @@ archive_images(struct snapshot *s, const struct perfdata *pd,
 	}
 	return manifest_set_counter(&s->manifest, "images_archived", archived,
 	    e);
-}
-
-static int
-fill_host(struct manifest *m, const struct ptcaps_cpu *cpu, struct error *e)
-{
-	struct utsname u;
-	int rc;
-
-	if (uname(&u) == 0 &&
-	    ((rc = manifest_set_string(&m->host.hostname, u.nodename, e)) < 0 ||
-	    (rc = manifest_set_string(&m->host.kernel, u.release, e)) < 0))
-		return rc;
-	if ((rc = manifest_set_string(&m->host.cpu_vendor, cpu->vendor,
-	    e)) < 0 || (rc = manifest_set_string(&m->host.cpu_model_name,
-	    cpu->model_name, e)) < 0)
-		return rc;
-	m->host.cpu_family = cpu->family > 0 ? (uint32_t)cpu->family : 0;
-	m->host.cpu_model = cpu->model > 0 ? (uint32_t)cpu->model : 0;
-	m->host.cpu_stepping = cpu->stepping > 0 ? (uint32_t)cpu->stepping : 0;
-	m->host.nr_cpus = cpu->online > 0 ? (uint32_t)cpu->online : 1;
-	return 0;
 }
 
 static int
@@ -182,27 +160,15 @@ static int
 fill_target(struct manifest *m, const struct perf_import_run *run,
     struct error *e)
 {
-	char cwd[PATH_MAX];
-	size_t argc = 0;
 	int rc;
 
-	while (run->opt->program != NULL && run->opt->program[argc] != NULL)
-		argc++;
-	if (argc > 0 && (rc = manifest_set_argv(m, argc,
-	    (const char *const *)run->opt->program, e)) < 0)
+	if ((rc = rec_manifest_target(m, run->opt, run->pid, run->exit_code,
+	    run->signal, run->state, e)) < 0)
 		return rc;
-	m->target.pid = (uint32_t)run->pid;
-	if (getcwd(cwd, sizeof(cwd)) != NULL &&
-	    (rc = manifest_set_string(&m->target.cwd, cwd, e)) < 0)
-		return rc;
-	m->target.exit_code = run->exit_code;
-	m->target.signal = run->signal;
 	m->capture.start_wall_ns = run->start_wall_ns;
 	m->capture.end_wall_ns = run->fired_wall_ns;
 	m->trigger.fired_wall_ns = run->fired_wall_ns;
-	if ((rc = manifest_set_string(&m->trigger.kind, run->reason, e)) < 0)
-		return rc;
-	return manifest_set_string(&m->target.state, run->state, e);
+	return manifest_set_string(&m->trigger.kind, run->reason, e);
 }
 
 int
@@ -221,7 +187,7 @@ perf_import(const struct perf_import_run *run, const char *perf_data,
 		return rc;
 	}
 	m = &s->manifest;
-	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 || (rc = fill_host(m, &run->caps->cpu, e)) < 0 ||
+	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 || (rc = rec_manifest_host(m, &run->caps->cpu, e)) < 0 ||
 	    (rc = fill_recorder(m, run, e)) < 0 ||
 	    (rc = fill_pt(m, pd, e)) < 0 ||
 	    (rc = fill_threads(m, pd, run, e)) < 0 ||

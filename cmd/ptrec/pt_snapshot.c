@@ -10,12 +10,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "manifest.h"
 #include "procmaps.h"
+#include "rec_manifest.h"
 #include "snapshot.h"
 
 /* ---- sideband ------------------------------------------------------------ */
@@ -375,37 +375,6 @@ write_perf_data(struct writer_ctx *w, struct error *e)
 /* ---- the manifest --------------------------------------------------------- */
 
 static int
-fill_host(struct manifest *m, const struct ptcaps_cpu *cpu, struct error *e)
-{
-	struct utsname u;
-	int rc = 0;
-
-	if (uname(&u) == 0 &&
-	    ((rc = manifest_set_string(&m->host.hostname, u.nodename, e)) < 0 ||
-	    (rc = manifest_set_string(&m->host.kernel, u.release, e)) < 0))
-		return rc;
-	if ((rc = manifest_set_string(&m->host.cpu_vendor, cpu->vendor,
-	    e)) < 0 || (rc = manifest_set_string(&m->host.cpu_model_name,
-	    cpu->model_name, e)) < 0)
-		return rc;
-	m->host.cpu_family = cpu->family > 0 ? (uint32_t)cpu->family : 0;
-	m->host.cpu_model = cpu->model > 0 ? (uint32_t)cpu->model : 0;
-	m->host.cpu_stepping = cpu->stepping > 0 ? (uint32_t)cpu->stepping : 0;
-	m->host.nr_cpus = cpu->online > 0 ? (uint32_t)cpu->online : 1;
-	m->host.emulated = 0;
-	return 0;
-}
-
-static int
-setting(struct manifest *m, const char *key, uint64_t v, struct error *e)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return manifest_set_setting(m, key, buf, e);
-}
-
-static int
 fill_recorder(struct manifest *m, const struct pt_run *run, struct error *e)
 {
 	const struct rec_options *o = run->opt;
@@ -414,9 +383,9 @@ fill_recorder(struct manifest *m, const struct pt_run *run, struct error *e)
 	if ((rc = manifest_set_string(&m->recorder.backend, "pt", e)) < 0 ||
 	    (rc = manifest_set_string(&m->recorder.version, PTKIT_VERSION,
 	    e)) < 0 ||
-	    (rc = setting(m, "aux_bytes", o->aux_bytes, e)) < 0 ||
-	    (rc = setting(m, "budget_bytes", o->budget_bytes, e)) < 0 ||
-	    (rc = setting(m, "repeat", o->repeat, e)) < 0)
+	    (rc = rec_manifest_setting(m, "aux_bytes", o->aux_bytes, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "budget_bytes", o->budget_bytes, e)) < 0 ||
+	    (rc = rec_manifest_setting(m, "repeat", o->repeat, e)) < 0)
 		return rc;
 	if (o->cpus != NULL &&
 	    (rc = manifest_set_setting(m, "cpus", o->cpus, e)) < 0)
@@ -467,27 +436,6 @@ fill_pt(struct manifest *m, const struct pt_run *run, struct error *e)
 		return rc;
 	return manifest_set_string(&m->pt.timing_profile,
 	    ptconfig_profile_name(run->cfg->used), e);
-}
-
-static int
-fill_target(struct manifest *m, const struct pt_run *run, struct error *e)
-{
-	char cwd[PATH_MAX];
-	size_t argc = 0;
-	int rc;
-
-	while (run->opt->program != NULL && run->opt->program[argc] != NULL)
-		argc++;
-	if (argc > 0 && (rc = manifest_set_argv(m, argc,
-	    (const char *const *)run->opt->program, e)) < 0)
-		return rc;
-	m->target.pid = (uint32_t)run->pid;
-	if (getcwd(cwd, sizeof(cwd)) != NULL &&
-	    (rc = manifest_set_string(&m->target.cwd, cwd, e)) < 0)
-		return rc;
-	m->target.exit_code = run->exit_code;
-	m->target.signal = run->signal;
-	return manifest_set_string(&m->target.state, run->state, e);
 }
 
 static const char *
@@ -587,9 +535,10 @@ pt_snapshot_write(const struct pt_run *run, const struct pt_sideband *sb,
 		return rc;
 	}
 	m = &w->snap->manifest;
-	if ((rc = fill_host(m, &run->caps->cpu, e)) < 0 ||
+	if ((rc = rec_manifest_host(m, &run->caps->cpu, e)) < 0 ||
 	    (rc = fill_recorder(m, run, e)) < 0 ||
-	    (rc = fill_pt(m, run, e)) < 0 || (rc = fill_target(m, run, e)) < 0 ||
+	    (rc = fill_pt(m, run, e)) < 0 || (rc = rec_manifest_target(m, run->opt, run->pid,
+	    run->exit_code, run->signal, run->state, e)) < 0 ||
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, sb, rings, n, e)) < 0 ||
 	    (rc = fill_capture(m, run, sb, e)) < 0 ||
