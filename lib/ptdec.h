@@ -182,6 +182,13 @@ struct ptdec_backend {
 extern const struct ptdec_backend ptdec_backend_libipt;
 
 /*
+ * The fast decoder (lib/ptdec_fast.c): libipt's packets, ptkit's own flow
+ * walker over cached basic blocks; hands what it does not handle to
+ * libipt.  Its records equal ptdec_backend_libipt's.
+ */
+extern const struct ptdec_backend ptdec_backend_fast;
+
+/*
  * Where records go, in order.  emit returns 0 or a negative err_code
  * (with e filled), which stops the decode.
  */

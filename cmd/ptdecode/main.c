@@ -239,8 +239,12 @@ run_native(const char *path, const struct decode_options *o)
 	s.cfg.window = o->from_ns > 0 || o->to_ns < INT64_MAX;
 	s.cfg.from_ns = o->from_ns;
 	s.cfg.to_ns = o->to_ns;
+	s.hdr.decoder = o->decoder == DECODER_FAST ? BLKS_DECODER_FAST :
+	    BLKS_DECODER_NATIVE;
 	rc = output_open(&out, o->format, &s, o->has_tid ? (uint32_t)o->tid :
 	    UINT32_MAX, o->has_tid, &e);
+	out.backend = o->decoder == DECODER_FAST ? &ptdec_backend_fast :
+	    &ptdec_backend_libipt;
 	if (rc == 0)
 		rc = decode_snapshot(&s, o, &out, &e);
 	rc = output_close(&out, rc, &e);
@@ -263,8 +267,6 @@ main(int argc, char *argv[])
 	if ((rc = parse_options(argc, argv, &o)) >= 0 ||
 	    (rc = decoder_from_env(&o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	if (o.decoder == DECODER_FAST)
-		return cli_not_built(&tool, "the fast decoder", 11);
 	if (o.format == 0 && isatty(STDOUT_FILENO)) {
 		report(tool.name, "stdout", "use --format jsonl, or redirect "
 		    "to a file or a pipe", "refusing to write the binary block "

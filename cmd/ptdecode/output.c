@@ -102,7 +102,7 @@ output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
 	s->cfg.progress = show_progress;
 	s->cfg.progress_ctx = out;
 	if ((rc = output_record(out, &r, e)) == 0)
-		rc = ptdec_decode_thread(&ptdec_backend_libipt, &s->cfg, &th,
+		rc = ptdec_decode_thread(out->backend, &s->cfg, &th,
 		    &sink, &r.u.end, e);
 	free(owned);
 	if (rc < 0)

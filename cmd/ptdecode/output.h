@@ -18,6 +18,7 @@ enum { OUTPUT_BLOCKS, OUTPUT_JSONL };
 
 struct output {
 	int format;
+	const struct ptdec_backend *backend;	/* the decoder */
 	struct blks_writer *w;
 	struct jsonw j;
 	uint32_t tid;			/* the open thread */

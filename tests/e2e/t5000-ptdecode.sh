@@ -190,16 +190,21 @@ test_expect_success 'a damaged ring: a decode_error GAP, decoding goes on' '
 	test_cmp bad.jsonl bad3.jsonl
 '
 
-test_expect_success 'refuses binary to a terminal; --decoder fast not built' '
+test_expect_success 'refuses binary to a terminal; --decoder fast equals native' '
 	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
 	script -qec "ptdecode snap" /dev/null >tty.out 2>&1;
 	test $? = 2 &&
 	grep -q "refusing to write the binary block stream to a terminal" \
 	    tty.out &&
-	must_exit 1 ptdecode --decoder fast snap >f.out 2>f.err &&
-	test_eq "ptdecode: the fast decoder is not built yet (issue #11)" \
-	    "$(cat f.err)" &&
-	PTKIT_DECODER=fast must_exit 1 ptdecode snap >f.out 2>f.err &&
+	ptdecode --decoder native --format jsonl snap >n.jsonl 2>n.err &&
+	ptdecode --decoder fast --format jsonl snap >f.jsonl 2>f.err &&
+	test "$(head -n 1 f.jsonl | jq -r .decoder)" = fast &&
+	test "$(head -n 1 n.jsonl | jq -r .decoder)" = native &&
+	tail -n +2 n.jsonl >n.rec && tail -n +2 f.jsonl >f.rec &&
+	test "$(wc -l <n.rec)" -gt 100 &&
+	test_cmp n.rec f.rec &&
+	PTKIT_DECODER=fast ptdecode --format jsonl snap >e.jsonl 2>e.err &&
+	test "$(head -n 1 e.jsonl | jq -r .decoder)" = fast &&
 	must_exit 1 ptdecode nosuchdir >n.out 2>n.err &&
 	test_eq "ptdecode: nosuchdir: no such snapshot directory" "$(cat n.err)"
 '
