@@ -33,7 +33,7 @@ static const char *const gap_names[BLKS_GAP_CAUSE_MAX] = {
 static const char *const counter_names[BLKS_C_NR] = {
 	"blocks", "insns", "events", "gaps", "decode_errors",
 	"unknown_image", "overflows", "trace_bytes", "bytes_skipped",
-	"psbs",
+	"psbs", "fallbacks",
 };
 
 static const char *const decoder_names[] = { "native", "fast", "perf" };

@@ -71,6 +71,8 @@ struct blks_header {
 /* MAP flags. */
 #define BLKS_MAP_MISSING 0x1u	/* image not found: decode gaps expected */
 #define BLKS_MAP_LIVE 0x2u	/* image read from the live filesystem */
+#define BLKS_MAP_JIT 0x4u	/* code made at run time: image is a dump
+				   of its bytes, symbols its JIT map */
 
 struct blks_map {
 	uint32_t pid;
@@ -80,6 +82,10 @@ struct blks_map {
 	uint8_t build_id[BLKS_BUILD_ID_MAX];
 	const char *name;		/* the path as the process mapped it */
 	const char *image;		/* the file to read (archive copy) */
+	const char *symbols;		/* JIT map naming its functions (perf's
+					   /tmp/perf-PID.map format); NULL or
+					   "" when none.  Written only when
+					   set, so older readers skip it */
 };
 
 /* THREAD flags. */
@@ -180,6 +186,7 @@ enum blks_counter {
 	BLKS_C_TRACE_BYTES,
 	BLKS_C_BYTES_SKIPPED,
 	BLKS_C_PSBS,		/* sync points: the PSBs decoding started at */
+	BLKS_C_FALLBACKS,	/* PSB intervals the fast decoder gave libipt */
 	BLKS_C_NR
 };
 

@@ -149,6 +149,7 @@ out_reset(struct ptdec_out *o)
 {
 	o->nr = 0;
 	o->nr_other = 0;
+	o->fallbacks = 0;
 }
 
 static void
@@ -541,6 +542,7 @@ decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 			chunk_done(em, &chunks[i]);
 	}
 	be->worker_free(w);
+	em->end->c[BLKS_C_FALLBACKS] += out.fallbacks;
 	return rc;
 }
 
@@ -647,6 +649,7 @@ pool_emit(struct pool *p, size_t i, struct emitter *em, struct error *e)
 		return s->rc;
 	}
 	rc = emit_out(em, &s->out, &p->chunks[i], e);
+	em->end->c[BLKS_C_FALLBACKS] += s->out.fallbacks;
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_FREE;
 	p->next_emit++;

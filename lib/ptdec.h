@@ -154,6 +154,7 @@ struct ptdec_out {
 	int (*direct)(void *ctx, const struct blks_record *r,
 	    struct error *e);
 	void *direct_ctx;
+	uint64_t fallbacks;		/* intervals a backend gave libipt */
 };
 
 /*

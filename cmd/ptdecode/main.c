@@ -197,6 +197,11 @@ report_summary(const char *snap, const struct output *out)
 	    (unsigned long long)c[BLKS_C_OVERFLOWS],
 	    (unsigned long long)c[BLKS_C_BYTES_SKIPPED],
 	    (unsigned long long)c[BLKS_C_TRACE_BYTES]);
+	if (out->backend == &ptdec_backend_fast)
+		report(tool.name, snap, NULL, "fast decoder: %llu of %llu PSB "
+		    "intervals handed to libipt",
+		    (unsigned long long)c[BLKS_C_FALLBACKS],
+		    (unsigned long long)c[BLKS_C_PSBS]);
 }
 
 /* Decodes every thread (or --tid's) of the loaded snapshot into out. */
