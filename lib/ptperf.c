@@ -112,7 +112,12 @@ push_all(struct ptperf_argv *a, size_t cap, const struct ptperf_opts *o,
 	rc |= push(a, cap, "-m");
 	rc |= pushf(a, cap, "%" PRIu64 ",%" PRIu64, o->data_bytes / PAGE,
 	    o->aux_bytes / PAGE);
-	rc |= push(a, cap, "-S");
+	/*
+	 * -Se: "e" takes one last snapshot when perf exits, so a program
+	 * that ends before any trigger still leaves its trace (perf-record(1),
+	 * --snapshot; an optional argument, so it must be attached).
+	 */
+	rc |= push(a, cap, "-Se");
 	rc |= push(a, cap, "--control");
 	rc |= pushf(a, cap, "fifo:%s,%s", o->ctl_fifo, o->ack_fifo);
 	rc |= push(a, cap, "-o");

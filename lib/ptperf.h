@@ -54,7 +54,7 @@ struct ptperf_argv {
 
 /*
  * Builds
- *   perf record -e EVENT [--filter F] [--per-thread] -m DATA,AUX -S
+ *   perf record -e EVENT [--filter F] [--per-thread] -m DATA,AUX -Se
  *       --control fifo:CTL,ACK -o OUTPUT -q (-p PID | -- PROGRAM ARG...)
  * with -m in pages.  Returns 0, or -ERR_INVALID (sizes not powers of two,
  * neither or both of pid and program, missing FIFO or output),

@@ -91,7 +91,7 @@ test_argv(void)
 	IS_STR(joined(&a), "/usr/bin/perf record -e intel_pt/pt=1,cyc=1,"
 	    "pwr_evt=0,fup_on_ptw=0,mtc=1,tsc=1,noretcomp=0,ptw=0,branch=1,"
 	    "mtc_period=0,cyc_thresh=1,psb_period=3,event=0,notnt=0/u "
-	    "--filter filter 0x1040/0x2a@/usr/bin/x -m 16,1024 -S --control "
+	    "--filter filter 0x1040/0x2a@/usr/bin/x -m 16,1024 -Se --control "
 	    "fifo:/tmp/s/ctl,/tmp/s/ack -o /tmp/s/perf.data -q -- /usr/bin/x "
 	    "-n 3", "launch command");
 	IS_INT(a.argc, 18, "18 arguments");
@@ -104,7 +104,7 @@ test_argv(void)
 	o.filter = NULL;
 	o.per_thread = 1;
 	IS_INT(ptperf_argv_build(&skylake, &o, &a, &e), 0, "attach argv");
-	OK(strstr(joined(&a), " --per-thread -m 16,1024 -S ") != NULL,
+	OK(strstr(joined(&a), " --per-thread -m 16,1024 -Se ") != NULL,
 	    "per-thread");
 	OK(strcmp(a.argv[a.argc - 2], "-p") == 0 &&
 	    strcmp(a.argv[a.argc - 1], "4242") == 0, "ends with -p 4242");
