@@ -2,6 +2,7 @@
 #include "ptevent.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <string.h>
@@ -143,6 +144,34 @@ ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated)
 	return ptaux_copy(&ev->aux, head, out, truncated);
 }
 
+/* Our headers may predate Linux 6.13: aux_action is __reserved_3 there. */
+_Static_assert(offsetof(struct perf_event_attr, __reserved_3) ==
+    PTEVENT_AUX_ACTION_OFFSET, "aux_action is at byte 116 of the attr");
+
+void
+ptevent_breakpoint_attr(void *attr, enum ptevent_bp_kind kind, uint64_t addr,
+    uint64_t hits, uint64_t cookie)
+{
+	struct perf_event_attr *a = attr;
+
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_BREAKPOINT;
+	a->size = sizeof(*a);
+	a->bp_type = HW_BREAKPOINT_X;
+	a->bp_addr = addr;
+	a->bp_len = sizeof(long);	/* x86: execute breakpoints are long */
+	a->sample_period = hits;
+	a->exclude_kernel = a->exclude_hv = 1;
+	if (kind == PTEVENT_BP_PAUSE) {
+		/* Enabled with its group leader, the PT event. */
+		a->__reserved_3 = PTEVENT_AUX_PAUSE;
+		return;
+	}
+	/* The kernel allows sigtrap only with remove_on_exec. */
+	a->sigtrap = a->remove_on_exec = 1;
+	a->sig_data = cookie;
+}
+
 int
 ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits, uint64_t cookie,
     struct error *e)
@@ -150,23 +179,39 @@ ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits, uint64_t cookie,
 	struct perf_event_attr a;
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_BREAKPOINT;
-	a.size = sizeof(a);
-	a.bp_type = HW_BREAKPOINT_X;
-	a.bp_addr = addr;
-	a.bp_len = sizeof(long);	/* x86: execute breakpoints are long */
-	a.sample_period = hits;
-	a.exclude_kernel = a.exclude_hv = 1;
-	/* The kernel allows sigtrap only with remove_on_exec. */
-	a.sigtrap = a.remove_on_exec = 1;
-	a.sig_data = cookie;
+	ptevent_breakpoint_attr(&a, PTEVENT_BP_SIGTRAP, addr, hits, cookie);
 	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return error_set_errno(e, errno, "breakpoint at 0x%llx on "
 		    "thread %d", (unsigned long long)addr, (int)tid);
 	return fd;
+}
+
+int
+ptevent_breakpoint_pause(pid_t tid, uint64_t addr, uint64_t hits,
+    int group_fd, struct error *e)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	ptevent_breakpoint_attr(&a, PTEVENT_BP_PAUSE, addr, hits, 0);
+	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, group_fd,
+	    PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(e, errno, "aux_pause breakpoint at "
+		    "0x%llx on thread %d", (unsigned long long)addr, (int)tid);
+	return fd;
+}
+
+int64_t
+ptevent_breakpoint_count(int fd, struct error *e)
+{
+	uint64_t n;
+
+	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return error_set_errno(e, errno, "read of a breakpoint count");
+	return (int64_t)(n & INT64_MAX);
 }
 
 int

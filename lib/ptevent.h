@@ -89,6 +89,42 @@ int ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
 int ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits,
     uint64_t cookie, struct error *e);
 
+/*
+ * The symbol trigger with aux_pause (Linux 6.13+, notes/recorder.md
+ * §6.4): the same execute breakpoint opened in the group of the thread's
+ * PT event (group_fd), with attr.aux_action's aux_pause bit, so that its
+ * overflow at every hits-th execution clears TraceEn inside the
+ * breakpoint's handler, before the instruction at addr runs; the thread
+ * is not stopped.  No signal: the recorder reads the counter
+ * (ptevent_breakpoint_count) to learn that it fired.  Returns the fd, or
+ * -ERR_IO (EINVAL / EOPNOTSUPP: a kernel without aux_pause; ENOSPC:
+ * debug registers taken).
+ */
+int ptevent_breakpoint_pause(pid_t tid, uint64_t addr, uint64_t hits,
+    int group_fd, struct error *e);
+
+/*
+ * The hits counted so far by a breakpoint fd (read(2) of the counter).
+ * Returns them, or -ERR_IO.
+ */
+int64_t ptevent_breakpoint_count(int fd, struct error *e);
+
+/* attr.aux_action (the former __reserved_3, byte 116), Linux 6.13. */
+#define PTEVENT_AUX_ACTION_OFFSET 116
+#define PTEVENT_AUX_START_PAUSED (1u << 0)
+#define PTEVENT_AUX_PAUSE (1u << 1)
+#define PTEVENT_AUX_RESUME (1u << 2)
+
+enum ptevent_bp_kind { PTEVENT_BP_SIGTRAP, PTEVENT_BP_PAUSE };
+
+/*
+ * The perf_event_attr of either breakpoint (a struct perf_event_attr,
+ * passed as void * so that this header needs no kernel header), for
+ * tests that check every field the kernel reads.
+ */
+void ptevent_breakpoint_attr(void *attr, enum ptevent_bp_kind kind,
+    uint64_t addr, uint64_t hits, uint64_t cookie);
+
 /* si_code of a perf event's SIGTRAP (TRAP_PERF, Linux 5.13). */
 #define PTEVENT_TRAP_PERF 6
 

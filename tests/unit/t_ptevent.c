@@ -116,6 +116,38 @@ on_gone(pid_t tid, int status, void *arg)
 	}
 }
 
+/* Every field the kernel reads of both trigger breakpoints. */
+static void
+test_bp_attr(void)
+{
+	struct perf_event_attr a;
+	uint32_t action;
+
+	ptevent_breakpoint_attr(&a, PTEVENT_BP_PAUSE, 0x401136, 3, 0);
+	memcpy(&action, (const char *)&a + PTEVENT_AUX_ACTION_OFFSET,
+	    sizeof(action));
+	IS_INT(action, 2, "aux_pause: bit 1 of aux_action at byte 116");
+	IS_INT(a.type, PERF_TYPE_BREAKPOINT, "type breakpoint");
+	IS_INT(a.size, sizeof(a), "size");
+	IS_INT(a.bp_type, 4, "HW_BREAKPOINT_X");
+	IS_U64(a.bp_addr, 0x401136, "bp_addr is the runtime address");
+	IS_U64(a.bp_len, 8, "bp_len sizeof(long), as x86 wants");
+	IS_U64(a.sample_period, 3, "sample_period = hits");
+	OK(a.exclude_kernel && a.exclude_hv && !a.disabled,
+	    "user only, enabled with its group leader");
+	OK(!a.sigtrap && !a.remove_on_exec && a.sig_data == 0,
+	    "no signal: the thread is not stopped");
+	ptevent_breakpoint_attr(&a, PTEVENT_BP_SIGTRAP, 0x401136, 1, 77);
+	memcpy(&action, (const char *)&a + PTEVENT_AUX_ACTION_OFFSET,
+	    sizeof(action));
+	IS_INT(action, 0, "parking: no aux_action (pre-6.13 kernels refuse "
+	    "it)");
+	OK(a.sigtrap && a.remove_on_exec, "sigtrap, with remove_on_exec as "
+	    "the kernel requires");
+	IS_U64(a.sig_data, 77, "the cookie comes back as si_perf_data");
+	IS_U64(a.sample_period, 1, "every hit");
+}
+
 int
 main(void)
 {
@@ -131,12 +163,13 @@ main(void)
 
 	alarm(120);
 	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+	test_bp_attr();
 	ptprobe_breakpoint(&bp);
 	if (!bp.ok && (bp.err == EACCES || bp.err == EPERM ||
 	    bp.err == ENOSYS)) {
-		printf("1..0 # SKIP perf_event_open refused here: %s\n",
-		    bp.what);
-		return 0;
+		DIAG("the live checks skipped: perf_event_open refused "
+		    "here: %s", bp.what);
+		return tap_done();
 	}
 	snprintf(helper, sizeof(helper), "%s/tests/unit/helper_threads",
 	    b != NULL ? b : "build");
