@@ -144,11 +144,14 @@ pttrace_kill(struct pttrace *t)
 
 /* Between fork and exec: only async-signal-safe calls. */
 static void
-child(char *const argv[], const cpu_set_t *cpus, int errfd)
+child(char *const argv[], const cpu_set_t *cpus, const int out[2], int errfd)
 {
-	int err;
+	int err, i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 0; i < 2; i++)
+		if (out != NULL && out[i] >= 0 && dup2(out[i], 1 + i) < 0)
+			_exit(127);
 	if ((cpus == NULL || sched_setaffinity(0, sizeof(*cpus), cpus) == 0) &&
 	    ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
 		execvp(argv[0], argv);
@@ -190,6 +193,13 @@ int
 pttrace_launch(struct pttrace *t, char *const argv[], const cpu_set_t *cpus,
     const struct pttrace_ops *ops, struct error *e)
 {
+	return pttrace_launch_io(t, argv, cpus, NULL, ops, e);
+}
+
+int
+pttrace_launch_io(struct pttrace *t, char *const argv[], const cpu_set_t *cpus,
+    const int out[2], const struct pttrace_ops *ops, struct error *e)
+{
 	int fds[2], rc;
 
 	memset(t, 0, sizeof(*t));
@@ -205,7 +215,7 @@ pttrace_launch(struct pttrace *t, char *const argv[], const cpu_set_t *cpus,
 	}
 	if (t->pid == 0) {
 		close(fds[0]);
-		child(argv, cpus, fds[1]);
+		child(argv, cpus, out, fds[1]);
 	}
 	close(fds[1]);
 	rc = await_exec(t, argv[0], fds[0], e);

@@ -79,6 +79,16 @@ int pttrace_launch(struct pttrace *t, char *const argv[],
     const cpu_set_t *cpus, const struct pttrace_ops *ops, struct error *e);
 
 /*
+ * pttrace_launch with the program's stdout and stderr on out[0] and
+ * out[1] (a -1 keeps ours; ours stay open in the child only if they are
+ * not close-on-exec, so pass pipe ends made with O_CLOEXEC).  Returns as
+ * pttrace_launch.
+ */
+int pttrace_launch_io(struct pttrace *t, char *const argv[],
+    const cpu_set_t *cpus, const int out[2], const struct pttrace_ops *ops,
+    struct error *e);
+
+/*
  * Attaches to every thread of the running process pid with PTRACE_SEIZE
  * (no signal, no stop), rescanning /proc/pid/task until a pass finds no
  * new thread, and calls ops->thread_new for each while it runs; threads
