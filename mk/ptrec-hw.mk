@@ -16,3 +16,11 @@ $(BUILD)/tests/unit/t_perf_import: \
     $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
 	    $(BUILD)/cmd/ptrec/rec_manifest.o $(LIBPTKIT) $(LIBS_ALL)
+
+# capture: the decisions shared by the recorders (filters, lines, policy).
+$(BUILD)/tests/unit/t_capture.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_capture: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
+    $(BUILD)/cmd/ptrec/capture.o $(BUILD)/cmd/ptrec/elfsym.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/capture.o \
+	    $(BUILD)/cmd/ptrec/elfsym.o $(LIBPTKIT) $(LIBS_ALL)
