@@ -2,8 +2,10 @@
 #include "rec_pt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
+#include "elfsym.h"
 #include "procmaps.h"
 #include "pt_snapshot.h"
 #include "ptcaps.h"
@@ -19,9 +23,12 @@
 #include "ptevent.h"
 #include "pttrace.h"
 #include "report.h"
+#include "scratch.h"
 #include "verdict.h"
 
 #define TOOL "ptrec"
+/* sig_data of our breakpoints: tells their SIGTRAP from the program's. */
+#define BP_COOKIE 0x70746b6974ULL	/* "ptkit" */
 
 /*
  * SIGINT/SIGTERM ask for the snapshot now: a signal handler can only
@@ -40,6 +47,7 @@ struct pt_thread {
 	struct ptevent ev;
 	pid_t tid;
 	int exited;
+	int bp_fd;		/* the symbol trigger's breakpoint, or -1 */
 };
 
 struct pt_rec {
@@ -56,6 +64,23 @@ struct pt_rec {
 	struct perfdata_time_conv tc;
 	int have_tc;
 	struct error err;	/* why a callback failed */
+
+	char program[PATH_MAX];	/* realpath of the program's file */
+	struct capture_filters filters;
+	char filter[4096];	/* the kernel's filter string, or "" */
+	struct capture_policy pol;
+	struct capture_lines lines;
+	enum capture_bp_mode bp_mode;
+	uint64_t trig_off;	/* the trigger symbol's file offset */
+	uint64_t trig_addr;	/* and runtime address, 0 until known */
+	uint64_t hits;
+	struct scratch scr;
+	char log_path[PATH_MAX];	/* output.log, "" with --pid */
+	int log_fd;
+	int out[2];		/* the program's stdout and stderr, or -1 */
+	int off;		/* the last snapshot is written */
+	int failed;		/* a snapshot could not be written */
+	uint64_t start_wall;
 };
 
 static uint64_t
@@ -146,6 +171,71 @@ initial_records(struct pt_rec *r, pid_t pid, pid_t tid, struct error *e)
 	return rc;
 }
 
+/* The trigger symbol's runtime address in the program (once). */
+static int
+trigger_address(struct pt_rec *r, pid_t pid)
+{
+	struct procmaps maps;
+	int rc;
+
+	if (r->trig_addr != 0)
+		return 0;
+	if ((rc = procmaps_read(pid, 1, &maps, &r->err)) < 0)
+		return rc;
+	r->trig_addr = capture_runtime_addr(&maps, r->program, r->trig_off);
+	procmaps_free(&maps);
+	if (r->trig_addr == 0)
+		return error_set(&r->err, ERR_NOTFOUND, "--trigger-symbol %s: "
+		    "file offset 0x%" PRIx64 " of %s is not mapped in process "
+		    "%d", r->o->trigger_symbol, r->trig_off, r->program,
+		    (int)pid);
+	return 0;
+}
+
+/*
+ * The symbol trigger on thread th (notes/recorder.md §6): in its PT
+ * event's group with aux_pause, or a sigtrap breakpoint that parks it.
+ * A kernel that refuses aux_pause gets the parking kind, said once.
+ */
+static int
+arm_trigger(struct pt_rec *r, struct pt_thread *th)
+{
+	struct error e;
+	int fd;
+
+	if (r->bp_mode == CAPTURE_BP_NONE)
+		return 0;
+	if (trigger_address(r, r->t.pid ? r->t.pid : th->tid) < 0)
+		return -r->err.code;
+	if (r->bp_mode == CAPTURE_BP_PAUSE) {
+		fd = ptevent_breakpoint_pause(th->tid, r->trig_addr, r->hits,
+		    th->ev.fd, &e);
+		if (fd >= 0) {
+			th->bp_fd = fd;
+			return 0;
+		}
+		report_warning(TOOL, "--trigger-symbol", "%s; %s instead",
+		    e.msg, capture_bp_mode_text(CAPTURE_BP_PARK));
+		r->bp_mode = CAPTURE_BP_PARK;
+	}
+	fd = ptevent_breakpoint(th->tid, r->trig_addr, r->hits, BP_COOKIE,
+	    &r->err);
+	if (fd < 0)
+		return error_prefix(&r->err, "--trigger-symbol %s",
+		    r->o->trigger_symbol);
+	th->bp_fd = fd;
+	return 0;
+}
+
+static void
+close_thread(struct pt_thread *th)
+{
+	if (th->bp_fd >= 0)
+		close(th->bp_fd);
+	th->bp_fd = -1;
+	ptevent_close(&th->ev);
+}
+
 /* pttrace: a thread before its first instruction gets its event. */
 static int
 thread_new(pid_t tid, void *arg)
@@ -156,6 +246,8 @@ thread_new(pid_t tid, void *arg)
 	uint64_t aux = ptring_next_aux(&r->plan, r->aux_used);
 	int rc;
 
+	if (r->off)
+		return 0;	/* the last snapshot is written */
 	if (aux == 0) {
 		r->untraced++;
 		return 0;
@@ -170,17 +262,20 @@ thread_new(pid_t tid, void *arg)
 	}
 	th = &r->th[r->n_th];
 	memset(th, 0, sizeof(*th));
+	th->bp_fd = -1;
+	th->tid = tid;
 	memset(&spec, 0, sizeof(spec));
 	spec.type = (uint32_t)r->caps->pmu.type;
 	spec.config = r->cfg.config;
 	spec.data_bytes = r->plan.base_bytes - PTRING_PAGE;
 	spec.aux_bytes = aux;
+	spec.filter = r->filter[0] != '\0' ? r->filter : NULL;
 	if ((rc = ptevent_open(&th->ev, tid, &spec, &r->err)) < 0 ||
+	    (rc = arm_trigger(r, th)) < 0 ||
 	    (rc = ptevent_enable(&th->ev, &r->err)) < 0) {
-		ptevent_close(&th->ev);
+		close_thread(th);
 		return rc;
 	}
-	th->tid = tid;
 	r->n_th++;
 	r->aux_used += aux + r->plan.base_bytes;
 	if (!r->have_tc) {
@@ -213,40 +308,45 @@ free_threads(struct pt_rec *r)
 	size_t i;
 
 	for (i = 0; i < r->n_th; i++)
-		ptevent_close(&r->th[i].ev);
+		close_thread(&r->th[i]);
 	free(r->th);
 	r->th = NULL;
 	r->n_th = 0;
 }
 
-/* Disables every event, copies the rings and writes one snapshot. */
+/* What the manifest's trigger.detail names for reason. */
+static const char *
+detail_of(const struct pt_rec *r, const char *reason)
+{
+	if (strcmp(reason, "symbol") == 0)
+		return r->o->trigger_symbol;
+	if (strcmp(reason, "line") == 0)
+		return r->o->trigger_line;
+	if (strcmp(reason, "tail") == 0)
+		return r->o->trigger_symbol != NULL ? r->o->trigger_symbol :
+		    r->o->trigger_line;
+	return NULL;
+}
+
+/* Copies every ring (events disabled) and writes snapshot number index. */
 static int
-take_snapshot(struct pt_rec *r, const char *reason, uint64_t start_wall)
+write_rings(struct pt_rec *r, const char *reason, uint64_t index,
+    char *dest, size_t size, struct error *e)
 {
 	struct pt_ring *rings;
 	struct pt_run run;
-	struct error e;
-	char dest[PATH_MAX];
 	size_t i, n = 0;
 	int rc = 0, truncated;
 
-	if ((rings = calloc(r->n_th + 1, sizeof(*rings))) == NULL) {
-		report(TOOL, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
-	}
-	for (i = 0; i < r->n_th; i++)
-		if (ptevent_disable(&r->th[i].ev, &e) < 0 && !r->th[i].exited)
-			report_warning(TOOL, "snapshot", "thread %d: %s",
-			    (int)r->th[i].tid, e.msg);
-	if (drain_all(r, &e) < 0)
-		report_warning(TOOL, "sideband", "%s", e.msg);
+	if ((rings = calloc(r->n_th + 1, sizeof(*rings))) == NULL)
+		return error_set(e, ERR_NOMEM, "rings");
 	for (i = 0; rc == 0 && i < r->n_th; i++) {
 		struct pt_ring *g = &rings[n];
 		uint8_t *buf = malloc(r->th[i].ev.aux.size ?
 		    r->th[i].ev.aux.size : 1);
 
 		if (buf == NULL) {
-			rc = -ERR_NOMEM;
+			rc = error_set(e, ERR_NOMEM, "ring copy");
 			break;
 		}
 		truncated = 0;
@@ -264,76 +364,226 @@ take_snapshot(struct pt_rec *r, const char *reason, uint64_t start_wall)
 	run.caps = r->caps;
 	run.cfg = &r->cfg;
 	run.tc = &r->tc;
+	run.filter = r->filter[0] != '\0' ? r->filter : NULL;
 	run.pid = r->t.pid;
 	run.state = !r->t.done ? "running" : r->t.term_signal ? "signaled" :
 	    "exited";
 	run.exit_code = r->t.exit_code;
 	run.signal = r->t.term_signal;
 	run.reason = reason;
-	run.start_wall_ns = start_wall;
+	run.detail = detail_of(r, reason);
+	run.start_wall_ns = r->start_wall;
 	run.fired_wall_ns = wall_ns();
-	if (rc == 0 && (rc = pt_snapshot_dest(r->o, 1, dest, sizeof(dest),
-	    &e)) == 0)
-		rc = pt_snapshot_write(&run, &r->sb, rings, n, dest, &e);
+	run.output_log = r->log_path[0] != '\0' ? r->log_path : NULL;
+	if (rc == 0 && (rc = pt_snapshot_dest(r->o, index, dest, size,
+	    e)) == 0)
+		rc = pt_snapshot_write(&run, &r->sb, rings, n, dest, e);
 	for (i = 0; i < n; i++)
 		free((void *)rings[i].data);
 	free(rings);
-	if (rc < 0) {
+	return rc;
+}
+
+/*
+ * Disables every event, writes the next snapshot, then re-enables the
+ * events for --repeat or, after the last one, closes them: the program
+ * runs on untraced.  A thread parked at a breakpoint stays parked until
+ * this returns.
+ */
+static void
+take_snapshot(struct pt_rec *r, const char *reason)
+{
+	struct error e;
+	char dest[PATH_MAX];
+	size_t i;
+
+	if (r->off)
+		return;
+	for (i = 0; i < r->n_th; i++)
+		if (ptevent_disable(&r->th[i].ev, &e) < 0 && !r->th[i].exited)
+			report_warning(TOOL, "snapshot", "thread %d: %s",
+			    (int)r->th[i].tid, e.msg);
+	if (drain_all(r, &e) < 0)
+		report_warning(TOOL, "sideband", "%s", e.msg);
+	if (write_rings(r, reason, r->pol.taken + 1, dest, sizeof(dest),
+	    &e) < 0) {
 		report_error(TOOL, "snapshot", &e, NULL);
-		return EXIT_FAIL;
+		r->failed = 1;
+	} else {
+		printf("%s\n", dest);
+		fflush(stdout);
 	}
-	printf("%s\n", dest);
-	return EXIT_OK;
+	if (capture_taken(&r->pol, reason) || r->failed) {
+		r->off = 1;
+		free_threads(r);
+		return;
+	}
+	for (i = 0; i < r->n_th; i++)
+		if (!r->th[i].exited && ptevent_enable(&r->th[i].ev, &e) < 0)
+			report_warning(TOOL, "--repeat", "thread %d: %s",
+			    (int)r->th[i].tid, e.msg);
+}
+
+/* pttrace: a signal; ours is the breakpoint's SIGTRAP. */
+static int
+on_signal(pid_t tid, const siginfo_t *si, void *arg)
+{
+	struct pt_rec *r = arg;
+	uint64_t cookie;
+
+	(void)tid;
+	if (si->si_signo != SIGTRAP || si->si_code != PTEVENT_TRAP_PERF)
+		return 0;
+	/* si_perf_data follows si_addr in the kernel's siginfo. */
+	memcpy(&cookie, (const char *)&si->si_addr + sizeof(void *),
+	    sizeof(cookie));
+	if (cookie != BP_COOKIE)
+		return 0;
+	/* CAPTURE_BP_PARK: the thread waits here, at the trigger. */
+	if (capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+		take_snapshot(r, "symbol");
+	return 1;
+}
+
+/* CAPTURE_BP_PAUSE: the kernel paused the trace; did a counter fire? */
+static int
+pause_fired(struct pt_rec *r)
+{
+	struct error e;
+	size_t i;
+
+	for (i = 0; i < r->n_th; i++)
+		if (r->th[i].bp_fd >= 0 && ptevent_breakpoint_count(
+		    r->th[i].bp_fd, &e) >= (int64_t)r->hits)
+			return 1;
+	return 0;
 }
 
 static int
 prepare(struct pt_rec *r, struct error *e)
 {
+	const struct rec_options *o = r->o;
 	int rc;
 
 	if ((r->caps = malloc(sizeof(*r->caps))) == NULL)
 		return error_set(e, ERR_NOMEM, "caps");
-	if ((rc = ptcaps_probe(r->caps, assess_root(r->o), PTCAPS_NO_TOOLS,
+	if ((rc = ptcaps_probe(r->caps, assess_root(o), PTCAPS_NO_TOOLS,
 	    e)) < 0 ||
-	    (rc = ptconfig_build(r->caps, profile_of(r->o->timing),
-	    r->o->timing_config, &r->cfg, e)) < 0 ||
-	    (rc = ptring_plan(r->caps, r->o->aux_bytes, r->o->budget_bytes,
+	    (rc = ptconfig_build(r->caps, profile_of(o->timing),
+	    o->timing_config, &r->cfg, e)) < 0 ||
+	    (rc = ptring_plan(r->caps, o->aux_bytes, o->budget_bytes,
 	    &r->plan, e)) < 0)
 		return rc;
 	if (r->plan.warning[0] != '\0')
 		report_warning(TOOL, "--aux-bytes", "%s", r->plan.warning);
+	if ((rc = capture_program_path(o, r->program, sizeof(r->program),
+	    e)) < 0 ||
+	    (rc = capture_filters_resolve(r->program, o->filters,
+	    o->n_filters, &r->filters, e)) < 0 ||
+	    (o->n_filters > 0 && (rc = ptfilter_string(r->caps, r->filters.f,
+	    r->filters.n, r->filter, sizeof(r->filter), e)) < 0) ||
+	    (rc = capture_lines_init(&r->lines, o->trigger_line, e)) < 0)
+		return rc;
+	if (o->trigger_symbol != NULL) {
+		uint64_t size;
+
+		if ((rc = elfsym_lookup(r->program, o->trigger_symbol,
+		    &r->trig_off, &size, e)) < 0)
+			return error_prefix(e, "--trigger-symbol %s",
+			    o->trigger_symbol);
+		r->hits = o->trigger_hits > 0 ? o->trigger_hits : 1;
+		r->bp_mode = capture_bp_mode(o,
+		    ptcaps_kernel_at_least(r->caps, 6, 13));
+	}
 	return 0;
 }
 
-/* Steps the program until it ends, a deadline passes or we are asked. */
+/* The program's stdout and stderr into pipes, and output.log. */
+static int
+open_output(struct pt_rec *r, int wr[2], struct error *e)
+{
+	int p[2], i;
+
+	if ((i = scratch_open(&r->scr, TOOL, e)) < 0)
+		return i;
+	if (scratch_path(&r->scr, "output.log", r->log_path,
+	    sizeof(r->log_path)) < 0)
+		return error_set(e, ERR_RANGE, "%s: path too long", r->scr.path);
+	r->log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0600);
+	if (r->log_fd < 0)
+		return error_set_errno(e, errno, "%s", r->log_path);
+	for (i = 0; i < 2; i++) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return error_set_errno(e, errno, "pipe");
+		r->out[i] = p[0];
+		wr[i] = p[1];
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+	}
+	return 0;
+}
+
+/*
+ * Relays what the program wrote (waiting at most wait_ms for it); a
+ * matching line is the --trigger-line trigger.
+ */
+static void
+relay_output(struct pt_rec *r, int wait_ms)
+{
+	struct pollfd p[2];
+	int i, n;
+
+	for (i = 0; i < 2; i++)
+		p[i] = (struct pollfd){ .fd = r->out[i], .events = POLLIN };
+	if (r->out[0] < 0 && r->out[1] < 0) {
+		if (wait_ms > 0)
+			usleep((useconds_t)wait_ms * 1000);
+		return;
+	}
+	if (poll(p, 2, wait_ms) <= 0)
+		return;
+	for (i = 0; i < 2; i++) {
+		if (r->out[i] < 0 || p[i].revents == 0)
+			continue;
+		n = capture_relay(&r->out[i], i, r->log_fd, &r->lines);
+		if (n == -2 && !r->failed) {
+			report_warning(TOOL, "output.log", "%s",
+			    strerror(errno));
+		}
+		if (n > 0 && capture_on_trigger(&r->pol, mono_ms()) ==
+		    CAPTURE_SNAPSHOT)
+			take_snapshot(r, "line");
+	}
+}
+
+/* Steps the program until it ends or we are asked to stop. */
 static const char *
 follow(struct pt_rec *r, struct error *e)
 {
-	const struct rec_options *o = r->o;
-	uint64_t start = mono_ms(), deadline = UINT64_MAX;
-	const char *kind = "after-ms";
+	const char *due;
+	uint64_t wait;
 	int rc;
 
-	if (o->has_after_ms)
-		deadline = start + o->after_ms;
-	if (o->has_max_capture_ms && start + o->max_capture_ms < deadline) {
-		deadline = start + o->max_capture_ms;
-		kind = "max-capture-ms";
-	}
 	for (;;) {
 		if (stop_requested)
 			return "signal";
-		if (mono_ms() >= deadline)
-			return kind;
+		if ((due = capture_due(&r->pol, mono_ms())) != NULL)
+			take_snapshot(r, due);
+		if (r->off && r->o->pid != 0)
+			return NULL;	/* attached: let it go now */
 		rc = pttrace_step(&r->t, 1, e);
 		if (rc < 0)
 			return NULL;
 		if (rc == PTTRACE_DONE)
 			return "exit";
-		if (drain_all(r, e) < 0)
+		if (!r->off && drain_all(r, e) < 0)
 			return NULL;
-		if (rc == PTTRACE_IDLE)
-			usleep(1000);
+		if (r->bp_mode == CAPTURE_BP_PAUSE && !r->off &&
+		    pause_fired(r) &&
+		    capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+			take_snapshot(r, "symbol");
+		wait = capture_wait_ms(&r->pol, mono_ms());
+		relay_output(r, rc == PTTRACE_IDLE && wait > 0 ? 1 : 0);
 	}
 }
 
@@ -353,10 +603,11 @@ static int
 start(struct pt_rec *r, struct error *e)
 {
 	const struct pttrace_ops ops = {
-		.thread_new = thread_new, .thread_exit = thread_exit, .arg = r,
+		.thread_new = thread_new, .thread_exit = thread_exit,
+		.signal = on_signal, .arg = r,
 	};
 	cpu_set_t cpus;
-	int rc;
+	int rc, wr[2] = { -1, -1 };
 
 	if (r->o->pid != 0) {
 		rc = pttrace_attach(&r->t, (pid_t)r->o->pid, &ops, e);
@@ -367,16 +618,78 @@ start(struct pt_rec *r, struct error *e)
 			pttrace_detach(&r->t, &r->err);
 		return rc;
 	}
-	if (r->o->cpus != NULL &&
-	    (rc = pttrace_parse_cpus(r->o->cpus, &cpus, e)) < 0)
-		return rc;
-	rc = pttrace_launch(&r->t, r->o->program, r->o->cpus ? &cpus : NULL,
-	    &ops, e);
+	if ((r->o->cpus != NULL &&
+	    (rc = pttrace_parse_cpus(r->o->cpus, &cpus, e)) < 0) ||
+	    (rc = open_output(r, wr, e)) < 0) {
+		rc = rc < 0 ? rc : -ERR_IO;
+		goto out;
+	}
+	rc = pttrace_launch_io(&r->t, r->o->program, r->o->cpus ? &cpus :
+	    NULL, wr, &ops, e);
 	if (rc < 0 && r->err.code != 0)
 		*e = r->err;	/* thread_new's reason */
 	if (rc == 0 && (rc = initial_records(r, r->t.pid, r->t.pid, e)) < 0)
 		pttrace_kill(&r->t);
+out:
+	/* The program has its ends now (or there is no program). */
+	if (wr[0] >= 0)
+		close(wr[0]);
+	if (wr[1] >= 0)
+		close(wr[1]);
 	return rc;
+}
+
+/* After the program ended: what it wrote last. */
+static void
+drain_output(struct pt_rec *r)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		while (r->out[i] >= 0 && capture_relay(&r->out[i], i, r->log_fd,
+		    &r->lines) != 0)
+			;
+}
+
+/* Snapshots taken after the end of the program or at SIGINT. */
+static void
+finish(struct pt_rec *r, const char *reason)
+{
+	struct error e;
+
+	if (r->untraced > 0)
+		report_warning(TOOL, "--budget-bytes", "%u threads went untraced:"
+		    " the ring budget was spent", r->untraced);
+	if (strcmp(reason, "exit") == 0)
+		drain_output(r);
+	take_snapshot(r, reason);
+	if (r->o->pid != 0) {
+		pttrace_detach(&r->t, &e);
+		return;
+	}
+	if (!r->t.done)
+		pttrace_kill(&r->t);
+	else
+		pttrace_free(&r->t);
+}
+
+static void
+rec_free(struct pt_rec *r)
+{
+	int i;
+
+	free_threads(r);
+	pt_sideband_free(&r->sb);
+	capture_lines_free(&r->lines);
+	for (i = 0; i < 2; i++)
+		if (r->out[i] >= 0)
+			close(r->out[i]);
+	if (r->log_fd >= 0)
+		close(r->log_fd);
+	if (r->scr.path[0] != '\0')
+		scratch_close(&r->scr);
+	free(r->caps);
+	free(r);
 }
 
 int
@@ -385,7 +698,6 @@ rec_pt_run(const struct rec_options *o)
 	struct pt_rec *r;
 	struct error e;
 	const char *reason;
-	uint64_t start_wall = wall_ns();
 	int status = EXIT_FAIL;
 
 	if (strcmp(assess_root(o), "/") != 0 && assess_root(o)[0] != '\0') {
@@ -395,11 +707,10 @@ rec_pt_run(const struct rec_options *o)
 		    "recording needs the real /sys and /proc", assess_root(o));
 		return EXIT_FAIL;
 	}
-	if (o->n_filters > 0 || o->trigger_symbol != NULL ||
-	    o->trigger_line != NULL || o->repeat > 1) {
-		report(TOOL, "--recorder pt", "use --recorder emu for filters, "
-		    "symbol/line triggers and --repeat", "the pt recorder does "
-		    "not take filters, symbol or line triggers or --repeat yet");
+	if (o->pid != 0 && o->trigger_line != NULL) {
+		report(TOOL, "--trigger-line", "launch the program with ptrec, "
+		    "or use --trigger-symbol", "with --pid the program's output "
+		    "is not ptrec's to read");
 		return EXIT_FAIL;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -407,14 +718,18 @@ rec_pt_run(const struct rec_options *o)
 		return EXIT_FAIL;
 	}
 	r->o = o;
+	r->log_fd = r->out[0] = r->out[1] = -1;
+	r->scr.slot = -1;
+	r->start_wall = wall_ns();
 	memset(&e, 0, sizeof(e));
 	if (prepare(r, &e) < 0 || start(r, &e) < 0) {
 		report_error(TOOL, o->pid ? "--pid" : o->program[0], &e, NULL);
 		goto out;
 	}
+	capture_policy_init(&r->pol, o, mono_ms());
 	catch_stop_signals();
 	reason = follow(r, &e);
-	if (reason == NULL) {
+	if (reason == NULL && !r->off) {
 		report_error(TOOL, "recording", &e, NULL);
 		if (o->pid != 0)
 			pttrace_detach(&r->t, &e);
@@ -422,20 +737,9 @@ rec_pt_run(const struct rec_options *o)
 			pttrace_kill(&r->t);
 		goto out;
 	}
-	if (r->untraced > 0)
-		report_warning(TOOL, "--budget-bytes", "%u threads went untraced:"
-		    " the ring budget was spent", r->untraced);
-	status = take_snapshot(r, reason, start_wall);
-	if (o->pid != 0)
-		pttrace_detach(&r->t, &e);
-	else if (!r->t.done)
-		pttrace_kill(&r->t);
-	else
-		pttrace_free(&r->t);
+	finish(r, reason != NULL ? reason : "exit");
+	status = r->pol.taken > 0 && !r->failed ? EXIT_OK : EXIT_FAIL;
 out:
-	free_threads(r);
-	pt_sideband_free(&r->sb);
-	free(r->caps);
-	free(r);
+	rec_free(r);
 	return status;
 }
