@@ -168,6 +168,11 @@ fill_target(struct manifest *m, const struct perf_import_run *run,
 	m->capture.start_wall_ns = run->start_wall_ns;
 	m->capture.end_wall_ns = run->fired_wall_ns;
 	m->trigger.fired_wall_ns = run->fired_wall_ns;
+	if ((run->detail != NULL && (rc = manifest_set_string(
+	    &m->trigger.detail, run->detail, e)) < 0) ||
+	    (run->filter != NULL && (rc = manifest_set_setting(m, "filter",
+	    run->filter, e)) < 0))
+		return rc;
 	return manifest_set_string(&m->trigger.kind, run->reason, e);
 }
 
@@ -187,7 +192,10 @@ perf_import(const struct perf_import_run *run, const char *perf_data,
 		return rc;
 	}
 	m = &s->manifest;
-	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 || (rc = rec_manifest_host(m, &run->caps->cpu, e)) < 0 ||
+	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 ||
+	    (run->output_log != NULL && (rc = snapshot_copy_in(s,
+	    SNAPSHOT_OUTPUT_LOG, run->output_log, e)) < 0) ||
+	    (rc = rec_manifest_host(m, &run->caps->cpu, e)) < 0 ||
 	    (rc = fill_recorder(m, run, e)) < 0 ||
 	    (rc = fill_pt(m, pd, e)) < 0 ||
 	    (rc = fill_threads(m, pd, run, e)) < 0 ||

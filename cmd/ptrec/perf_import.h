@@ -26,6 +26,9 @@ struct perf_import_run {
 	const char *state;		/* "exited", "signaled", "running" */
 	int exit_code, signal;
 	const char *reason;		/* trigger kind */
+	const char *detail;		/* the symbol or line regex, or NULL */
+	const char *filter;		/* the address filter string, or NULL */
+	const char *output_log;		/* a file to copy as output.log, or NULL */
 	uint64_t start_wall_ns, fired_wall_ns;
 };
 

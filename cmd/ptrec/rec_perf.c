@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "perf_import.h"
 #include "ptcaps.h"
 #include "ptconfig.h"
@@ -66,6 +67,14 @@ struct perf_rec {
 	int ctl_fd, ack_fd;
 	struct spawn sp;
 	struct ptperf_argv argv;
+	char program[PATH_MAX];
+	struct capture_filters filters;
+	char filter[4096];
+	struct capture_policy pol;
+	struct capture_lines lines;
+	char log_path[PATH_MAX];
+	int log_fd;
+	int out[2];		/* perf's (and so the program's) stdout, stderr */
 };
 
 static int
@@ -106,7 +115,24 @@ prepare(struct perf_rec *r, struct error *e)
 		return rc;
 	if (r->plan.warning[0] != '\0')
 		report_warning(TOOL, "--aux-bytes", "%s", r->plan.warning);
+	if ((rc = capture_program_path(r->o, r->program, sizeof(r->program),
+	    e)) < 0 ||
+	    (rc = capture_filters_resolve(r->program, r->o->filters,
+	    r->o->n_filters, &r->filters, e)) < 0 ||
+	    (r->o->n_filters > 0 && (rc = ptfilter_string(r->caps,
+	    r->filters.f, r->filters.n, r->filter, sizeof(r->filter),
+	    e)) < 0) ||
+	    (rc = capture_lines_init(&r->lines, r->o->trigger_line, e)) < 0)
+		return rc;
+	if (scratch_path(&r->scr, "output.log", r->log_path,
+	    sizeof(r->log_path)) < 0)
+		return error_set(e, ERR_RANGE, "%s: path too long", r->scr.path);
+	r->log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0600);
+	if (r->log_fd < 0)
+		return error_set_errno(e, errno, "%s", r->log_path);
 	memset(&po, 0, sizeof(po));
+	po.filter = r->filter[0] != '\0' ? r->filter : NULL;
 	po.perf = r->caps->tools.perf_path[0] ? r->caps->tools.perf_path :
 	    "perf";
 	po.config = r->cfg.config;
@@ -121,55 +147,64 @@ prepare(struct perf_rec *r, struct error *e)
 	return ptperf_argv_build(r->caps, &po, &r->argv, e);
 }
 
-/* Asks perf for a snapshot and waits (at most 10 s) for its ack. */
+/* perf has ended: its status, as waitpid gives it. */
 static int
-perf_snapshot(struct perf_rec *r, struct error *e)
+perf_ended(struct perf_rec *r)
 {
-	static const char cmd[] = "snapshot\n";
-	struct pollfd p = { .fd = r->ack_fd, .events = POLLIN };
-	char buf[16];
+	int status;
 
-	if (write(r->ctl_fd, cmd, sizeof(cmd) - 1) != (ssize_t)sizeof(cmd) - 1)
-		return error_set_errno(e, errno, "%s", r->ctl);
-	if (poll(&p, 1, 10000) <= 0)
-		return error_set(e, ERR_IO, "perf did not acknowledge the "
-		    "snapshot command within 10 s");
-	if (read(r->ack_fd, buf, sizeof(buf)) <= 0)
-		return error_set_errno(e, errno, "%s", r->ack);
-	return 0;
+	if (waitpid(r->sp.pid, &status, WNOHANG | __WNOTHREAD) != r->sp.pid)
+		return 0;
+	r->sp.pid = -1;
+	r->sp.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	r->sp.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	return 1;
 }
 
-/* Waits for the program's end, a deadline or SIGINT/SIGTERM. */
+/* Relays perf's output (the program's) for at most wait_ms. */
+static const char *
+relay(struct perf_rec *r, int wait_ms)
+{
+	struct pollfd p[2];
+	int i, n;
+
+	for (i = 0; i < 2; i++)
+		p[i] = (struct pollfd){ .fd = r->out[i], .events = POLLIN };
+	if (poll(p, 2, wait_ms) <= 0)
+		return NULL;
+	for (i = 0; i < 2; i++) {
+		if (r->out[i] < 0 || p[i].revents == 0)
+			continue;
+		n = capture_relay(&r->out[i], i, r->log_fd, &r->lines);
+		if (n == -2)
+			report_warning(TOOL, "output.log", "%s",
+			    strerror(errno));
+		if (n > 0 && capture_on_trigger(&r->pol,
+		    now_ns(CLOCK_MONOTONIC) / 1000000) == CAPTURE_SNAPSHOT)
+			return "line";
+	}
+	return NULL;
+}
+
+/*
+ * Waits for the program's end (perf then takes its -Se snapshot), a
+ * deadline, a matching line or SIGINT/SIGTERM.
+ */
 static const char *
 wait_trigger(struct perf_rec *r)
 {
-	const struct rec_options *o = r->o;
-	uint64_t start = now_ns(CLOCK_MONOTONIC), deadline = UINT64_MAX;
-	const char *kind = "after-ms";
-	int status;
+	const char *why;
 
-	if (o->has_after_ms)
-		deadline = start + o->after_ms * 1000000ULL;
-	if (o->has_max_capture_ms &&
-	    start + o->max_capture_ms * 1000000ULL < deadline) {
-		deadline = start + o->max_capture_ms * 1000000ULL;
-		kind = "max-capture-ms";
-	}
 	for (;;) {
 		if (perf_stop_requested)
 			return "signal";
-		if (now_ns(CLOCK_MONOTONIC) >= deadline)
-			return kind;
-		if (waitpid(r->sp.pid, &status, WNOHANG | __WNOTHREAD) ==
-		    r->sp.pid) {
-			r->sp.pid = -1;
-			r->sp.exit_code = WIFEXITED(status) ?
-			    WEXITSTATUS(status) : -1;
-			r->sp.term_signal = WIFSIGNALED(status) ?
-			    WTERMSIG(status) : 0;
-			return NULL;	/* perf ended before any trigger */
-		}
-		usleep(2000);
+		if ((why = capture_due(&r->pol,
+		    now_ns(CLOCK_MONOTONIC) / 1000000)) != NULL)
+			return why;
+		if (perf_ended(r))
+			return "exit";
+		if ((why = relay(r, 2)) != NULL)
+			return why;
 	}
 }
 
@@ -177,34 +212,66 @@ static int
 record(struct perf_rec *r, const char **reason, struct error *e)
 {
 	struct sigaction sa;
-	int rc;
+	int rc, i;
 
 	spawn_init(&r->sp, r->argv.argv);
 	r->sp.in = SPAWN_INHERIT;
-	r->sp.out = SPAWN_INHERIT;
-	r->sp.err = SPAWN_INHERIT;
+	r->sp.out = SPAWN_PIPE;
+	r->sp.err = SPAWN_PIPE;
 	/* ^C is ptrec's trigger: perf must live until it has the snapshot. */
 	r->sp.new_pgroup = 1;
 	if ((rc = spawn_start(&r->sp, e)) < 0)
 		return rc;
+	r->out[0] = r->sp.out;
+	r->out[1] = r->sp.err;
+	r->sp.out = r->sp.err = -1;	/* ours to close */
+	for (i = 0; i < 2; i++)
+		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
+	capture_policy_init(&r->pol, r->o, now_ns(CLOCK_MONOTONIC) / 1000000);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if ((*reason = wait_trigger(r)) == NULL)
-		return error_set(e, ERR_CHILD, "perf record ended before the "
-		    "trigger (exit status %d, signal %d): with --recorder perf "
-		    "the snapshot is taken at --after-ms, --max-capture-ms or "
-		    "SIGINT", r->sp.exit_code, r->sp.term_signal);
-	if ((rc = perf_snapshot(r, e)) < 0) {
-		spawn_kill(&r->sp, SIGKILL);
-		spawn_finish(&r->sp, NULL);
-		return rc;
-	}
-	spawn_kill(&r->sp, SIGINT);
-	spawn_finish(&r->sp, e);	/* perf exits 130 after SIGINT */
+	*reason = wait_trigger(r);
+	/*
+	 * One snapshot per perf run: perf's -Se one at its exit.  A
+	 * 'snapshot' command first would leave two overlapping copies of
+	 * the rings in perf.data.
+	 */
+	if (r->sp.pid > 0)
+		spawn_kill(&r->sp, SIGINT);
+	/* What perf and the program wrote last, up to their end. */
+	while (r->out[0] >= 0 || r->out[1] >= 0)
+		if (relay(r, 1000) == NULL && r->sp.pid > 0 && perf_ended(r))
+			break;
+	if (r->sp.pid > 0)
+		spawn_finish(&r->sp, e);	/* 130 after SIGINT */
+	capture_taken(&r->pol, *reason);
 	return 0;
+}
+
+/*
+ * What perf cannot do for us: it counts no breakpoint hits and keeps
+ * every snapshot of a run in one perf.data.
+ */
+static int
+refuse(const struct rec_options *o)
+{
+	if (o->trigger_symbol != NULL)
+		report(TOOL, "--trigger-symbol", "use --recorder pt, which arms "
+		    "a hardware breakpoint per thread, or --recorder emu",
+		    "the perf recorder has no symbol trigger");
+	else if (o->repeat > 1)
+		report(TOOL, "--repeat", "use --recorder pt or --recorder emu",
+		    "the perf recorder takes one snapshot per run (perf keeps "
+		    "every snapshot of a run in one perf.data)");
+	else if (o->pid != 0 && o->trigger_line != NULL)
+		report(TOOL, "--trigger-line", "launch the program with ptrec",
+		    "with --pid the program's output is not ptrec's to read");
+	else
+		return 0;
+	return 1;
 }
 
 int
@@ -216,7 +283,7 @@ rec_perf_run(const struct rec_options *o)
 	const char *reason = NULL;
 	char dest[PATH_MAX];
 	uint64_t start = now_ns(CLOCK_REALTIME);
-	int status = EXIT_FAIL;
+	int status = EXIT_FAIL, i;
 
 	if (strcmp(assess_root(o), "/") != 0 && assess_root(o)[0] != '\0') {
 		report(TOOL, "--recorder perf", "use --sysroot and "
@@ -225,12 +292,14 @@ rec_perf_run(const struct rec_options *o)
 		    assess_root(o));
 		return EXIT_FAIL;
 	}
+	if (refuse(o))
+		return EXIT_FAIL;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
 		return EXIT_FAIL;
 	}
 	r->o = o;
-	r->ctl_fd = r->ack_fd = -1;
+	r->ctl_fd = r->ack_fd = r->log_fd = r->out[0] = r->out[1] = -1;
 	r->scr.slot = -1;
 	memset(&e, 0, sizeof(e));
 	if (prepare(r, &e) < 0 || record(r, &reason, &e) < 0) {
@@ -245,6 +314,10 @@ rec_perf_run(const struct rec_options *o)
 	run.pid = (int)o->pid;
 	run.state = "running";
 	run.reason = reason;
+	run.detail = strcmp(reason, "line") == 0 || strcmp(reason, "tail") == 0 ?
+	    o->trigger_line : NULL;
+	run.filter = r->filter[0] != '\0' ? r->filter : NULL;
+	run.output_log = o->pid == 0 ? r->log_path : NULL;
 	run.start_wall_ns = start;
 	run.fired_wall_ns = now_ns(CLOCK_REALTIME);
 	if (pt_snapshot_dest(o, 1, dest, sizeof(dest), &e) < 0 ||
@@ -255,6 +328,12 @@ rec_perf_run(const struct rec_options *o)
 	printf("%s\n", dest);
 	status = EXIT_OK;
 out:
+	capture_lines_free(&r->lines);
+	for (i = 0; i < 2; i++)
+		if (r->out[i] >= 0)
+			close(r->out[i]);
+	if (r->log_fd >= 0)
+		close(r->log_fd);
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
 	if (r->ack_fd >= 0)
