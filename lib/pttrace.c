@@ -522,6 +522,21 @@ pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
  * was on its way; a clone event met on the way adds the new thread to
  * pending, which is detached in turn.
  */
+/*
+ * While detaching: is the signal thread tid stopped with one the caller
+ * swallows (a breakpoint trigger's SIGTRAP, which would kill the program
+ * once it is no longer ours to catch)?
+ */
+static int
+swallowed(struct pttrace *t, pid_t tid)
+{
+	siginfo_t si;
+
+	return t->ops.signal != NULL &&
+	    ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 &&
+	    t->ops.signal(tid, &si, t->ops.arg) == 1;
+}
+
 static int
 detach_one(struct pttrace *t, pid_t tid, int stopped, struct error *e)
 {
@@ -544,7 +559,7 @@ detach_one(struct pttrace *t, pid_t tid, int stopped, struct error *e)
 		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) == 0)
 			tids_add(&t->pending, (pid_t)msg);
 		if (event == 0 && WSTOPSIG(st) != SIGSTOP)
-			sig = WSTOPSIG(st);
+			sig = swallowed(t, tid) ? 0 : WSTOPSIG(st);
 		stopped = event == PTRACE_EVENT_STOP || event == 0;
 		if (!stopped)
 			ptrace(PTRACE_CONT, tid, NULL, NULL);

@@ -171,6 +171,8 @@ initial_records(struct pt_rec *r, pid_t pid, pid_t tid, struct error *e)
 	return rc;
 }
 
+static void free_threads(struct pt_rec *r);
+
 /* The trigger symbol's runtime address in the program (once). */
 static int
 trigger_address(struct pt_rec *r, pid_t pid)
@@ -274,6 +276,8 @@ thread_new(pid_t tid, void *arg)
 	    (rc = arm_trigger(r, th)) < 0 ||
 	    (rc = ptevent_enable(&th->ev, &r->err)) < 0) {
 		close_thread(th);
+		/* The run ends: pttrace may let the program go at once. */
+		free_threads(r);
 		return rc;
 	}
 	r->n_th++;
@@ -614,8 +618,10 @@ start(struct pt_rec *r, struct error *e)
 		if (rc < 0 && r->err.code != 0)
 			*e = r->err;	/* thread_new's reason */
 		if (rc == 0 &&
-		    (rc = initial_records(r, r->t.pid, r->t.pid, e)) < 0)
+		    (rc = initial_records(r, r->t.pid, r->t.pid, e)) < 0) {
+			free_threads(r);
 			pttrace_detach(&r->t, &r->err);
+		}
 		return rc;
 	}
 	if ((r->o->cpus != NULL &&
@@ -663,6 +669,7 @@ finish(struct pt_rec *r, const char *reason)
 	if (strcmp(reason, "exit") == 0)
 		drain_output(r);
 	take_snapshot(r, reason);
+	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {
 		pttrace_detach(&r->t, &e);
 		return;
@@ -731,6 +738,8 @@ rec_pt_run(const struct rec_options *o)
 	reason = follow(r, &e);
 	if (reason == NULL && !r->off) {
 		report_error(TOOL, "recording", &e, NULL);
+		/* No breakpoint may outlive us in a program we let go. */
+		free_threads(r);
 		if (o->pid != 0)
 			pttrace_detach(&r->t, &e);
 		else
