@@ -294,6 +294,17 @@ capture_bp_mode(const struct rec_options *o, int aux_pause)
 }
 
 const char *
+capture_bp_mode_name(enum capture_bp_mode m)
+{
+	switch (m) {
+	case CAPTURE_BP_PAUSE: return "aux_pause";
+	case CAPTURE_BP_PARK: return "park";
+	case CAPTURE_BP_TAIL: return "tail";
+	default: return NULL;
+	}
+}
+
+const char *
 capture_bp_mode_text(enum capture_bp_mode m)
 {
 	switch (m) {

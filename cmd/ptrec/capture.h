@@ -199,6 +199,10 @@ enum capture_bp_mode {
 enum capture_bp_mode capture_bp_mode(const struct rec_options *o,
     int aux_pause);
 
+/* The manifest's settings.trigger_mode: "aux_pause", "park", "tail"; NULL
+ * for CAPTURE_BP_NONE. */
+const char *capture_bp_mode_name(enum capture_bp_mode m);
+
 /* A sentence for stderr and the docs: what the mode does. */
 const char *capture_bp_mode_text(enum capture_bp_mode m);
 

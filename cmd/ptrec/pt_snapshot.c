@@ -393,6 +393,10 @@ fill_recorder(struct manifest *m, const struct pt_run *run, struct error *e)
 	if (run->filter != NULL &&
 	    (rc = manifest_set_setting(m, "filter", run->filter, e)) < 0)
 		return rc;
+	if (run->trigger_mode != NULL &&
+	    (rc = manifest_set_setting(m, "trigger_mode", run->trigger_mode,
+	    e)) < 0)
+		return rc;
 	if (o->trigger_symbol != NULL &&
 	    (rc = manifest_set_setting(m, "trigger_symbol", o->trigger_symbol,
 	    e)) < 0)

@@ -56,6 +56,8 @@ struct pt_run {
 	const struct ptconfig *cfg;
 	const struct perfdata_time_conv *tc;	/* from a control page */
 	const char *filter;	/* the kernel filter string, or NULL */
+	/* how --trigger-symbol was armed: "aux_pause", "park", "tail" */
+	const char *trigger_mode;
 	int pid;
 	const char *state;	/* "exited", "signaled", "running" */
 	int exit_code, signal;

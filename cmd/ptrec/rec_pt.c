@@ -369,6 +369,7 @@ write_rings(struct pt_rec *r, const char *reason, uint64_t index,
 	run.cfg = &r->cfg;
 	run.tc = &r->tc;
 	run.filter = r->filter[0] != '\0' ? r->filter : NULL;
+	run.trigger_mode = capture_bp_mode_name(r->bp_mode);
 	run.pid = r->t.pid;
 	run.state = !r->t.done ? "running" : r->t.term_signal ? "signaled" :
 	    "exited";

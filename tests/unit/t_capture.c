@@ -292,6 +292,11 @@ test_bp_mode(void)
 	o.has_tail_ms = 1;
 	IS_INT(capture_bp_mode(&o, 1), CAPTURE_BP_TAIL,
 	    "--tail-ms: the thread goes on tracing");
+	IS_STR(capture_bp_mode_name(CAPTURE_BP_PAUSE), "aux_pause",
+	    "manifest name");
+	IS_STR(capture_bp_mode_name(CAPTURE_BP_PARK), "park", "park name");
+	IS_STR(capture_bp_mode_name(CAPTURE_BP_TAIL), "tail", "tail name");
+	OK(capture_bp_mode_name(CAPTURE_BP_NONE) == NULL, "none: no setting");
 	IS_STR(capture_bp_mode_text(CAPTURE_BP_PAUSE), "aux_pause: the trace "
 	    "ends at the trigger, the thread runs on", "pause text");
 	IS_STR(capture_bp_mode_text(CAPTURE_BP_PARK), "the thread is parked "

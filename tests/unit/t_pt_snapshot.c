@@ -118,6 +118,12 @@ check_manifest(const char *dir)
 	IS_INT(m.host.cpu_model, 94, "host.cpu_model");
 	IS_INT(m.host.emulated, 0, "host.emulated");
 	IS_STR(m.trigger.kind, "exit", "trigger.kind");
+	for (i = 0, found = 0; i < m.recorder.nr_settings; i++)
+		if (strcmp(m.recorder.settings[i].key, "trigger_mode") == 0 &&
+		    strcmp(m.recorder.settings[i].value, "park") == 0)
+			found++;
+	IS_INT(found, 1, "settings.trigger_mode says how the trigger was "
+	    "armed");
 	IS_STR(m.target.state, "exited", "target.state");
 	IS_INT(m.target.exit_code, 7, "target.exit_code");
 	IS_U64(m.nr_threads, 2, "two thread rows");
@@ -242,6 +248,7 @@ test_write(const struct ptcaps *caps)
 	run.state = "exited";
 	run.exit_code = 7;
 	run.reason = "exit";
+	run.trigger_mode = "park";
 	snprintf(out, sizeof(out), "%s/snap", tmp);
 	o.out_dir = out;
 	rc = pt_snapshot_dest(&o, 1, dest, sizeof(dest), &e);
