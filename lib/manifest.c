@@ -62,6 +62,11 @@ manifest_free(struct manifest *m)
 		free(m->images[i].debug);
 	}
 	free(m->images);
+	for (size_t i = 0; i < m->nr_jit_maps; i++) {
+		free(m->jit_maps[i].path);
+		free(m->jit_maps[i].archived);
+	}
+	free(m->jit_maps);
 	free_strv(m->warnings, m->nr_warnings);
 	for (size_t i = 0; i < m->nr_counters; i++)
 		free(m->counters[i].name);
@@ -220,6 +225,31 @@ manifest_set_counter(struct manifest *m, const char *name, uint64_t value,
 		return error_set(e, ERR_NOMEM, "manifest counter %s", name);
 	c->value = value;
 	return 0;
+}
+
+int
+manifest_add_jit_map(struct manifest *m, const struct manifest_jit_map *j,
+    struct error *e)
+{
+	struct manifest_jit_map *n = append(&m->jit_maps, &m->nr_jit_maps,
+	    sizeof(*n));
+
+	if (n == NULL)
+		return error_set(e, ERR_NOMEM, "manifest JIT map");
+	n->pid = j->pid;
+	if (dup_or_null(&n->path, j->path) < 0 ||
+	    dup_or_null(&n->archived, j->archived) < 0)
+		return error_set(e, ERR_NOMEM, "manifest JIT map");
+	return (int)(m->nr_jit_maps - 1);
+}
+
+const struct manifest_jit_map *
+manifest_find_jit_map(const struct manifest *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->nr_jit_maps; i++)
+		if (m->jit_maps[i].pid == pid)
+			return &m->jit_maps[i];
+	return NULL;
 }
 
 const struct manifest_image *
@@ -391,6 +421,23 @@ write_images(struct jsonw *w, const struct manifest *m)
 	jsonw_array_end(w);
 }
 
+static void
+write_jit_maps(struct jsonw *w, const struct manifest *m)
+{
+	jsonw_key(w, "jit_maps");
+	jsonw_array_begin(w);
+	for (size_t i = 0; i < m->nr_jit_maps; i++) {
+		const struct manifest_jit_map *j = &m->jit_maps[i];
+
+		jsonw_object_begin(w);
+		jsonw_kv_u64(w, "pid", j->pid);
+		kv_str_or_null(w, "path", j->path);
+		kv_str_or_null(w, "archived", j->archived);
+		jsonw_object_end(w);
+	}
+	jsonw_array_end(w);
+}
+
 int
 manifest_write(FILE *out, const struct manifest *m, struct error *e)
 {
@@ -410,6 +457,7 @@ manifest_write(FILE *out, const struct manifest *m, struct error *e)
 	write_trigger_capture(&w, m);
 	write_threads(&w, m);
 	write_images(&w, m);
+	write_jit_maps(&w, m);
 	jsonw_key(&w, "warnings");
 	jsonw_array_begin(&w);
 	for (size_t i = 0; i < m->nr_warnings; i++)
@@ -737,6 +785,45 @@ read_images(struct mr *r, const json_t *root, struct manifest *m)
 	}
 }
 
+/* Snapshots written before JIT maps were archived have no member. */
+static void
+read_jit_maps(struct mr *r, const json_t *root, struct manifest *m)
+{
+	const json_t *a;
+
+	if (r->rc < 0 || json_object_get(root, "jit_maps") == NULL)
+		return;
+	a = arr(r, root, "jit_maps");
+	for (size_t i = 0; r->rc == 0 && i < json_array_size(a); i++) {
+		const json_t *o = json_array_get(a, i);
+		struct manifest_jit_map j = { 0 };
+		uint64_t pid;
+
+		r->where = "jit_maps[]";
+		if (!json_is_object(o)) {
+			r->rc = error_set(r->e, ERR_FORMAT,
+			    "jit_maps[%zu] is not an object", i);
+			return;
+		}
+		pid = u64(r, o, "pid");
+		if (r->rc == 0 && pid > UINT32_MAX)
+			r->rc = error_set(r->e, ERR_FORMAT,
+			    "jit_maps[%zu]: pid %llu out of range", i,
+			    (unsigned long long)pid);
+		j.pid = (uint32_t)pid;
+		str(r, o, "path", &j.path);
+		str(r, o, "archived", &j.archived);
+		if (r->rc == 0) {
+			int rc = manifest_add_jit_map(m, &j, r->e);
+
+			if (rc < 0)
+				r->rc = rc;
+		}
+		free(j.path);
+		free(j.archived);
+	}
+}
+
 static void
 read_lists(struct mr *r, const json_t *root, struct manifest *m)
 {
@@ -821,6 +908,7 @@ manifest_read(const char *path, struct manifest *m, struct error *e)
 	read_trigger_capture(&r, root, m);
 	read_threads(&r, root, m);
 	read_images(&r, root, m);
+	read_jit_maps(&r, root, m);
 	read_lists(&r, root, m);
 	json_decref(root);
 	if (r.rc < 0) {

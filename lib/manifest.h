@@ -56,6 +56,13 @@ struct manifest_image {
 	int is_vdso;
 };
 
+/* A JIT map (perf's /tmp/perf-PID.map format) the recorder archived. */
+struct manifest_jit_map {
+	uint32_t pid;
+	char *path;			/* where the program wrote it */
+	char *archived;			/* relative to the snapshot directory */
+};
+
 struct manifest {
 	int format_version;		/* MANIFEST_FORMAT_VERSION */
 	char id[MANIFEST_ID_MAX];
@@ -119,6 +126,9 @@ struct manifest {
 	struct manifest_thread *threads;
 	size_t nr_images;
 	struct manifest_image *images;
+	size_t nr_jit_maps;
+	struct manifest_jit_map *jit_maps;	/* absent before ptkit 0.2:
+						   read as none */
 	size_t nr_warnings;
 	char **warnings;
 	size_t nr_counters;
@@ -150,6 +160,14 @@ int manifest_add_warning(struct manifest *m, struct error *e,
 /* Sets (adding or replacing) a named counter. */
 int manifest_set_counter(struct manifest *m, const char *name,
     uint64_t value, struct error *e);
+
+/* Adds a JIT map row (copying its strings): its index, or -ERR_NOMEM. */
+int manifest_add_jit_map(struct manifest *m, const struct manifest_jit_map *j,
+    struct error *e);
+
+/* The JIT map of pid, or NULL. */
+const struct manifest_jit_map *manifest_find_jit_map(const struct manifest *m,
+    uint32_t pid);
 
 /* The image whose path is path, or NULL. */
 const struct manifest_image *manifest_find_image(const struct manifest *m,

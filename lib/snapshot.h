@@ -9,6 +9,7 @@
  *                              snapshot_path(s, SNAPSHOT_PERF_DATA))
  *   <snapshot>/images/.build-id/<2 hex>/<38 hex>/elf   (and /debug)
  *   <snapshot>/images/sha256/<64 hex>/<basename>       (no build-id)
+ *   <snapshot>/jit/perf-<pid>.map  (JIT maps; manifest.jit_maps)
  *   <snapshot>/output.log
  *
  * A snapshot is built in a temporary directory beside its destination
@@ -42,6 +43,17 @@
 #define SNAPSHOT_IMAGES "images"
 #define SNAPSHOT_ID_LEN 25		/* YYYYmmddTHHMMSSZ-xxxxxxxx */
 #define SNAPSHOT_BUILD_ID_MAX 20
+
+/*
+ * JIT code (cmd/ptrec/jit_archive.h writes it): the archived JIT maps'
+ * directory, and the name an image of dumped JIT code has in perf.data
+ * and the manifest: SNAPSHOT_JIT_IMAGE_PREFIX "PID/START" (START in hex).
+ * "//anon" is how an anonymous mapping is named when its bytes were not
+ * dumped.
+ */
+#define SNAPSHOT_JIT_DIR "jit"
+#define SNAPSHOT_JIT_IMAGE_PREFIX "//anon-jit/"
+#define SNAPSHOT_ANON "//anon"
 
 /* Where separate debuginfo is looked up by build-id. */
 #define SNAPSHOT_DEBUG_ROOT "/usr/lib/debug"

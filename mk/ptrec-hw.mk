@@ -1,7 +1,7 @@
 # The pt and perf recorders (issue #10): their unit tests link the
 # recorder's own objects beside libptkit.
 PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o \
-    $(BUILD)/cmd/ptrec/rec_manifest.o
+    $(BUILD)/cmd/ptrec/rec_manifest.o $(BUILD)/cmd/ptrec/jit_archive.o
 $(BUILD)/tests/unit/t_pt_snapshot.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 
 $(BUILD)/tests/unit/t_pt_snapshot: \
@@ -13,9 +13,10 @@ $(BUILD)/tests/unit/t_perf_import.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 $(BUILD)/tests/unit/t_perf_import: \
     $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
     $(BUILD)/cmd/ptrec/perf_import.o $(BUILD)/cmd/ptrec/rec_manifest.o \
-    $(LIBPTKIT)
+    $(BUILD)/cmd/ptrec/jit_archive.o $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
-	    $(BUILD)/cmd/ptrec/rec_manifest.o $(LIBPTKIT) $(LIBS_ALL)
+	    $(BUILD)/cmd/ptrec/rec_manifest.o $(BUILD)/cmd/ptrec/jit_archive.o \
+	    $(LIBPTKIT) $(LIBS_ALL)
 
 # capture: the decisions shared by the recorders (filters, lines, policy).
 $(BUILD)/tests/unit/t_capture.o: ALL_CPPFLAGS += -iquote cmd/ptrec

@@ -38,6 +38,13 @@
  *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS
  *                   EXITED";
  *                   snap.<seq>/info is "REASON TID TIME" of the trigger.
+ *                   snap.<seq>/jit lists "START LEN" (hex) of every
+ *                   anonymous executable mapping whose bytes are in
+ *                   snap.<seq>/jit.<START hex> (emu_jit.h);
+ *                   snap.<seq>/perf.map is /tmp/perf-PID.map as it was
+ *                   at the snapshot, when it existed.
+ *   perf-map.removed  /tmp/perf-PID.map as it was when the guest removed
+ *                   it (unlink or unlinkat of that exact path).
  *   events          a FIFO ptrec creates and reads; the plugin writes one
  *                   line per completed snapshot ("snapshot SEQ REASON\n")
  *                   and "done\n" when it stops tracing.

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jit_archive.h"
 #include "manifest.h"
 #include "perfdata.h"
 #include "rec_manifest.h"
@@ -193,6 +194,46 @@ capture_add(struct emu_capture *c, const struct emu_ring_copy *r,
 	return 0;
 }
 
+/* snap.<seq>/jit: "START LEN" lines, the bytes in jit.<START>. */
+static int
+capture_read_jit(struct emu_capture *c, const char *dir, struct error *e)
+{
+	char path[PATH_MAX + 64], line[128];
+	struct emu_jit_code j, *grown;
+	uint64_t len;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/perf.map", dir);
+	if (access(path, F_OK) == 0 && (c->jit_map = strdup(path)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", path);
+	snprintf(path, sizeof(path), "%s/jit", dir);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;	/* no code without a file ran */
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		memset(&j, 0, sizeof(j));
+		if (sscanf(line, "%" SCNx64 " %" SCNx64, &j.start, &j.len) !=
+		    2) {
+			rc = error_set(e, ERR_FORMAT, "%s: bad line", path);
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/jit.%" PRIx64, dir, j.start);
+		if ((rc = read_whole(path, &j.data, &len, e)) < 0)
+			break;
+		j.len = len;
+		grown = realloc(c->jit, (c->n_jit + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			free(j.data);
+			rc = error_set(e, ERR_NOMEM, "JIT code");
+			break;
+		}
+		c->jit = grown;
+		c->jit[c->n_jit++] = j;
+	}
+	fclose(f);
+	return rc;
+}
+
 static int
 cmp_tid(const void *a, const void *b)
 {
@@ -248,6 +289,11 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 		return rc;
 	}
 	capture_sort(c);
+	snprintf(path, sizeof(path), "%s/snap.%" PRIu64, scratch, seq);
+	if ((rc = capture_read_jit(c, path, e)) < 0) {
+		emu_capture_free(c);
+		return rc;
+	}
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", scratch, seq);
 	if ((f = fopen(path, "re")) != NULL) {
 		if (fscanf(f, "%*s %*d %" SCNx64, &c->fired_time) != 1)
@@ -397,6 +443,10 @@ emu_capture_free(struct emu_capture *c)
 	for (i = 0; i < c->n_rings; i++)
 		free(c->rings[i].data);
 	free(c->rings);
+	for (i = 0; i < c->n_jit; i++)
+		free(c->jit[i].data);
+	free(c->jit);
+	free(c->jit_map);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -419,6 +469,11 @@ struct writer_ctx {
 	struct perfdata_writer *pd;
 	struct image_row img[MAX_IMAGES];
 	size_t n_img;
+	struct jit_row {
+		const struct emu_jit_code *code;
+		struct rec_jit_image im;
+	} *jit;				/* one per dumped region archived */
+	size_t n_jit;
 };
 
 static int
@@ -485,6 +540,40 @@ sid_of(int pid, int tid, uint64_t time)
 	return s;
 }
 
+/* The archived JIT code holding addr, or NULL. */
+static const struct jit_row *
+jit_at(const struct writer_ctx *w, uint64_t addr)
+{
+	for (size_t i = 0; i < w->n_jit; i++)
+		if (addr >= w->jit[i].code->start &&
+		    addr - w->jit[i].code->start < w->jit[i].code->len)
+			return &w->jit[i];
+	return NULL;
+}
+
+/*
+ * An anonymous executable mapping whose bytes were dumped is described as
+ * a mapping of its archived image (jit_archive.h), so perf and ptdecode
+ * read its code; others stay //anon, which neither can decode.
+ */
+static void
+map_jit(struct writer_ctx *w, const struct emu_sb_rec *r,
+    struct perfdata_mmap *m)
+{
+	const struct jit_row *j;
+	uint64_t delta;
+
+	if (strcmp(r->text, "//anon") != 0 || (j = jit_at(w, r->addr)) == NULL)
+		return;
+	delta = r->addr - j->code->start;
+	m->filename = j->im.name;
+	m->pgoff = j->im.pgoff + delta;
+	if (m->len > j->code->len - delta)
+		m->len = j->code->len - delta;
+	m->build_id_size = (uint8_t)j->im.img.build_id_size;
+	memcpy(m->build_id, j->im.img.build_id, j->im.img.build_id_size);
+}
+
 static int
 write_map(struct writer_ctx *w, const struct emu_sb_rec *r, struct error *e)
 {
@@ -509,6 +598,7 @@ write_map(struct writer_ctx *w, const struct emu_sb_rec *r, struct error *e)
 		m.build_id_size = (uint8_t)im->img.build_id_size;
 		memcpy(m.build_id, im->img.build_id, im->img.build_id_size);
 	}
+	map_jit(w, r, &m);
 	return perfdata_write_mmap2(w->pd, &m, e);
 }
 
@@ -642,6 +732,13 @@ write_build_ids(struct writer_ctx *w, struct error *e)
 		rc = perfdata_writer_add_build_id(w->pd, -1,
 		    w->img[i].img.build_id, w->img[i].img.build_id_size,
 		    w->img[i].path, e);
+		if (rc < 0)
+			return rc;
+	}
+	for (i = 0; i < w->n_jit; i++) {
+		rc = perfdata_writer_add_build_id(w->pd, -1,
+		    w->jit[i].im.img.build_id, w->jit[i].im.img.build_id_size,
+		    w->jit[i].im.name, e);
 		if (rc < 0)
 			return rc;
 	}
@@ -855,6 +952,48 @@ fill_capture(struct manifest *m, const struct emu_run *run,
 	return 0;
 }
 
+/*
+ * The JIT map first (the code images take their symbols from it), then
+ * each dumped region as an image.  A region that cannot be archived is a
+ * warning: its code stays //anon.
+ */
+static int
+archive_jit(struct writer_ctx *w, struct error *e)
+{
+	const struct emu_capture *c = w->cap;
+	const char *copy = c->jit_map != NULL ? c->jit_map :
+	    w->run->jit_map_removed;
+	struct manifest *m = &w->snap->manifest;
+	struct error ie;
+	size_t i;
+	int rc;
+
+	if ((rc = rec_jit_archive_map(w->snap, w->run->pid, copy, e)) < 0)
+		return rc;
+	if (c->n_jit == 0)
+		return 0;
+	if ((w->jit = calloc(c->n_jit, sizeof(*w->jit))) == NULL)
+		return error_set(e, ERR_NOMEM, "JIT code");
+	for (i = 0; i < c->n_jit; i++) {
+		struct jit_row *j = &w->jit[w->n_jit];
+
+		j->code = &c->jit[i];
+		rc = rec_jit_image(w->snap, w->run->pid, j->code->start,
+		    j->code->data, j->code->len, &j->im, &ie);
+		if (rc == -ERR_NOMEM)
+			return error_set(e, ERR_NOMEM, "%s", ie.msg);
+		if (rc < 0) {
+			if ((rc = manifest_add_warning(m, e, "JIT code at "
+			    "0x%" PRIx64 " not archived: %s", j->code->start,
+			    ie.msg)) < 0)
+				return rc;
+			continue;
+		}
+		w->n_jit++;
+	}
+	return manifest_set_counter(m, "jit_regions", w->n_jit, e);
+}
+
 int
 emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
     const struct emu_capture *c, uint64_t index, char *out, size_t out_size,
@@ -879,16 +1018,19 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	if ((rc = fill_host(m, e)) < 0 || (rc = fill_recorder(m, run, e)) < 0 ||
 	    (rc = fill_pt(m, run, e)) < 0 || (rc = rec_manifest_target(m, run->opt, run->pid,
 	    run->exit_code, run->signal, run->state, e)) < 0 ||
+	    (rc = archive_jit(w, e)) < 0 ||
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, sb, c, e)) < 0 ||
 	    (rc = fill_capture(m, run, sb, c, e)) < 0 ||
 	    (rc = snapshot_copy_in(w->snap, SNAPSHOT_OUTPUT_LOG,
 	    run->output_log, e)) < 0) {
 		snapshot_abort(w->snap);
+		free(w->jit);
 		free(w);
 		return rc;
 	}
 	rc = snapshot_commit(w->snap, e);
+	free(w->jit);
 	free(w);
 	return rc;
 }

@@ -57,6 +57,14 @@ struct emu_run {
 	const char *output_log;		/* scratch copy of the output */
 	uint64_t start_wall_ns;
 	uint64_t psb_period;
+	const char *jit_map_removed;	/* copy of the JIT map the plugin took
+					   when the program removed it */
+};
+
+/* Bytes of an anonymous executable mapping the plugin dumped. */
+struct emu_jit_code {
+	uint64_t start, len;
+	uint8_t *data;			/* malloc'd */
 };
 
 /* One snapshot's worth of rings and why it was taken. */
@@ -67,10 +75,14 @@ struct emu_capture {
 	uint64_t fired_time;		/* virtual TSC, 0 unknown */
 	struct emu_ring_copy *rings;
 	size_t n_rings;
+	struct emu_jit_code *jit;	/* snap.<seq>/jit.* */
+	size_t n_jit;
+	char *jit_map;			/* snap.<seq>/perf.map, or NULL */
 };
 
 /*
- * Reads SCRATCH/snap.<seq>/ (the rings the plugin copied).  Returns 0,
+ * Reads SCRATCH/snap.<seq>/ (the rings the plugin copied, and its dumps
+ * of JIT code and map).  Returns 0,
  * -ERR_IO, -ERR_FORMAT, -ERR_NOMEM.  Free with emu_capture_free.
  */
 int emu_capture_read(struct emu_capture *c, const char *scratch,

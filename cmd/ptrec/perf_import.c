@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jit_archive.h"
 #include "manifest.h"
 #include "perfdata.h"
 #include "rec_manifest.h"
@@ -200,6 +201,8 @@ perf_import(const struct perf_import_run *run, const char *perf_data,
 	    (rc = fill_pt(m, pd, e)) < 0 ||
 	    (rc = fill_threads(m, pd, run, e)) < 0 ||
 	    (rc = fill_target(m, run, e)) < 0 ||
+	    (run->pid > 0 && (rc = rec_jit_archive_map(s, run->pid, NULL,
+	    e)) < 0) ||
 	    (rc = archive_images(s, pd, e)) < 0) {
 		snapshot_abort(s);
 		perfdata_free(pd);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jit_archive.h"
 #include "manifest.h"
 #include "procmaps.h"
 #include "rec_manifest.h"
@@ -546,6 +547,8 @@ pt_snapshot_write(const struct pt_run *run, const struct pt_sideband *sb,
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, sb, rings, n, e)) < 0 ||
 	    (rc = fill_capture(m, run, sb, e)) < 0 ||
+	    (run->pid > 0 && (rc = rec_jit_archive_map(w->snap, run->pid, NULL,
+	    e)) < 0) ||
 	    (run->output_log != NULL && (rc = snapshot_copy_in(w->snap,
 	    SNAPSHOT_OUTPUT_LOG, run->output_log, e)) < 0)) {
 		snapshot_abort(w->snap);

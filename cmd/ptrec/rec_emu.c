@@ -394,7 +394,7 @@ detail_of(const struct recorder *r, const char *reason)
 static int
 write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 {
-	char path[PATH_MAX], out[PATH_MAX];
+	char path[PATH_MAX], out[PATH_MAX], removed[PATH_MAX];
 	struct emu_sideband sb;
 	struct emu_run run;
 	struct error e;
@@ -418,6 +418,8 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 		run.exit_code = r->sp.exit_code;
 	}
 	run.output_log = r->log_path;
+	scratch_path(&r->scr, "perf-map.removed", removed, sizeof(removed));
+	run.jit_map_removed = removed;
 	run.start_wall_ns = r->start_wall_ns;
 	run.psb_period = psb_period_for(r->o->aux_bytes);
 	c->reason = reason;

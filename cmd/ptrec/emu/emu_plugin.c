@@ -37,6 +37,7 @@
 #include "emu_cls.h"
 #include "emu_enc.h"
 #include "emu_handoff.h"
+#include "emu_jit.h"
 #include "emu_trace.h"
 #include "qemu_api.h"
 
@@ -104,6 +105,7 @@ static struct {
 	struct emu_handlers handlers;
 	struct image img[MAX_IMAGES];
 	int n_img;
+	struct emu_jit jit;		/* anonymous code, dumped at snapshots */
 	struct slot *vcpu[MAX_VCPUS];
 	uint64_t vcpu_clock[MAX_VCPUS];	/* start clock of the next thread */
 	int vcpu_parent[MAX_VCPUS];
@@ -284,6 +286,8 @@ map_record(uint64_t time, int tid, uint64_t start, uint64_t len,
 		resolve_triggers(start, len, pgoff, path);
 	if (prot & PROT_EXEC)
 		image_add(start, start + len);
+	if ((prot & PROT_EXEC) && strcmp(path, "//anon") == 0)
+		emu_jit_add(&g.jit, start, len);
 }
 
 /*
@@ -549,12 +553,30 @@ counters_record(void)
 	sideband("counter untraced_threads %" PRIu64, g.untraced);
 }
 
+/*
+ * The code that has no file, and the JIT map naming it, as they are now:
+ * into snap.<seq>/ before its info file says the snapshot is complete.
+ */
+static void
+snapshot_jit(uint64_t seq)
+{
+	char dir[PATH_MAX + 32], src[64], dst[PATH_MAX + 48];
+
+	snprintf(dir, sizeof(dir), "%s/snap.%" PRIu64, g.dir, seq);
+	emu_jit_dump(&g.jit, dir);
+	emu_jit_map_path(g.pid, src, sizeof(src));
+	snprintf(dst, sizeof(dst), "%s/perf.map", dir);
+	emu_jit_copy(src, dst);
+	sideband("counter jit_regions_lost %" PRIu64, g.jit.lost);
+}
+
 static void
 snapshot_complete(uint64_t seq)
 {
 	char path[PATH_MAX + 32], info[128];
 	int n;
 
+	snapshot_jit(seq);
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", g.dir, seq);
 	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 "\n", g.snap_reason,
 	    g.snap_reason_tid, g.snap_time);
@@ -832,9 +854,29 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 enum {
 	NR_WRITE = 1, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
 	NR_RT_SIGACTION = 13, NR_CLONE = 56, NR_FORK = 57, NR_VFORK = 58,
-	NR_EXECVE = 59, NR_EXIT = 60, NR_PRCTL = 157, NR_EXIT_GROUP = 231,
-	NR_EXECVEAT = 322, NR_CLONE3 = 435,
+	NR_EXECVE = 59, NR_EXIT = 60, NR_UNLINK = 87, NR_PRCTL = 157,
+	NR_EXIT_GROUP = 231, NR_UNLINKAT = 263, NR_EXECVEAT = 322,
+	NR_CLONE3 = 435,
 };
+
+/*
+ * A program that removes its JIT map before it exits would leave ptrec
+ * nothing to archive: keep a copy of it as it was just before.
+ */
+static void
+note_unlink(uint64_t path_addr)
+{
+	const char *path = (const char *)(uintptr_t)path_addr;
+	char map[64], dst[PATH_MAX + 32];
+
+	if (path_addr == 0)
+		return;
+	emu_jit_map_path(g.pid, map, sizeof(map));
+	if (strncmp(path, map, sizeof(map)) != 0)
+		return;
+	snprintf(dst, sizeof(dst), "%s/perf-map.removed", g.dir);
+	emu_jit_copy(map, dst);
+}
 
 static void
 note_handler(uint64_t act)
@@ -912,6 +954,8 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	s->sys_args[5] = a6;
 	if (num == NR_RT_SIGACTION)
 		note_handler(a2);
+	if (num == NR_UNLINK || num == NR_UNLINKAT)
+		note_unlink(num == NR_UNLINK ? a1 : a2);
 	if (num == NR_EXIT_GROUP)
 		g.exit_group = 1;
 	if (num == NR_EXECVE || num == NR_EXECVEAT)
@@ -971,6 +1015,11 @@ sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
 		}
 		return;
 	case NR_MUNMAP:
+		if (ret == 0) {
+			pthread_mutex_lock(&g.lock);
+			emu_jit_unmap(&g.jit, a[0], a[1]);
+			pthread_mutex_unlock(&g.lock);
+		}
 		if (ret == 0)
 			sideband("unmap 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%"
 			    PRIx64, t, g.pid, s->tid, a[0], a[1]);
