@@ -305,9 +305,16 @@ encode_map(struct pbuf *p, const struct blks_map *m, struct error *e)
 	pb_varint(p, m->pgoff);
 	pb_u8(p, m->build_id_size);
 	pb_bytes(p, m->build_id, m->build_id_size);
-	if ((rc = pb_string(p, m->name, BLKS_PATH_MAX, "map name", e)) < 0)
+	if ((rc = pb_string(p, m->name, BLKS_PATH_MAX, "map name", e)) < 0 ||
+	    (rc = pb_string(p, m->image, BLKS_PATH_MAX, "map image path",
+	    e)) < 0)
 		return rc;
-	return pb_string(p, m->image, BLKS_PATH_MAX, "map image path", e);
+	if (m->symbols == NULL || m->symbols[0] == '\0')
+		return 0;
+	if (p->n + VARINT_MAX + strlen(m->symbols) > BLKS_PAYLOAD_MAX)
+		return error_set(e, ERR_INVALID, "MAP record of %s: paths "
+		    "too long together", m->name);
+	return pb_string(p, m->symbols, BLKS_PATH_MAX, "map symbols path", e);
 }
 
 static int
@@ -777,6 +784,7 @@ decode_map(struct blks_reader *r, struct cur *c, struct blks_map *m)
 	c->p += m->build_id_size;
 	m->name = cur_string(r, c, BLKS_PATH_MAX);
 	m->image = cur_string(r, c, BLKS_PATH_MAX);
+	m->symbols = c->p < c->end ? cur_string(r, c, BLKS_PATH_MAX) : "";
 }
 
 static void
@@ -1082,6 +1090,10 @@ jsonl_map(struct jsonw *w, const struct blks_map *m)
 	jsonw_kv_string(w, "build_id", bid);
 	jsonw_kv_bool(w, "missing", (m->flags & BLKS_MAP_MISSING) != 0);
 	jsonw_kv_bool(w, "live", (m->flags & BLKS_MAP_LIVE) != 0);
+	if (m->flags & BLKS_MAP_JIT) {
+		jsonw_kv_bool(w, "jit", 1);
+		jsonw_kv_string(w, "symbols", m->symbols ? m->symbols : "");
+	}
 }
 
 static void

@@ -29,6 +29,10 @@ struct mapping {
 	uint64_t start, end, pgoff;
 	char *name;
 	struct image *img;
+	int jit;			/* BLKS_MAP_JIT */
+	char *jit_symbols;		/* its JIT map's path, or NULL */
+	const struct symtab *jit_st;	/* loaded from it; may be NULL */
+	int jit_tried;
 };
 
 struct insn_slot {
@@ -124,8 +128,10 @@ codemap_free(struct codemap *m)
 		free(m->img[i]->path);
 		free(m->img[i]);
 	}
-	for (size_t i = 0; i < m->n_map; i++)
+	for (size_t i = 0; i < m->n_map; i++) {
 		free(m->map[i].name);
+		free(m->map[i].jit_symbols);
+	}
 	free(m->img);
 	free(m->map);
 	free(m->icache);
@@ -249,6 +255,12 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 		return -ERR_NOMEM;
 	if ((mp->name = strdup(map->name)) == NULL)
 		return error_set(e, ERR_NOMEM, "mappings");
+	mp->jit = (map->flags & BLKS_MAP_JIT) != 0;
+	if (mp->jit && map->symbols != NULL && map->symbols[0] != '\0' &&
+	    (mp->jit_symbols = resolve_path(m, map->symbols)) == NULL) {
+		free(mp->name);
+		return error_set(e, ERR_NOMEM, "mappings");
+	}
 	mp->pid = map->pid;
 	mp->start = map->start;
 	mp->end = map->start + map->size;
@@ -413,9 +425,30 @@ is_cold(const char *name)
 	return p != NULL && (p[5] == '\0' || p[5] == '.');
 }
 
+/*
+ * The table naming the functions of mp: a JIT region's JIT map when it
+ * has one (the image's own symbols are what the recorder made of the
+ * same map), else the image's.
+ */
+static const struct symtab *
+table_of(struct codemap *m, struct mapping *mp)
+{
+	struct error e;
+
+	if (mp->jit_symbols != NULL && !mp->jit_tried) {
+		mp->jit_tried = 1;
+		error_clear(&e);
+		if (symcache_get(m->syms, mp->jit_symbols, 1, &mp->jit_st,
+		    &e) < 0)
+			mp->jit_st = NULL;
+	}
+	return mp->jit_st != NULL ? mp->jit_st : mp->img->st;
+}
+
 static int
 lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
 {
+	const struct symtab *st;
 	struct mapping *mp;
 	struct sym_mapping sm;
 	const struct sym *sym;
@@ -424,15 +457,15 @@ lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
 	memset(out, 0, sizeof(*out));
 	if ((mp = mapping_at(m, pid, ip)) == NULL)
 		return 0;
-	out->module = mp->name;
+	out->module = mp->jit ? CODEMAP_JIT_MODULE : mp->name;
 	out->module_base = mp->start - mp->pgoff;
-	if (mp->img->st == NULL)
+	if ((st = table_of(m, mp)) == NULL)
 		return 0;
 	sm.start = mp->start;
 	sm.end = mp->end;
 	sm.pgoff = mp->pgoff;
-	if (symtab_addr_from_map(mp->img->st, &sm, ip, &addr) < 0 ||
-	    (sym = symtab_lookup(mp->img->st, addr)) == NULL)
+	if (symtab_addr_from_map(st, &sm, ip, &addr) < 0 ||
+	    (sym = symtab_lookup(st, addr)) == NULL)
 		return 0;
 	out->lo = ip - (addr - sym->addr);
 	out->hi = out->lo + (sym->size ? sym->size : 1);

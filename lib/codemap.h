@@ -5,7 +5,8 @@
  * Owns: the mappings of every pid (later MAP records win where they
  * overlap), the image files' bytes (mapped read-only, once per file),
  * instruction lengths and branch kinds decoded with Zydis, function
- * lookups through symcache/symtab (names, PLT stubs, .cold parts), inline
+ * lookups through symcache/symtab (names, PLT stubs, .cold parts; in JIT
+ * regions the names of their JIT map, module CODEMAP_JIT_MODULE), inline
  * runs through symtab's inline ranges, and small caches in front of all
  * three so that a hot loop costs a table probe.
  *
@@ -27,6 +28,13 @@
 #include "error.h"
 
 struct codemap;
+
+/*
+ * The module a function in a JIT region (a BLKS_MAP_JIT mapping) is
+ * in: one name for all of them, whatever the process and address, so
+ * runs compare (man/ptkit-spans.5).
+ */
+#define CODEMAP_JIT_MODULE "[jit]"
 
 struct codemap_options {
 	const char *snapshot;		/* relative image paths resolve here */

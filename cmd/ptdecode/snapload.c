@@ -116,6 +116,31 @@ is_exec_map(const struct perfdata_mmap *m)
 	return !m->is_mmap2 || (m->prot & PROT_EXEC) != 0;
 }
 
+/* Code made at run time: a dump of its bytes, or no file at all. */
+static int
+is_jit_map(const struct perfdata_mmap *m)
+{
+	return strcmp(m->filename, SNAPSHOT_ANON) == 0 ||
+	    strncmp(m->filename, SNAPSHOT_JIT_IMAGE_PREFIX,
+	    sizeof(SNAPSHOT_JIT_IMAGE_PREFIX) - 1) == 0;
+}
+
+/* The archived JIT map of pid (absolute), "" when none. */
+static char *
+jit_symbols(const struct snap *s, uint32_t pid)
+{
+	const struct manifest_jit_map *j = manifest_find_jit_map(&s->man, pid);
+	char *p;
+
+	if (j == NULL || j->archived == NULL)
+		return strdup("");
+	if ((p = path_join(s->dir, j->archived)) != NULL && !readable(p)) {
+		free(p);
+		p = strdup("");
+	}
+	return p;
+}
+
 static int
 add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
 {
@@ -123,21 +148,26 @@ add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
 	const uint8_t *bid;
 	uint8_t bid_size;
 	struct error ie;
-	char *image, *name;
+	char *image, *name, *symbols;
 
 	image = resolve_image(s, m, &bm->flags, &bid, &bid_size);
 	name = strdup(m->filename);
-	if (image == NULL || name == NULL) {
+	symbols = is_jit_map(m) ? jit_symbols(s, m->pid) : strdup("");
+	if (image == NULL || name == NULL || symbols == NULL) {
 		free(image);
 		free(name);
+		free(symbols);
 		return error_set(e, ERR_NOMEM, "image map");
 	}
+	if (is_jit_map(m))
+		bm->flags |= BLKS_MAP_JIT;
 	bm->pid = m->pid;
 	bm->start = m->addr;
 	bm->size = m->len;
 	bm->pgoff = m->pgoff;
 	bm->name = name;
 	bm->image = image;
+	bm->symbols = symbols;
 	bm->build_id_size = bid_size <= BLKS_BUILD_ID_MAX ? bid_size : 0;
 	if (bid != NULL)
 		memcpy(bm->build_id, bid, bm->build_id_size);
@@ -341,6 +371,7 @@ snap_free(struct snap *s)
 	for (size_t i = 0; i < s->nr_maps; i++) {
 		free((char *)s->maps[i].name);
 		free((char *)s->maps[i].image);
+		free((char *)s->maps[i].symbols);
 	}
 	free(s->maps);
 	free(s->threads);
