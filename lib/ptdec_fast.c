@@ -1,29 +1,1247 @@
 /*
  * ptdec_fast: the fast ptdec backend (issue #11).
  *
- * For now every PSB interval is handed to libipt's block decoder; the
- * flow walker replaces that interval by interval.
+ * Owns the flow walk of one PSB interval by table lookups: packets read
+ * straight from the trace (lib/ptdec_fast's own reader for the packets
+ * user-space tracing writes), runs of instructions from lib/bbcache, and
+ * the exact semantics of libipt's block decoder (v2.0) for what it
+ * reports: the same blocks, the same times, the same events.
+ *
+ * Exactness rests on reproducing when libipt's query decoder updates the
+ * time a block reports.  pt_blk_time() is the time at the last packet the
+ * query decoder *consumed* (a TNT packet when its first bit is needed, a
+ * TIP, an event), while timing packets after it are applied to a second
+ * clock by its read-ahead; and the block decoder fetches a pending event
+ * before it returns the block that ends where the event became visible.
+ * The walker below therefore keeps both clocks and fetches events at the
+ * same points (see fetch_event and trailing_event).
+ *
+ * Anything outside what is reproduced here (overflows, MTC/TMA timing,
+ * CBR changes, TSX, paging, PTWRITE, power events, 16/32-bit code, errata
+ * that change decoding, any decode error, code the block cache cannot
+ * read) makes the walker give up on the interval: its records are
+ * dropped and libipt's block decoder decodes it instead (counted in the
+ * END record's fallbacks).  A mismatch with libipt is a bug here, never a
+ * tolerance: tests/e2e/t5001-fast-decoder.sh and the fuzzer compare both.
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bbcache.h"
 #include "ptdec.h"
 
-static int
-fast_worker_new(void **worker, const struct ptdec_config *cfg,
-    const struct ptdec_thread *th, struct error *e)
+/* ----------------------------------------------------------------- */
+/* Packets */
+
+enum pkind {
+	PK_EOS, PK_BAD, PK_OTHER, PK_PAD, PK_TNT, PK_TIP, PK_PGE, PK_PGD,
+	PK_FUP, PK_CYC, PK_TSC, PK_MODE, PK_PSB, PK_PSBEND, PK_CBR,
+};
+
+struct pkt {
+	int kind;
+	unsigned size;
+	unsigned ipc;		/* IP packets: compression */
+	unsigned nbits;		/* TNT: number of bits */
+	uint64_t v;		/* payload */
+};
+
+static unsigned
+bsr64(uint64_t v)
 {
-	return ptdec_backend_libipt.worker_new(worker, cfg, th, e);
+	return 63u - (unsigned)__builtin_clzll(v);
 }
 
-static int
-fast_decode_chunk(void *worker, const struct ptdec_chunk *c,
-    struct ptdec_out *out, struct error *e)
+static uint64_t
+le_bytes(const uint8_t *p, unsigned n)
 {
-	return ptdec_backend_libipt.decode_chunk(worker, c, out, e);
+	uint64_t v = 0;
+
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
 }
 
 static void
-fast_worker_free(void *worker)
+pkt_ext(const uint8_t *p, const uint8_t *end, struct pkt *k)
 {
-	ptdec_backend_libipt.worker_free(worker);
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+	    2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+	size_t left = (size_t)(end - p);
+
+	if (left < 2) {
+		k->kind = PK_BAD;
+		return;
+	}
+	switch (p[1]) {
+	case 0xa3:
+		k->kind = PK_TNT;
+		k->size = 8;
+		if (left < 8 || (k->v = le_bytes(p + 2, 6)) == 0) {
+			k->kind = PK_BAD;
+			return;
+		}
+		k->nbits = bsr64(k->v);
+		k->v &= ~(1ull << k->nbits);
+		return;
+	case 0x82:
+		k->kind = left >= 16 && memcmp(p, psb, 16) == 0 ? PK_PSB :
+		    PK_BAD;
+		k->size = 16;
+		return;
+	case 0x23:
+		k->kind = PK_PSBEND;
+		k->size = 2;
+		return;
+	case 0x03:
+		k->kind = left >= 4 ? PK_CBR : PK_BAD;
+		k->size = 4;
+		k->v = left >= 4 ? p[2] : 0;
+		return;
+	default:
+		k->kind = PK_OTHER;
+		return;
+	}
+}
+
+static void
+pkt_cyc(const uint8_t *p, const uint8_t *end, struct pkt *k)
+{
+	const uint8_t *q = p + 1;
+	unsigned shift = 5;
+
+	k->kind = PK_CYC;
+	k->v = p[0] >> 3;
+	if (p[0] & 4) {
+		for (;; shift += 7) {
+			if (q >= end || shift >= 64) {
+				k->kind = PK_BAD;
+				return;
+			}
+			k->v |= (uint64_t)(*q >> 1) << shift;
+			if (!(*q++ & 1))
+				break;
+		}
+	}
+	k->size = (unsigned)(q - p);
+}
+
+static const unsigned ip_bytes[8] = { 0, 2, 4, 6, 6, 99, 8, 99 };
+
+/* Reads the packet at p (p < end) into *k. */
+static void
+pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
+{
+	uint8_t b;
+
+	if (p >= end) {
+		k->kind = PK_EOS;
+		return;
+	}
+	b = p[0];
+	k->size = 1;
+	if (b == 0) {
+		k->kind = PK_PAD;
+	} else if (b == 2) {
+		pkt_ext(p, end, k);
+	} else if (!(b & 1)) {
+		k->kind = PK_TNT;
+		k->nbits = bsr64(b >> 1);
+		k->v = (uint64_t)(b >> 1) & ~(1ull << k->nbits);
+	} else if ((b & 3) == 3) {
+		pkt_cyc(p, end, k);
+	} else if (b == 0x19) {
+		k->kind = end - p >= 8 ? PK_TSC : PK_BAD;
+		k->size = 8;
+		k->v = end - p >= 8 ? le_bytes(p + 1, 7) : 0;
+	} else if (b == 0x99) {
+		k->kind = end - p >= 2 ? PK_MODE : PK_BAD;
+		k->size = 2;
+		k->v = end - p >= 2 ? p[1] : 0;
+	} else {
+		switch (b & 0x1f) {
+		case 0x0d: k->kind = PK_TIP; break;
+		case 0x11: k->kind = PK_PGE; break;
+		case 0x01: k->kind = PK_PGD; break;
+		case 0x1d: k->kind = PK_FUP; break;
+		default: k->kind = PK_OTHER; return;
+		}
+		k->ipc = b >> 5;
+		if (ip_bytes[k->ipc] > 8 ||
+		    (size_t)(end - p) < 1 + ip_bytes[k->ipc]) {
+			k->kind = PK_BAD;
+			return;
+		}
+		k->size = 1 + ip_bytes[k->ipc];
+		k->v = le_bytes(p + 1, ip_bytes[k->ipc]);
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Time: libipt's pt_time and pt_time_cal for TSC, CBR and CYC */
+
+struct ftime {
+	uint64_t tsc, base, fc;
+	int have_tsc;
+};
+
+struct ftcal {
+	uint64_t fcr, min_fcr, max_fcr;
+	uint64_t tsc, cyc_tsc;
+};
+
+#define FCR_SHIFT 8		/* libipt's pt_tcal_fcr_shr */
+
+static void
+tcal_set_fcr(struct ftcal *c, uint64_t fcr)
+{
+	c->fcr = fcr;
+	if (fcr < c->min_fcr)
+		c->min_fcr = fcr;
+	if (fcr > c->max_fcr)
+		c->max_fcr = fcr;
+}
+
+/* ----------------------------------------------------------------- */
+/* The emulated query decoder */
+
+#define FAIL (-1)		/* give the interval to libipt */
+
+/* Query status bits (libipt's pts_*). */
+#define ST_EVENT 0x1
+#define ST_EOS 0x2
+
+enum fev_type { EV_NONE, EV_ENABLED, EV_DISABLED, EV_ASYNC_DISABLED,
+	EV_EXEC_MODE, EV_CBR, EV_ASYNC_BRANCH };
+
+struct fev {
+	int type;
+	int status_update;
+	int ip_suppressed;
+	int has_tsc;
+	uint64_t tsc;
+	uint64_t ip, at;
+	uint64_t arg;
+};
+
+#define EVQ_MAX 8
+
+struct evq {
+	struct fev ev[EVQ_MAX];
+	unsigned head, n;
+};
+
+struct fq {
+	const uint8_t *begin, *end, *pos;
+	uint8_t nom_freq;
+	struct ftime time, last_time;
+	struct ftcal tcal;
+	uint64_t tnt;		/* cached TNT bits, the next in bit tnt_n-1 */
+	unsigned tnt_n;
+	uint64_t last_ip;
+	int have_ip, ip_suppressed;
+	int consume_packet;
+	struct pkt next;	/* the packet at pos */
+	struct evq tipq, psbq;	/* events bound to TIP, to PSBEND */
+	struct fev published;	/* the event the last decode made */
+	int have_published;
+};
+
+static int
+evq_push(struct evq *q, const struct fev *ev)
+{
+	if (q->n == EVQ_MAX)
+		return FAIL;
+	q->ev[(q->head + q->n++) % EVQ_MAX] = *ev;
+	return 0;
+}
+
+static struct fev *
+evq_pop(struct evq *q)
+{
+	struct fev *ev;
+
+	if (q->n == 0)
+		return NULL;
+	ev = &q->ev[q->head];
+	q->head = (q->head + 1) % EVQ_MAX;
+	q->n--;
+	return ev;
+}
+
+static void
+event_time(const struct fq *q, struct fev *ev)
+{
+	ev->has_tsc = q->time.have_tsc;
+	ev->tsc = q->time.tsc;
+}
+
+static void
+apply_tsc(struct fq *q, uint64_t tsc, int header)
+{
+	struct ftcal *c = &q->tcal;
+
+	if (header) {
+		uint64_t last = c->tsc, cyc = c->cyc_tsc;
+
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+		if (last != 0 && cyc != 0) {
+			uint64_t t = tsc, d;
+
+			if (t < last)
+				t += 1ull << 56;
+			d = t - last;
+			/* libipt fails these; so do we (to libipt) */
+			if (t >= last && !(d & ~(~0ull >> FCR_SHIFT)))
+				tcal_set_fcr(c, (d << FCR_SHIFT) / cyc);
+		}
+	} else {
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+	}
+	q->time.have_tsc = 1;
+	q->time.tsc = q->time.base = tsc;
+	q->time.fc = 0;
+}
+
+static void
+apply_cyc(struct fq *q, uint64_t cyc)
+{
+	uint64_t fcr;
+
+	q->tcal.cyc_tsc += cyc;
+	fcr = q->tcal.min_fcr <= q->tcal.max_fcr ? q->tcal.fcr : 0;
+	if (fcr == 0)
+		return;		/* libipt counts a lost CYC */
+	q->time.fc += (cyc * fcr) >> FCR_SHIFT;
+	q->time.tsc = q->time.base + q->time.fc;
+}
+
+static int
+update_ip(struct fq *q, const struct pkt *k)
+{
+	uint64_t ip = q->last_ip;
+
+	switch (k->ipc) {
+	case 0:
+		q->ip_suppressed = 1;
+		return 0;
+	case 1:
+		ip = (ip & ~0xffffull) | (k->v & 0xffff);
+		break;
+	case 2:
+		ip = (ip & ~0xffffffffull) | (k->v & 0xffffffff);
+		break;
+	case 3:
+		ip = (k->v & 0xffffffffffffull) | ((k->v & (1ull << 47)) ?
+		    0xffff000000000000ull : 0);
+		break;
+	case 4:
+		ip = (ip & ~0xffffffffffffull) | (k->v & 0xffffffffffffull);
+		break;
+	case 6:
+		ip = k->v;
+		break;
+	default:
+		return FAIL;
+	}
+	q->last_ip = ip;
+	q->have_ip = 1;
+	q->ip_suppressed = 0;
+	return 0;
+}
+
+/* The last ip as an event ip: 0 and sets *suppressed if there is none. */
+static uint64_t
+event_ip(const struct fq *q, int *suppressed)
+{
+	if (!q->have_ip || q->ip_suppressed) {
+		*suppressed = 1;
+		return 0;
+	}
+	return q->last_ip;
+}
+
+static void
+fetch(struct fq *q)
+{
+	pkt_read(q->pos, q->end, &q->next);
+}
+
+/* libipt's pt_qry_will_event for the packet at pos. */
+static int
+will_event(const struct fq *q)
+{
+	switch (q->next.kind) {
+	case PK_PGE:
+	case PK_PGD:
+	case PK_MODE:
+	case PK_CBR:
+	case PK_OTHER:		/* treated as an event: fetching it fails */
+		return 1;
+	case PK_PSBEND:
+		return q->psbq.n > 0;
+	case PK_TIP:
+		return q->tipq.n > 0;
+	default:
+		return 0;
+	}
+}
+
+/* Reads a PSB+ header (pos at the PSB) up to its PSBEND. */
+static int
+read_psb_header(struct fq *q)
+{
+	struct fev ev;
+
+	q->pos += q->next.size;
+	q->have_ip = 0;
+	q->ip_suppressed = 0;
+	q->last_ip = 0;
+	for (;;) {
+		fetch(q);
+		memset(&ev, 0, sizeof(ev));
+		switch (q->next.kind) {
+		case PK_PSBEND:
+			return 0;
+		case PK_PAD:
+			break;
+		case PK_TSC:
+			apply_tsc(q, q->next.v, 1);
+			break;
+		case PK_CBR:
+			if (q->next.v == 0)
+				return FAIL;
+			if (q->nom_freq != 0)
+				tcal_set_fcr(&q->tcal, ((uint64_t)q->nom_freq <<
+				    FCR_SHIFT) / q->next.v);
+			ev.type = EV_CBR;
+			ev.arg = q->next.v;
+			if (evq_push(&q->psbq, &ev) < 0)
+				return FAIL;
+			break;
+		case PK_MODE:
+			if ((q->next.v >> 5) != 0)
+				return FAIL;	/* MODE.TSX */
+			ev.type = EV_EXEC_MODE;
+			ev.arg = q->next.v & 3;
+			if (evq_push(&q->psbq, &ev) < 0)
+				return FAIL;
+			break;
+		case PK_FUP:
+			if (update_ip(q, &q->next) < 0)
+				return FAIL;
+			break;
+		default:
+			return FAIL;
+		}
+		q->pos += q->next.size;
+	}
+}
+
+/* libipt's read-ahead: applies packets up to a TNT, TIP or event. */
+static int
+read_ahead(struct fq *q)
+{
+	struct fev ev;
+
+	for (;;) {
+		fetch(q);
+		if (q->next.kind == PK_TNT || q->next.kind == PK_TIP ||
+		    q->next.kind == PK_EOS || will_event(q))
+			return 0;
+		switch (q->next.kind) {
+		case PK_PAD:
+			break;
+		case PK_CYC:
+			apply_cyc(q, q->next.v);
+			break;
+		case PK_TSC:
+			apply_tsc(q, q->next.v, 0);
+			break;
+		case PK_PSBEND:		/* no events pending */
+			break;
+		case PK_PSB:
+			if (read_psb_header(q) < 0)
+				return FAIL;
+			continue;	/* pos is at the PSBEND */
+		case PK_FUP:
+			memset(&ev, 0, sizeof(ev));
+			if (update_ip(q, &q->next) < 0 || !q->have_ip ||
+			    q->ip_suppressed)
+				return FAIL;
+			ev.type = EV_ASYNC_BRANCH;
+			ev.at = q->last_ip;
+			event_time(q, &ev);
+			if (evq_push(&q->tipq, &ev) < 0)
+				return FAIL;
+			break;
+		default:
+			return FAIL;
+		}
+		q->pos += q->next.size;
+	}
+}
+
+static int
+status_flags(const struct fq *q)
+{
+	if (q->tnt_n > 0)
+		return 0;
+	if (will_event(q))
+		return ST_EVENT;
+	return q->next.kind == PK_EOS ? ST_EOS : 0;
+}
+
+/* pt_qry_cond_branch.  Returns status flags or FAIL (also bad query). */
+static int
+qry_cond(struct fq *q, int *taken)
+{
+	if (q->tnt_n == 0) {
+		for (;;) {
+			if (will_event(q) || q->next.kind != PK_TNT)
+				return FAIL;
+			q->tnt = q->next.v;
+			q->tnt_n = q->next.nbits;
+			q->pos += q->next.size;
+			if (q->tnt_n > 0)
+				break;
+			return FAIL;	/* an empty TNT: libipt's */
+		}
+		q->last_time = q->time;
+		if (read_ahead(q) < 0)
+			return FAIL;
+	}
+	*taken = (int)(q->tnt >> --q->tnt_n) & 1;
+	return status_flags(q);
+}
+
+/* Is the next query a TIP (an uncompressed return)? */
+static int
+tip_next(const struct fq *q)
+{
+	return q->tnt_n == 0 && q->next.kind == PK_TIP && q->tipq.n == 0;
+}
+
+/* pt_qry_indirect_branch.  Returns status flags or FAIL. */
+static int
+qry_indirect(struct fq *q, uint64_t *ip)
+{
+	int sup = 0;
+
+	if (!tip_next(q))
+		return FAIL;
+	if (update_ip(q, &q->next) < 0)
+		return FAIL;
+	*ip = event_ip(q, &sup);
+	if (sup)
+		return FAIL;	/* libipt: -pte_noip in the block decoder */
+	q->pos += q->next.size;
+	q->last_time = q->time;
+	if (read_ahead(q) < 0)
+		return FAIL;
+	return status_flags(q);
+}
+
+/* Decodes the event packet at pos; sets q->published when it made one. */
+static int
+decode_event_packet(struct fq *q)
+{
+	struct fev ev, *qe;
+	int sup = 0;
+
+	memset(&ev, 0, sizeof(ev));
+	q->have_published = 0;
+	switch (q->next.kind) {
+	case PK_MODE:
+		if ((q->next.v >> 5) != 0)
+			return FAIL;
+		ev.type = EV_EXEC_MODE;
+		ev.arg = q->next.v & 3;
+		event_time(q, &ev);
+		if (evq_push(&q->tipq, &ev) < 0)
+			return FAIL;
+		q->pos += q->next.size;
+		return 0;
+	case PK_PSBEND:
+		if ((qe = evq_pop(&q->psbq)) == NULL) {
+			q->pos += q->next.size;
+			return 0;
+		}
+		ev = *qe;
+		ev.status_update = 1;
+		event_time(q, &ev);
+		if (ev.type == EV_EXEC_MODE)
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		break;
+	case PK_PGE:
+		if (update_ip(q, &q->next) < 0)
+			return FAIL;
+		if (!q->consume_packet) {
+			ev.type = EV_ENABLED;
+			ev.ip = event_ip(q, &sup);
+			if (sup)
+				return FAIL;
+			event_time(q, &ev);
+			q->tnt_n = 0;
+			q->consume_packet = 1;
+		} else {
+			if ((qe = evq_pop(&q->tipq)) == NULL ||
+			    qe->type != EV_EXEC_MODE)
+				return FAIL;
+			ev = *qe;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		}
+		if (q->tipq.n > 0)
+			break;
+		q->consume_packet = 0;
+		q->pos += q->next.size;
+		break;
+	case PK_PGD:
+		if (update_ip(q, &q->next) < 0)
+			return FAIL;
+		if ((qe = evq_pop(&q->tipq)) != NULL) {
+			if (qe->type != EV_ASYNC_BRANCH)
+				return FAIL;
+			ev = *qe;
+			ev.type = EV_ASYNC_DISABLED;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		} else {
+			ev.type = EV_DISABLED;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+			event_time(q, &ev);
+		}
+		if (q->tipq.n > 0)
+			return FAIL;
+		q->pos += q->next.size;
+		break;
+	default:
+		return FAIL;	/* async branch, CBR, OVF, ...: libipt's */
+	}
+	q->published = ev;
+	q->have_published = 1;
+	return 0;
+}
+
+/* pt_qry_event: the next event into *ev.  Returns status flags or FAIL. */
+static int
+qry_event(struct fq *q, struct fev *ev)
+{
+	if (q->tnt_n > 0)
+		return FAIL;
+	for (;;) {
+		if ((q->next.kind == PK_TIP || q->next.kind == PK_TNT) &&
+		    !will_event(q))
+			return FAIL;
+		if (q->next.kind == PK_EOS || decode_event_packet(q) < 0)
+			return FAIL;
+		if (q->have_published)
+			break;
+		if (read_ahead(q) < 0)
+			return FAIL;
+	}
+	*ev = q->published;
+	q->last_time = q->time;
+	/* stops at once where the packet still has events to give */
+	if (read_ahead(q) < 0)
+		return FAIL;
+	return status_flags(q);
+}
+
+/* ----------------------------------------------------------------- */
+/* The emulated block decoder */
+
+#define RS_SIZE 64
+
+struct fworker {
+	const struct ptdec_config *cfg;
+	void *ipt;			/* libipt's worker, for fallbacks */
+	struct bbcache cache;
+	const uint8_t *buf;
+	size_t len;
+	struct fq q;
+	/* block decoder state */
+	uint64_t ip;
+	int enabled;
+	int mode;			/* enum pt_exec_mode */
+	int status;
+	int process_event;
+	struct fev ev;
+	uint64_t rs[RS_SIZE];
+	unsigned rs_top, rs_n;
+	/* output of the interval, kept until it is known to be ours */
+	struct blks_record *rec;
+	size_t nr, cap;
+	uint64_t now;			/* record time of last_time */
+	uint64_t now_tsc;
+	int now_valid;
+};
+
+/* The current block being built. */
+struct fblock {
+	uint64_t ip, end_ip;
+	uint32_t ninsn;
+	int iclass;
+	int mode;
+};
+
+static int
+rec_push(struct fworker *w, const struct blks_record *r)
+{
+	if (w->nr == w->cap) {
+		size_t c = w->cap ? 2 * w->cap : 4096;
+		struct blks_record *n = realloc(w->rec, c * sizeof(*n));
+
+		if (n == NULL)
+			return FAIL;
+		w->rec = n;
+		w->cap = c;
+	}
+	w->rec[w->nr++] = *r;
+	return 0;
+}
+
+/* ipt_now of ptdec_ipt: the record time of the query's last_time. */
+static uint64_t
+fast_now(struct fworker *w)
+{
+	const struct ftime *t = &w->q.last_time;
+
+	if (t->have_tsc && (!w->now_valid || t->tsc != w->now_tsc)) {
+		w->now = ptdec_tsc_to_ns(&w->cfg->time, t->tsc);
+		w->now_tsc = t->tsc;
+		w->now_valid = 1;
+	}
+	return w->now;
+}
+
+static int
+push_block(struct fworker *w, const struct fblock *b)
+{
+	struct blks_record r;
+
+	r.type = BLKS_BLOCK;
+	r.u.block.ip = b->ip;
+	r.u.block.end_ip = b->end_ip;
+	r.u.block.ninsn = b->ninsn;
+	r.u.block.iclass = (uint8_t)b->iclass;
+	r.u.block.flags = 0;
+	r.u.block.mode = (uint8_t)b->mode;
+	r.u.block.time = fast_now(w);
+	return rec_push(w, &r);
+}
+
+static int
+push_event(struct fworker *w, const struct fev *ev)
+{
+	struct blks_record r;
+	struct blks_event *be = &r.u.event;
+
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_EVENT;
+	be->flags = (uint8_t)(ev->ip_suppressed ? BLKS_EVF_IP_SUPPRESSED : 0);
+	switch (ev->type) {
+	case EV_ENABLED:
+		be->kind = BLKS_EV_ENABLED;
+		be->ip = ev->ip;
+		be->arg = ev->arg;
+		break;
+	case EV_DISABLED:
+		be->kind = BLKS_EV_DISABLED;
+		be->ip = ev->ip;
+		be->arg = BLKS_DIS_SYNC;
+		break;
+	case EV_ASYNC_DISABLED:
+		be->kind = BLKS_EV_DISABLED;
+		be->ip = ev->ip;
+		be->at = ev->at;
+		be->arg = BLKS_DIS_ASYNC;
+		be->flags |= BLKS_EVF_ASYNC;
+		break;
+	case EV_EXEC_MODE:
+		be->kind = BLKS_EV_EXEC_MODE;
+		be->ip = ev->ip;
+		be->arg = ev->arg == 1 ? ptem_64bit : ev->arg == 2 ?
+		    ptem_32bit : ev->arg == 0 ? ptem_16bit : ptem_unknown;
+		break;
+	default:
+		return FAIL;
+	}
+	be->time = ev->has_tsc ? ptdec_tsc_to_ns(&w->cfg->time, ev->tsc) :
+	    fast_now(w);
+	return rec_push(w, &r);
+}
+
+static int
+mode_of(uint64_t arg)
+{
+	/* MODE.exec bits: CS.L (bit 0), CS.D (bit 1) */
+	switch (arg & 3) {
+	case 1: return ptem_64bit;
+	case 2: return ptem_32bit;
+	case 0: return ptem_16bit;
+	default: return ptem_unknown;
+	}
+}
+
+/* pt_blk_fetch_event: 1 when an event is in process, 0 none, FAIL. */
+static int
+fetch_event(struct fworker *w)
+{
+	int st;
+
+	if (w->process_event)
+		return 1;
+	if (!(w->status & ST_EVENT))
+		return 0;
+	if ((st = qry_event(&w->q, &w->ev)) < 0)
+		return FAIL;
+	w->process_event = 1;
+	w->status = st;
+	return 1;
+}
+
+/* pt_blk_status */
+static int
+blk_status(const struct fworker *w, int flags)
+{
+	if ((w->status & ST_EOS) && !w->process_event)
+		flags |= ST_EOS;
+	return flags;
+}
+
+/*
+ * pt_blk_proceed_trailing_event: fetches an event that became pending
+ * and says whether it applies here.  Returns status flags or FAIL.
+ */
+static int
+trailing_event(struct fworker *w)
+{
+	int rc = fetch_event(w);
+
+	if (rc <= 0)
+		return rc < 0 ? FAIL : blk_status(w, 0);
+	switch (w->ev.type) {
+	case EV_DISABLED:
+		break;		/* binds on the event flow */
+	case EV_ENABLED:
+	case EV_CBR:
+		return blk_status(w, ST_EVENT);
+	case EV_ASYNC_DISABLED:
+		if (w->ip != w->ev.at)
+			break;
+		return blk_status(w, ST_EVENT);
+	case EV_EXEC_MODE:
+		if (!w->ev.ip_suppressed && w->ip != w->ev.ip)
+			break;
+		return blk_status(w, ST_EVENT);
+	default:
+		return FAIL;
+	}
+	return blk_status(w, 0);
+}
+
+static void
+rs_push(struct fworker *w, uint64_t ip)
+{
+	w->rs[w->rs_top] = ip;
+	w->rs_top = (w->rs_top + 1) % RS_SIZE;
+	if (w->rs_n < RS_SIZE)
+		w->rs_n++;
+}
+
+static int
+rs_pop(struct fworker *w, uint64_t *ip)
+{
+	if (w->rs_n == 0)
+		return FAIL;
+	w->rs_top = (w->rs_top + RS_SIZE - 1) % RS_SIZE;
+	w->rs_n--;
+	*ip = w->rs[w->rs_top];
+	return 0;
+}
+
+/*
+ * Takes the branch that ends bb using trace (pt_blk_next_ip): sets w->ip
+ * and w->status.  Returns 0 or FAIL.
+ */
+static int
+take_branch(struct fworker *w, const struct bb *bb)
+{
+	int st, taken;
+
+	switch (bb->iclass) {
+	case ptic_cond_jump:
+		if (!(bb->flags & BB_DIRECT) ||
+		    (st = qry_cond(&w->q, &taken)) < 0)
+			return FAIL;
+		w->ip = taken ? bb->target : bb->end_ip + bb->size;
+		w->status = st;
+		return 0;
+	case ptic_return:
+		if (!tip_next(&w->q)) {
+			if ((st = qry_cond(&w->q, &taken)) < 0 || !taken ||
+			    rs_pop(w, &w->ip) < 0)
+				return FAIL;
+			w->status = st;
+			return 0;
+		}
+		break;
+	case ptic_call:
+	case ptic_jump:
+		if (bb->flags & BB_DIRECT)
+			return FAIL;
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		break;
+	default:
+		return FAIL;
+	}
+	if ((st = qry_indirect(&w->q, &w->ip)) < 0)
+		return FAIL;
+	w->status = st;
+	return 0;
+}
+
+/* Proceeds one run from w->ip (pt_blk_proceed_no_event).  0 or FAIL. */
+static int
+proceed_run(struct fworker *w, struct fblock *b)
+{
+	const struct bb *bb = bbcache_get(&w->cache, w->ip);
+
+	if (bb == NULL)
+		return FAIL;
+	b->ninsn += bb->ninsn;
+	b->end_ip = bb->end_ip;
+	b->iclass = bb->iclass;
+	if (bb->flags & BB_PUSH)
+		rs_push(w, bb->end_ip + bb->size);
+	if ((bb->iclass == ptic_call || bb->iclass == ptic_jump) &&
+	    (bb->flags & BB_DIRECT)) {
+		w->ip = bb->target;	/* end_on_call, end_on_jump */
+		return 0;
+	}
+	return take_branch(w, bb);
+}
+
+/*
+ * Walks instruction by instruction from w->ip towards stop_ip (or, when
+ * to_branch, to the first instruction that needs trace), as libipt's
+ * pt_blk_proceed_to_ip / _to_insn do.  Returns 1 when reached, 0 when the
+ * block ended first (a direct call or jump), FAIL otherwise.  *branch
+ * receives the class of an instruction needing trace (to_branch only).
+ */
+static int
+walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int to_branch,
+    int *branch, unsigned *blen)
+{
+	unsigned len;
+	int iclass;
+	uint64_t target;
+
+	for (;;) {
+		if (!to_branch && w->ip == stop_ip)
+			return 1;
+		if (bbcache_insn(&w->cache, w->ip, &len, &iclass, &target) < 0)
+			return FAIL;
+		b->ninsn++;
+		b->end_ip = w->ip;
+		b->iclass = iclass;
+		if (iclass == ptic_call && !(target != 0 &&
+		    target == w->ip + len))
+			rs_push(w, w->ip + len);
+		if (iclass == ptic_other) {
+			w->ip += len;
+			continue;
+		}
+		if ((iclass == ptic_call || iclass == ptic_jump) &&
+		    target != 0) {
+			w->ip = target;
+			return to_branch ? 0 : w->ip == stop_ip;
+		}
+		if (!to_branch)
+			return FAIL;	/* libipt would need trace: an error */
+		*branch = iclass;
+		*blen = len;
+		return 1;
+	}
+}
+
+/* pt_blk_proceed_event for the events handled here.  Status or FAIL. */
+static int
+proceed_event(struct fworker *w, struct fblock *b)
+{
+	int rc, branch = ptic_other;
+	unsigned blen = 0;
+
+	switch (w->ev.type) {
+	case EV_ENABLED:
+	case EV_CBR:
+		break;
+	case EV_DISABLED:
+		if (!w->ev.ip_suppressed) {
+			if ((rc = walk_to(w, b, w->ev.ip, 0, NULL, NULL)) <= 0)
+				return rc;
+			break;
+		}
+		if ((rc = walk_to(w, b, 0, 1, &branch, &blen)) <= 0)
+			return rc;
+		/* where tracing is expected to resume */
+		w->ip = branch == ptic_call || branch == ptic_far_call ?
+		    w->ip + blen : 0;
+		break;
+	case EV_ASYNC_DISABLED:
+		if ((rc = walk_to(w, b, w->ev.at, 0, NULL, NULL)) <= 0)
+			return rc;
+		break;
+	case EV_EXEC_MODE:
+		if (w->ev.ip_suppressed)
+			break;
+		if ((rc = walk_to(w, b, w->ev.ip, 0, NULL, NULL)) < 0)
+			return rc;
+		if (w->ip != w->ev.ip)
+			return 0;
+		break;
+	default:
+		return FAIL;
+	}
+	return blk_status(w, ST_EVENT);
+}
+
+/* pt_blk_next: one block into *b.  Returns status flags or FAIL. */
+static int
+blk_next(struct fworker *w, struct fblock *b)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->ip = w->ip;
+	b->mode = w->mode;
+	if ((rc = fetch_event(w)) != 0)
+		return rc < 0 ? FAIL : proceed_event(w, b);
+	if (!w->enabled)
+		return FAIL;	/* -pte_eos or -pte_no_enable: libipt's */
+	if (proceed_run(w, b) < 0)
+		return FAIL;
+	return trailing_event(w);
+}
+
+/* pt_blk_event: applies the event in process.  Status flags or FAIL. */
+static int
+blk_event(struct fworker *w, struct fev *ev)
+{
+	*ev = w->ev;
+	switch (ev->type) {
+	case EV_ENABLED:
+		if (ev->status_update || ev->ip_suppressed || w->enabled)
+			return FAIL;
+		ev->arg = ev->ip == w->ip;	/* resumed */
+		w->ip = ev->ip;
+		w->enabled = 1;
+		break;
+	case EV_ASYNC_DISABLED:
+		if (w->ip != ev->at)
+			return FAIL;
+		/* fall through */
+	case EV_DISABLED:
+		if (ev->status_update || !w->enabled)
+			return FAIL;
+		w->enabled = 0;
+		break;
+	case EV_EXEC_MODE:
+		if (!ev->ip_suppressed && w->ip != ev->ip)
+			return FAIL;
+		if (ev->status_update && w->enabled &&
+		    w->mode != ptem_unknown && w->mode != mode_of(ev->arg))
+			return FAIL;
+		w->mode = mode_of(ev->arg);
+		break;
+	case EV_CBR:
+		break;
+	default:
+		return FAIL;
+	}
+	w->process_event = 0;
+	return trailing_event(w);
+}
+
+/* ----------------------------------------------------------------- */
+/* Intervals */
+
+#define STOPPED 1
+
+/* Drains events like ptdec_ipt.  Returns status, STOPPED (<<8), FAIL. */
+static int
+drain_events(struct fworker *w, uint64_t stop, int status, int *stopped)
+{
+	struct fev ev;
+
+	while (status & ST_EVENT) {
+		if ((status = blk_event(w, &ev)) < 0)
+			return FAIL;
+		if (ev.status_update) {
+			if ((uint64_t)(w->q.pos - w->q.begin) > stop) {
+				*stopped = 1;
+				return 0;
+			}
+			continue;
+		}
+		if (ev.type == EV_CBR || (ev.type == EV_EXEC_MODE &&
+		    mode_of(ev.arg) != ptem_64bit))
+			return FAIL;
+		if (ev.type == EV_EXEC_MODE)
+			ev.arg = ev.arg & 3;
+		if (push_event(w, &ev) < 0)
+			return FAIL;
+	}
+	return status;
+}
+
+/* pt_qry_start + pt_blk_start at the PSB at start.  Status or FAIL. */
+static int
+interval_start(struct fworker *w, uint64_t start)
+{
+	struct fq *q = &w->q;
+	uint8_t nom = q->nom_freq;
+	int sup = 0;
+
+	memset(q, 0, sizeof(*q));
+	q->begin = w->buf;
+	q->end = w->buf + w->len;
+	q->pos = w->buf + start;
+	q->nom_freq = nom;
+	q->tcal.min_fcr = UINT64_MAX;
+	fetch(q);
+	if (q->next.kind != PK_PSB || read_psb_header(q) < 0)
+		return FAIL;
+	w->ip = event_ip(q, &sup);
+	w->enabled = !sup;
+	w->mode = ptem_unknown;
+	w->process_event = 0;
+	w->rs_n = w->rs_top = 0;
+	w->now_valid = 0;
+	w->now = PTDEC_TIME_UNKNOWN;
+	if (read_ahead(q) < 0)
+		return FAIL;
+	w->status = status_flags(q);
+	return trailing_event(w);
+}
+
+/* Decodes the interval [start, stop) into w->rec.  0 or FAIL. */
+static int
+fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
+{
+	struct fblock b;
+	int status, stopped = 0;
+
+	w->nr = 0;
+	if ((status = interval_start(w, start)) < 0)
+		return FAIL;
+	for (;;) {
+		if ((status = drain_events(w, stop, status, &stopped)) < 0)
+			return FAIL;
+		if (stopped)
+			return 0;
+		if (status & ST_EOS)
+			return 0;
+		if ((status = blk_next(w, &b)) < 0)
+			return FAIL;
+		if (b.ninsn > 0 && push_block(w, &b) < 0)
+			return FAIL;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* The backend */
+
+static void
+fast_worker_free(void *wv)
+{
+	struct fworker *w = wv;
+
+	if (w == NULL)
+		return;
+	ptdec_backend_libipt.worker_free(w->ipt);
+	bbcache_fini(&w->cache);
+	free(w->rec);
+	free(w);
+}
+
+static int
+fast_worker_new(void **out, const struct ptdec_config *cfg,
+    const struct ptdec_thread *th, struct error *e)
+{
+	struct fworker *w;
+	int rc;
+
+	*out = NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return error_set(e, ERR_NOMEM, "fast decoder");
+	w->cfg = cfg;
+	w->buf = th->buf;
+	w->len = th->len;
+	w->q.nom_freq = cfg->nom_freq;
+	if ((rc = bbcache_init(&w->cache, cfg->images, th->pid, e)) < 0 ||
+	    (rc = ptdec_backend_libipt.worker_new(&w->ipt, cfg, th, e)) < 0) {
+		fast_worker_free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+/*
+ * Whether the walker can decode this configuration at all: libipt works
+ * around CPU errata in ways not reproduced here, and MTC needs the
+ * CPUID 0x15 ratio the walker does not model yet.
+ */
+static int
+fast_config_ok(const struct ptdec_config *cfg)
+{
+	struct pt_errata er;
+
+	if (cfg->cpu.vendor != pcv_intel)
+		return 1;
+	memset(&er, 0, sizeof(er));
+	if (pt_cpu_errata(&er, &cfg->cpu) < 0)
+		return 0;
+	return !er.bdm70 && !er.bdm64 && !er.skd007 && !er.skd022 &&
+	    !er.skl014;
+}
+
+static int
+fast_decode_chunk(void *wv, const struct ptdec_chunk *c,
+    struct ptdec_out *out, struct error *e)
+{
+	struct fworker *w = wv;
+	struct ptdec_chunk one;
+	int rc;
+
+	for (size_t i = 0; i < c->nr_psb; i++) {
+		uint64_t stop = i + 1 < c->nr_psb ? c->psb[i + 1] : c->next;
+
+		if (fast_config_ok(w->cfg) &&
+		    fast_interval(w, c->psb[i], stop) == 0) {
+			for (size_t k = 0; k < w->nr; k++)
+				if ((rc = ptdec_out_push(out, &w->rec[k],
+				    e)) < 0)
+					return rc;
+			continue;
+		}
+		out->fallbacks++;
+		one = *c;
+		one.psb = &c->psb[i];
+		one.nr_psb = 1;
+		one.begin = c->psb[i];
+		one.next = stop;
+		if ((rc = ptdec_backend_libipt.decode_chunk(w->ipt, &one, out,
+		    e)) < 0)
+			return rc;
+	}
+	return 0;
 }
 
 const struct ptdec_backend ptdec_backend_fast = {

@@ -29,4 +29,19 @@ int x86_insn_class(const uint8_t *buf, size_t len, int mode64);
 int x86_insn_class_len(const uint8_t *buf, size_t len, int mode64,
     unsigned *length);
 
+/* One instruction as a flow walker needs it. */
+struct x86_insn {
+	unsigned length;
+	int iclass;		/* enum pt_insn_class */
+	int direct;		/* a near branch with a relative target */
+	int64_t disp;		/* its displacement from the next instruction */
+};
+
+/*
+ * Decodes the instruction at the start of len bytes into *in.  Returns 0,
+ * or -1 when the bytes do not decode (*in untouched).
+ */
+int x86_insn_decode(const uint8_t *buf, size_t len, int mode64,
+    struct x86_insn *in);
+
 #endif
