@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "debugfind.h"
 #include "mkpath.h"
 #include "snapshot.h"
 
@@ -478,21 +479,52 @@ place(struct snapshot *s, char *tmp, const char *rel, struct error *e)
 	return 0;
 }
 
-/* Archives separate debuginfo for a build-id, if the debug root has it. */
+/*
+ * The separate debuginfo of the image read from image (NULL: none on
+ * disk): by build-id under the debug root, else through the image's
+ * .gnu_debuglink as debugfind looks (DIR/NAME, DIR/.debug/NAME,
+ * <debug root>/DIR/NAME), the CRC or build-id checked.  Returns an open
+ * fd, or -1 when there is none.
+ */
 static int
-archive_debug(struct snapshot *s, const char *hex, const char *dir,
-    char **debug_rel, struct error *e)
+open_debug(struct snapshot *s, const char *hex, const char *image)
 {
-	char src[4096], *tmp = NULL, rel[4096];
+	const char *roots[1] = { s->debug_root };
+	char src[4096], *found = NULL;
+	struct error ie;
+	Elf *elf;
+	int fd, ifd;
+
+	snprintf(src, sizeof(src), "%s/.build-id/%.2s/%s.debug", s->debug_root,
+	    hex, hex + 2);
+	if ((fd = open(src, O_RDONLY | O_CLOEXEC)) >= 0 || image == NULL)
+		return fd;
+	if ((ifd = open(image, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (elf_version(EV_CURRENT) != EV_NONE &&
+	    (elf = elf_begin(ifd, ELF_C_READ_MMAP, NULL)) != NULL) {
+		if (debugfind(elf, image, roots, 1, DEBUGFIND_NO_SYSTEM,
+		    &found, &ie) == 1)
+			fd = open(found, O_RDONLY | O_CLOEXEC);
+		elf_end(elf);
+	}
+	close(ifd);
+	free(found);
+	return fd;
+}
+
+/* Archives separate debuginfo for a build-id, if there is some. */
+static int
+archive_debug(struct snapshot *s, const char *hex, const char *image,
+    const char *dir, char **debug_rel, struct error *e)
+{
+	char *tmp = NULL, rel[4096];
 	uint8_t digest[SHA256_DIGEST_SIZE];
 	uint64_t size;
 	int fd, rc;
 
 	*debug_rel = NULL;
-	snprintf(src, sizeof(src), "%s/.build-id/%.2s/%s.debug", s->debug_root,
-	    hex, hex + 2);
-	fd = open(src, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if ((fd = open_debug(s, hex, image)) < 0)
 		return 0;
 	rc = copy_hashed(s, fd, NULL, 0, &tmp, digest, &size, e);
 	close(fd);
@@ -519,10 +551,12 @@ base_name(const char *path)
 
 /*
  * Common tail of the two archive functions: the file is in tmp with its
- * digest; id/idlen its build-id.
+ * digest; id/idlen its build-id; src the file it was read from (its
+ * .gnu_debuglink is looked up from there), NULL when it came from memory.
  */
 static int
-archive_placed(struct snapshot *s, const char *path, char *tmp,
+archive_placed(struct snapshot *s, const char *path, const char *src,
+    char *tmp,
     const uint8_t *digest, uint64_t size, const uint8_t *id, size_t idlen,
     int is_vdso, struct snapshot_image *img, struct error *e)
 {
@@ -552,7 +586,8 @@ archive_placed(struct snapshot *s, const char *path, char *tmp,
 		return dedup;
 	img->deduplicated = dedup;
 	if (idlen > 0 && !is_vdso &&
-	    (rc = archive_debug(s, img->build_id_hex, dir, &debug, e)) < 0)
+	    (rc = archive_debug(s, img->build_id_hex, src, dir, &debug,
+	    e)) < 0)
 		return rc;
 	img->has_debug = debug != NULL;
 	im.path = (char *)path;
@@ -631,7 +666,8 @@ snapshot_archive_file(struct snapshot *s, const char *path,
 	close(fd);
 	if (rc < 0)
 		return rc;
-	rc = archive_placed(s, path, tmp, digest, size, id, (size_t)n, 0, img,
+	rc = archive_placed(s, path, src, tmp, digest, size, id, (size_t)n, 0,
+	    img,
 	    e);
 	free(tmp);
 	return rc;
@@ -659,7 +695,7 @@ snapshot_archive_memory(struct snapshot *s, const char *name,
 	rc = copy_hashed(s, -1, data, len, &tmp, digest, &size, e);
 	if (rc < 0)
 		return rc;
-	rc = archive_placed(s, name, tmp, digest, size, id, (size_t)n,
+	rc = archive_placed(s, name, NULL, tmp, digest, size, id, (size_t)n,
 	    strcmp(name, "[vdso]") == 0, img, e);
 	free(tmp);
 	return rc;

@@ -114,7 +114,9 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
  * Archives the file at path (as mapped by the program; read from
  * read_path when not NULL, e.g. /proc/PID/root/...): by build-id when it
  * has one (with separate debuginfo from <debug_root>/.build-id/ when that
- * exists), else by SHA-256.  Deduplicates by content and records the
+ * exists, else the file its .gnu_debuglink names as lib/debugfind finds
+ * it: beside the image, in .debug/ beside it, or under <debug_root>/ with
+ * the image's directory; CRC or build-id checked), else by SHA-256.  Deduplicates by content and records the
  * mapping path -> archived file in the manifest (once per path).  Fills
  * *img.  Returns 0, -ERR_NOTFOUND/-ERR_IO (cannot read), -ERR_NOMEM.
  */

@@ -155,14 +155,34 @@ test_expect_success 'dl: calls into a dlopened library' "
 	    (.name | endswith(\"libspansdl.so\")))' an/events.jsonl >/dev/null
 "
 
+# The recorder finds tree.debug through .gnu_debuglink and archives it
+# beside the image, where ptspans finds it by build-id.
 test_expect_success 'stripped binary named through separate debuginfo' "
 	analyse \"$FIX/strip/tree\" 5 &&
+	jq -e '[.images[] | select(.path | endswith(\"/strip/tree\")) |
+	    .debug] == [\"images/.build-id/\" + (.images[] |
+	    select(.path | endswith(\"/strip/tree\")) | .build_id |
+	    .[0:2] + \"/\" + .[2:]) + \"/debug\"]' snap/manifest.json &&
+	cmp \"$FIX/strip/tree.debug\" \"snap/\$(jq -r '.images[] |
+	    select(.path | endswith(\"/strip/tree\")) | .debug' \
+	    snap/manifest.json)\" &&
+	check_counts && test \$(wc -l <compared) = 6 &&
+	jq -e '.quality.spans_unnamed <= 2' an/manifest.json &&
+	check_edges &&
+	cp -r snap \"$TEST_ROOT/strip\"
+"
+
+test_expect_success 'stripped binary: --debug-dir where the snapshot has none' "
+	cp -r \"$TEST_ROOT/strip\" snap &&
+	rm snap/\$(jq -r '.images[] | select(.path | endswith(\"/strip/tree\"))
+	    | .debug' snap/manifest.json) &&
+	ptdecode snap >blocks 2>decode.err &&
+	ptspans -o an <blocks >out &&
 	jq -e '.quality.spans_unnamed > 100' an/manifest.json &&
 	ptspans -o an2 --debug-dir \"$FIX/strip/debug\" <blocks >out &&
 	rm -rf an && mv an2 an &&
 	check_counts && test \$(wc -l <compared) = 6 &&
-	jq -e '.quality.spans_unnamed <= 2' an/manifest.json &&
-	check_edges
+	jq -e '.quality.spans_unnamed <= 2' an/manifest.json
 "
 
 test_expect_success 'ring wrap: callers below the bottom, parity in window' "
