@@ -73,3 +73,18 @@ fuzz-spans: $(SPANS_FUZZ)
 FUZZ_RUNS += fuzz-spans
 .PHONY: fuzz-spans
 $(BUILD)/tests/unit/t_spans_hw: LIBS_ALL += -lZydis
+
+# JIT code: the recorders' archive (ELF images from dumped bytes) and the
+# emu plugin's dumps, each tested on its own objects.
+$(BUILD)/tests/unit/t_jit_archive.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_jit_archive: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
+    $(BUILD)/cmd/ptrec/jit_archive.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/jit_archive.o \
+	    $(LIBPTKIT) $(LIBS_ALL)
+
+$(BUILD)/tests/unit/t_emu_jit: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
+    $(BUILD)/cmd/ptrec/emu/emu_jit.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/emu/emu_jit.o \
+	    $(LIBPTKIT) $(LIBS_ALL)
