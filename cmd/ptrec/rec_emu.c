@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cleanup.h"
 #include "elfsym.h"
 #include "emu_handoff.h"
@@ -168,29 +169,27 @@ write_trigger(FILE *f, const char *kind, const char *program,
 	return -1;
 }
 
+/* One --filter, resolved as the hardware recorders resolve it. */
 static int
 write_filter(FILE *f, const char *program, const char *spec)
 {
-	uint64_t off, size;
-	char path[PATH_MAX], real[PATH_MAX];
+	struct ptfilter pf;
+	char path[PATH_MAX];
 	struct error e;
+	int rc;
 
-	if (sscanf(spec, "%" SCNi64 "/%" SCNi64 "@%4095s", &off, &size,
-	    path) == 3) {
-		if (realpath(path, real) == NULL) {
-			report(TOOL, path, NULL, "%s", strerror(errno));
-			return -1;
-		}
-		fprintf(f, "filter %" PRIu64 " %" PRIu64 " %s\n", off, size,
-		    real);
-		return 0;
+	rc = capture_filter_parse(program, spec, &pf, path, sizeof(path), &e);
+	if (rc == -ERR_INVALID) {
+		report(TOOL, NULL, NULL, "%s", e.msg);	/* "FILE: reason" */
+		return -1;
 	}
-	if (elfsym_lookup(program, spec, &off, &size, &e) < 0) {
+	if (rc < 0) {
 		report(TOOL, spec, "--filter takes a function of PROGRAM or "
 		    "ADDR/SIZE@FILE", "%s", e.msg);
 		return -1;
 	}
-	fprintf(f, "filter %" PRIu64 " %" PRIu64 " %s\n", off, size, program);
+	fprintf(f, "filter %" PRIu64 " %" PRIu64 " %s\n", pf.offset, pf.size,
+	    pf.path);
 	return 0;
 }
 
@@ -362,19 +361,8 @@ start_program(struct recorder *r)
 static void
 copy_output(struct recorder *r, int *fd)
 {
-	char buf[65536];
-	ssize_t n = read(*fd, buf, sizeof(buf));
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		close(*fd);
-		*fd = -1;
-		return;
-	}
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
-		(void)0;	/* our stderr is gone: the log still has it */
-	if (write(r->log_fd, buf, (size_t)n) != n)
+	/* The plugin matches --trigger-line in the guest: no lines here. */
+	if (capture_relay(fd, 0, r->log_fd, NULL) == -2)
 		r->failed = 1;
 }
 
