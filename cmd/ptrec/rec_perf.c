@@ -312,7 +312,9 @@ rec_perf_run(const struct rec_options *o)
 	run.perf_version = r->caps->tools.perf_version[0] ?
 	    r->caps->tools.perf_version : NULL;
 	run.pid = (int)o->pid;
-	run.state = "running";
+	/* perf reaps the program: its exit status never reaches us. */
+	run.state = strcmp(reason, "exit") == 0 ? "exited" : "running";
+	run.exit_code = -1;
 	run.reason = reason;
 	run.detail = strcmp(reason, "line") == 0 || strcmp(reason, "tail") == 0 ?
 	    o->trigger_line : NULL;

@@ -37,7 +37,7 @@ test_expect_success 'dry run plans every check of both recorders' '
 
 test_expect_success 'dry run: the plans hold the concrete checks' '
 	sh "$RUN" --dry-run --sysroot "$FIX/skylake" >out &&
-	grep -qx "ok 1 - pt/exit # SKIP dry run: 2 commands, 13 expectations planned" out &&
+	grep -qx "ok 1 - pt/exit # SKIP dry run: 2 commands, 14 expectations planned" out &&
 	grep -qx "#   expect: calls to leaf eq 1000" out &&
 	grep -qx "#   expect: pt config is the doctor'\''s for '\''normal'\'' eq 0x3082603" out &&
 	grep -qx "#   expect: last call is the trigger eq marker" out &&
