@@ -178,12 +178,13 @@ capture_lines_free(struct capture_lines *l)
 }
 
 int
-capture_relay(int *fd, int stream, int log_fd, struct capture_lines *lines)
+capture_relay(int *fd, int stream, int log_fd, struct capture_lines *lines,
+    unsigned *matched)
 {
 	char buf[65536];
 	ssize_t n = read(*fd, buf, sizeof(buf));
-	int rc;
 
+	*matched = 0;
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return 0;
 	if (n <= 0) {
@@ -193,11 +194,11 @@ capture_relay(int *fd, int stream, int log_fd, struct capture_lines *lines)
 	}
 	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 		(void)0;	/* our stderr is gone: the log still has it */
-	rc = lines != NULL ? (int)capture_lines_feed(lines, stream, buf,
-	    (size_t)n) : 0;
+	if (lines != NULL)
+		*matched = capture_lines_feed(lines, stream, buf, (size_t)n);
 	if (log_fd >= 0 && write(log_fd, buf, (size_t)n) != n)
 		return -2;
-	return rc;
+	return (int)n;
 }
 
 /* ---- the trigger policy ------------------------------------------------- */

@@ -115,11 +115,13 @@ void capture_lines_free(struct capture_lines *l);
 /*
  * Reads what is there on fd (the program's stream 0 or 1), writes it to
  * ptrec's stderr and to log_fd (when >= 0) and feeds lines (when not
- * NULL).  Returns the number of matching lines, 0 when nothing was
- * ready, -1 at end of file (fd is then closed and set to -1) and -2 when
- * the log could not be written (the bytes still went to stderr).
+ * NULL), setting *matched to the number of matching lines.  Returns the
+ * bytes read (> 0), 0 when nothing was ready, -1 at end of file (fd is
+ * then closed and set to -1), -2 when the log could not be written (the
+ * bytes still went to stderr and were matched).
  */
-int capture_relay(int *fd, int stream, int log_fd, struct capture_lines *lines);
+int capture_relay(int *fd, int stream, int log_fd, struct capture_lines *lines,
+    unsigned *matched);
 
 /* ---- the trigger policy ------------------------------------------------- */
 

@@ -361,8 +361,10 @@ start_program(struct recorder *r)
 static void
 copy_output(struct recorder *r, int *fd)
 {
+	unsigned matched;
+
 	/* The plugin matches --trigger-line in the guest: no lines here. */
-	if (capture_relay(fd, 0, r->log_fd, NULL) == -2)
+	if (capture_relay(fd, 0, r->log_fd, NULL, &matched) == -2)
 		r->failed = 1;
 }
 

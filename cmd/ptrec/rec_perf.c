@@ -166,6 +166,7 @@ static const char *
 relay(struct perf_rec *r, int wait_ms)
 {
 	struct pollfd p[2];
+	unsigned matched;
 	int i, n;
 
 	for (i = 0; i < 2; i++)
@@ -175,11 +176,12 @@ relay(struct perf_rec *r, int wait_ms)
 	for (i = 0; i < 2; i++) {
 		if (r->out[i] < 0 || p[i].revents == 0)
 			continue;
-		n = capture_relay(&r->out[i], i, r->log_fd, &r->lines);
+		n = capture_relay(&r->out[i], i, r->log_fd, &r->lines,
+		    &matched);
 		if (n == -2)
 			report_warning(TOOL, "output.log", "%s",
 			    strerror(errno));
-		if (n > 0 && capture_on_trigger(&r->pol,
+		if (matched > 0 && capture_on_trigger(&r->pol,
 		    now_ns(CLOCK_MONOTONIC) / 1000000) == CAPTURE_SNAPSHOT)
 			return "line";
 	}

@@ -179,11 +179,12 @@ test_relay(void)
 {
 	char logp[] = "/tmp/t_capture.XXXXXX", buf[64];
 	struct capture_lines l;
+	unsigned matched;
 	struct error e;
 	int p[2], log_fd, saved, devnull;
 	ssize_t n;
 
-	if (pipe(p) < 0 || (log_fd = mkstemp(logp)) < 0) {
+	if (pipe2(p, O_NONBLOCK) < 0 || (log_fd = mkstemp(logp)) < 0) {
 		OK(0, "pipe, log");
 		return;
 	}
@@ -193,9 +194,14 @@ test_relay(void)
 	saved = dup(2);
 	devnull = open("/dev/null", O_WRONLY);
 	dup2(devnull, 2);
-	IS_INT(capture_relay(&p[0], 0, log_fd, &l), 1, "one matching line");
+	IS_INT(capture_relay(&p[0], 0, log_fd, &l, &matched), 10,
+	    "10 bytes relayed");
+	IS_INT(matched, 1, "one matching line");
+	IS_INT(capture_relay(&p[0], 0, log_fd, &l, &matched), 0,
+	    "nothing more ready");
 	close(p[1]);
-	IS_INT(capture_relay(&p[0], 0, log_fd, &l), -1, "end of file");
+	IS_INT(capture_relay(&p[0], 0, log_fd, &l, &matched), -1,
+	    "end of file");
 	dup2(saved, 2);
 	close(saved);
 	close(devnull);
