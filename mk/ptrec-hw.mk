@@ -25,3 +25,13 @@ $(BUILD)/tests/unit/t_capture: \
     $(BUILD)/cmd/ptrec/capture.o $(BUILD)/cmd/ptrec/elfsym.o $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/capture.o \
 	    $(BUILD)/cmd/ptrec/elfsym.o $(LIBPTKIT) $(LIBS_ALL)
+
+# rec_pt's run on fake rings: every ptrec object but main.
+PTREC_NO_MAIN_OBJS = $(filter-out $(BUILD)/cmd/ptrec/main.o,\
+    $(call tool_objs,ptrec))
+$(BUILD)/tests/unit/t_rec_pt.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_rec_pt: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(PTREC_NO_MAIN_OBJS) \
+    $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(PTREC_NO_MAIN_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL)

@@ -28,7 +28,7 @@
 
 #define TOOL "ptrec"
 /* sig_data of our breakpoints: tells their SIGTRAP from the program's. */
-#define BP_COOKIE 0x70746b6974ULL	/* "ptkit" */
+#define BP_COOKIE REC_PT_BP_COOKIE
 
 /*
  * SIGINT/SIGTERM ask for the snapshot now: a signal handler can only
@@ -52,7 +52,8 @@ struct pt_thread {
 
 struct pt_rec {
 	const struct rec_options *o;
-	struct ptcaps *caps;
+	const struct rec_pt_events *k;	/* the kernel side */
+	const struct ptcaps *caps;
 	struct ptconfig cfg;
 	struct ptring_plan plan;
 	struct pttrace t;
@@ -79,7 +80,9 @@ struct pt_rec {
 	int log_fd;
 	int out[2];		/* the program's stdout and stderr, or -1 */
 	int off;		/* the last snapshot is written */
+	int in_snapshot;	/* take_snapshot is running */
 	int failed;		/* a snapshot could not be written */
+	int log_failed;		/* output.log could not be written */
 	uint64_t start_wall;
 };
 
@@ -119,7 +122,7 @@ drain_all(struct pt_rec *r, struct error *e)
 	int rc;
 
 	for (i = 0; i < r->n_th; i++)
-		if ((rc = ptevent_drain(&r->th[i].ev, pt_sideband_add, &r->sb,
+		if ((rc = r->k->drain(&r->th[i].ev, pt_sideband_add, &r->sb,
 		    e)) < 0)
 			return rc;
 	return 0;
@@ -210,7 +213,7 @@ arm_trigger(struct pt_rec *r, struct pt_thread *th)
 	if (trigger_address(r, r->t.pid ? r->t.pid : th->tid) < 0)
 		return -r->err.code;
 	if (r->bp_mode == CAPTURE_BP_PAUSE) {
-		fd = ptevent_breakpoint_pause(th->tid, r->trig_addr, r->hits,
+		fd = r->k->breakpoint_pause(th->tid, r->trig_addr, r->hits,
 		    th->ev.fd, &e);
 		if (fd >= 0) {
 			th->bp_fd = fd;
@@ -220,7 +223,7 @@ arm_trigger(struct pt_rec *r, struct pt_thread *th)
 		    e.msg, capture_bp_mode_text(CAPTURE_BP_PARK));
 		r->bp_mode = CAPTURE_BP_PARK;
 	}
-	fd = ptevent_breakpoint(th->tid, r->trig_addr, r->hits, BP_COOKIE,
+	fd = r->k->breakpoint(th->tid, r->trig_addr, r->hits, BP_COOKIE,
 	    &r->err);
 	if (fd < 0)
 		return error_prefix(&r->err, "--trigger-symbol %s",
@@ -230,12 +233,12 @@ arm_trigger(struct pt_rec *r, struct pt_thread *th)
 }
 
 static void
-close_thread(struct pt_thread *th)
+close_thread(struct pt_rec *r, struct pt_thread *th)
 {
 	if (th->bp_fd >= 0)
 		close(th->bp_fd);
 	th->bp_fd = -1;
-	ptevent_close(&th->ev);
+	r->k->close(&th->ev);
 }
 
 /* pttrace: a thread before its first instruction gets its event. */
@@ -272,10 +275,10 @@ thread_new(pid_t tid, void *arg)
 	spec.data_bytes = r->plan.base_bytes - PTRING_PAGE;
 	spec.aux_bytes = aux;
 	spec.filter = r->filter[0] != '\0' ? r->filter : NULL;
-	if ((rc = ptevent_open(&th->ev, tid, &spec, &r->err)) < 0 ||
+	if ((rc = r->k->open(&th->ev, tid, &spec, &r->err)) < 0 ||
 	    (rc = arm_trigger(r, th)) < 0 ||
-	    (rc = ptevent_enable(&th->ev, &r->err)) < 0) {
-		close_thread(th);
+	    (rc = r->k->enable(&th->ev, &r->err)) < 0) {
+		close_thread(r, th);
 		/* The run ends: pttrace may let the program go at once. */
 		free_threads(r);
 		return rc;
@@ -286,7 +289,7 @@ thread_new(pid_t tid, void *arg)
 		struct error te;
 
 		/* Without cap_user_time_zero tc is still the best we have. */
-		rc = ptevent_time_conv(&th->ev, &r->tc, &te);
+		rc = r->k->time_conv(&th->ev, &r->tc, &te);
 		r->have_tc = rc == 0;
 		if (rc < 0 && rc != -ERR_UNSUPPORTED)
 			memset(&r->tc, 0, sizeof(r->tc));
@@ -312,11 +315,13 @@ free_threads(struct pt_rec *r)
 	size_t i;
 
 	for (i = 0; i < r->n_th; i++)
-		close_thread(&r->th[i]);
+		close_thread(r, &r->th[i]);
 	free(r->th);
 	r->th = NULL;
 	r->n_th = 0;
 }
+
+static void drain_output(struct pt_rec *r, int triggers, int max);
 
 /* What the manifest's trigger.detail names for reason. */
 static const char *
@@ -354,7 +359,7 @@ write_rings(struct pt_rec *r, const char *reason, uint64_t index,
 			break;
 		}
 		truncated = 0;
-		g->kept = ptevent_snapshot(&r->th[i].ev, buf, &truncated);
+		g->kept = r->k->snapshot(&r->th[i].ev, buf, &truncated);
 		g->data = buf;
 		g->tid = r->th[i].tid;
 		g->pid = r->t.pid;
@@ -402,10 +407,13 @@ take_snapshot(struct pt_rec *r, const char *reason)
 	char dest[PATH_MAX];
 	size_t i;
 
-	if (r->off)
+	if (r->off || r->in_snapshot)
 		return;
+	r->in_snapshot = 1;
+	/* output.log holds what the program wrote up to the trigger. */
+	drain_output(r, 0, 16);
 	for (i = 0; i < r->n_th; i++)
-		if (ptevent_disable(&r->th[i].ev, &e) < 0 && !r->th[i].exited)
+		if (r->k->disable(&r->th[i].ev, &e) < 0 && !r->th[i].exited)
 			report_warning(TOOL, "snapshot", "thread %d: %s",
 			    (int)r->th[i].tid, e.msg);
 	if (drain_all(r, &e) < 0)
@@ -418,13 +426,14 @@ take_snapshot(struct pt_rec *r, const char *reason)
 		printf("%s\n", dest);
 		fflush(stdout);
 	}
+	r->in_snapshot = 0;
 	if (capture_taken(&r->pol, reason) || r->failed) {
 		r->off = 1;
 		free_threads(r);
 		return;
 	}
 	for (i = 0; i < r->n_th; i++)
-		if (!r->th[i].exited && ptevent_enable(&r->th[i].ev, &e) < 0)
+		if (!r->th[i].exited && r->k->enable(&r->th[i].ev, &e) < 0)
 			report_warning(TOOL, "--repeat", "thread %d: %s",
 			    (int)r->th[i].tid, e.msg);
 }
@@ -458,7 +467,7 @@ pause_fired(struct pt_rec *r)
 	size_t i;
 
 	for (i = 0; i < r->n_th; i++)
-		if (r->th[i].bp_fd >= 0 && ptevent_breakpoint_count(
+		if (r->th[i].bp_fd >= 0 && r->k->breakpoint_count(
 		    r->th[i].bp_fd, &e) >= (int64_t)r->hits)
 			return 1;
 	return 0;
@@ -470,11 +479,7 @@ prepare(struct pt_rec *r, struct error *e)
 	const struct rec_options *o = r->o;
 	int rc;
 
-	if ((r->caps = malloc(sizeof(*r->caps))) == NULL)
-		return error_set(e, ERR_NOMEM, "caps");
-	if ((rc = ptcaps_probe(r->caps, assess_root(o), PTCAPS_NO_TOOLS,
-	    e)) < 0 ||
-	    (rc = ptconfig_build(r->caps, profile_of(o->timing),
+	if ((rc = ptconfig_build(r->caps, profile_of(o->timing),
 	    o->timing_config, &r->cfg, e)) < 0 ||
 	    (rc = ptring_plan(r->caps, o->aux_bytes, o->budget_bytes,
 	    &r->plan, e)) < 0)
@@ -529,14 +534,32 @@ open_output(struct pt_rec *r, int wr[2], struct error *e)
 }
 
 /*
- * Relays what the program wrote (waiting at most wait_ms for it); a
- * matching line is the --trigger-line trigger.
+ * Relays what stream i of the program has written; each matching line is
+ * a --trigger-line trigger, unless triggers is 0.  Returns as
+ * capture_relay (> 0: there may be more).
  */
+static int
+relay_stream(struct pt_rec *r, int i, int triggers)
+{
+	unsigned matched, k;
+	int n = capture_relay(&r->out[i], i, r->log_fd, &r->lines, &matched);
+
+	if (n == -2 && !r->log_failed) {
+		report_warning(TOOL, "output.log", "%s", strerror(errno));
+		r->log_failed = 1;
+	}
+	for (k = 0; triggers && k < matched; k++)
+		if (capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+			take_snapshot(r, "line");
+	return n;
+}
+
+/* Relays what the program wrote, waiting at most wait_ms for it. */
 static void
 relay_output(struct pt_rec *r, int wait_ms)
 {
 	struct pollfd p[2];
-	int i, n;
+	int i;
 
 	for (i = 0; i < 2; i++)
 		p[i] = (struct pollfd){ .fd = r->out[i], .events = POLLIN };
@@ -547,18 +570,9 @@ relay_output(struct pt_rec *r, int wait_ms)
 	}
 	if (poll(p, 2, wait_ms) <= 0)
 		return;
-	for (i = 0; i < 2; i++) {
-		if (r->out[i] < 0 || p[i].revents == 0)
-			continue;
-		n = capture_relay(&r->out[i], i, r->log_fd, &r->lines);
-		if (n == -2 && !r->failed) {
-			report_warning(TOOL, "output.log", "%s",
-			    strerror(errno));
-		}
-		if (n > 0 && capture_on_trigger(&r->pol, mono_ms()) ==
-		    CAPTURE_SNAPSHOT)
-			take_snapshot(r, "line");
-	}
+	for (i = 0; i < 2; i++)
+		if (r->out[i] >= 0 && p[i].revents != 0)
+			relay_stream(r, i, 1);
 }
 
 /* Steps the program until it ends or we are asked to stop. */
@@ -646,15 +660,20 @@ out:
 	return rc;
 }
 
-/* After the program ended: what it wrote last. */
+/*
+ * What the program has written by now (at most max reads of each
+ * stream: threads that are not parked may write on), up to the end of
+ * file when it has ended; its lines may trigger snapshots when triggers
+ * is 1.
+ */
 static void
-drain_output(struct pt_rec *r)
+drain_output(struct pt_rec *r, int triggers, int max)
 {
-	int i;
+	int i, k;
 
 	for (i = 0; i < 2; i++)
-		while (r->out[i] >= 0 && capture_relay(&r->out[i], i, r->log_fd,
-		    &r->lines) != 0)
+		for (k = 0; k < max && r->out[i] >= 0 &&
+		    relay_stream(r, i, triggers) > 0; k++)
 			;
 }
 
@@ -668,7 +687,7 @@ finish(struct pt_rec *r, const char *reason)
 		report_warning(TOOL, "--budget-bytes", "%u threads went untraced:"
 		    " the ring budget was spent", r->untraced);
 	if (strcmp(reason, "exit") == 0)
-		drain_output(r);
+		drain_output(r, 1, INT_MAX);	/* what it wrote last */
 	take_snapshot(r, reason);
 	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {
@@ -696,25 +715,18 @@ rec_free(struct pt_rec *r)
 		close(r->log_fd);
 	if (r->scr.path[0] != '\0')
 		scratch_close(&r->scr);
-	free(r->caps);
 	free(r);
 }
 
 int
-rec_pt_run(const struct rec_options *o)
+rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
+    const struct rec_pt_events *ev)
 {
 	struct pt_rec *r;
 	struct error e;
 	const char *reason;
 	int status = EXIT_FAIL;
 
-	if (strcmp(assess_root(o), "/") != 0 && assess_root(o)[0] != '\0') {
-		/* A fake tree's caps would configure the real kernel wrongly. */
-		report(TOOL, "--recorder pt", "use --sysroot and PTKIT_SYSROOT "
-		    "only with --doctor", "%s is not this machine's root: "
-		    "recording needs the real /sys and /proc", assess_root(o));
-		return EXIT_FAIL;
-	}
 	if (o->pid != 0 && o->trigger_line != NULL) {
 		report(TOOL, "--trigger-line", "launch the program with ptrec, "
 		    "or use --trigger-symbol", "with --pid the program's output "
@@ -726,6 +738,8 @@ rec_pt_run(const struct rec_options *o)
 		return EXIT_FAIL;
 	}
 	r->o = o;
+	r->k = ev;
+	r->caps = caps;
 	r->log_fd = r->out[0] = r->out[1] = -1;
 	r->scr.slot = -1;
 	r->start_wall = wall_ns();
@@ -751,5 +765,46 @@ rec_pt_run(const struct rec_options *o)
 	status = r->pol.taken > 0 && !r->failed ? EXIT_OK : EXIT_FAIL;
 out:
 	rec_free(r);
+	return status;
+}
+
+static const struct rec_pt_events kernel_events = {
+	.open = ptevent_open,
+	.enable = ptevent_enable,
+	.disable = ptevent_disable,
+	.drain = ptevent_drain,
+	.snapshot = ptevent_snapshot,
+	.time_conv = ptevent_time_conv,
+	.close = ptevent_close,
+	.breakpoint = ptevent_breakpoint,
+	.breakpoint_pause = ptevent_breakpoint_pause,
+	.breakpoint_count = ptevent_breakpoint_count,
+};
+
+int
+rec_pt_run(const struct rec_options *o)
+{
+	struct ptcaps *caps;
+	struct error e;
+	int status;
+
+	if (strcmp(assess_root(o), "/") != 0 && assess_root(o)[0] != '\0') {
+		/* A fake tree's caps would configure the real kernel wrongly. */
+		report(TOOL, "--recorder pt", "use --sysroot and PTKIT_SYSROOT "
+		    "only with --doctor", "%s is not this machine's root: "
+		    "recording needs the real /sys and /proc", assess_root(o));
+		return EXIT_FAIL;
+	}
+	if ((caps = malloc(sizeof(*caps))) == NULL) {
+		report(TOOL, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	if (ptcaps_probe(caps, assess_root(o), PTCAPS_NO_TOOLS, &e) < 0) {
+		report_error(TOOL, "--recorder pt", &e, NULL);
+		free(caps);
+		return EXIT_FAIL;
+	}
+	status = rec_pt_record(o, caps, &kernel_events);
+	free(caps);
 	return status;
 }

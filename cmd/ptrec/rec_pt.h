@@ -15,8 +15,44 @@
 #define PTREC_REC_PT_H
 
 #include "options.h"
+#include "ptcaps.h"
+#include "ptevent.h"
 
 /* Records as o says; returns the tool's exit status (reports errors). */
 int rec_pt_run(const struct rec_options *o);
+
+/*
+ * The kernel side of the recorder: lib/ptevent's functions, or a test's
+ * fake rings.  Each has the signature and the returns of the ptevent
+ * function it is named after; a breakpoint's fd is closed with close(2).
+ */
+struct rec_pt_events {
+	int (*open)(struct ptevent *ev, pid_t tid,
+	    const struct ptevent_spec *s, struct error *e);
+	int (*enable)(struct ptevent *ev, struct error *e);
+	int (*disable)(struct ptevent *ev, struct error *e);
+	int (*drain)(struct ptevent *ev, ptsb_fn fn, void *arg,
+	    struct error *e);
+	uint64_t (*snapshot)(struct ptevent *ev, uint8_t *out, int *truncated);
+	int (*time_conv)(const struct ptevent *ev,
+	    struct perfdata_time_conv *tc, struct error *e);
+	void (*close)(struct ptevent *ev);
+	int (*breakpoint)(pid_t tid, uint64_t addr, uint64_t hits,
+	    uint64_t cookie, struct error *e);
+	int (*breakpoint_pause)(pid_t tid, uint64_t addr, uint64_t hits,
+	    int group_fd, struct error *e);
+	int64_t (*breakpoint_count)(int fd, struct error *e);
+};
+
+/* sig_data of the recorder's breakpoints, back in si_perf_data. */
+#define REC_PT_BP_COOKIE 0x70746b6974ULL	/* "ptkit" */
+
+/*
+ * rec_pt_run after its checks: records with caps (already probed) and
+ * the events ev.  Returns the tool's exit status.  Tests call it with
+ * fake rings; rec_pt_run with lib/ptevent.
+ */
+int rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
+    const struct rec_pt_events *ev);
 
 #endif

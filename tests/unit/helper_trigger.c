@@ -1,0 +1,62 @@
+/*
+ * helper_trigger: the program t_rec_pt records with the pt recorder on
+ * fake rings.
+ *
+ *   helper_trigger lines        writes "tick 1" to "tick 4" in one write,
+ *                               exits 0
+ *   helper_trigger trap COOKIE  writes "before ADDR" (ADDR: trigger_here's
+ *                               runtime address), calls trigger_here(),
+ *                               writes "after" to stderr, exits 5
+ *
+ * trigger_here() raises on its own thread the signal a perf breakpoint
+ * with attr.sigtrap raises when it fires (SIGTRAP, si_code TRAP_PERF,
+ * si_perf_data = the event's sig_data): what the kernel would send at a
+ * hardware breakpoint on trigger_here, which this machine's breakpoints
+ * cannot give.  A process may queue any siginfo to itself.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define TRAP_PERF_CODE 6
+
+__attribute__((noinline)) void trigger_here(unsigned long long cookie);
+
+__attribute__((noinline)) void
+trigger_here(unsigned long long cookie)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGTRAP;
+	si.si_code = TRAP_PERF_CODE;
+	si.si_addr = (void *)trigger_here;
+	/* si_perf_data follows si_addr in the kernel's siginfo. */
+	memcpy((char *)&si.si_addr + sizeof(void *), &cookie, sizeof(cookie));
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid),
+	    SIGTRAP, &si);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const char ticks[] = "tick 1\ntick 2\ntick 3\ntick 4\n";
+
+	if (argc == 2 && strcmp(argv[1], "lines") == 0) {
+		if (write(1, ticks, sizeof(ticks) - 1) < 0)
+			return 1;
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "trap") == 0) {
+		printf("before %p\n", (void *)trigger_here);
+		fflush(stdout);
+		trigger_here(strtoull(argv[2], NULL, 0));
+		fprintf(stderr, "after\n");
+		return 5;
+	}
+	fprintf(stderr, "usage: helper_trigger lines | trap COOKIE\n");
+	return 2;
+}

@@ -1,0 +1,359 @@
+/*
+ * Tests for the pt recorder's run (cmd/ptrec/rec_pt.c) on fake rings: the
+ * real launch under ptrace, option parsing, output relay, trigger policy
+ * and snapshot writing, with the perf events replaced by fakes that count
+ * what the recorder asks of them (nothing here claims a hardware result).
+ *
+ *   - --trigger-line with --repeat 2 on a program that writes four lines
+ *     at once and exits: two numbered snapshots, each for its own line,
+ *     events disabled for each and enabled again between them;
+ *   - --trigger-symbol with --filter: the filter string the event is
+ *     opened with, the breakpoint armed at the symbol's runtime address
+ *     with hits 1, and the parked thread: helper_trigger raises the
+ *     SIGTRAP a sigtrap breakpoint raises, and the snapshot is written
+ *     while it waits (its output.log ends before "after");
+ *   - --trigger-line with --pid is refused.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "elfsym.h"
+#include "manifest.h"
+#include "options.h"
+#include "rec_pt.h"
+#include "tap.h"
+
+static struct {
+	int opens, enables, disables, closes, snapshots, bps;
+	uint64_t bp_addr, bp_hits, bp_cookie;
+	char filter[1024];
+} F;
+
+static int
+fake_open(struct ptevent *ev, pid_t tid, const struct ptevent_spec *s,
+    struct error *e)
+{
+	(void)e;
+	memset(ev, 0, sizeof(*ev));
+	ev->tid = tid;
+	ev->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ev->aux.size = s->aux_bytes;
+	snprintf(F.filter, sizeof(F.filter), "%s", s->filter ? s->filter : "");
+	F.opens++;
+	return 0;
+}
+
+static int
+fake_enable(struct ptevent *ev, struct error *e)
+{
+	(void)ev;
+	(void)e;
+	F.enables++;
+	return 0;
+}
+
+static int
+fake_disable(struct ptevent *ev, struct error *e)
+{
+	(void)ev;
+	(void)e;
+	F.disables++;
+	return 0;
+}
+
+static int
+fake_drain(struct ptevent *ev, ptsb_fn fn, void *arg, struct error *e)
+{
+	(void)ev;
+	(void)fn;
+	(void)arg;
+	(void)e;
+	return 0;
+}
+
+/* 64 bytes of a PSB-free pattern: a ring is only copied here. */
+static uint64_t
+fake_snapshot(struct ptevent *ev, uint8_t *out, int *truncated)
+{
+	(void)ev;
+	memset(out, 0x55, 64);
+	*truncated = 0;
+	F.snapshots++;
+	return 64;
+}
+
+static int
+fake_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
+    struct error *e)
+{
+	(void)ev;
+	memset(tc, 0, sizeof(*tc));
+	return error_set(e, ERR_UNSUPPORTED, "fake");
+}
+
+static void
+fake_close(struct ptevent *ev)
+{
+	if (ev->fd >= 0) {
+		close(ev->fd);
+		F.closes++;
+	}
+	ev->fd = -1;
+}
+
+static int
+fake_breakpoint(pid_t tid, uint64_t addr, uint64_t hits, uint64_t cookie,
+    struct error *e)
+{
+	(void)tid;
+	(void)e;
+	F.bps++;
+	F.bp_addr = addr;
+	F.bp_hits = hits;
+	F.bp_cookie = cookie;
+	return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static int
+fake_breakpoint_pause(pid_t tid, uint64_t addr, uint64_t hits, int group_fd,
+    struct error *e)
+{
+	(void)tid;
+	(void)addr;
+	(void)hits;
+	(void)group_fd;
+	return error_set(e, ERR_IO, "no aux_pause in the fake");
+}
+
+static int64_t
+fake_breakpoint_count(int fd, struct error *e)
+{
+	(void)fd;
+	(void)e;
+	return 0;
+}
+
+static const struct rec_pt_events fake = {
+	fake_open, fake_enable, fake_disable, fake_drain, fake_snapshot,
+	fake_time_conv, fake_close, fake_breakpoint, fake_breakpoint_pause,
+	fake_breakpoint_count,
+};
+
+static struct ptcaps *skylake;
+static char tmp[] = "/tmp/t_rec_pt.XXXXXX", helper[PATH_MAX];
+
+/* Runs ptrec's argv on the fakes; stdout and stderr go to files. */
+static int
+run(char **argv, int argc, const char *out, const char *err)
+{
+	struct rec_options o;
+	int so = dup(1), se = dup(2), fo, fe, rc;
+
+	memset(&F, 0, sizeof(F));
+	optind = 0;
+	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
+		return 100 + rc;
+	fflush(stdout);
+	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	rc = rec_pt_record(&o, skylake, &fake);
+	fflush(stdout);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	return rc;
+}
+
+static size_t
+slurp(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+
+	if (f != NULL)
+		fclose(f);
+	buf[n] = '\0';
+	return n;
+}
+
+static const char *
+setting(const struct manifest *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->recorder.nr_settings; i++)
+		if (strcmp(m->recorder.settings[i].key, key) == 0)
+			return m->recorder.settings[i].value;
+	return "";
+}
+
+static int
+read_manifest(const char *dir, struct manifest *m)
+{
+	char path[PATH_MAX + 32];
+	struct error e;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (manifest_read(path, m, &e) < 0) {
+		DIAG("%s: %s", path, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+test_line_repeat(void)
+{
+	char dir[PATH_MAX], out[PATH_MAX], err[PATH_MAX], want[3 * PATH_MAX];
+	char buf[8192], path[PATH_MAX + 32];
+	char *argv[] = { "ptrec", "--aux-bytes", "64K", "--budget-bytes",
+	    "1M", "--trigger-line", "^tick [24]$", "--repeat", "2", "-o", dir,
+	    "--", helper, "lines", NULL };
+	struct manifest m;
+	int k;
+
+	snprintf(dir, sizeof(dir), "%s/line", tmp);
+	snprintf(out, sizeof(out), "%s/line.out", tmp);
+	snprintf(err, sizeof(err), "%s/line.err", tmp);
+	IS_INT(run(argv, 14, out, err), 0, "exit status 0");
+	slurp(out, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s\n%s.2\n", dir, dir);
+	IS_STR(buf, want, "two snapshot lines, numbered as emu numbers them");
+	for (k = 1; k <= 2; k++) {
+		snprintf(path, sizeof(path), k == 1 ? "%s" : "%s.2", dir);
+		if (read_manifest(path, &m) < 0) {
+			OK(0, "snapshot %d", k);
+			continue;
+		}
+		IS_STR(m.trigger.kind, "line", "snapshot %d: kind line", k);
+		IS_STR(m.trigger.detail ? m.trigger.detail : "", "^tick [24]$",
+		    "snapshot %d: detail is the regex", k);
+		IS_STR(m.recorder.backend, "pt", "snapshot %d: backend pt", k);
+		IS_INT((int)m.nr_threads, 1, "snapshot %d: one thread", k);
+		manifest_free(&m);
+		snprintf(path, sizeof(path), k == 1 ? "%s/output.log" :
+		    "%s.2/output.log", dir);
+		slurp(path, buf, sizeof(buf));
+		OK(strstr(buf, k == 1 ? "tick 2\n" : "tick 4\n") != NULL,
+		    "snapshot %d: output.log has its line", k);
+	}
+	IS_INT(F.opens, 1, "one event");
+	IS_INT(F.disables, 2, "disabled for each snapshot");
+	IS_INT(F.enables, 2, "enabled at the start and again after the first");
+	IS_INT(F.snapshots, 2, "its ring copied twice");
+	IS_INT(F.closes, 1, "closed after the last");
+	IS_INT(F.bps, 0, "no breakpoint");
+	IS_STR(F.filter, "", "no filter");
+}
+
+static void
+test_symbol_park(void)
+{
+	char dir[PATH_MAX], out[PATH_MAX], err[PATH_MAX], want[3 * PATH_MAX];
+	char buf[8192], path[PATH_MAX + 32], cookie[32], real[PATH_MAX];
+	char *argv[] = { "ptrec", "--aux-bytes", "64K", "--budget-bytes",
+	    "1M", "--trigger-symbol", "trigger_here", "--filter",
+	    "trigger_here", "-o", dir, "--", helper, "trap", cookie, NULL };
+	unsigned long long addr = 0;
+	uint64_t off = 0, size = 0;
+	struct manifest m;
+	struct error e;
+
+	snprintf(cookie, sizeof(cookie), "%llu",
+	    (unsigned long long)REC_PT_BP_COOKIE);
+	snprintf(dir, sizeof(dir), "%s/sym", tmp);
+	snprintf(out, sizeof(out), "%s/sym.out", tmp);
+	snprintf(err, sizeof(err), "%s/sym.err", tmp);
+	IS_INT(run(argv, 15, out, err), 0, "exit status 0");
+	slurp(out, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s\n", dir);
+	IS_STR(buf, want, "one snapshot line");
+	if (read_manifest(dir, &m) == 0) {
+		IS_STR(m.trigger.kind, "symbol", "kind symbol");
+		IS_STR(m.trigger.detail ? m.trigger.detail : "", "trigger_here",
+		    "detail is the symbol");
+		IS_STR(setting(&m, "trigger_mode"), "park",
+		    "no aux_pause known: the thread is parked");
+		IS_STR(m.target.state, "running",
+		    "written while the program waits at the trigger");
+		manifest_free(&m);
+	} else {
+		OK(0, "manifest");
+	}
+	snprintf(path, sizeof(path), "%s/output.log", dir);
+	slurp(path, buf, sizeof(buf));
+	OK(sscanf(buf, "before %llx\n", &addr) == 1,
+	    "output.log starts with what the program wrote before");
+	OK(strstr(buf, "after") == NULL,
+	    "output.log ends at the trigger: the thread was parked");
+	slurp(err, buf, sizeof(buf));
+	OK(strstr(buf, "after\n") != NULL,
+	    "then the program went on: our SIGTRAP was swallowed");
+	IS_INT(F.bps, 1, "one breakpoint (one thread)");
+	IS_U64(F.bp_addr, addr, "at trigger_here's runtime address");
+	IS_U64(F.bp_hits, 1, "hits 1");
+	IS_U64(F.bp_cookie, REC_PT_BP_COOKIE, "with our cookie");
+	if (realpath(helper, real) == NULL ||
+	    elfsym_lookup(real, "trigger_here", &off, &size, &e) < 0)
+		DIAG("elfsym: %s", e.msg);
+	snprintf(want, sizeof(want), "filter 0x%" PRIx64 "/0x%" PRIx64 "@%s",
+	    off, size, real);
+	IS_STR(F.filter, want, "the event opened with the kernel's filter");
+	IS_INT(F.disables, 1, "disabled once");
+	IS_INT(F.closes, 1, "closed after the only snapshot");
+}
+
+static void
+test_refusals(void)
+{
+	char out[PATH_MAX], err[PATH_MAX], buf[1024];
+	char *argv[] = { "ptrec", "--pid", "1", "--trigger-line", "x", NULL };
+
+	snprintf(out, sizeof(out), "%s/pid.out", tmp);
+	snprintf(err, sizeof(err), "%s/pid.err", tmp);
+	IS_INT(run(argv, 5, out, err), 1, "--pid with --trigger-line fails");
+	slurp(err, buf, sizeof(buf));
+	IS_STR(buf, "ptrec: --trigger-line: with --pid the program's output "
+	    "is not ptrec's to read: launch the program with ptrec, or use "
+	    "--trigger-symbol\n", "and says why");
+	IS_INT(F.opens, 0, "before any event");
+}
+
+int
+main(void)
+{
+	const char *src = getenv("PTKIT_SRC"), *b = getenv("PTKIT_BUILD");
+	char root[4200];
+	struct error e;
+
+	alarm(120);
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+	snprintf(root, sizeof(root), "%s/tests/fixtures/sysfs/skylake",
+	    src != NULL ? src : ".");
+	snprintf(helper, sizeof(helper), "%s/tests/unit/helper_trigger",
+	    b != NULL ? b : "build");
+	if (mkdtemp(tmp) == NULL || (skylake = malloc(sizeof(*skylake))) ==
+	    NULL || ptcaps_probe(skylake, root, PTCAPS_NO_TOOLS, &e) < 0) {
+		OK(0, "setup %s", root);
+		return tap_done();
+	}
+	setenv("TMPDIR", tmp, 1);
+	test_line_repeat();
+	test_symbol_park();
+	test_refusals();
+	free(skylake);
+	cleanup_remove_tree(tmp);
+	return tap_done();
+}
