@@ -99,6 +99,14 @@ test_copy(void)
 		fclose(f);
 	}
 	IS_INT(emu_jit_copy(src, dst), 1, "copied");
+	snprintf(src, sizeof(src), "/tmp/perf-%d.map", 4242);
+	OK(emu_jit_is_map_path(4242, (uint64_t)(uintptr_t)src), "map path");
+	OK(!emu_jit_is_map_path(4243, (uint64_t)(uintptr_t)src), "not pid's");
+	snprintf(src, sizeof(src), "/tmp/perf-4242.map.bak");
+	OK(!emu_jit_is_map_path(4242, (uint64_t)(uintptr_t)src),
+	    "a longer name is not it");
+	OK(!emu_jit_is_map_path(4242, 0), "NULL is not it");
+	OK(!emu_jit_is_map_path(4242, 16), "an unmapped address is not it");
 	f = fopen(dst, "r");
 	OK(f != NULL && fgets(buf, sizeof(buf), f) != NULL &&
 	    strcmp(buf, "1000 10 f\n") == 0, "same content");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define JIT_DUMP_MAX (64u << 20)	/* bytes of one region, at most */
@@ -137,6 +138,26 @@ void
 emu_jit_map_path(int pid, char *buf, size_t size)
 {
 	snprintf(buf, size, "/tmp/perf-%d.map", pid);
+}
+
+int
+emu_jit_is_map_path(int pid, uint64_t path_addr)
+{
+	char map[64], got[64];
+	struct iovec local, remote;
+	ssize_t n;
+
+	emu_jit_map_path(pid, map, sizeof(map));
+	local.iov_base = got;
+	local.iov_len = sizeof(got) - 1;
+	remote.iov_base = (void *)(uintptr_t)path_addr;
+	remote.iov_len = strlen(map) + 1;
+	/* Reading ourselves: a bad address is EFAULT, not SIGSEGV. */
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (path_addr == 0 || n != (ssize_t)remote.iov_len)
+		return 0;
+	got[n] = '\0';
+	return strcmp(got, map) == 0;
 }
 
 int

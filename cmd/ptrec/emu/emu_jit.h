@@ -43,6 +43,13 @@ int emu_jit_dump(const struct emu_jit *j, const char *dir);
 void emu_jit_map_path(int pid, char *buf, size_t size);
 
 /*
+ * 1 when the guest string at path_addr is pid's JIT map path, else 0
+ * (also when the address cannot be read: the guest's syscall then fails
+ * with EFAULT, and the plugin must not fault first).
+ */
+int emu_jit_is_map_path(int pid, uint64_t path_addr);
+
+/*
  * Copies the file src to dst (replacing it).  Returns 1 when copied, 0
  * when src does not exist or cannot be read.
  */

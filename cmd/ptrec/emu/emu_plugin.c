@@ -866,14 +866,11 @@ enum {
 static void
 note_unlink(uint64_t path_addr)
 {
-	const char *path = (const char *)(uintptr_t)path_addr;
 	char map[64], dst[PATH_MAX + 32];
 
-	if (path_addr == 0)
+	if (!emu_jit_is_map_path(g.pid, path_addr))
 		return;
 	emu_jit_map_path(g.pid, map, sizeof(map));
-	if (strncmp(path, map, sizeof(map)) != 0)
-		return;
 	snprintf(dst, sizeof(dst), "%s/perf-map.removed", g.dir);
 	emu_jit_copy(map, dst);
 }
