@@ -131,6 +131,56 @@ test_import(const char *data, const struct ptcaps *caps)
 	perfdata_free(pd);
 }
 
+/* The JIT map of the recorded pid is archived (jit_archive.h). */
+static void
+test_jit_map(const char *data, const struct ptcaps *caps)
+{
+	char *argv[] = { "jit", NULL };
+	struct perf_import_run run;
+	struct rec_options o;
+	struct manifest m;
+	struct error e;
+	char map[64], dest[PATH_MAX], path[PATH_MAX + 96], want[64];
+	FILE *f;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)getpid());
+	if ((f = fopen(map, "w")) == NULL) {
+		OK(0, "%s: cannot write", map);
+		return;
+	}
+	fputs("7f0000001000 10 jitted\n", f);
+	fclose(f);
+	memset(&o, 0, sizeof(o));
+	o.aux_bytes = 4 << 20;
+	o.program = argv;
+	memset(&run, 0, sizeof(run));
+	run.opt = &o;
+	run.caps = caps;
+	run.pid = (int)getpid();
+	run.state = "exited";
+	run.reason = "exit";
+	snprintf(dest, sizeof(dest), "%s/jit", tmp);
+	IS_INT(perf_import(&run, data, dest, &e), 0, "imported with a JIT map");
+	unlink(map);
+	snprintf(path, sizeof(path), "%s/manifest.json", dest);
+	if (manifest_read(path, &m, &e) < 0) {
+		OK(0, "manifest: %s", e.msg);
+		return;
+	}
+	snprintf(want, sizeof(want), "jit/perf-%d.map", (int)getpid());
+	OK(m.nr_jit_maps == 1 && m.jit_maps[0].pid == (uint32_t)getpid() &&
+	    strcmp(m.jit_maps[0].path, map) == 0 &&
+	    strcmp(m.jit_maps[0].archived, want) == 0, "jit_maps row");
+	snprintf(path, sizeof(path), "%s/%s", dest, want);
+	f = fopen(path, "r");
+	OK(f != NULL && fgets(want, sizeof(want), f) != NULL &&
+	    strcmp(want, "7f0000001000 10 jitted\n") == 0,
+	    "the map archived as it was");
+	if (f != NULL)
+		fclose(f);
+	manifest_free(&m);
+}
+
 int
 main(void)
 {
@@ -150,8 +200,10 @@ main(void)
 	}
 	if (ptcaps_probe(caps, root, PTCAPS_NO_TOOLS, &e) < 0)
 		OK(0, "probe %s: %s", root, e.msg);
-	else
+	else {
 		test_import(data, caps);
+		test_jit_map(data, caps);
+	}
 	free(caps);
 	cleanup_remove_tree(tmp);
 	return tap_done();

@@ -203,6 +203,41 @@ check_perf_data(const char *dir, const uint8_t *ring0, const uint8_t *ring1)
 	perfdata_free(pd);
 }
 
+/* A JIT map of the traced pid is archived (jit_archive.h). */
+static void
+check_jit_map(struct pt_run *run, const struct pt_sideband *sb,
+    const struct pt_ring *rings)
+{
+	char map[64], dest[PATH_MAX], path[PATH_MAX + 32];
+	struct manifest m;
+	struct error e;
+	FILE *f;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)getpid());
+	if ((f = fopen(map, "w")) == NULL) {
+		OK(0, "%s: cannot write", map);
+		return;
+	}
+	fputs("7f0000001000 10 jitted\n", f);
+	fclose(f);
+	run->pid = (int)getpid();
+	snprintf(dest, sizeof(dest), "%s/jit", tmp);
+	IS_INT(pt_snapshot_write(run, sb, rings, 2, dest, &e), 0,
+	    "snapshot with a JIT map written");
+	unlink(map);
+	snprintf(path, sizeof(path), "%s/manifest.json", dest);
+	if (manifest_read(path, &m, &e) < 0) {
+		OK(0, "manifest: %s", e.msg);
+		return;
+	}
+	OK(m.nr_jit_maps == 1 && m.jit_maps[0].pid == (uint32_t)getpid() &&
+	    strcmp(m.jit_maps[0].path, map) == 0, "jit_maps row");
+	snprintf(path, sizeof(path), "%s/%s", dest,
+	    m.nr_jit_maps == 1 ? m.jit_maps[0].archived : "-");
+	OK(access(path, R_OK) == 0, "the map archived");
+	manifest_free(&m);
+}
+
 static void
 test_write(const struct ptcaps *caps)
 {
@@ -262,6 +297,7 @@ test_write(const struct ptcaps *caps)
 	}
 	rc = pt_snapshot_write(&run, &sb, rings, 2, dest, &e);
 	IS_INT(rc, -ERR_EXISTS, "an existing snapshot is not overwritten");
+	check_jit_map(&run, &sb, rings);
 	pt_sideband_free(&sb);
 }
 
