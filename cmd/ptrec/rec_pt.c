@@ -459,18 +459,25 @@ on_signal(pid_t tid, const siginfo_t *si, void *arg)
 	return 1;
 }
 
-/* CAPTURE_BP_PAUSE: the kernel paused the trace; did a counter fire? */
-static int
-pause_fired(struct pt_rec *r)
+/*
+ * CAPTURE_BP_PAUSE: when a breakpoint's counter reached hits, the kernel
+ * has paused that thread's trace at the trigger: the snapshot's turn.
+ */
+static void
+check_pause(struct pt_rec *r)
 {
 	struct error e;
 	size_t i;
 
+	if (r->bp_mode != CAPTURE_BP_PAUSE || r->off)
+		return;
 	for (i = 0; i < r->n_th; i++)
 		if (r->th[i].bp_fd >= 0 && r->k->breakpoint_count(
 		    r->th[i].bp_fd, &e) >= (int64_t)r->hits)
-			return 1;
-	return 0;
+			break;
+	if (i < r->n_th &&
+	    capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+		take_snapshot(r, "symbol");
 }
 
 static int
@@ -597,10 +604,7 @@ follow(struct pt_rec *r, struct error *e)
 			return "exit";
 		if (!r->off && drain_all(r, e) < 0)
 			return NULL;
-		if (r->bp_mode == CAPTURE_BP_PAUSE && !r->off &&
-		    pause_fired(r) &&
-		    capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
-			take_snapshot(r, "symbol");
+		check_pause(r);
 		wait = capture_wait_ms(&r->pol, mono_ms());
 		relay_output(r, rc == PTTRACE_IDLE && wait > 0 ? 1 : 0);
 	}
@@ -686,8 +690,11 @@ finish(struct pt_rec *r, const char *reason)
 	if (r->untraced > 0)
 		report_warning(TOOL, "--budget-bytes", "%u threads went untraced:"
 		    " the ring budget was spent", r->untraced);
-	if (strcmp(reason, "exit") == 0)
-		drain_output(r, 1, INT_MAX);	/* what it wrote last */
+	if (strcmp(reason, "exit") == 0) {
+		/* Triggers the program reached before its end still count. */
+		drain_output(r, 1, INT_MAX);
+		check_pause(r);
+	}
 	take_snapshot(r, reason);
 	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {

@@ -4,9 +4,12 @@
  *
  *   helper_trigger lines        writes "tick 1" to "tick 4" in one write,
  *                               exits 0
- *   helper_trigger trap COOKIE  writes "before ADDR" (ADDR: trigger_here's
- *                               runtime address), calls trigger_here(),
- *                               writes "after" to stderr, exits 5
+ *   helper_trigger trap COOKIE [N]
+ *                               writes "before ADDR" (ADDR: trigger_here's
+ *                               runtime address), calls trigger_here() N
+ *                               times (default 1) writing "between K"
+ *                               after the K-th but the last, then writes
+ *                               "after" to stderr, exits 5
  *
  * trigger_here() raises on its own thread the signal a perf breakpoint
  * with attr.sigtrap raises when it fires (SIGTRAP, si_code TRAP_PERF,
@@ -50,13 +53,21 @@ main(int argc, char *argv[])
 			return 1;
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[1], "trap") == 0) {
+	if ((argc == 3 || argc == 4) && strcmp(argv[1], "trap") == 0) {
+		int n = argc == 4 ? atoi(argv[3]) : 1, k;
+
 		printf("before %p\n", (void *)trigger_here);
 		fflush(stdout);
-		trigger_here(strtoull(argv[2], NULL, 0));
+		for (k = 1; k <= n; k++) {
+			trigger_here(strtoull(argv[2], NULL, 0));
+			if (k < n) {
+				printf("between %d\n", k);
+				fflush(stdout);
+			}
+		}
 		fprintf(stderr, "after\n");
 		return 5;
 	}
-	fprintf(stderr, "usage: helper_trigger lines | trap COOKIE\n");
+	fprintf(stderr, "usage: helper_trigger lines | trap COOKIE [N]\n");
 	return 2;
 }
