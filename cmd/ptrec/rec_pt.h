@@ -1,15 +1,19 @@
 /*
  * rec_pt: the direct Intel PT recorder (ptrec --recorder pt).
  *
- * Owns the run of notes/recorder.md §2-§3 on top of the library's parts:
- * the config (ptconfig) and rings (ptring_plan) for this machine (ptcaps),
- * the program launched (or attached to) under pttrace with one ptevent per
- * thread opened and enabled before the thread's first instruction, the
- * sideband drained continuously, the initial maps from /proc (procmaps),
- * and at the trigger (the program's exit, --after-ms, --max-capture-ms,
- * SIGINT/SIGTERM) every event disabled and its AUX ring copied oldest to
- * newest (ptaux) into one snapshot (pt_snapshot).  main calls it only once
- * the doctor's verdict said pt is usable here.
+ * Owns the run of notes/recorder.md §2-§4 and §6 on top of the library's
+ * parts: the config (ptconfig) and rings (ptring_plan) for this machine
+ * (ptcaps), the program launched (its output on pipes) or attached to
+ * under pttrace with one ptevent per thread opened, given the address
+ * filter and the symbol trigger's breakpoint (aux_pause in its group, or
+ * a sigtrap breakpoint whose stop parks the thread), and enabled before
+ * the thread's first instruction, the sideband drained continuously, the
+ * initial maps from /proc (procmaps), and at each snapshot (the trigger
+ * policy of capture: symbol, line, tail, --after-ms, --max-capture-ms,
+ * the program's exit, SIGINT/SIGTERM) every event disabled, its AUX ring
+ * copied oldest to newest into a numbered snapshot (pt_snapshot) with
+ * output.log, then enabled again for --repeat or closed after the last.
+ * main calls it only once the doctor's verdict said pt is usable here.
  */
 #ifndef PTREC_REC_PT_H
 #define PTREC_REC_PT_H
