@@ -6,7 +6,6 @@
 #include <string.h>
 
 #define TIME_UNKNOWN UINT64_MAX
-#define MAX_RUNS 64
 
 struct frame {
 	uint64_t id, parent;
@@ -181,31 +180,28 @@ kind_of_iclass(uint8_t iclass)
 /*
  * The branch at the end of block b.  The image bytes decide (they give the
  * length a call's return address needs); libipt's class is the fallback
- * when the bytes cannot be read.  A far call is a syscall or an int.
+ * when the bytes cannot be read (in NULL).  A far call is a syscall or an
+ * int.
  */
-static int
-classify_end(struct callstack *cs, const struct blks_block *b,
-    struct pending *p)
+static void
+set_pending(struct callstack *cs, const struct blks_block *b,
+    const struct cs_insn *in, uint64_t time)
 {
-	struct cs_insn in = { 0, CS_OTHER };
-	int rc = 0;
+	struct pending *p = &cs->t.pend;
 
-	memset(p, 0, sizeof(*p));
 	p->valid = 1;
 	p->end_ip = b->end_ip;
-	if (cs->code.insn != NULL &&
-	    (rc = cs->code.insn(cs->code.ctx, cs->t.pid, b->end_ip, &in)) < 0)
-		return rc;
-	if (rc == 1) {
-		p->kind = in.kind;
-		p->next_ip = b->end_ip + in.len;
+	p->time = time;
+	if (in != NULL) {
+		p->kind = in->kind;
+		p->next_ip = b->end_ip + in->len;
 	} else {
 		p->kind = kind_of_iclass(b->iclass);
 		if (p->kind == CS_FAR && b->iclass == 6)
 			p->kind = CS_SYSCALL;
+		p->next_ip = 0;
 		cs->t.st.unknown_insn++;
 	}
-	return 0;
 }
 
 /* ----------------------------------------------------------------- */
@@ -667,14 +663,34 @@ begin_segment(struct callstack *cs, uint64_t ip, struct error *e)
 	return 0;
 }
 
+/* The inline runs and the end of block b, from code.block. */
+static int
+block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
+    uint64_t time, struct error *e)
+{
+	struct cs_block_info bi;
+	int rc;
+
+	if ((rc = cs->code.block(cs->code.ctx, cs->t.pid, b->ip, b->end_ip,
+	    b->ninsn, &bi)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < bi.n_runs; i++)
+		if (bi.runs[i].inl != NULL &&
+		    (rc = add_inline(f, bi.runs[i].inl, bi.runs[i].n, e)) < 0)
+			return rc;
+	set_pending(cs, b, bi.end_known ? &bi.end : NULL, time);
+	return 0;
+}
+
 static int
 on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 {
 	struct thread *t = &cs->t;
-	struct cs_inline_run runs[MAX_RUNS];
+	struct cs_inline_run runs[CS_MAX_RUNS];
+	struct cs_insn in;
 	uint64_t time;
 	struct frame *f;
-	int rc, nr;
+	int rc = 0, nr;
 
 	time = rec_time(t, b->time);
 	if ((rc = close_stream_gap(cs, b->ip, time)) < 0)
@@ -699,9 +715,11 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 	t->st.blocks++;
 	t->st.insns += b->ninsn;
 	t->last_ip = b->end_ip;
+	if (cs->code.block != NULL)
+		return block_known(cs, f, b, time, e);
 	if (cs->code.inline_runs != NULL && b->ninsn > 0) {
 		nr = cs->code.inline_runs(cs->code.ctx, t->pid, b->ip, b->end_ip,
-		    b->ninsn, runs, MAX_RUNS);
+		    b->ninsn, runs, CS_MAX_RUNS);
 		if (nr < 0)
 			return nr;
 		for (int i = 0; i < nr; i++)
@@ -709,9 +727,10 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 			    (rc = add_inline(f, runs[i].inl, runs[i].n, e)) < 0)
 				return rc;
 	}
-	if ((rc = classify_end(cs, b, &t->pend)) < 0)
+	if (cs->code.insn != NULL &&
+	    (rc = cs->code.insn(cs->code.ctx, t->pid, b->end_ip, &in)) < 0)
 		return rc;
-	t->pend.time = time;
+	set_pending(cs, b, rc == 1 ? &in : NULL, time);
 	return 0;
 }
 

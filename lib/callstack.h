@@ -112,7 +112,26 @@ struct cs_inline_run {
  * instructions from ip to end_ip into at most max runs, in order; it
  * returns the number of runs (their n summing to ninsn), 0 when it cannot
  * walk the block, or -ERR_*.
+ *
+ * block (may be NULL) answers both questions the engine has about every
+ * block at once, so that an implementation can keep the answers per
+ * block (a loop runs the same few blocks millions of times): in *out the
+ * instruction at end_ip (what insn answers: end_known 1 and end, or
+ * end_known 0) and the block's inline runs (what inline_runs answers with
+ * max CS_MAX_RUNS, or no runs when inline accounting is off or ninsn is 0;
+ * runs stay valid until the next call).  It returns 0 or -ERR_*.  When
+ * block is set, the engine asks it instead of insn and inline_runs for
+ * blocks; the answers must be the same.
  */
+#define CS_MAX_RUNS 64
+
+struct cs_block_info {
+	struct cs_insn end;		/* the last instruction, if end_known */
+	uint8_t end_known;
+	uint32_t n_runs;
+	const struct cs_inline_run *runs;
+};
+
 struct cs_code {
 	void *ctx;
 	int (*insn)(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out);
@@ -120,6 +139,8 @@ struct cs_code {
 	int (*inline_runs)(void *ctx, uint32_t pid, uint64_t ip,
 	    uint64_t end_ip, uint32_t ninsn, struct cs_inline_run *runs,
 	    size_t max);
+	int (*block)(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+	    uint32_t ninsn, struct cs_block_info *out);
 };
 
 /* How an edge of a span was (not) observed. */

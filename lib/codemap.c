@@ -15,6 +15,9 @@
 
 #define INSN_CACHE_BITS 16
 #define FN_CACHE_BITS 12
+#define BLK_CACHE_BITS 14
+#define BLK_CACHE_RUNS 3	/* blocks with more runs are walked each time */
+#define BLK_WALK 0xff
 
 struct image {
 	char *path;			/* resolved file path */
@@ -48,6 +51,20 @@ struct fn_slot {
 	struct cs_fn fn;
 };
 
+/*
+ * What a block (pid, ip, end_ip, ninsn) is, as cb_block answers: the
+ * instruction at its end and its inline runs, with what answering added
+ * to the counters, so that a hit replays the lookups exactly.
+ */
+struct blk_slot {
+	uint64_t ip, end_ip;
+	uint32_t pid, ninsn;
+	uint8_t valid, end_known, end_len, end_kind;
+	uint8_t nr;			/* runs; BLK_WALK: walk it each time */
+	uint8_t failed, undecodable;	/* inline_walk_failed, insn_undecodable */
+	struct cs_inline_run runs[BLK_CACHE_RUNS];
+};
+
 struct codemap {
 	struct codemap_options opt;
 	char *snapshot;
@@ -60,6 +77,8 @@ struct codemap {
 	ZydisDecoder zydis;
 	struct insn_slot *icache;
 	struct fn_slot *fcache;
+	struct blk_slot *bcache;
+	struct cs_inline_run runs[CS_MAX_RUNS];	/* cb_block's answer */
 	struct codemap_stats st;
 };
 
@@ -79,9 +98,10 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	m->snapshot = strdup(opt->snapshot ? opt->snapshot : "");
 	m->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*m->icache));
 	m->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*m->fcache));
+	m->bcache = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*m->bcache));
 	dirs = calloc(opt->n_debug_dirs + 1, sizeof(*dirs));
 	if (m->snapshot == NULL || m->icache == NULL || m->fcache == NULL ||
-	    dirs == NULL)
+	    m->bcache == NULL || dirs == NULL)
 		goto nomem;
 	for (size_t i = 0; i < opt->n_debug_dirs; i++)
 		dirs[nd++] = (char *)opt->debug_dirs[i];
@@ -136,6 +156,7 @@ codemap_free(struct codemap *m)
 	free(m->map);
 	free(m->icache);
 	free(m->fcache);
+	free(m->bcache);
 	free(m->snapshot);
 	symcache_free(m->syms);
 	free(m);
@@ -271,6 +292,8 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 	    sizeof(*m->icache));
 	memset(m->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
 	    sizeof(*m->fcache));
+	memset(m->bcache, 0, ((size_t)1 << BLK_CACHE_BITS) *
+	    sizeof(*m->bcache));
 	return 0;
 }
 
@@ -503,11 +526,11 @@ cb_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 /* ----------------------------------------------------------------- */
 /* Inline runs */
 
+/* Walks the block instruction by instruction (cb_inline_runs' miss). */
 static int
-cb_inline_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
-    uint32_t ninsn, struct cs_inline_run *runs, size_t max)
+walk_inline_runs(struct codemap *m, uint32_t pid, uint64_t ip,
+    uint64_t end_ip, uint32_t ninsn, struct cs_inline_run *runs, size_t max)
 {
-	struct codemap *m = ctx;
 	struct mapping *mp;
 	struct sym_mapping sm;
 	const struct sym_inline *inl = NULL;
@@ -516,7 +539,6 @@ cb_inline_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	size_t nr = 0;
 	uint32_t i;
 
-	m->st.inline_walks++;
 	if ((mp = mapping_at(m, pid, ip)) == NULL || mp->img->st == NULL ||
 	    end_ip < ip || end_ip >= mp->end)
 		goto fail;
@@ -555,6 +577,81 @@ fail:
 	return 0;
 }
 
+static int
+cb_inline_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_inline_run *runs, size_t max)
+{
+	struct codemap *m = ctx;
+
+	m->st.inline_walks++;
+	return walk_inline_runs(m, pid, ip, end_ip, ninsn, runs, max);
+}
+
+/* Answers cb_block for a block the cache does not hold. */
+static void
+block_lookup(struct codemap *m, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	int nr = 0;
+
+	if (!m->opt.no_inline && !m->opt.no_dwarf && ninsn > 0)
+		nr = cb_inline_runs(m, pid, ip, end_ip, ninsn, m->runs,
+		    CS_MAX_RUNS);
+	out->runs = m->runs;
+	out->n_runs = (uint32_t)nr;
+	out->end_known = (uint8_t)cb_insn(m, pid, end_ip, &out->end);
+}
+
+/*
+ * Loops run the same few blocks again and again: what a block is depends
+ * only on (pid, ip, end_ip, ninsn) as long as the mappings do not change
+ * (codemap_add empties the cache), so it is looked up once.
+ */
+static int
+cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	struct codemap *m = ctx;
+	struct blk_slot *s = &m->bcache[hash_ip(ip ^ (end_ip << 20) ^
+	    ((uint64_t)ninsn << 44), pid, BLK_CACHE_BITS)];
+	uint64_t failed, undecodable;
+
+	if (s->valid && s->ip == ip && s->end_ip == end_ip &&
+	    s->ninsn == ninsn && s->pid == pid && s->nr != BLK_WALK) {
+		m->st.inline_walks += !m->opt.no_inline && !m->opt.no_dwarf &&
+		    ninsn > 0;
+		m->st.inline_walk_failed += s->failed;
+		m->st.insn_undecodable += s->undecodable;
+		m->st.insn_lookups++;
+		out->end.len = s->end_len;
+		out->end.kind = s->end_kind;
+		out->end_known = s->end_known;
+		out->runs = s->runs;
+		out->n_runs = s->nr;
+		return 0;
+	}
+	failed = m->st.inline_walk_failed;
+	undecodable = m->st.insn_undecodable;
+	block_lookup(m, pid, ip, end_ip, ninsn, out);
+	s->ip = ip;
+	s->end_ip = end_ip;
+	s->ninsn = ninsn;
+	s->pid = pid;
+	s->end_known = out->end_known;
+	s->end_len = out->end.len;
+	s->end_kind = out->end.kind;
+	s->failed = (uint8_t)(m->st.inline_walk_failed - failed);
+	s->undecodable = (uint8_t)(m->st.insn_undecodable - undecodable);
+	s->nr = BLK_WALK;
+	if (out->n_runs <= BLK_CACHE_RUNS) {
+		s->nr = (uint8_t)out->n_runs;
+		for (uint32_t i = 0; i < out->n_runs; i++)
+			s->runs[i] = out->runs[i];
+	}
+	s->valid = 1;
+	return 0;
+}
+
 void
 codemap_code(struct codemap *m, struct cs_code *out)
 {
@@ -562,6 +659,7 @@ codemap_code(struct codemap *m, struct cs_code *out)
 	out->ctx = m;
 	out->insn = cb_insn;
 	out->fn = cb_fn;
+	out->block = cb_block;
 	if (!m->opt.no_inline && !m->opt.no_dwarf)
 		out->inline_runs = cb_inline_runs;
 }

@@ -206,6 +206,120 @@ json_write_escaped(FILE *out, const char *str, size_t len)
 	return ferror(out) ? -ERR_IO : 0;
 }
 
+/* One byte below 0x80 that must be escaped, as json_write_escaped does. */
+static size_t
+escape_byte(char *dst, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e = 0;
+
+	switch (c) {
+	case '"': e = '"'; break;
+	case '\\': e = '\\'; break;
+	case '\b': e = 'b'; break;
+	case '\f': e = 'f'; break;
+	case '\n': e = 'n'; break;
+	case '\r': e = 'r'; break;
+	case '\t': e = 't'; break;
+	default:
+		break;
+	}
+	if (e != 0) {
+		dst[0] = '\\';
+		dst[1] = e;
+		return 2;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		memcpy(dst, "\\u00", 4);
+		dst[4] = hex[c >> 4];
+		dst[5] = hex[c & 0xf];
+		return 6;
+	}
+	dst[0] = (char)c;
+	return 1;
+}
+
+size_t
+json_escape(char *dst, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	char *p = dst;
+	size_t i = 0, n;
+
+	*p++ = '"';
+	while (i < len) {
+		n = 0;
+		while (i + n < len && s[i + n] >= 0x20 && s[i + n] < 0x7f &&
+		    s[i + n] != '"' && s[i + n] != '\\')
+			n++;
+		if (n > 0) {
+			memcpy(p, s + i, n);
+			p += n;
+			i += n;
+			continue;
+		}
+		if (s[i] < 0x80) {
+			p += escape_byte(p, s[i]);
+			i++;
+		} else if ((n = utf8_sequence_len(s + i, len - i)) > 0) {
+			memcpy(p, s + i, n);
+			p += n;
+			i += n;
+		} else {
+			memcpy(p, "\\ufffd", 6);
+			p += 6;
+			i++;
+		}
+	}
+	*p++ = '"';
+	return (size_t)(p - dst);
+}
+
+static const char digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233"
+    "34353637383940414243444546474849505152535455565758596061626364656667"
+    "6869707172737475767778798081828384858687888990919293949596979899";
+
+size_t
+json_format_u64(char *dst, uint64_t v)
+{
+	size_t n = 1;
+	char *q;
+
+	/* Count the digits, then write them in pairs from the end. */
+	for (uint64_t t = v;; t /= 10000, n += 4) {
+		if (t < 10)
+			break;
+		if (t < 100) {
+			n += 1;
+			break;
+		}
+		if (t < 1000) {
+			n += 2;
+			break;
+		}
+		if (t < 10000) {
+			n += 3;
+			break;
+		}
+	}
+	q = dst + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		q -= 2;
+		q[0] = digit_pairs[2 * r];
+		q[1] = digit_pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		q[-2] = digit_pairs[2 * v];
+		q[-1] = digit_pairs[2 * v + 1];
+	} else
+		q[-1] = (char)('0' + v);
+	return n;
+}
+
 void
 jsonw_string_len(struct jsonw *w, const char *s, size_t len)
 {
@@ -227,8 +341,10 @@ jsonw_string(struct jsonw *w, const char *s)
 void
 jsonw_u64(struct jsonw *w, uint64_t v)
 {
+	char d[20];
+
 	if (jsonw_before_value(w) == 0)
-		fprintf(w->out, "%" PRIu64, v);
+		fwrite(d, 1, json_format_u64(d, v), w->out);
 }
 
 void

@@ -73,4 +73,19 @@ int jsonw_finish(struct jsonw *w);
  */
 int json_write_escaped(FILE *out, const char *s, size_t len);
 
+/*
+ * The same JSON string (quotes included, the same escaping) written into
+ * dst, which must have room for JSON_ESCAPED_MAX(len) bytes (no NUL is
+ * added).  Returns the number of bytes written.  For writers that build
+ * their lines in memory.
+ */
+#define JSON_ESCAPED_MAX(len) (6 * (size_t)(len) + 2)
+size_t json_escape(char *dst, const char *s, size_t len);
+
+/*
+ * The decimal digits of v written at dst (at most 20 bytes; no NUL).
+ * Returns the number of bytes written.
+ */
+size_t json_format_u64(char *dst, uint64_t v);
+
 #endif

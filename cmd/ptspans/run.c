@@ -53,6 +53,7 @@ struct run {
 	struct callstack *cs;
 	FILE *f[F_NR];
 	struct jsonw w[F_NR];
+	struct span_writer *sw;		/* spans, to f[F_SPANS] */
 	struct spanidx_writer *ix;
 	struct fn_totals totals;
 	struct inl_tree tree;
@@ -80,22 +81,22 @@ sink_span(void *ctx, const struct cs_span *s)
 	const char *name;
 	int rc;
 
-	if (!r->o->no_inline && (rc = spans_inline_tree(&r->tree, s)) < 0)
-		return error_set(&r->err, ERR_NOMEM, "inline tree");
-	if (r->o->no_inline)
-		r->tree.n = 0;
-	name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
-	if (r->o->format == 1 && fn_totals_add(&r->totals, s, name) < 0)
-		return error_set(&r->err, ERR_NOMEM, "function totals");
-	if (r->f[F_SPANS] != NULL)
-		spans_write_span(r->f[F_SPANS], s, &r->tree);
-	if (r->f[F_INLINE] != NULL && r->tree.n > 0) {
+	if (r->sw != NULL && spans_write_span(r->sw, s) < 0)
+		return error_set(&r->err, ERR_NOMEM, "span lines");
+	if (r->f[F_INLINE] != NULL && s->n_inl > 0) {
+		if (spans_inline_tree(&r->tree, s) < 0)
+			return error_set(&r->err, ERR_NOMEM, "inline tree");
 		spans_write_inline(&r->w[F_INLINE], s, &r->tree,
 		    &r->next_inline_id);
 		r->q.inline_records += r->tree.n;
 		for (size_t i = 0; i < r->tree.n; i++)
 			r->q.inline_insns += r->tree.node[i].own;
 	}
+	if (r->o->format == 0 && r->ix == NULL)
+		return 0;
+	name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
+	if (r->o->format == 1 && fn_totals_add(&r->totals, s, name) < 0)
+		return error_set(&r->err, ERR_NOMEM, "function totals");
 	if (r->ix != NULL) {
 		memset(&row, 0, sizeof(row));
 		row.id = s->id;
@@ -274,6 +275,10 @@ open_outputs(struct run *r)
 		/* Big buffers: spans.jsonl runs to gigabytes. */
 		setvbuf(r->f[i], NULL, _IOFBF, 1 << 20);
 		jsonw_init(&r->w[i], r->f[i]);
+	}
+	if ((r->sw = spans_writer_new(r->f[F_SPANS])) == NULL) {
+		report(tool, NULL, NULL, "out of memory");
+		return -1;
 	}
 	if (spanidx_writer_new(&r->ix, &r->err) < 0) {
 		report_error(tool, "index.bin", &r->err, NULL);
@@ -504,6 +509,8 @@ finish_outputs(struct run *r)
 	int bad = 0;
 
 	write_trigger(r);
+	if (spans_writer_flush(r->sw) < 0)
+		bad = 1;
 	for (int i = 0; i < F_NR; i++) {
 		if (jsonw_finish(&r->w[i]) < 0 || ferror(r->f[i]))
 			bad = 1;
@@ -610,6 +617,10 @@ setup(struct run *r)
 	if (r->o->format == 0) {
 		r->f[F_SPANS] = stdout;
 		jsonw_init(&r->w[F_SPANS], stdout);
+		if ((r->sw = spans_writer_new(stdout)) == NULL) {
+			report(tool, NULL, NULL, "out of memory");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -657,6 +668,7 @@ run_free(struct run *r)
 		if (r->f[i] != NULL && r->f[i] != stdout)
 			fclose(r->f[i]);
 	spanidx_writer_free(r->ix);
+	spans_writer_free(r->sw);
 	remove_tmp(r);
 	cs_free(r->cs);
 	codemap_free(r->cm);
@@ -687,7 +699,8 @@ spans_run(const struct spans_options *o, FILE *in)
 	if (o->out_dir != NULL && finish_outputs(&r) < 0)
 		goto out;
 	if (o->out_dir == NULL && r.f[F_SPANS] != NULL &&
-	    (jsonw_finish(&r.w[F_SPANS]) < 0 || ferror(r.f[F_SPANS]))) {
+	    (spans_writer_flush(r.sw) < 0 ||
+	    jsonw_finish(&r.w[F_SPANS]) < 0 || ferror(r.f[F_SPANS]))) {
 		report(tool, "stdout", NULL, "write failed");
 		goto out;
 	}
@@ -695,6 +708,9 @@ spans_run(const struct spans_options *o, FILE *in)
 		print_summary(&r);
 	rc = EXIT_OK;
 out:
+	/* What was made before an error is written, as it came. */
+	if (o->out_dir == NULL && r.sw != NULL)
+		(void)spans_writer_flush(r.sw);
 	if (r.f[F_SPANS] == stdout)
 		r.f[F_SPANS] = NULL;
 	run_free(&r);

@@ -51,13 +51,32 @@ struct inl_tree {
 };
 
 /*
- * Writes one record as a JSON object and a newline to w.  The span writer
- * builds the span's inline tree in t first (inline_insns needs it);
- * spans_write_inline then writes that tree's nodes (ids from *next_id).
+ * The span line writer.  Span lines are most of the output (gigabytes):
+ * they are built in one large buffer and handed to out in big pieces, and
+ * the fn, raw and module members of a named function are escaped once and
+ * kept by the addresses of its strings, which must therefore stay valid
+ * and unchanged while the writer lives (symbol tables and mappings do).
+ * spans_writer_new returns NULL when out of memory.  spans_write_span
+ * returns 0, or -ERR_NOMEM (sticky); spans_writer_flush writes what is
+ * buffered and returns 0 or the first error (-ERR_IO: out failed;
+ * ferror(out) says so too).  spans_writer_free does not flush.
+ */
+struct span_writer;
+struct span_writer *spans_writer_new(FILE *out);
+int spans_write_span(struct span_writer *w, const struct cs_span *s);
+int spans_writer_flush(struct span_writer *w);
+void spans_writer_free(struct span_writer *w);
+
+/* A span's inline_insns: the instructions of all its inline records. */
+uint64_t spans_inline_insns(const struct cs_span *s);
+
+/*
+ * spans_inline_tree builds the span's inline tree in t (for inline.jsonl;
+ * 0 or -ERR_NOMEM); spans_write_inline writes that tree's nodes (ids from
+ * *next_id).  The other writers write one record as a JSON object and a
+ * newline to w.
  */
 int spans_inline_tree(struct inl_tree *t, const struct cs_span *s);
-void spans_write_span(FILE *out, const struct cs_span *s,
-    const struct inl_tree *t);
 void spans_write_inline(struct jsonw *w, const struct cs_span *s,
     struct inl_tree *t, uint64_t *next_id);
 void spans_write_gap(struct jsonw *w, const struct cs_gap *g);

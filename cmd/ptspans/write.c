@@ -134,174 +134,320 @@ spans_inline_tree(struct inl_tree *t, const struct cs_span *s)
 	return 0;
 }
 
-/*
- * Span lines are most of the output: they are built in a buffer and
- * written with one fwrite.  Strings of plain printable ASCII are copied
- * as they are (what jsonw writes for them too); any other string goes
- * through json_write_escaped, so the output is the same JSON either way.
- */
-struct line {
-	FILE *out;
-	int first;			/* no member written yet */
-	char buf[1024];
-	size_t n;
+/* ----------------------------------------------------------------- */
+/* Span lines */
+
+#define WBUF_SIZE ((size_t)1 << 20)
+#define LINE_MAX_FIXED 640	/* a span line without fn, raw and module */
+
+/* The escaped fn, raw and module members of one function, in the arena. */
+struct frag {
+	const char *name, *raw, *module;	/* the key: the pointers */
+	size_t off, len;
 };
 
-static void
-line_flush(struct line *l)
-{
-	if (l->n > 0 && fwrite(l->buf, 1, l->n, l->out) != l->n)
-		l->n = 0;
-	l->n = 0;
-}
+struct span_writer {
+	FILE *out;
+	char *buf;
+	size_t n, cap;
+	int error;			/* sticky: 0 or -ERR_* */
+	struct frag *frag;		/* open addressing, name NULL: free */
+	size_t n_frag, cap_frag;
+	char *arena;
+	size_t n_arena, cap_arena;
+};
 
-static void
-line_raw(struct line *l, const char *s, size_t len)
+struct span_writer *
+spans_writer_new(FILE *out)
 {
-	if (l->n + len > sizeof(l->buf)) {
-		line_flush(l);
-		if (len > sizeof(l->buf)) {
-			fwrite(s, 1, len, l->out);
-			return;
-		}
+	struct span_writer *w = calloc(1, sizeof(*w));
+
+	if (w == NULL || (w->buf = malloc(WBUF_SIZE)) == NULL) {
+		free(w);
+		return NULL;
 	}
-	memcpy(l->buf + l->n, s, len);
-	l->n += len;
+	w->out = out;
+	w->cap = WBUF_SIZE;
+	return w;
 }
 
-static void
-line_key(struct line *l, const char *key)
+int
+spans_writer_flush(struct span_writer *w)
 {
-	if (l->first)
-		line_raw(l, "\"", 1);
-	else
-		line_raw(l, ",\"", 2);
-	l->first = 0;
-	line_raw(l, key, strlen(key));
-	line_raw(l, "\":", 2);
-}
-
-static void
-line_u64(struct line *l, const char *key, uint64_t v)
-{
-	char d[24];
-	size_t i = sizeof(d);
-
-	line_key(l, key);
-	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	line_raw(l, d + i, sizeof(d) - i);
-}
-
-static void
-line_i64(struct line *l, const char *key, int64_t v)
-{
-	if (v >= 0) {
-		line_u64(l, key, (uint64_t)v);
-		return;
-	}
-	char d[24];
-	size_t i = sizeof(d);
-	uint64_t u = (uint64_t)0 - (uint64_t)v;
-
-	line_key(l, key);
-	do {
-		d[--i] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u != 0);
-	d[--i] = '-';
-	line_raw(l, d + i, sizeof(d) - i);
-}
-
-static void
-line_str(struct line *l, const char *key, const char *s)
-{
-	size_t len;
-
-	line_key(l, key);
-	if (s == NULL) {
-		line_raw(l, "null", 4);
-		return;
-	}
-	for (len = 0; s[len] != '\0'; len++)
-		if ((unsigned char)s[len] < 0x20 || s[len] == '"' ||
-		    s[len] == '\\' || (unsigned char)s[len] >= 0x7f)
-			break;
-	if (s[len] == '\0') {
-		line_raw(l, "\"", 1);
-		line_raw(l, s, len);
-		line_raw(l, "\"", 1);
-		return;
-	}
-	line_flush(l);
-	(void)json_write_escaped(l->out, s, strlen(s));
-}
-
-static void
-line_addr(struct line *l, const char *key, uint64_t a)
-{
-	char buf[24];
-
-	if (a == 0) {
-		line_key(l, key);
-		line_raw(l, "null", 4);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	line_str(l, key, buf);
-}
-
-static void
-line_bool(struct line *l, const char *key, int v)
-{
-	line_key(l, key);
-	line_raw(l, v ? "true" : "false", v ? 4 : 5);
+	if (w->n > 0 && fwrite(w->buf, 1, w->n, w->out) != w->n &&
+	    w->error == 0)
+		w->error = -ERR_IO;
+	w->n = 0;
+	return w->error;
 }
 
 void
-spans_write_span(FILE *out, const struct cs_span *s, const struct inl_tree *t)
+spans_writer_free(struct span_writer *w)
 {
-	struct line l;
-	char buf[512];
-	uint64_t inl = 0;
+	if (w == NULL)
+		return;
+	free(w->buf);
+	free(w->frag);
+	free(w->arena);
+	free(w);
+}
 
-	for (size_t i = 0; t != NULL && i < t->n; i++)
-		if (t->node[i].parent < 0)
-			inl += t->node[i].total;
-	l.out = out;
-	l.n = 0;
-	l.first = 1;
-	line_raw(&l, "{", 1);
-	line_u64(&l, "v", SPANS_SCHEMA);
-	line_u64(&l, "id", s->id);
-	line_u64(&l, "tid", s->tid);
-	line_u64(&l, "pid", s->pid);
-	line_str(&l, "fn", spans_fn_name(&s->fn, s->entry, buf, sizeof(buf)));
-	line_str(&l, "raw", s->fn.raw);
-	line_str(&l, "module", s->fn.module);
-	line_i64(&l, "depth", s->depth);
-	if (s->parent == 0) {
-		line_key(&l, "parent");
-		line_raw(&l, "null", 4);
+/* Makes room for need more bytes in the line buffer; 0 or -ERR_NOMEM. */
+static int
+writer_room(struct span_writer *w, size_t need)
+{
+	char *nb;
+
+	if (w->cap - w->n >= need)
+		return 0;
+	spans_writer_flush(w);
+	if (w->cap >= need)
+		return 0;
+	if ((nb = realloc(w->buf, need)) == NULL)
+		return -ERR_NOMEM;
+	w->buf = nb;
+	w->cap = need;
+	return 0;
+}
+
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), \
+	(p) + sizeof(lit) - 1)
+
+static char *
+put_str_or_null(char *p, const char *s)
+{
+	if (s == NULL)
+		return PUT_LIT(p, "null");
+	return p + json_escape(p, s, strlen(s));
+}
+
+/* The bytes put_fn_members writes at most for these strings. */
+static size_t
+fn_members_max(const char *fn, const char *raw, const char *module)
+{
+	return 32 + JSON_ESCAPED_MAX(strlen(fn)) +
+	    (raw ? JSON_ESCAPED_MAX(strlen(raw)) : 4) +
+	    (module ? JSON_ESCAPED_MAX(strlen(module)) : 4);
+}
+
+static char *
+put_fn_members(char *p, const char *fn, const char *raw, const char *module)
+{
+	p = PUT_LIT(p, ",\"fn\":");
+	p += json_escape(p, fn, strlen(fn));
+	p = PUT_LIT(p, ",\"raw\":");
+	p = put_str_or_null(p, raw);
+	p = PUT_LIT(p, ",\"module\":");
+	return put_str_or_null(p, module);
+}
+
+static size_t
+frag_hash(const char *name, const char *raw, const char *module)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)(uintptr_t)raw * 0xc2b2ae3d27d4eb4full;
+	h ^= (uint64_t)(uintptr_t)module * 0x165667b19e3779f9ull;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int
+frags_grow(struct span_writer *w)
+{
+	size_t cap = w->cap_frag ? w->cap_frag * 2 : 1024;
+	struct frag *nf = calloc(cap, sizeof(*nf));
+
+	if (nf == NULL)
+		return -ERR_NOMEM;
+	for (size_t i = 0; i < w->cap_frag; i++) {
+		const struct frag *f = &w->frag[i];
+		size_t j;
+
+		if (f->name == NULL)
+			continue;
+		for (j = frag_hash(f->name, f->raw, f->module) & (cap - 1);
+		    nf[j].name != NULL; j = (j + 1) & (cap - 1))
+			;
+		nf[j] = *f;
+	}
+	free(w->frag);
+	w->frag = nf;
+	w->cap_frag = cap;
+	return 0;
+}
+
+/*
+ * The escaped members of a named function, rendered the first time the
+ * function ends a span; NULL when out of memory.
+ */
+static const struct frag *
+frag_for(struct span_writer *w, const struct cs_fn *fn)
+{
+	struct frag *f;
+	size_t j, max;
+	char *na;
+
+	if (w->cap_frag > 0) {
+		for (j = frag_hash(fn->name, fn->raw, fn->module) &
+		    (w->cap_frag - 1); w->frag[j].name != NULL;
+		    j = (j + 1) & (w->cap_frag - 1)) {
+			f = &w->frag[j];
+			if (f->name == fn->name && f->raw == fn->raw &&
+			    f->module == fn->module)
+				return f;
+		}
+	}
+	if ((w->n_frag + 1) * 2 > w->cap_frag && frags_grow(w) < 0)
+		return NULL;
+	max = fn_members_max(fn->name, fn->raw, fn->module);
+	if (w->cap_arena - w->n_arena < max) {
+		size_t cap = w->cap_arena ? w->cap_arena * 2 : 65536;
+
+		while (cap - w->n_arena < max)
+			cap *= 2;
+		if ((na = realloc(w->arena, cap)) == NULL)
+			return NULL;
+		w->arena = na;
+		w->cap_arena = cap;
+	}
+	for (j = frag_hash(fn->name, fn->raw, fn->module) & (w->cap_frag - 1);
+	    w->frag[j].name != NULL; j = (j + 1) & (w->cap_frag - 1))
+		;
+	f = &w->frag[j];
+	f->name = fn->name;
+	f->raw = fn->raw;
+	f->module = fn->module;
+	f->off = w->n_arena;
+	f->len = (size_t)(put_fn_members(w->arena + w->n_arena, fn->name,
+	    fn->raw, fn->module) - (w->arena + w->n_arena));
+	w->n_arena += f->len;
+	w->n_frag++;
+	return f;
+}
+
+static char *
+put_u64(char *p, uint64_t v)
+{
+	return p + json_format_u64(p, v);
+}
+
+static char *
+put_i64(char *p, int64_t v)
+{
+	if (v >= 0)
+		return put_u64(p, (uint64_t)v);
+	*p++ = '-';
+	return put_u64(p, (uint64_t)0 - (uint64_t)v);
+}
+
+/* "0x..." with lowercase digits, or null for 0. */
+static char *
+put_addr(char *p, uint64_t a)
+{
+	static const char hex[] = "0123456789abcdef";
+	int digits;
+
+	if (a == 0)
+		return PUT_LIT(p, "null");
+	digits = (64 - __builtin_clzll(a) + 3) / 4;
+	p = PUT_LIT(p, "\"0x");
+	for (int i = digits; i-- > 0; a >>= 4)
+		p[i] = hex[a & 0xf];
+	p += digits;
+	*p++ = '"';
+	return p;
+}
+
+static char *
+put_name(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	*p++ = '"';
+	memcpy(p, s, n);
+	p += n;
+	*p++ = '"';
+	return p;
+}
+
+uint64_t
+spans_inline_insns(const struct cs_span *s)
+{
+	uint64_t n = 0;
+
+	/* The totals of the inline tree's roots: every record's own. */
+	for (size_t i = 0; i < s->n_inl; i++)
+		n += s->inl[i].insns;
+	return n;
+}
+
+int
+spans_write_span(struct span_writer *w, const struct cs_span *s)
+{
+	const struct frag *f = NULL;
+	const char *fn;
+	char buf[512], *p;
+	size_t fmax;
+	int rc;
+
+	if (s->fn.name != NULL && (f = frag_for(w, &s->fn)) == NULL)
+		return w->error = -ERR_NOMEM;
+	if (f != NULL) {
+		fn = NULL;
+		fmax = f->len;
+	} else {
+		fn = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
+		fmax = fn_members_max(fn, s->fn.raw, s->fn.module);
+	}
+	if ((rc = writer_room(w, LINE_MAX_FIXED + fmax)) < 0)
+		return w->error = rc;
+	p = w->buf + w->n;
+	p = PUT_LIT(p, "{\"v\":");
+	p = put_u64(p, SPANS_SCHEMA);
+	p = PUT_LIT(p, ",\"id\":");
+	p = put_u64(p, s->id);
+	p = PUT_LIT(p, ",\"tid\":");
+	p = put_u64(p, s->tid);
+	p = PUT_LIT(p, ",\"pid\":");
+	p = put_u64(p, s->pid);
+	if (f != NULL) {
+		memcpy(p, w->arena + f->off, f->len);
+		p += f->len;
 	} else
-		line_u64(&l, "parent", s->parent);
-	line_addr(&l, "call_site", s->call_site);
-	line_addr(&l, "entry", s->entry);
-	line_u64(&l, "start_ns", s->start_ns);
-	line_u64(&l, "end_ns", s->end_ns);
-	line_u64(&l, "dur_ns", s->end_ns - s->start_ns);
-	line_u64(&l, "self_ns", s->self_ns);
-	line_u64(&l, "insns", s->insns);
-	line_u64(&l, "self_insns", s->self_insns);
-	line_u64(&l, "inline_insns", inl);
-	line_str(&l, "start", cs_start_name(s->start));
-	line_str(&l, "end", cs_end_name(s->end));
-	line_bool(&l, "tail_call", s->tail_call);
-	line_bool(&l, "async", s->async);
-	line_raw(&l, "}\n", 2);
-	line_flush(&l);
+		p = put_fn_members(p, fn, s->fn.raw, s->fn.module);
+	p = PUT_LIT(p, ",\"depth\":");
+	p = put_i64(p, s->depth);
+	p = PUT_LIT(p, ",\"parent\":");
+	p = s->parent == 0 ? PUT_LIT(p, "null") : put_u64(p, s->parent);
+	p = PUT_LIT(p, ",\"call_site\":");
+	p = put_addr(p, s->call_site);
+	p = PUT_LIT(p, ",\"entry\":");
+	p = put_addr(p, s->entry);
+	p = PUT_LIT(p, ",\"start_ns\":");
+	p = put_u64(p, s->start_ns);
+	p = PUT_LIT(p, ",\"end_ns\":");
+	p = put_u64(p, s->end_ns);
+	p = PUT_LIT(p, ",\"dur_ns\":");
+	p = put_u64(p, s->end_ns - s->start_ns);
+	p = PUT_LIT(p, ",\"self_ns\":");
+	p = put_u64(p, s->self_ns);
+	p = PUT_LIT(p, ",\"insns\":");
+	p = put_u64(p, s->insns);
+	p = PUT_LIT(p, ",\"self_insns\":");
+	p = put_u64(p, s->self_insns);
+	p = PUT_LIT(p, ",\"inline_insns\":");
+	p = put_u64(p, spans_inline_insns(s));
+	p = PUT_LIT(p, ",\"start\":");
+	p = put_name(p, cs_start_name(s->start));
+	p = PUT_LIT(p, ",\"end\":");
+	p = put_name(p, cs_end_name(s->end));
+	p = PUT_LIT(p, ",\"tail_call\":");
+	p = s->tail_call ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+	p = PUT_LIT(p, ",\"async\":");
+	p = s->async ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
+	p = PUT_LIT(p, "}\n");
+	w->n = (size_t)(p - w->buf);
+	return 0;
 }
 
 void

@@ -57,6 +57,7 @@ fz_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 
 struct fz {
 	struct jsonw w;
+	struct span_writer *sw;
 	struct inl_tree tree;
 };
 
@@ -67,8 +68,7 @@ fz_span(void *ctx, const struct cs_span *s)
 
 	if (spans_inline_tree(&z->tree, s) < 0)
 		return -ERR_NOMEM;
-	spans_write_span(z->w.out, s, &z->tree);
-	return 0;
+	return spans_write_span(z->sw, s);
 }
 
 static int
@@ -103,15 +103,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&z, 0, sizeof(z));
 	jsonw_init(&z.w, sink);
+	if ((z.sw = spans_writer_new(sink)) == NULL) {
+		blks_reader_free(r);
+		return 0;
+	}
 	/* A small depth limit reaches the stack-halving path too. */
 	if ((cs = cs_new(&code, &cs_sink, 64)) == NULL) {
+		spans_writer_free(z.sw);
 		blks_reader_free(r);
 		return 0;
 	}
 	while (blks_read(r, &rec, &e) > 0)
 		if (rec.type != BLKS_MAP && cs_feed(cs, &rec, &e) < 0)
 			break;
+	(void)spans_writer_flush(z.sw);
 	(void)jsonw_finish(&z.w);
+	spans_writer_free(z.sw);
 	cs_free(cs);
 	free(z.tree.node);
 	blks_reader_free(r);

@@ -232,14 +232,25 @@ end(void)
 
 static struct got got;
 
-/* Runs the records built so far through a fresh engine. */
+/* The code.block form of the same program (no inline runs). */
 static int
-run(size_t max_depth)
+fake_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
 {
-	struct cs_code code = { NULL, fake_insn, fake_fn, NULL };
+	(void)ip;
+	(void)ninsn;
+	out->n_runs = 0;
+	out->runs = NULL;
+	out->end_known = (uint8_t)fake_insn(ctx, pid, end_ip, &out->end);
+	return 0;
+}
+
+static int
+run_code(const struct cs_code *code, size_t max_depth)
+{
 	struct cs_sink sink = { &got, sink_span, sink_gap, sink_event,
 	    sink_end };
-	struct callstack *cs = cs_new(&code, &sink, max_depth);
+	struct callstack *cs = cs_new(code, &sink, max_depth);
 	struct error e;
 	int rc = 0;
 
@@ -247,6 +258,30 @@ run(size_t max_depth)
 	for (size_t i = 0; i < nrec && rc == 0; i++)
 		rc = cs_feed(cs, &recs[i], &e);
 	cs_free(cs);
+	return rc;
+}
+
+/*
+ * Runs the records built so far through a fresh engine; first through
+ * one that asks code.block, which must give the very same history.
+ */
+static int
+run(size_t max_depth)
+{
+	struct cs_code code = { NULL, fake_insn, fake_fn, NULL, NULL };
+	struct cs_code by_block = { NULL, fake_insn, fake_fn, NULL,
+	    fake_block };
+	static char want[8192 + 2048 + 64];
+	char have[sizeof(want)];
+	int rc;
+
+	rc = run_code(&by_block, max_depth);
+	snprintf(want, sizeof(want), "%d\n%s%s\n%s\n%llu", rc, render(&got),
+	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	rc = run_code(&code, max_depth);
+	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
+	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	IS_STR(want, have, "asking code.block gives the same history");
 	nrec = 0;
 	return rc;
 }

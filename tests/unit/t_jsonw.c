@@ -1,4 +1,5 @@
 /* Tests for lib/jsonw: escaping, nesting, misuse. */
+#include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -231,10 +232,84 @@ test_write_error(void)
 	fclose(full);
 }
 
+/*
+ * json_escape (into memory) against json_write_escaped (to a FILE): the
+ * same bytes for every fixed case above and for many random strings
+ * mixing ASCII, control bytes, quotes and UTF-8 lead and tail bytes.
+ */
+static void
+test_escape_into_memory(void)
+{
+	static const unsigned char pool[] = { 'a', 'Z', ' ', '"', '\\', '\n',
+	    0x01, 0x1f, 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0,
+	    0xf4, 0xff, 0xa0, 0x90, 0x8f, 0 };
+	char in[64], *want, *got;
+	size_t n, len, bad = 0, cases = 0, longest = 0;
+	unsigned seed = 12345;
+
+	got = malloc(JSON_ESCAPED_MAX(sizeof(in)) + 1);
+	for (int k = 0; k < 20000 && got != NULL; k++) {
+		seed = seed * 1103515245u + 12345u;
+		len = (seed >> 16) % sizeof(in);
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			in[i] = (char)pool[(seed >> 16) % sizeof(pool)];
+		}
+		want = escaped(in, len);
+		n = json_escape(got, in, len);
+		if (n > longest)
+			longest = n;
+		got[n] = '\0';
+		if (n > JSON_ESCAPED_MAX(len) || strcmp(got, want) != 0) {
+			if (bad++ == 0)
+				DIAG("differ on case %d: %s vs %s", k, got,
+				    want);
+		}
+		cases++;
+		free(want);
+	}
+	OK(got != NULL && cases == 20000 && bad == 0,
+	    "json_escape writes what json_write_escaped writes (20000 "
+	    "random strings)");
+	n = json_escape(got, "\x01\xff", 2);
+	IS_MEM(got, "\"\\u0001\\ufffd\"", n, "escapes written in memory");
+	IS_INT((int)n, 14, "and their length");
+	free(got);
+}
+
+static void
+test_format_u64(void)
+{
+	static const uint64_t v[] = { 0, 9, 10, 99, 100, 999, 1000, 9999,
+	    10000, 99999, 100000, 12345678, 100000000, 4294967295u,
+	    10000000000000000000u, UINT64_MAX };
+	char want[32], got[32];
+	size_t n, bad = 0;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(want, sizeof(want), "%" PRIu64, v[i]);
+		n = json_format_u64(got, v[i]);
+		got[n] = '\0';
+		if (strcmp(got, want) != 0 && bad++ == 0)
+			DIAG("%s vs %s", got, want);
+	}
+	for (uint64_t x = 1; x < UINT64_MAX / 3; x = x * 3 + 1) {
+		snprintf(want, sizeof(want), "%" PRIu64, x);
+		n = json_format_u64(got, x);
+		got[n] = '\0';
+		if (strcmp(got, want) != 0 && bad++ == 0)
+			DIAG("%s vs %s", got, want);
+	}
+	IS_INT((int)bad, 0, "json_format_u64 agrees with printf at every "
+	    "digit count");
+}
+
 int
 main(void)
 {
 	test_escaping();
+	test_escape_into_memory();
+	test_format_u64();
 	test_all_bytes_parse();
 	test_structure();
 	test_misuse();
