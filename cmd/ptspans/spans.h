@@ -56,13 +56,17 @@ struct inl_tree {
  * the fn, raw and module members of a named function are escaped once and
  * kept by the addresses of its strings, which must therefore stay valid
  * and unchanged while the writer lives (symbol tables and mappings do).
+ * With threaded set, a thread of the writer's own formats the lines while
+ * the caller goes on (the spans are copied in batches); nothing else may
+ * write to out until spans_writer_flush returns.
  * spans_writer_new returns NULL when out of memory.  spans_write_span
- * returns 0, or -ERR_NOMEM (sticky); spans_writer_flush writes what is
- * buffered and returns 0 or the first error (-ERR_IO: out failed;
- * ferror(out) says so too).  spans_writer_free does not flush.
+ * returns 0, or -ERR_NOMEM (sticky; threaded, it may show a few batches
+ * late); spans_writer_flush writes everything given so far and returns 0
+ * or the first error (-ERR_IO: out failed; ferror(out) says so too).
+ * spans_writer_free does not flush.
  */
 struct span_writer;
-struct span_writer *spans_writer_new(FILE *out);
+struct span_writer *spans_writer_new(FILE *out, int threaded);
 int spans_write_span(struct span_writer *w, const struct cs_span *s);
 int spans_writer_flush(struct span_writer *w);
 void spans_writer_free(struct span_writer *w);

@@ -3,6 +3,7 @@
  * totals of the summary.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,32 @@ struct frag {
 	size_t off, len;
 };
 
+/* What a span line needs: a span without its inline counts. */
+struct span_rec {
+	uint64_t id, parent, entry, call_site;
+	uint64_t start_ns, end_ns, self_ns, insns, self_insns, inline_insns;
+	const char *name, *raw, *module;
+	uint64_t module_base;
+	uint32_t tid, pid;
+	int32_t depth;
+	uint8_t start, end, tail_call, async;
+};
+
+#define BATCH_SPANS 2048
+#define BATCHES 4
+
+struct batch {
+	struct span_rec rec[BATCH_SPANS];
+	size_t n;
+};
+
+/*
+ * With a formatting thread, spans travel in batches: the caller fills
+ * `fill`, queues it in `full` and takes a free one (waiting while all are
+ * queued); the thread formats the queued batches in order.  The line
+ * buffer, the fragment cache and `out` belong to whoever formats: the
+ * thread while it runs, the caller once writer_drain has seen it idle.
+ */
 struct span_writer {
 	FILE *out;
 	char *buf;
@@ -155,10 +182,81 @@ struct span_writer {
 	size_t n_frag, cap_frag;
 	char *arena;
 	size_t n_arena, cap_arena;
+	/* The thread and its queue (threaded only). */
+	int threaded;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cv_full, cv_free;
+	struct batch *batch;		/* BATCHES of them */
+	struct batch *fill;		/* the caller's */
+	struct batch *full[BATCHES];	/* queued, in order: ring */
+	size_t head, n_full;
+	struct batch *free_[BATCHES];
+	size_t n_free;
+	int busy;			/* the thread is formatting a batch */
+	int stop;
+	int thread_error;		/* the thread's error, seen by the caller */
+	int caller_error;		/* what the caller has seen of it */
 };
 
+static void format_rec(struct span_writer *w, const struct span_rec *r);
+
+static void *
+writer_thread(void *arg)
+{
+	struct span_writer *w = arg;
+	struct batch *b;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->n_full == 0 && !w->stop)
+			pthread_cond_wait(&w->cv_full, &w->lock);
+		if (w->n_full == 0)
+			break;
+		b = w->full[w->head];
+		w->head = (w->head + 1) % BATCHES;
+		w->n_full--;
+		w->busy = 1;
+		pthread_mutex_unlock(&w->lock);
+		for (size_t i = 0; i < b->n && w->error == 0; i++)
+			format_rec(w, &b->rec[i]);
+		b->n = 0;
+		pthread_mutex_lock(&w->lock);
+		w->busy = 0;
+		w->thread_error = w->error;
+		w->free_[w->n_free++] = b;
+		pthread_cond_broadcast(&w->cv_free);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Starts the formatting thread; 0, or -1 when it cannot (then none). */
+static int
+writer_start(struct span_writer *w)
+{
+	if ((w->batch = calloc(BATCHES, sizeof(*w->batch))) == NULL)
+		return -1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cv_full, NULL);
+	pthread_cond_init(&w->cv_free, NULL);
+	w->fill = &w->batch[0];
+	for (size_t i = 1; i < BATCHES; i++)
+		w->free_[w->n_free++] = &w->batch[i];
+	if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
+		pthread_cond_destroy(&w->cv_free);
+		pthread_cond_destroy(&w->cv_full);
+		pthread_mutex_destroy(&w->lock);
+		free(w->batch);
+		w->batch = NULL;
+		return -1;
+	}
+	w->threaded = 1;
+	return 0;
+}
+
 struct span_writer *
-spans_writer_new(FILE *out)
+spans_writer_new(FILE *out, int threaded)
 {
 	struct span_writer *w = calloc(1, sizeof(*w));
 
@@ -168,16 +266,64 @@ spans_writer_new(FILE *out)
 	}
 	w->out = out;
 	w->cap = WBUF_SIZE;
+	/* No thread is no error: the caller formats then. */
+	if (threaded)
+		(void)writer_start(w);
 	return w;
 }
 
-int
-spans_writer_flush(struct span_writer *w)
+/* Queues the caller's batch and takes a free one; the thread's error. */
+static int
+writer_submit(struct span_writer *w)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->fill->n > 0) {
+		while (w->n_free == 0)
+			pthread_cond_wait(&w->cv_free, &w->lock);
+		w->full[(w->head + w->n_full) % BATCHES] = w->fill;
+		w->n_full++;
+		w->fill = w->free_[--w->n_free];
+		pthread_cond_signal(&w->cv_full);
+	}
+	rc = w->thread_error;
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* Waits until the thread has formatted everything queued. */
+static int
+writer_drain(struct span_writer *w)
+{
+	int rc;
+
+	if ((rc = writer_submit(w)) < 0)
+		return rc;
+	pthread_mutex_lock(&w->lock);
+	while (w->n_full > 0 || w->busy)
+		pthread_cond_wait(&w->cv_free, &w->lock);
+	rc = w->thread_error;
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* Writes out the line buffer (its owner calls it). */
+static void
+writer_out(struct span_writer *w)
 {
 	if (w->n > 0 && fwrite(w->buf, 1, w->n, w->out) != w->n &&
 	    w->error == 0)
 		w->error = -ERR_IO;
 	w->n = 0;
+}
+
+int
+spans_writer_flush(struct span_writer *w)
+{
+	if (w->threaded && writer_drain(w) < 0)
+		return w->error;
+	writer_out(w);
 	return w->error;
 }
 
@@ -186,6 +332,17 @@ spans_writer_free(struct span_writer *w)
 {
 	if (w == NULL)
 		return;
+	if (w->threaded) {
+		pthread_mutex_lock(&w->lock);
+		w->stop = 1;
+		pthread_cond_signal(&w->cv_full);
+		pthread_mutex_unlock(&w->lock);
+		pthread_join(w->thread, NULL);
+		pthread_cond_destroy(&w->cv_free);
+		pthread_cond_destroy(&w->cv_full);
+		pthread_mutex_destroy(&w->lock);
+		free(w->batch);
+	}
 	free(w->buf);
 	free(w->frag);
 	free(w->arena);
@@ -200,7 +357,7 @@ writer_room(struct span_writer *w, size_t need)
 
 	if (w->cap - w->n >= need)
 		return 0;
-	spans_writer_flush(w);
+	writer_out(w);
 	if (w->cap >= need)
 		return 0;
 	if ((nb = realloc(w->buf, need)) == NULL)
@@ -281,7 +438,7 @@ frags_grow(struct span_writer *w)
  * function ends a span; NULL when out of memory.
  */
 static const struct frag *
-frag_for(struct span_writer *w, const struct cs_fn *fn)
+frag_for(struct span_writer *w, const struct span_rec *fn)
 {
 	struct frag *f;
 	size_t j, max;
@@ -381,8 +538,9 @@ spans_inline_insns(const struct cs_span *s)
 	return n;
 }
 
-int
-spans_write_span(struct span_writer *w, const struct cs_span *s)
+/* Formats one line into the line buffer; errors are left in w->error. */
+static void
+format_rec(struct span_writer *w, const struct span_rec *s)
 {
 	const struct frag *f = NULL;
 	const char *fn;
@@ -390,17 +548,24 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	size_t fmax;
 	int rc;
 
-	if (s->fn.name != NULL && (f = frag_for(w, &s->fn)) == NULL)
-		return w->error = -ERR_NOMEM;
+	if (s->name != NULL && (f = frag_for(w, s)) == NULL) {
+		w->error = -ERR_NOMEM;
+		return;
+	}
 	if (f != NULL) {
 		fn = NULL;
 		fmax = f->len;
 	} else {
-		fn = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
-		fmax = fn_members_max(fn, s->fn.raw, s->fn.module);
+		struct cs_fn cf = { 0, 0, s->name, s->raw, s->module,
+		    s->module_base, 0 };
+
+		fn = spans_fn_name(&cf, s->entry, buf, sizeof(buf));
+		fmax = fn_members_max(fn, s->raw, s->module);
 	}
-	if ((rc = writer_room(w, LINE_MAX_FIXED + fmax)) < 0)
-		return w->error = rc;
+	if ((rc = writer_room(w, LINE_MAX_FIXED + fmax)) < 0) {
+		w->error = rc;
+		return;
+	}
 	p = w->buf + w->n;
 	p = PUT_LIT(p, "{\"v\":");
 	p = put_u64(p, SPANS_SCHEMA);
@@ -414,7 +579,7 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 		memcpy(p, w->arena + f->off, f->len);
 		p += f->len;
 	} else
-		p = put_fn_members(p, fn, s->fn.raw, s->fn.module);
+		p = put_fn_members(p, fn, s->raw, s->module);
 	p = PUT_LIT(p, ",\"depth\":");
 	p = put_i64(p, s->depth);
 	p = PUT_LIT(p, ",\"parent\":");
@@ -436,7 +601,7 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	p = PUT_LIT(p, ",\"self_insns\":");
 	p = put_u64(p, s->self_insns);
 	p = PUT_LIT(p, ",\"inline_insns\":");
-	p = put_u64(p, spans_inline_insns(s));
+	p = put_u64(p, s->inline_insns);
 	p = PUT_LIT(p, ",\"start\":");
 	p = put_name(p, cs_start_name(s->start));
 	p = PUT_LIT(p, ",\"end\":");
@@ -447,7 +612,50 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	p = s->async ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
 	p = PUT_LIT(p, "}\n");
 	w->n = (size_t)(p - w->buf);
-	return 0;
+}
+
+int
+spans_write_span(struct span_writer *w, const struct cs_span *s)
+{
+	struct span_rec one, *r = &one;
+	int rc;
+
+	if (w->threaded) {
+		/* w->error is the thread's: the caller sees it through
+		 * thread_error, under the lock, at each batch. */
+		if (w->caller_error != 0)
+			return w->caller_error;
+		if (w->fill->n == BATCH_SPANS &&
+		    (rc = writer_submit(w)) < 0)
+			return w->caller_error = rc;
+		r = &w->fill->rec[w->fill->n++];
+	} else if (w->error != 0)
+		return w->error;
+	r->id = s->id;
+	r->parent = s->parent;
+	r->entry = s->entry;
+	r->call_site = s->call_site;
+	r->start_ns = s->start_ns;
+	r->end_ns = s->end_ns;
+	r->self_ns = s->self_ns;
+	r->insns = s->insns;
+	r->self_insns = s->self_insns;
+	r->inline_insns = spans_inline_insns(s);
+	r->name = s->fn.name;
+	r->raw = s->fn.raw;
+	r->module = s->fn.module;
+	r->module_base = s->fn.module_base;
+	r->tid = s->tid;
+	r->pid = s->pid;
+	r->depth = s->depth;
+	r->start = s->start;
+	r->end = s->end;
+	r->tail_call = s->tail_call;
+	r->async = s->async;
+	if (w->threaded)
+		return 0;
+	format_rec(w, r);
+	return w->error;
 }
 
 void
