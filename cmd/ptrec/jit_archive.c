@@ -37,6 +37,7 @@ rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
 	struct manifest_jit_map row;
 	char live[64], rel[64];
 	const char *from, *dir;
+	struct error ie;
 	int rc;
 
 	rec_jit_map_path(pid, live, sizeof(live));
@@ -51,8 +52,13 @@ rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return error_set_errno(e, errno, "%s: create", dir);
 	snprintf(rel, sizeof(rel), "%s/perf-%d.map", REC_JIT_MAP_DIR, pid);
-	if ((rc = snapshot_copy_in(s, rel, from, e)) < 0)
-		return rc;
+	/* The program may remove its map as we copy it: a warning, not a
+	 * lost snapshot. */
+	if ((rc = snapshot_copy_in(s, rel, from, &ie)) == -ERR_NOMEM)
+		return error_set(e, ERR_NOMEM, "%s", ie.msg);
+	if (rc < 0)
+		return manifest_add_warning(&s->manifest, e, "JIT map %s not "
+		    "archived: %s", from, ie.msg);
 	row.pid = (uint32_t)pid;
 	row.path = live;
 	row.archived = rel;
@@ -88,6 +94,7 @@ collect_syms(struct snapshot *s, int pid, uint64_t start, size_t len,
 	const struct sym *sym;
 	struct symtab *st = NULL;
 	struct error ie;
+	const char *path;
 	size_t i, n, pos;
 
 	/* The null symbol and the empty name come first. */
@@ -98,8 +105,9 @@ collect_syms(struct snapshot *s, int pid, uint64_t start, size_t len,
 	if (je->syms == NULL || je->strtab == NULL)
 		return error_set(e, ERR_NOMEM, "JIT image");
 	row = manifest_find_jit_map(&s->manifest, (uint32_t)pid);
-	if (row == NULL || row->archived == NULL ||
-	    symtab_open_jitmap(snapshot_path(s, row->archived), &st, &ie) < 0)
+	path = row != NULL && row->archived != NULL ?
+	    snapshot_path(s, row->archived) : NULL;
+	if (path == NULL || symtab_open_jitmap(path, &st, &ie) < 0)
 		return 0;	/* code without names is still code */
 	for (i = 0; (sym = symtab_sym(st, i)) != NULL; i++) {
 		Elf64_Sym *grown;

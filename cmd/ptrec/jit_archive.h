@@ -47,8 +47,8 @@ void rec_jit_map_path(int pid, char *buf, size_t size);
  * Archives the JIT map of pid: from copy when it is not NULL and exists
  * (a copy taken while the program lived), else from /tmp/perf-PID.map.
  * Adds the manifest row.  Returns 1 when archived, 0 when there is no
- * map (nothing is added), -ERR_IO (it exists but cannot be read or
- * written), -ERR_NOMEM.
+ * map or it could not be copied (a manifest warning then says why), or
+ * -ERR_NOMEM.
  */
 int rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
     struct error *e);

@@ -43,6 +43,11 @@ test_map(struct snapshot *s, const char *copy)
 	IS_INT(rec_jit_archive_map(s, PID + 1, "/nonexistent/copy", &e), 0,
 	    "no copy and no live map: nothing archived");
 	IS_INT((int)s->manifest.nr_jit_maps, 0, "no row for it");
+	IS_INT(rec_jit_archive_map(s, PID + 2, tmp, &e), 0,
+	    "a map that cannot be copied (a directory) is not archived");
+	OK(s->manifest.nr_warnings == 1 && strstr(s->manifest.warnings[0],
+	    "JIT map") != NULL, "a warning says so");
+	IS_INT((int)s->manifest.nr_jit_maps, 0, "and no row");
 	IS_INT(rec_jit_archive_map(s, PID, copy, &e), 1, "copy archived");
 	IS_INT((int)s->manifest.nr_jit_maps, 1, "one row");
 	IS_INT((int)s->manifest.jit_maps[0].pid, PID, "row pid");
