@@ -12,7 +12,8 @@
  *     with hits 1, and the parked thread: helper_trigger raises the
  *     SIGTRAP a sigtrap breakpoint raises, and the snapshot is written
  *     while it waits (its output.log ends before "after");
- *   - --trigger-line with --pid is refused.
+ *   - --trigger-line with --pid is refused, and so are the perf
+ *     recorder's --trigger-symbol and --repeat, before perf starts.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +28,7 @@
 #include "elfsym.h"
 #include "manifest.h"
 #include "options.h"
+#include "rec_perf.h"
 #include "rec_pt.h"
 #include "tap.h"
 
@@ -435,6 +437,58 @@ test_symbol_pause(void)
 	free(c);
 }
 
+/* ptrec's argv through rec_perf_run; stdout and stderr go to files. */
+static int
+run_perf(char **argv, int argc, const char *out, const char *err)
+{
+	struct rec_options o;
+	int so = dup(1), se = dup(2), fo, fe, rc;
+
+	optind = 0;
+	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
+		return 100 + rc;
+	fflush(stdout);
+	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	rc = rec_perf_run(&o);
+	fflush(stdout);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	return rc;
+}
+
+/* What the perf recorder cannot do, it refuses before starting perf. */
+static void
+test_perf_refusals(void)
+{
+	char out[PATH_MAX], err[PATH_MAX], buf[1024];
+	char *sym[] = { "ptrec", "--recorder", "perf", "--trigger-symbol",
+	    "main", "--", "true", NULL };
+	char *rep[] = { "ptrec", "--recorder", "perf", "--repeat", "2",
+	    "--after-ms", "10", "--", "true", NULL };
+
+	snprintf(out, sizeof(out), "%s/perf.out", tmp);
+	snprintf(err, sizeof(err), "%s/perf.err", tmp);
+	IS_INT(run_perf(sym, 7, out, err), 1, "perf: --trigger-symbol fails");
+	slurp(err, buf, sizeof(buf));
+	IS_STR(buf, "ptrec: --trigger-symbol: the perf recorder has no symbol "
+	    "trigger: use --recorder pt, which arms a hardware breakpoint per "
+	    "thread, or --recorder emu\n", "and says what to use");
+	IS_INT(run_perf(rep, 9, out, err), 1, "perf: --repeat 2 fails");
+	slurp(err, buf, sizeof(buf));
+	IS_STR(buf, "ptrec: --repeat: the perf recorder takes one snapshot per "
+	    "run (perf keeps every snapshot of a run in one perf.data): use "
+	    "--recorder pt or --recorder emu\n", "and says why");
+	slurp(out, buf, sizeof(buf));
+	IS_STR(buf, "", "no snapshot line");
+}
+
 static void
 test_refusals(void)
 {
@@ -475,6 +529,7 @@ main(void)
 	test_symbol_repeat();
 	test_symbol_pause();
 	test_refusals();
+	test_perf_refusals();
 	free(skylake);
 	cleanup_remove_tree(tmp);
 	return tap_done();
