@@ -236,7 +236,7 @@ emit_span(struct callstack *cs, struct frame *f, uint64_t end_ns,
 	struct cs_span s;
 	uint64_t dur;
 
-	memset(&s, 0, sizeof(s));
+	/* Every member is set: no memset on this path. */
 	s.id = f->id;
 	s.parent = f->parent;
 	s.tid = t->tid;
@@ -558,28 +558,33 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 	return 0;
 }
 
-/* Resolves the branch that ended the last block: it went to next. */
+/*
+ * Resolves the branch that ended the last block: it went to next.  The
+ * transitions read t->pend in place (nothing they call changes it).
+ */
 static int
 resolve(struct callstack *cs, uint64_t next, struct error *e)
 {
 	struct thread *t = &cs->t;
-	struct pending p = t->pend;
+	const struct pending *p = &t->pend;
 
-	t->pend.valid = 0;
-	if (!p.valid || t->n == 0)
+	if (!p->valid || t->n == 0) {
+		t->pend.valid = 0;
 		return 0;
-	switch (p.kind) {
+	}
+	t->pend.valid = 0;
+	switch (p->kind) {
 	case CS_CALL:
-		return do_call(cs, &p, next, e);
+		return do_call(cs, p, next, e);
 	case CS_RET:
-		return do_return(cs, next, p.time, e);
+		return do_return(cs, next, p->time, e);
 	case CS_JCC:
-		if (next == p.next_ip)
+		if (next == p->next_ip)
 			return 0;
 		/* FALLTHROUGH */
 	case CS_JMP:
 	case CS_FAR:
-		return do_jump(cs, &p, next, e);
+		return do_jump(cs, p, next, e);
 	default:
 		return 0;
 	}
@@ -682,15 +687,39 @@ block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
 	return 0;
 }
 
+/* The same from code.inline_runs and code.insn. */
+static int
+block_asked(struct callstack *cs, struct frame *f, const struct blks_block *b,
+    uint64_t time, struct error *e)
+{
+	struct cs_inline_run runs[CS_MAX_RUNS];
+	struct cs_insn in;
+	int rc = 0, nr;
+
+	if (cs->code.inline_runs != NULL && b->ninsn > 0) {
+		nr = cs->code.inline_runs(cs->code.ctx, cs->t.pid, b->ip,
+		    b->end_ip, b->ninsn, runs, CS_MAX_RUNS);
+		if (nr < 0)
+			return nr;
+		for (int i = 0; i < nr; i++)
+			if (runs[i].inl != NULL &&
+			    (rc = add_inline(f, runs[i].inl, runs[i].n, e)) < 0)
+				return rc;
+	}
+	if (cs->code.insn != NULL &&
+	    (rc = cs->code.insn(cs->code.ctx, cs->t.pid, b->end_ip, &in)) < 0)
+		return rc;
+	set_pending(cs, b, rc == 1 ? &in : NULL, time);
+	return 0;
+}
+
 static int
 on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 {
 	struct thread *t = &cs->t;
-	struct cs_inline_run runs[CS_MAX_RUNS];
-	struct cs_insn in;
 	uint64_t time;
 	struct frame *f;
-	int rc = 0, nr;
+	int rc;
 
 	time = rec_time(t, b->time);
 	if ((rc = close_stream_gap(cs, b->ip, time)) < 0)
@@ -717,21 +746,7 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 	t->last_ip = b->end_ip;
 	if (cs->code.block != NULL)
 		return block_known(cs, f, b, time, e);
-	if (cs->code.inline_runs != NULL && b->ninsn > 0) {
-		nr = cs->code.inline_runs(cs->code.ctx, t->pid, b->ip, b->end_ip,
-		    b->ninsn, runs, CS_MAX_RUNS);
-		if (nr < 0)
-			return nr;
-		for (int i = 0; i < nr; i++)
-			if (runs[i].inl != NULL &&
-			    (rc = add_inline(f, runs[i].inl, runs[i].n, e)) < 0)
-				return rc;
-	}
-	if (cs->code.insn != NULL &&
-	    (rc = cs->code.insn(cs->code.ctx, t->pid, b->end_ip, &in)) < 0)
-		return rc;
-	set_pending(cs, b, rc == 1 ? &in : NULL, time);
-	return 0;
+	return block_asked(cs, f, b, time, e);
 }
 
 /* Tracing stopped: remember where it should resume and why. */

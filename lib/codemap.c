@@ -620,9 +620,11 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	    s->ninsn == ninsn && s->pid == pid && s->nr != BLK_WALK) {
 		m->st.inline_walks += !m->opt.no_inline && !m->opt.no_dwarf &&
 		    ninsn > 0;
-		m->st.inline_walk_failed += s->failed;
-		m->st.insn_undecodable += s->undecodable;
 		m->st.insn_lookups++;
+		if ((s->failed | s->undecodable) != 0) {
+			m->st.inline_walk_failed += s->failed;
+			m->st.insn_undecodable += s->undecodable;
+		}
 		out->end.len = s->end_len;
 		out->end.kind = s->end_kind;
 		out->end_known = s->end_known;

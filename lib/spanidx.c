@@ -58,8 +58,22 @@ struct str_slot {
 	uint32_t off;
 };
 
+#define COL_BUF 65536		/* bytes buffered per column */
+#define RECENT 64		/* recently interned strings, by address */
+
 struct spanidx_writer {
 	FILE *col[SPANIDX_NCOLS];
+	uint8_t *buf[SPANIDX_NCOLS];	/* values not yet in col[] */
+	size_t n_buf[SPANIDX_NCOLS];
+	/*
+	 * The same few names come row after row: an address seen lately
+	 * gives its offset without hashing, once strcmp with the table's
+	 * copy says the string there is still the same.
+	 */
+	struct {
+		const char *s;
+		uint32_t off;
+	} recent[RECENT];
 	uint64_t rows;
 	char *strtab;
 	size_t strtab_len, strtab_cap;
@@ -72,9 +86,11 @@ spanidx_writer_free(struct spanidx_writer *w)
 {
 	if (w == NULL)
 		return;
-	for (int i = 0; i < SPANIDX_NCOLS; i++)
+	for (int i = 0; i < SPANIDX_NCOLS; i++) {
 		if (w->col[i] != NULL)
 			fclose(w->col[i]);
+		free(w->buf[i]);
+	}
 	for (size_t i = 0; i < w->cap_slot; i++)
 		free(w->slot[i].s);
 	free(w->slot);
@@ -90,13 +106,18 @@ spanidx_writer_new(struct spanidx_writer **out, struct error *e)
 	*out = NULL;
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return error_set(e, ERR_NOMEM, "span index");
-	for (int i = 0; i < SPANIDX_NCOLS; i++)
+	for (int i = 0; i < SPANIDX_NCOLS; i++) {
 		if ((w->col[i] = tmpfile()) == NULL) {
 			int err = errno;
 
 			spanidx_writer_free(w);
 			return error_set_errno(e, err, "span index column");
 		}
+		if ((w->buf[i] = malloc(COL_BUF)) == NULL) {
+			spanidx_writer_free(w);
+			return error_set(e, ERR_NOMEM, "span index");
+		}
+	}
 	w->cap_slot = 1024;
 	w->slot = calloc(w->cap_slot, sizeof(*w->slot));
 	w->strtab_cap = 4096;
@@ -149,16 +170,24 @@ rehash(struct spanidx_writer *w)
 static int
 intern(struct spanidx_writer *w, const char *s, uint32_t *off)
 {
-	size_t j, len;
+	size_t j, len, r;
 	char *grown;
 
 	*off = 0;
 	if (s == NULL || *s == '\0')
 		return 0;
+	r = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11) % RECENT;
+	if (w->recent[r].s == s &&
+	    strcmp(w->strtab + w->recent[r].off, s) == 0) {
+		*off = w->recent[r].off;
+		return 0;
+	}
 	for (j = str_hash(s) & (w->cap_slot - 1); w->slot[j].s != NULL;
 	    j = (j + 1) & (w->cap_slot - 1))
 		if (strcmp(w->slot[j].s, s) == 0) {
 			*off = w->slot[j].off;
+			w->recent[r].s = s;
+			w->recent[r].off = *off;
 			return 0;
 		}
 	len = strlen(s) + 1;
@@ -176,9 +205,21 @@ intern(struct spanidx_writer *w, const char *s, uint32_t *off)
 	memcpy(w->strtab + w->strtab_len, s, len);
 	*off = (uint32_t)w->strtab_len;
 	w->strtab_len += len;
+	w->recent[r].s = s;
+	w->recent[r].off = *off;
 	if (++w->n_slot * 2 > w->cap_slot)
 		return rehash(w);
 	return 0;
+}
+
+/* Writes column c's buffered values to its file; 0, or 1 on error. */
+static int
+col_flush(struct spanidx_writer *w, int c)
+{
+	size_t n = w->n_buf[c];
+
+	w->n_buf[c] = 0;
+	return n > 0 && fwrite(w->buf[c], 1, n, w->col[c]) != n;
 }
 
 int
@@ -193,7 +234,10 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
 	    (rc = intern(w, r->module, &mod)) < 0)
 		return error_set(e, -rc, "span index strings");
 #define PUT(c, v) do { __typeof__(v) v_ = (v); \
-	bad |= fwrite(&v_, sizeof(v_), 1, w->col[c]) != 1; } while (0)
+	if (w->n_buf[c] + sizeof(v_) > COL_BUF) \
+		bad |= col_flush(w, c); \
+	memcpy(w->buf[c] + w->n_buf[c], &v_, sizeof(v_)); \
+	w->n_buf[c] += sizeof(v_); } while (0)
 	PUT(SPANIDX_ID, r->id);
 	PUT(SPANIDX_PARENT, r->parent);
 	PUT(SPANIDX_TID, r->tid);
@@ -226,12 +270,14 @@ align8(uint64_t v)
 }
 
 static int
-copy_col(FILE *from, FILE *to)
+copy_col(struct spanidx_writer *w, int c, FILE *to)
 {
+	FILE *from = w->col[c];
 	char buf[65536];
 	size_t n;
 
-	if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0)
+	if (col_flush(w, c) != 0 || fflush(from) != 0 ||
+	    fseek(from, 0, SEEK_SET) != 0)
 		return -1;
 	while ((n = fread(buf, 1, sizeof(buf), from)) > 0)
 		if (fwrite(buf, 1, n, to) != n)
@@ -277,7 +323,7 @@ write_index(struct spanidx_writer *w, FILE *f)
 	off = sizeof(hdr) + sizeof(dir);
 	for (int i = 0; i < SPANIDX_NCOLS; i++) {
 		if (fwrite(zero, 1, col_off[i] - off, f) != col_off[i] - off ||
-		    copy_col(w->col[i], f) < 0)
+		    copy_col(w, i, f) < 0)
 			return -1;
 		off = col_off[i] + w->rows * cols[i].width;
 	}
