@@ -60,7 +60,7 @@ check_counts() {
 	test_cmp /dev/null unseen
 }
 
-test_expect_success 'RWX JIT: spans and perf calls equal the program' "
+test_expect_success 'RWX JIT: spans and perf calls equal the program (native and --decoder perf)' "
 	record 7 rwx keep &&
 	pid=\$(jq -r .target.pid snap/manifest.json) &&
 	test_cmp map.orig snap/jit/perf-\$pid.map &&
@@ -79,7 +79,14 @@ test_expect_success 'RWX JIT: spans and perf calls equal the program' "
 	    startswith(\"//anon-jit/\\(\$p)/\")) and .[0].missing == false' \
 	    >/dev/null &&
 	check_counts && test \$(wc -l <compared) = 6 &&
-	grep -q '^count jit_inc 42\$' compared
+	grep -q '^count jit_inc 42\$' compared &&
+	ptdecode --decoder perf snap 2>/dev/null | ptspans >perf.spans &&
+	jq -r 'select(.module == \"[jit]\") | [.fn, .tail_call] | @tsv' \
+	    perf.spans | sort | uniq -c >via-perf &&
+	jq -r 'select(.module == \"[jit]\") | [.fn, .tail_call] | @tsv' \
+	    an/spans.jsonl | sort | uniq -c >via-native &&
+	test \$(wc -l <via-native) = 4 &&
+	test_cmp via-native via-perf
 "
 
 test_expect_success 'RW then RX, map removed at exit: archived before' "
