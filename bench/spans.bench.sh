@@ -1,9 +1,11 @@
 #!/bin/sh
 # Span reconstruction throughput (issue 6): ptspans over the block stream
 # of one emu snapshot of the branchy fixture with a 32 MiB ring, with and
-# without inline accounting.  Prints wall and CPU seconds, spans/s,
-# blocks/s (over wall time) and peak memory (GNU time's maximum resident
-# set).  Printed, never asserted.
+# without inline accounting (-o DIR), and alone on the stream into span
+# lines on stdout (what `ptdecode | ptspans` runs; issue 11 puts its speed
+# on the table).  Prints wall and CPU seconds, spans/s, blocks/s (over
+# wall time) and peak memory (GNU time's maximum resident set).  Printed,
+# never asserted.
 #
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
 # 40 x 100000, enough to wrap the 32 MiB ring); BENCH_KEEP=1 keeps the
@@ -62,3 +64,19 @@ run() {
 
 run inline
 run no-inline --no-inline
+
+# The stream alone, span lines to /dev/null; the counts are the inline
+# run's (the same stream, the same spans).
+/usr/bin/time -f '%e %U %S %M' -o "$dir/stdout.time" \
+    ptspans <"$dir/blocks" >/dev/null
+read -r wall user sys rss <"$dir/stdout.time"
+spans=$(sed -n 's/.*"spans":\([0-9]*\).*/\1/p' "$dir/inline/manifest.json")
+blocks=$(sed -n 's/.*"blocks":\([0-9]*\).*/\1/p' "$dir/inline/manifest.json")
+mib=$(($(wc -c <"$dir/blocks") / 1048576))
+awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v sp="$spans" \
+    -v b="$blocks" -v m="$mib" 'BEGIN {
+	if (w <= 0) w = 0.01
+	printf "spans: stdout    %d spans, %d blocks (%d MiB of blocks) to " \
+	    "/dev/null: %.2f s wall, %.2f s CPU, %.0f spans/s, " \
+	    "%.0f blocks/s, peak %.1f MiB\n", sp, b, m, w, u + s, sp / w,
+	    b / w, r / 1024 }'
