@@ -258,7 +258,9 @@ int
 capture_taken(struct capture_policy *p, const char *reason)
 {
 	p->taken++;
-	if (p->taken >= p->repeat || strcmp(reason, "max-capture") == 0 ||
+	if (strcmp(reason, "control") != 0)
+		p->counted++;
+	if (p->counted >= p->repeat || strcmp(reason, "max-capture") == 0 ||
 	    strcmp(reason, "exit") == 0 || strcmp(reason, "signal") == 0)
 		p->done = 1;
 	return p->done;

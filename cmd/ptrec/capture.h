@@ -141,7 +141,8 @@ struct capture_policy {
 	uint64_t max_deadline;		/* --max-capture-ms, or UINT64_MAX */
 	uint64_t tail_deadline;		/* or UINT64_MAX */
 	uint64_t repeat;		/* snapshots to take, >= 1 */
-	uint64_t taken;			/* snapshots written */
+	uint64_t taken;			/* snapshots written (numbering) */
+	uint64_t counted;		/* of them, towards --repeat */
 	int done;			/* the last one is written */
 };
 
@@ -166,9 +167,10 @@ enum capture_action capture_on_trigger(struct capture_policy *p,
 const char *capture_due(struct capture_policy *p, uint64_t now_ms);
 
 /*
- * A snapshot for reason was written: counts it.  Returns 1 when it was
- * the last (--repeat reached, or reason "max-capture" or "exit"): trace
- * no more; 0 to go on (re-enable the events).
+ * A snapshot for reason was written: counts it (a --control "control"
+ * request does not use up --repeat, as under emu).  Returns 1 when it
+ * was the last (--repeat reached, or reason "max-capture", "exit" or
+ * "signal"): trace no more; 0 to go on (re-enable the events).
  */
 int capture_taken(struct capture_policy *p, const char *reason);
 

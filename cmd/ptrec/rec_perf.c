@@ -255,7 +255,8 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 
 /*
  * What perf cannot do for us: it counts no breakpoint hits and keeps
- * every snapshot of a run in one perf.data.
+ * every snapshot of a run in one perf.data (so no --repeat, and no
+ * --control snapshot that would not end the run).
  */
 static int
 refuse(const struct rec_options *o)
@@ -268,6 +269,10 @@ refuse(const struct rec_options *o)
 		report(TOOL, "--repeat", "use --recorder pt or --recorder emu",
 		    "the perf recorder takes one snapshot per run (perf keeps "
 		    "every snapshot of a run in one perf.data)");
+	else if (o->control_fifo != NULL)
+		report(TOOL, "--control", "use --recorder pt or --recorder emu",
+		    "the perf recorder takes no --control requests (one "
+		    "snapshot per run, at its trigger or exit)");
 	else if (o->pid != 0 && o->trigger_line != NULL)
 		report(TOOL, "--trigger-line", "launch the program with ptrec",
 		    "with --pid the program's output is not ptrec's to read");

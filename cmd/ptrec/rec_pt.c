@@ -79,8 +79,13 @@ struct pt_rec {
 	char log_path[PATH_MAX];	/* output.log, "" with --pid */
 	int log_fd;
 	int out[2];		/* the program's stdout and stderr, or -1 */
+	int ctl_fd;		/* --control FIFO, or -1 */
+	char ctlbuf[256];
+	size_t ctllen;
+	const char *ctl_end;	/* "control" (stop) or "cancel", or NULL */
 	int off;		/* the last snapshot is written */
 	int in_snapshot;	/* take_snapshot is running */
+	int ending;		/* finish: the next snapshot is the last */
 	int failed;		/* a snapshot could not be written */
 	int log_failed;		/* output.log could not be written */
 	uint64_t start_wall;
@@ -427,7 +432,7 @@ take_snapshot(struct pt_rec *r, const char *reason)
 		fflush(stdout);
 	}
 	r->in_snapshot = 0;
-	if (capture_taken(&r->pol, reason) || r->failed) {
+	if (capture_taken(&r->pol, reason) || r->failed || r->ending) {
 		r->off = 1;
 		free_threads(r);
 		return;
@@ -561,25 +566,70 @@ relay_stream(struct pt_rec *r, int i, int triggers)
 	return n;
 }
 
-/* Relays what the program wrote, waiting at most wait_ms for it. */
+/*
+ * One --control command (DECISIONS.md: snapshot, stop, cancel), answered
+ * on stdout as the emu recorder answers.  "snapshot" does not use up
+ * --repeat; "stop" ends the run with a snapshot, "cancel" without.
+ */
+static void
+on_control(struct pt_rec *r, const char *cmd)
+{
+	int known = 1;
+
+	if (strcmp(cmd, "snapshot") == 0)
+		take_snapshot(r, "control");
+	else if (strcmp(cmd, "stop") == 0)
+		r->ctl_end = "control";
+	else if (strcmp(cmd, "cancel") == 0)
+		r->ctl_end = "cancel";
+	else
+		known = 0;
+	printf("%s: %s\n", cmd, known ? "ok" : "unknown command");
+	fflush(stdout);
+}
+
+static void
+read_control(struct pt_rec *r)
+{
+	ssize_t n;
+	char *nl;
+
+	n = read(r->ctl_fd, r->ctlbuf + r->ctllen,
+	    sizeof(r->ctlbuf) - 1 - r->ctllen);
+	if (n <= 0)
+		return;
+	r->ctllen += (size_t)n;
+	r->ctlbuf[r->ctllen] = '\0';
+	while (r->ctl_end == NULL && (nl = strchr(r->ctlbuf, '\n')) != NULL) {
+		*nl = '\0';
+		on_control(r, r->ctlbuf);
+		r->ctllen -= (size_t)(nl + 1 - r->ctlbuf);
+		memmove(r->ctlbuf, nl + 1, r->ctllen + 1);
+	}
+	if (r->ctllen == sizeof(r->ctlbuf) - 1)
+		r->ctllen = 0;		/* a line too long to be a command */
+}
+
+/*
+ * Relays what the program wrote and reads --control, waiting at most
+ * wait_ms for either.
+ */
 static void
 relay_output(struct pt_rec *r, int wait_ms)
 {
-	struct pollfd p[2];
+	struct pollfd p[3];
 	int i;
 
 	for (i = 0; i < 2; i++)
 		p[i] = (struct pollfd){ .fd = r->out[i], .events = POLLIN };
-	if (r->out[0] < 0 && r->out[1] < 0) {
-		if (wait_ms > 0)
-			usleep((useconds_t)wait_ms * 1000);
-		return;
-	}
-	if (poll(p, 2, wait_ms) <= 0)
+	p[2] = (struct pollfd){ .fd = r->ctl_fd, .events = POLLIN };
+	if (poll(p, 3, wait_ms) <= 0)
 		return;
 	for (i = 0; i < 2; i++)
 		if (r->out[i] >= 0 && p[i].revents != 0)
 			relay_stream(r, i, 1);
+	if (r->ctl_fd >= 0 && p[2].revents != 0)
+		read_control(r);
 }
 
 /* Steps the program until it ends or we are asked to stop. */
@@ -593,6 +643,8 @@ follow(struct pt_rec *r, struct error *e)
 	for (;;) {
 		if (stop_requested)
 			return "signal";
+		if (r->ctl_end != NULL)
+			return r->ctl_end;
 		if ((due = capture_due(&r->pol, mono_ms())) != NULL)
 			take_snapshot(r, due);
 		if (r->off && r->o->pid != 0)
@@ -695,7 +747,9 @@ finish(struct pt_rec *r, const char *reason)
 		drain_output(r, 1, INT_MAX);
 		check_pause(r);
 	}
-	take_snapshot(r, reason);
+	r->ending = 1;		/* whatever the reason, the last snapshot */
+	if (strcmp(reason, "cancel") != 0)
+		take_snapshot(r, reason);
 	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {
 		pttrace_detach(&r->t, &e);
@@ -720,6 +774,8 @@ rec_free(struct pt_rec *r)
 			close(r->out[i]);
 	if (r->log_fd >= 0)
 		close(r->log_fd);
+	if (r->ctl_fd >= 0)
+		close(r->ctl_fd);
 	if (r->scr.path[0] != '\0')
 		scratch_close(&r->scr);
 	free(r);
@@ -747,10 +803,16 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 	r->o = o;
 	r->k = ev;
 	r->caps = caps;
-	r->log_fd = r->out[0] = r->out[1] = -1;
+	r->log_fd = r->out[0] = r->out[1] = r->ctl_fd = -1;
 	r->scr.slot = -1;
 	r->start_wall = wall_ns();
 	memset(&e, 0, sizeof(e));
+	/* O_RDWR: the FIFO never reports end of file between writers. */
+	if (o->control_fifo != NULL && (r->ctl_fd = open(o->control_fifo,
+	    O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0) {
+		report(TOOL, o->control_fifo, NULL, "%s", strerror(errno));
+		goto out;
+	}
 	if (prepare(r, &e) < 0 || start(r, &e) < 0) {
 		report_error(TOOL, o->pid ? "--pid" : o->program[0], &e, NULL);
 		goto out;

@@ -11,6 +11,8 @@
  *                               after the K-th but the last, then writes
  *                               "after" to stderr, exits 5
  *
+ *   helper_trigger sleep S      writes "sleeping", sleeps S seconds, exits 0
+ *
  * trigger_here() raises on its own thread the signal a perf breakpoint
  * with attr.sigtrap raises when it fires (SIGTRAP, si_code TRAP_PERF,
  * si_perf_data = the event's sig_data): what the kernel would send at a
@@ -68,6 +70,13 @@ main(int argc, char *argv[])
 		fprintf(stderr, "after\n");
 		return 5;
 	}
-	fprintf(stderr, "usage: helper_trigger lines | trap COOKIE [N]\n");
+	if (argc == 3 && strcmp(argv[1], "sleep") == 0) {
+		printf("sleeping\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[2]));
+		return 0;
+	}
+	fprintf(stderr, "usage: helper_trigger lines | trap COOKIE [N] | "
+	    "sleep S\n");
 	return 2;
 }

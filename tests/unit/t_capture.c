@@ -272,6 +272,14 @@ test_policy_times(void)
 	    "no tail, no minimum: snapshot at once");
 	IS_INT(capture_taken(&p, "symbol"), 1, "--repeat 1: the last");
 
+	o.repeat = 2;
+	capture_policy_init(&p, &o, 0);
+	IS_INT(capture_taken(&p, "control"), 0, "a --control request: go on");
+	IS_INT(capture_taken(&p, "control"), 0, "it does not use up --repeat");
+	IS_INT(capture_taken(&p, "symbol"), 0, "1 of 2");
+	IS_U64(p.taken, 3, "3 snapshots numbered");
+	IS_INT(capture_taken(&p, "symbol"), 1, "2 of 2: the last");
+
 	o.repeat = 3;
 	capture_policy_init(&p, &o, 0);
 	IS_INT(capture_taken(&p, "exit"), 1, "the program's exit ends it");

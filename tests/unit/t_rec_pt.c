@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -437,6 +438,57 @@ test_symbol_pause(void)
 	free(c);
 }
 
+/*
+ * --control FIFO, as ptmcp drives it: "snapshot" takes one without using
+ * up --repeat, an unknown command is answered so, "stop" ends the run
+ * with a snapshot; each is acknowledged on stdout among the snapshot
+ * lines.  The program (asleep for a minute) is killed at the stop.
+ */
+static void
+test_control(void)
+{
+	char dir[PATH_MAX], out[PATH_MAX], err[PATH_MAX], fifo[PATH_MAX];
+	char want[3 * PATH_MAX], buf[8192], path[PATH_MAX + 32];
+	char *argv[] = { "ptrec", "--aux-bytes", "64K", "--budget-bytes",
+	    "1M", "--control", fifo, "-o", dir, "--", helper, "sleep", "60",
+	    NULL };
+	static const char cmds[] = "snapshot\nbogus\nstop\nsnapshot\n";
+	struct manifest m;
+	int fd, k;
+
+	snprintf(dir, sizeof(dir), "%s/ctl", tmp);
+	snprintf(out, sizeof(out), "%s/ctl.out", tmp);
+	snprintf(err, sizeof(err), "%s/ctl.err", tmp);
+	snprintf(fifo, sizeof(fifo), "%s/ctl.fifo", tmp);
+	if (mkfifo(fifo, 0600) < 0 ||
+	    (fd = open(fifo, O_RDWR | O_NONBLOCK)) < 0 ||
+	    write(fd, cmds, sizeof(cmds) - 1) != (ssize_t)sizeof(cmds) - 1) {
+		OK(0, "fifo");
+		return;
+	}
+	IS_INT(run(argv, 13, out, err), 0, "--control: exit 0");
+	close(fd);
+	slurp(out, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s\nsnapshot: ok\nbogus: unknown "
+	    "command\nstop: ok\n%s.2\n", dir, dir);
+	IS_STR(buf, want, "two snapshots and three answers; nothing read "
+	    "after stop");
+	for (k = 1; k <= 2; k++) {
+		snprintf(path, sizeof(path), k == 1 ? "%s" : "%s.2", dir);
+		if (read_manifest(path, &m) < 0) {
+			OK(0, "manifest %d", k);
+			continue;
+		}
+		IS_STR(m.trigger.kind, "control", "snapshot %d: kind control",
+		    k);
+		IS_STR(m.target.state, "running", "snapshot %d: while it ran",
+		    k);
+		manifest_free(&m);
+	}
+	IS_INT(F.disables, 2, "disabled for each");
+	IS_INT(F.enables, 2, "enabled again after the request");
+}
+
 /* ptrec's argv through rec_perf_run; stdout and stderr go to files. */
 static int
 run_perf(char **argv, int argc, const char *out, const char *err)
@@ -472,6 +524,8 @@ test_perf_refusals(void)
 	    "main", "--", "true", NULL };
 	char *rep[] = { "ptrec", "--recorder", "perf", "--repeat", "2",
 	    "--after-ms", "10", "--", "true", NULL };
+	char *ctl[] = { "ptrec", "--recorder", "perf", "--control", "/x",
+	    "--", "true", NULL };
 
 	snprintf(out, sizeof(out), "%s/perf.out", tmp);
 	snprintf(err, sizeof(err), "%s/perf.err", tmp);
@@ -484,6 +538,11 @@ test_perf_refusals(void)
 	slurp(err, buf, sizeof(buf));
 	IS_STR(buf, "ptrec: --repeat: the perf recorder takes one snapshot per "
 	    "run (perf keeps every snapshot of a run in one perf.data): use "
+	    "--recorder pt or --recorder emu\n", "and says why");
+	IS_INT(run_perf(ctl, 7, out, err), 1, "perf: --control fails");
+	slurp(err, buf, sizeof(buf));
+	IS_STR(buf, "ptrec: --control: the perf recorder takes no --control "
+	    "requests (one snapshot per run, at its trigger or exit): use "
 	    "--recorder pt or --recorder emu\n", "and says why");
 	slurp(out, buf, sizeof(buf));
 	IS_STR(buf, "", "no snapshot line");
@@ -528,6 +587,7 @@ main(void)
 	test_symbol_park();
 	test_symbol_repeat();
 	test_symbol_pause();
+	test_control();
 	test_refusals();
 	test_perf_refusals();
 	free(skylake);
