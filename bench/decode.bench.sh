@@ -1,20 +1,23 @@
 #!/bin/sh
-# Decode throughput (issue 5): ptdecode -j1 and -j2 next to a bare libipt
-# block-decode loop (bench/decode_bare.c, same images and decoder
-# configuration, no output) and next to perf script --itrace=cr, on one
-# emu snapshot of the branchy fixture with at least 32 MiB of PT.
+# Decode throughput (issues 5 and 11): ptdecode's native (libipt) and
+# fast decoders, -j1 and -j2, next to a bare libipt block-decode loop
+# (bench/decode_bare.c, same images and decoder configuration, no output)
+# and next to perf script --itrace=cr, on one emu snapshot of the branchy
+# fixture with at least 64 MiB of PT; the decoders piped into ptspans,
+# and ptspans alone on the fast decoder's block stream (spans/s).
 # Prints wall and CPU seconds, MB of PT/s, blocks/s and instructions/s
 # (rates over wall time) and peak memory.  Printed, never asserted.
 #
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
-# 40 x 100000, about 36 MiB of PT); BENCH_KEEP=1 keeps the snapshot.
+# 40 x 200000, about 72 MiB of PT, some 10 s to record); BENCH_KEEP=1
+# keeps the snapshot.
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
 bare=$PTKIT_BUILD/bench/decode_bare
 prog=$PTKIT_BUILD/tests/fixtures/emu/branchy
 rounds=${BENCH_ROUNDS:-40}
-iters=${BENCH_ITERS:-100000}
+iters=${BENCH_ITERS:-200000}
 
 if ! ptrec --doctor >/dev/null 2>&1 || ! test -x "$prog"; then
 	echo "decode: skipped: no emu recorder or fixture here"
@@ -36,17 +39,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ptrec --recorder emu -o "$dir/snap" --aux-bytes 64M -- "$prog" "$rounds" \
+ptrec --recorder emu -o "$dir/snap" --aux-bytes 96M -- "$prog" "$rounds" \
     "$iters" >/dev/null 2>"$dir/rec.err"
-ptdecode -j1 "$dir/snap" >/dev/null 2>"$dir/sum"
+ptdecode --decoder native -j1 "$dir/snap" >/dev/null 2>"$dir/sum"
 pt_bytes=$(sed -n 's/.* of \([0-9]*\) trace bytes skipped$/\1/p' "$dir/sum")
 blocks=$(sed -n 's/.*: [0-9]* threads*, \([0-9]*\) blocks,.*/\1/p' "$dir/sum")
 insns=$(sed -n 's/.* blocks, \([0-9]*\) instructions,.*/\1/p' "$dir/sum")
 echo "decode: emu snapshot of branchy $rounds $iters:" \
     "$(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MiB", b / 1048576 }') of PT," \
     "$blocks blocks, $insns instructions"
-if [ "$pt_bytes" -lt 33554432 ]; then
-	echo "decode: note: less than 32 MiB of PT (raise BENCH_ITERS)"
+if [ "$pt_bytes" -lt 67108864 ]; then
+	echo "decode: note: less than 64 MiB of PT (raise BENCH_ITERS)"
 fi
 
 # run NAME CMD...: times CMD (stdout to /dev/null), prints a row, and
@@ -65,24 +68,38 @@ run() {
 	awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v m="$rss" \
 	    -v b="$pt_bytes" -v k="$blocks" -v i="$insns" 'BEGIN {
 		if (w <= 0) w = 0.001
-		printf "  %-26s %7.2f s wall %7.2f s cpu %8.2f MB/s %7.2f Mblocks/s %8.2f Minsns/s %6d MB rss\n",
+		printf "  %-38s %7.2f s wall %7.2f s cpu %8.2f MB/s %7.2f Mblocks/s %8.2f Minsns/s %6d MB rss\n",
 		    n, w, u + s, b / 1e6 / w, k / 1e6 / w, i / 1e6 / w, m / 1024
 	}'
 }
 
 run "bare libipt loop -j1" "$bare" -j1 "$dir/snap"
 run "bare libipt loop -j2" "$bare" -j2 "$dir/snap"
-run "ptdecode -j1" ptdecode -j1 "$dir/snap"
-run "ptdecode -j2" ptdecode -j2 "$dir/snap"
+run "ptdecode -j1" ptdecode --decoder native -j1 "$dir/snap"
+run "ptdecode -j2" ptdecode --decoder native -j2 "$dir/snap"
+run "ptdecode --decoder fast -j1" ptdecode --decoder fast -j1 "$dir/snap"
+run "ptdecode --decoder fast -j2" ptdecode --decoder fast -j2 "$dir/snap"
 if command -v perf >/dev/null 2>&1; then
 	run "perf script --itrace=cr" perf --buildid-dir "$dir/snap/images" \
 	    script -i "$dir/snap/perf.data" --itrace=cr -F tid,ip,addr,flags
 fi
 if ptspans --help >/dev/null 2>&1 &&
     ! ptspans </dev/null 2>&1 | grep -q "not built yet"; then
-	printf '#!/bin/sh\nptdecode -j2 "$1" | ptspans >/dev/null\n' \
+	printf '#!/bin/sh\nptdecode --decoder "$1" -j2 "$2" | ptspans >/dev/null\n' \
 	    >"$dir/pipe.sh"
-	run "ptdecode -j2 | ptspans" sh "$dir/pipe.sh" "$dir/snap"
+	run "ptdecode -j2 | ptspans" sh "$dir/pipe.sh" native "$dir/snap"
+	run "ptdecode --decoder fast -j2 | ptspans" sh "$dir/pipe.sh" fast \
+	    "$dir/snap"
+	# ptspans alone: the engine and its writer over a block stream on
+	# disk; the summary run counts the spans.
+	if ptdecode --decoder fast -j2 "$dir/snap" >"$dir/blocks" \
+	    2>/dev/null; then
+		printf '#!/bin/sh\nptspans <"$1" >/dev/null\n' >"$dir/spans.sh"
+		run "ptspans <blocks" sh "$dir/spans.sh" "$dir/blocks"
+		spans=$(ptspans --format summary <"$dir/blocks" 2>/dev/null |
+		    sed -n 's/^threads [0-9]*, spans \([0-9]*\),.*/\1/p')
+		rm -f "$dir/blocks"
+	fi
 else
 	echo "  ptdecode | ptspans           skipped: ptspans is not built yet"
 fi
@@ -101,3 +118,19 @@ echo "  ptdecode -j1 speed / bare -j1:     $(ratio "ptdecode -j1" "bare libipt l
 echo "  ptdecode -j2 speed / bare -j2:     $(ratio "ptdecode -j2" "bare libipt loop -j2")"
 echo "  ptdecode -j2 speedup over perf:    $(ratio "ptdecode -j2" "perf script --itrace=cr")x (target >= 4)"
 echo "  ptdecode|ptspans speedup over perf: $(ratio "ptdecode -j2 | ptspans" "perf script --itrace=cr")x (target >= 3)"
+
+# The fast decoder (issue 11).  Per core: CPU seconds, not wall.
+fb=$(sed -n 's/.*fast decoder: \([0-9]*\) of \([0-9]*\) PSB.*/\1 of \2/p' \
+    "$dir/ptdecode --decoder fast -j1.err" 2>/dev/null || :)
+echo "  fast decoder: ${fb:-?} PSB intervals handed to libipt"
+echo "  fast -j2 speedup over perf:        $(ratio "ptdecode --decoder fast -j2" "perf script --itrace=cr")x (target >= 20)"
+echo "  fast -j1 / native -j1 per core:    $(ratio "ptdecode --decoder fast -j1" "ptdecode -j1" cpu)x cpu, $(ratio "ptdecode --decoder fast -j1" "ptdecode -j1")x wall (target >= 5)"
+echo "  fast -j2 / native -j2:             $(ratio "ptdecode --decoder fast -j2" "ptdecode -j2")x"
+echo "  fast|ptspans speedup over perf:    $(ratio "ptdecode --decoder fast -j2 | ptspans" "perf script --itrace=cr")x (target >= 10)"
+if [ -n "${spans:-}" ] && [ -s "$dir/ptspans <blocks.wall" ]; then
+	awk -v n="$spans" -v w="$(cat "$dir/ptspans <blocks.wall")" \
+	    'BEGIN { if (w <= 0) w = 0.001
+		printf "  ptspans: %d spans, %.2f Mspans/s (wall)\n", n, n / 1e6 / w }'
+else
+	echo "  ptspans: spans/s n/a"
+fi
