@@ -59,7 +59,7 @@ profile_of(enum rec_timing t)
 
 struct perf_rec {
 	const struct rec_options *o;
-	struct ptcaps *caps;
+	const struct ptcaps *caps;
 	struct ptconfig cfg;
 	struct ptring_plan plan;
 	struct scratch scr;
@@ -103,10 +103,7 @@ prepare(struct perf_rec *r, struct error *e)
 	struct ptperf_opts po;
 	int rc;
 
-	if ((r->caps = malloc(sizeof(*r->caps))) == NULL)
-		return error_set(e, ERR_NOMEM, "caps");
-	if ((rc = ptcaps_probe(r->caps, assess_root(r->o), 0, e)) < 0 ||
-	    (rc = ptconfig_build(r->caps, profile_of(r->o->timing),
+	if ((rc = ptconfig_build(r->caps, profile_of(r->o->timing),
 	    r->o->timing_config, &r->cfg, e)) < 0 ||
 	    (rc = ptring_plan(r->caps, r->o->aux_bytes, r->o->budget_bytes,
 	    &r->plan, e)) < 0 ||
@@ -243,10 +240,15 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	 */
 	if (r->sp.pid > 0)
 		spawn_kill(&r->sp, SIGINT);
-	/* What perf and the program wrote last, up to their end. */
-	while (r->out[0] >= 0 || r->out[1] >= 0)
-		if (relay(r, 1000) == NULL && r->sp.pid > 0 && perf_ended(r))
+	/*
+	 * What perf and the program wrote last, up to their end; bounded,
+	 * as something the program started may hold the pipes open.
+	 */
+	while ((r->out[0] >= 0 || r->out[1] >= 0) && r->sp.pid > 0)
+		if (relay(r, 100) == NULL && perf_ended(r))
 			break;
+	for (i = 0; i < 64 && (r->out[0] >= 0 || r->out[1] >= 0); i++)
+		relay(r, 10);
 	if (r->sp.pid > 0)
 		spawn_finish(&r->sp, e);	/* 130 after SIGINT */
 	capture_taken(&r->pol, *reason);
@@ -284,13 +286,9 @@ refuse(const struct rec_options *o)
 int
 rec_perf_run(const struct rec_options *o)
 {
-	struct perf_import_run run;
-	struct perf_rec *r;
+	struct ptcaps *caps;
 	struct error e;
-	const char *reason = NULL;
-	char dest[PATH_MAX];
-	uint64_t start = now_ns(CLOCK_REALTIME);
-	int status = EXIT_FAIL, i;
+	int status;
 
 	if (strcmp(assess_root(o), "/") != 0 && assess_root(o)[0] != '\0') {
 		report(TOOL, "--recorder perf", "use --sysroot and "
@@ -301,11 +299,39 @@ rec_perf_run(const struct rec_options *o)
 	}
 	if (refuse(o))
 		return EXIT_FAIL;
+	if ((caps = malloc(sizeof(*caps))) == NULL) {
+		report(TOOL, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
+	if (ptcaps_probe(caps, assess_root(o), 0, &e) < 0) {
+		report_error(TOOL, "--recorder perf", &e, NULL);
+		free(caps);
+		return EXIT_FAIL;
+	}
+	status = rec_perf_record(o, caps);
+	free(caps);
+	return status;
+}
+
+int
+rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
+{
+	struct perf_import_run run;
+	struct perf_rec *r;
+	struct error e;
+	const char *reason = NULL;
+	char dest[PATH_MAX];
+	uint64_t start = now_ns(CLOCK_REALTIME);
+	int status = EXIT_FAIL, i;
+
+	if (refuse(o))
+		return EXIT_FAIL;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
 		return EXIT_FAIL;
 	}
 	r->o = o;
+	r->caps = caps;
 	r->ctl_fd = r->ack_fd = r->log_fd = r->out[0] = r->out[1] = -1;
 	r->scr.slot = -1;
 	memset(&e, 0, sizeof(e));
@@ -350,7 +376,6 @@ out:
 	ptperf_argv_free(&r->argv);
 	if (r->scr.slot >= 0 || r->scr.path[0] != '\0')
 		scratch_close(&r->scr);
-	free(r->caps);
 	free(r);
 	return status;
 }

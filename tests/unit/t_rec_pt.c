@@ -489,9 +489,13 @@ test_control(void)
 	IS_INT(F.enables, 2, "enabled again after the request");
 }
 
-/* ptrec's argv through rec_perf_run; stdout and stderr go to files. */
+/*
+ * ptrec's argv through rec_perf_run, or rec_perf_record with caps when
+ * caps is not NULL; stdout and stderr go to files.
+ */
 static int
-run_perf(char **argv, int argc, const char *out, const char *err)
+run_perf_caps(char **argv, int argc, const char *out, const char *err,
+    const struct ptcaps *caps)
 {
 	struct rec_options o;
 	int so = dup(1), se = dup(2), fo, fe, rc;
@@ -504,7 +508,7 @@ run_perf(char **argv, int argc, const char *out, const char *err)
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	rc = rec_perf_run(&o);
+	rc = caps != NULL ? rec_perf_record(&o, caps) : rec_perf_run(&o);
 	fflush(stdout);
 	dup2(so, 1);
 	dup2(se, 2);
@@ -513,6 +517,96 @@ run_perf(char **argv, int argc, const char *out, const char *err)
 	close(fo);
 	close(fe);
 	return rc;
+}
+
+/*
+ * The perf recorder over helper_fakeperf: the argv perf gets (-Se, the
+ * kernel's filter string), the program's output relayed into output.log
+ * and matched by --trigger-line, perf stopped with SIGINT at the line;
+ * and, without a trigger, the snapshot perf's -Se takes at the program's
+ * exit.
+ */
+static void
+test_perf_fake(void)
+{
+	char dir[PATH_MAX], out[PATH_MAX], err[PATH_MAX], args[PATH_MAX];
+	char want[3 * PATH_MAX], buf[8192], path[PATH_MAX + 32];
+	char real[PATH_MAX], *p;
+	char *line[] = { "ptrec", "--recorder", "perf", "--aux-bytes", "64K",
+	    "--budget-bytes", "1M", "--filter", "trigger_here",
+	    "--trigger-line", "^sleeping$", "-o", dir, "--", helper, "sleep",
+	    "60", NULL };
+	char *ex[] = { "ptrec", "--recorder", "perf", "--aux-bytes", "64K",
+	    "--budget-bytes", "1M", "-o", dir, "--", helper, "lines", NULL };
+	const char *src = getenv("PTKIT_SRC"), *b = getenv("PTKIT_BUILD");
+	struct ptcaps *c = malloc(sizeof(*c));
+	uint64_t off = 0, size = 0;
+	struct manifest m;
+	struct error e;
+
+	if (c == NULL)
+		return;
+	*c = *skylake;
+	snprintf(c->tools.perf_path, sizeof(c->tools.perf_path),
+	    "%s/tests/unit/helper_fakeperf", b != NULL ? b : "build");
+	snprintf(path, sizeof(path), "%s/tests/data/perf-record/cpu-clock.data",
+	    src != NULL ? src : ".");
+	snprintf(args, sizeof(args), "%s/fakeperf.argv", tmp);
+	setenv("FAKEPERF_DATA", path, 1);
+	setenv("FAKEPERF_ARGV", args, 1);
+	snprintf(dir, sizeof(dir), "%s/perf-line", tmp);
+	snprintf(out, sizeof(out), "%s/perf.out", tmp);
+	snprintf(err, sizeof(err), "%s/perf.err", tmp);
+	IS_INT(run_perf_caps(line, 17, out, err, c), 0, "perf, line: exit 0");
+	slurp(out, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "%s\n", dir);
+	IS_STR(buf, want, "one snapshot line");
+	slurp(args, buf, sizeof(buf));
+	OK(strstr(buf, "\n-Se\n") != NULL, "perf record -Se");
+	if (realpath(helper, real) == NULL ||
+	    elfsym_lookup(real, "trigger_here", &off, &size, &e) < 0)
+		DIAG("elfsym: %s", e.msg);
+	snprintf(want, sizeof(want), "\n--filter\nfilter 0x%" PRIx64 "/0x%"
+	    PRIx64 "@%s\n", off, size, real);
+	OK(strstr(buf, want) != NULL, "--filter with the kernel's string");
+	p = strstr(buf, "\n--\n");
+	snprintf(want, sizeof(want), "\n--\n%s\nsleep\n60\n", helper);
+	IS_STR(p != NULL ? p : "", want, "the program last");
+	if (read_manifest(dir, &m) == 0) {
+		IS_STR(m.trigger.kind, "line", "kind line");
+		IS_STR(m.trigger.detail ? m.trigger.detail : "", "^sleeping$",
+		    "detail is the regex");
+		IS_STR(m.recorder.backend, "perf", "backend perf");
+		OK(strncmp(setting(&m, "filter"), "filter 0x", 9) == 0,
+		    "settings.filter");
+		manifest_free(&m);
+	} else {
+		OK(0, "manifest");
+	}
+	snprintf(path, sizeof(path), "%s/output.log", dir);
+	slurp(path, buf, sizeof(buf));
+	IS_STR(buf, "sleeping\n", "output.log is the program's output");
+
+	snprintf(dir, sizeof(dir), "%s/perf-exit", tmp);
+	IS_INT(run_perf_caps(ex, 12, out, err, c), 0, "perf, exit: exit 0");
+	if (read_manifest(dir, &m) == 0) {
+		IS_STR(m.trigger.kind, "exit",
+		    "the program ended first: perf's -Se snapshot is the one");
+		IS_STR(m.target.state, "exited", "state exited");
+		manifest_free(&m);
+	} else {
+		OK(0, "manifest");
+	}
+	snprintf(path, sizeof(path), "%s/output.log", dir);
+	slurp(path, buf, sizeof(buf));
+	IS_STR(buf, "tick 1\ntick 2\ntick 3\ntick 4\n", "all its output");
+	free(c);
+}
+
+static int
+run_perf(char **argv, int argc, const char *out, const char *err)
+{
+	return run_perf_caps(argv, argc, out, err, NULL);
 }
 
 /* What the perf recorder cannot do, it refuses before starting perf. */
@@ -590,6 +684,7 @@ main(void)
 	test_control();
 	test_refusals();
 	test_perf_refusals();
+	test_perf_fake();
 	free(skylake);
 	cleanup_remove_tree(tmp);
 	return tap_done();
