@@ -1,0 +1,185 @@
+/*
+ * lib/codemap's per-block answers (cs_code.block, cached per distinct
+ * block) against its per-question ones (insn at the end, inline_runs over
+ * the block), on a real image with inlined code: the LTO fixture of
+ * tests/fixtures/spans (PTKIT_BUILD).  Every block of every function, a
+ * first time (a miss) and a second time (a hit), must give the same end
+ * instruction, the same runs and the same counters (the manifest reports
+ * inline_walks_failed and undecodable_insns), also for blocks whose walk
+ * fails.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codemap.h"
+#include "error.h"
+#include "tap.h"
+
+#define BASE 0x555555554000ull
+#define PID 7
+
+struct tally {
+	size_t blocks, with_runs, runs, failed, mismatches;
+};
+
+/* The questions one by one, as the engine asks them without block. */
+static void
+ask_each(const struct cs_code *code, uint64_t ip, uint64_t end_ip,
+    uint32_t n, struct cs_block_info *out, struct cs_inline_run *runs)
+{
+	int nr = code->inline_runs(code->ctx, PID, ip, end_ip, n, runs,
+	    CS_MAX_RUNS);
+
+	out->n_runs = nr > 0 ? (uint32_t)nr : 0;
+	out->runs = runs;
+	out->end_known = (uint8_t)code->insn(code->ctx, PID, end_ip,
+	    &out->end);
+}
+
+static int
+same_info(const struct cs_block_info *a, const struct cs_block_info *b)
+{
+	if (a->end_known != b->end_known || a->n_runs != b->n_runs)
+		return 0;
+	if (a->end_known && (a->end.len != b->end.len ||
+	    a->end.kind != b->end.kind))
+		return 0;
+	for (uint32_t i = 0; i < a->n_runs; i++)
+		if (a->runs[i].inl != b->runs[i].inl ||
+		    a->runs[i].n != b->runs[i].n)
+			return 0;
+	return 1;
+}
+
+static void
+counters(struct codemap *m, uint64_t *failed, uint64_t *undecodable)
+{
+	struct codemap_stats st;
+
+	codemap_get_stats(m, &st);
+	*failed = st.inline_walk_failed;
+	*undecodable = st.insn_undecodable;
+}
+
+/* One block three ways: per question, block (miss), block (hit). */
+static void
+check_block(struct codemap *m, const struct cs_code *code, uint64_t ip,
+    uint64_t end_ip, uint32_t n, struct tally *t)
+{
+	struct cs_inline_run runs[CS_MAX_RUNS], first[CS_MAX_RUNS];
+	struct cs_block_info each, miss, hit;
+	uint64_t f[4], u[4];
+
+	counters(m, &f[0], &u[0]);
+	ask_each(code, ip, end_ip, n, &each, runs);
+	counters(m, &f[1], &u[1]);
+	if (code->block(code->ctx, PID, ip, end_ip, n, &miss) != 0)
+		t->mismatches++;
+	/* The answer lives until the next call: keep a copy. */
+	memcpy(first, miss.runs, miss.n_runs * sizeof(*first));
+	miss.runs = first;
+	counters(m, &f[2], &u[2]);
+	if (code->block(code->ctx, PID, ip, end_ip, n, &hit) != 0)
+		t->mismatches++;
+	counters(m, &f[3], &u[3]);
+	if (!same_info(&each, &miss) || !same_info(&miss, &hit) ||
+	    f[1] - f[0] != f[2] - f[1] || f[2] - f[1] != f[3] - f[2] ||
+	    u[1] - u[0] != u[2] - u[1] || u[2] - u[1] != u[3] - u[2]) {
+		if (t->mismatches++ == 0)
+			DIAG("block 0x%llx-0x%llx n=%u differs",
+			    (unsigned long long)ip, (unsigned long long)end_ip,
+			    n);
+	}
+	t->blocks++;
+	t->failed += f[1] - f[0];
+	if (each.n_runs > 0 && each.runs[0].inl != NULL)
+		t->with_runs++;
+	t->runs += each.n_runs;
+}
+
+/*
+ * The blocks of the function entered at lo: from each of its
+ * instructions to the next branch (or its end); and each of those with
+ * one instruction too many, whose walk runs past end_ip and fails.
+ */
+static void
+check_function(struct codemap *m, const struct cs_code *code,
+    const struct cs_fn *fn, struct tally *t)
+{
+	for (uint64_t start = fn->lo; start < fn->hi;) {
+		struct cs_insn in;
+		uint64_t ip = start, next_start = 0;
+		uint32_t n = 0;
+
+		while (ip < fn->hi && code->insn(code->ctx, PID, ip, &in)) {
+			n++;
+			if (next_start == 0)
+				next_start = ip + in.len;
+			if (in.kind != CS_OTHER)
+				break;
+			if (ip + in.len >= fn->hi)
+				break;
+			ip += in.len;
+		}
+		if (n == 0)
+			return;
+		check_block(m, code, start, ip, n, t);
+		check_block(m, code, start, ip, n + 1, t);
+		start = next_start;
+	}
+}
+
+int
+main(void)
+{
+	const char *build = getenv("PTKIT_BUILD");
+	char path[4096];
+	struct codemap_options co = { 0 };
+	struct blks_map map = { 0 };
+	struct codemap *m = NULL;
+	struct cs_code code;
+	struct tally t = { 0 };
+	struct stat sb;
+	struct error e;
+	size_t fns = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/spans/lto",
+	    build != NULL ? build : "build");
+	if (stat(path, &sb) < 0) {
+		DIAG("%s: not built; skipping", path);
+		OK(1, "# SKIP no LTO fixture");
+		return tap_done();
+	}
+	IS_INT(codemap_new(&m, &co, &e), 0, "code map");
+	map.pid = PID;
+	map.start = BASE;
+	map.size = ((uint64_t)sb.st_size + 0xfff) & ~0xfffull;
+	map.name = path;
+	map.image = path;
+	map.symbols = "";
+	IS_INT(codemap_add(m, &map, &e), 0, "the fixture mapped whole");
+	codemap_code(m, &code);
+	OK(code.block != NULL && code.inline_runs != NULL,
+	    "block and inline_runs answered");
+	for (uint64_t ip = BASE; ip < BASE + (uint64_t)sb.st_size; ip++) {
+		struct cs_fn fn;
+
+		if (code.fn(code.ctx, PID, ip, &fn) == 1 && fn.lo == ip &&
+		    fn.hi > fn.lo && fn.hi - fn.lo < 65536) {
+			check_function(m, &code, &fn, &t);
+			fns++;
+		}
+	}
+	DIAG("%zu functions, %zu blocks, %zu with inlined code, %zu runs, "
+	    "%zu failed walks", fns, t.blocks, t.with_runs, t.runs,
+	    t.failed);
+	OK(fns >= 5, "functions found (%zu)", fns);
+	OK(t.with_runs > 0, "some blocks run through inlined code");
+	OK(t.failed >= t.blocks / 2, "the overlong blocks' walks fail");
+	IS_INT((int)t.mismatches, 0, "per block, per question, miss and hit "
+	    "agree: ends, runs and counters");
+	codemap_free(m);
+	return tap_done();
+}
