@@ -9,11 +9,16 @@
 
 #include "jsonw.h"
 
-#define WBUF_SIZE (64 * 1024)
-#define RBUF_SIZE (64 * 1024)
+#define WBUF_SIZE (256 * 1024)
+#define RBUF_SIZE (256 * 1024)
 #define VARINT_MAX 10
 /* A record's frame: type byte and the length varint. */
 #define FRAME_MAX (1 + VARINT_MAX)
+/*
+ * Room for a BLOCK record: its payload is under 128 bytes (its length one
+ * byte), plus the byte past its end put_varint_fast may write.
+ */
+#define BLOCK_MAX (2 + 4 * VARINT_MAX + 1)
 
 static const char *const type_names[] = {
 	NULL, "map", "thread", "block", "event", "gap", "end", "eos",
@@ -108,6 +113,24 @@ put_varint(uint8_t *p, uint64_t v)
 	}
 	p[n++] = (uint8_t)v;
 	return n;
+}
+
+/*
+ * put_varint for the hot path: a block's values mostly take one byte or
+ * two, which one varies, so those are written without a branch (the
+ * buffer has room for two bytes more than any record needs).
+ */
+static inline uint8_t *
+put_varint_fast(uint8_t *p, uint64_t v)
+{
+	uint64_t two = (v & 0x7f) | 0x80 | (v >> 7) << 8;
+	int big = v >= 0x80;
+
+	if (v >= 0x4000)
+		return p + put_varint(p, v);
+	p[0] = (uint8_t)(big ? two : v);
+	p[1] = (uint8_t)(two >> 8);
+	return p + 1 + big;
 }
 
 static void
@@ -334,24 +357,62 @@ encode_thread(struct blks_writer *w, const struct blks_thread *t,
 	return pb_string(p, t->name, BLKS_TEXT_MAX, "thread name", e);
 }
 
-static int
-encode_block(struct blks_writer *w, const struct blks_block *b,
-    struct error *e)
+/* Whether a block's class, flags and mode fit their bits of the byte. */
+static inline int
+block_fits(const struct blks_block *b)
 {
-	struct pbuf *p = &w->pb;
+	return (b->iclass >> 4 | b->flags >> 2 | b->mode >> 2) == 0;
+}
 
-	if (b->iclass > 15 || b->flags > 3 || b->mode > 3)
-		return error_set(e, ERR_INVALID,
-		    "block class %u, flags %u, mode %u out of range",
-		    b->iclass, b->flags, b->mode);
-	pb_varint(p, zigzag(b->ip - w->prev_ip));
-	pb_varint(p, zigzag(b->end_ip - b->ip));
-	pb_varint(p, b->ninsn);
-	pb_u8(p, (uint8_t)(b->iclass | b->flags << 4 | b->mode << 6));
-	pb_varint(p, zigzag(b->time - w->prev_time));
-	w->prev_ip = b->end_ip;
-	w->prev_time = b->time;
-	return 0;
+static int
+block_range_error(const struct blks_block *b, struct error *e)
+{
+	return error_set(e, ERR_INVALID,
+	    "block class %u, flags %u, mode %u out of range", b->iclass,
+	    b->flags, b->mode);
+}
+
+/*
+ * A whole BLOCK record (frame and payload) at p, at most BLOCK_MAX bytes;
+ * returns its end.  The one encoding of a block: blks_write and
+ * blks_write_blocks both come here.
+ *
+ * Most blocks take 7 or 8 bytes: every value but the ip delta fits one
+ * byte, the ip delta one or two (which one varies from block to block,
+ * so it is chosen without a branch).  Those are built in a register and
+ * stored at once, on a little-endian machine.
+ */
+static inline uint8_t *
+put_block(uint8_t *p, const struct blks_block *b, uint64_t prev_ip,
+    uint64_t prev_time)
+{
+	uint64_t dip = zigzag(b->ip - prev_ip);
+	uint64_t len = zigzag(b->end_ip - b->ip);
+	uint64_t dt = zigzag(b->time - prev_time);
+	uint64_t cls = (uint64_t)(b->iclass | b->flags << 4 | b->mode << 6);
+	uint8_t *q = p + 2;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (((dip >> 14) | ((len | b->ninsn | dt) >> 7)) == 0) {
+		uint64_t two = (dip & 0x7f) | 0x80 | (dip >> 7) << 8;
+		unsigned big = dip >= 0x80;
+		uint64_t rest = len | (uint64_t)b->ninsn << 8 | cls << 16 |
+		    dt << 24;
+		uint64_t w = BLKS_BLOCK | (uint64_t)(5 + big) << 8 |
+		    (big ? two : dip) << 16 | rest << (24 + 8 * big);
+
+		memcpy(p, &w, sizeof(w));
+		return p + 7 + big;
+	}
+#endif
+	q = put_varint_fast(q, dip);
+	q = put_varint_fast(q, len);
+	q = put_varint_fast(q, b->ninsn);
+	*q++ = (uint8_t)cls;
+	q = put_varint_fast(q, dt);
+	p[0] = BLKS_BLOCK;
+	p[1] = (uint8_t)(q - p - 2);
+	return q;
 }
 
 static void
@@ -429,8 +490,8 @@ encode_record(struct blks_writer *w, const struct blks_record *r,
 		return encode_map(&w->pb, &r->u.map, e);
 	case BLKS_THREAD:
 		return encode_thread(w, &r->u.thread, e);
-	case BLKS_BLOCK:
-		return encode_block(w, &r->u.block, e);
+	case BLKS_BLOCK:		/* blks_write_blocks() */
+		return error_set(e, ERR_INTERNAL, "block through payload");
 	case BLKS_EVENT:
 		encode_event(w, &r->u.event);
 		return 0;
@@ -444,32 +505,44 @@ encode_record(struct blks_writer *w, const struct blks_record *r,
 	}
 }
 
-/*
- * The common case, a BLOCK, encoded in place: its payload is at most 36
- * bytes, so its length is one byte.  Returns 1 when done, 0 to take the
- * general path.
- */
-static int
-write_block_fast(struct blks_writer *w, const struct blks_block *b)
+int
+blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
+    size_t n, struct error *e)
 {
-	uint8_t *p, *q;
+	uint8_t *p = w->buf + w->used;
+	uint8_t *const lim = w->buf + sizeof(w->buf) - BLOCK_MAX;
+	uint64_t prev_ip = w->prev_ip, prev_time = w->prev_time;
+	int rc = 0;
 
-	if (!w->in_thread || w->error != 0 || b->iclass > 15 ||
-	    b->flags > 3 || b->mode > 3 || sizeof(w->buf) - w->used < 64)
+	if (w->error != 0)
+		return error_set(e, -w->error, "block stream writer failed");
+	if (!w->in_thread) {
+		rc = error_set(e, ERR_INVALID, "block record outside a thread");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!block_fits(&b[i])) {
+			rc = block_range_error(&b[i], e);
+			break;
+		}
+		if (p > lim) {
+			w->used = (size_t)(p - w->buf);
+			if ((rc = writer_flush(w, e)) < 0)
+				break;
+			p = w->buf;
+		}
+		p = put_block(p, &b[i], prev_ip, prev_time);
+		prev_ip = b[i].end_ip;
+		prev_time = b[i].time;
+	}
+	w->used = (size_t)(p - w->buf);
+	w->prev_ip = prev_ip;
+	w->prev_time = prev_time;
+	if (rc == 0)
 		return 0;
-	p = w->buf + w->used;
-	q = p + 2;
-	q += put_varint(q, zigzag(b->ip - w->prev_ip));
-	q += put_varint(q, zigzag(b->end_ip - b->ip));
-	q += put_varint(q, b->ninsn);
-	*q++ = (uint8_t)(b->iclass | b->flags << 4 | b->mode << 6);
-	q += put_varint(q, zigzag(b->time - w->prev_time));
-	p[0] = BLKS_BLOCK;
-	p[1] = (uint8_t)(q - p - 2);
-	w->used += (size_t)(q - p);
-	w->prev_ip = b->end_ip;
-	w->prev_time = b->time;
-	return 1;
+fail:
+	w->error = rc;
+	return rc;
 }
 
 int
@@ -480,8 +553,8 @@ blks_write(struct blks_writer *w, const struct blks_record *r,
 	size_t n;
 	int rc;
 
-	if (r->type == BLKS_BLOCK && write_block_fast(w, &r->u.block))
-		return 0;
+	if (r->type == BLKS_BLOCK)
+		return blks_write_blocks(w, &r->u.block, 1, e);
 	if (w->error != 0)
 		return error_set(e, -w->error, "block stream writer failed");
 	if ((rc = check_order(w, r, e)) < 0)
@@ -727,6 +800,15 @@ cur_varint(struct cur *c)
 	return 0;
 }
 
+/* cur_varint for the hot path: most values of a block are one byte. */
+static inline uint64_t
+cur_varint_fast(struct cur *c)
+{
+	if (c->p < c->end && *c->p < 0x80)
+		return *c->p++;
+	return cur_varint(c);
+}
+
 static uint32_t
 cur_u32(struct cur *c)
 {
@@ -799,19 +881,29 @@ decode_thread(struct blks_reader *r, struct cur *c, struct blks_thread *t)
 	r->prev_time = 0;
 }
 
-static void
+/*
+ * A BLOCK payload into *b; the delta state moves on only when c stays
+ * good.  The general path and the fast one (read_block_fast) both use it.
+ */
+static inline void
 decode_block(struct blks_reader *r, struct cur *c, struct blks_block *b)
 {
+	uint64_t ninsn;
 	uint8_t cls;
 
-	b->ip = r->prev_ip + unzigzag(cur_varint(c));
-	b->end_ip = b->ip + unzigzag(cur_varint(c));
-	b->ninsn = cur_u32(c);
+	b->ip = r->prev_ip + unzigzag(cur_varint_fast(c));
+	b->end_ip = b->ip + unzigzag(cur_varint_fast(c));
+	ninsn = cur_varint_fast(c);
 	cls = cur_u8(c);
+	b->time = r->prev_time + unzigzag(cur_varint_fast(c));
+	if (ninsn > UINT32_MAX)
+		c->bad = 1;
+	if (c->bad)
+		return;
+	b->ninsn = (uint32_t)ninsn;
 	b->iclass = cls & 0xf;
 	b->flags = (cls >> 4) & 0x3;
 	b->mode = cls >> 6;
-	b->time = r->prev_time + unzigzag(cur_varint(c));
 	r->prev_ip = b->end_ip;
 	r->prev_time = b->time;
 }
@@ -998,6 +1090,33 @@ read_frame(struct blks_reader *r, uint8_t *type, size_t *plen,
 	return 0;
 }
 
+/*
+ * The common case, a BLOCK record inside a thread, all in the window,
+ * with a one-byte length: decoded where it is, with the checks of the
+ * general path (anything else goes there, which also says what is
+ * wrong).  Returns 1 when done.
+ */
+static inline int
+read_block_fast(struct blks_reader *r, struct blks_record *rec)
+{
+	const uint8_t *p = r->buf + r->pos;
+	size_t avail = r->len - r->pos;
+	struct cur c;
+
+	if (avail < 2 || p[0] != BLKS_BLOCK || p[1] >= 0x80 ||
+	    avail - 2 < p[1])
+		return 0;
+	c.p = p + 2;
+	c.end = c.p + p[1];
+	c.bad = 0;
+	decode_block(r, &c, &rec->u.block);
+	if (c.bad)
+		return 0;
+	rec->type = BLKS_BLOCK;
+	r->pos += 2 + (size_t)p[1];
+	return 1;
+}
+
 int
 blks_read(struct blks_reader *r, struct blks_record *rec, struct error *e)
 {
@@ -1006,6 +1125,8 @@ blks_read(struct blks_reader *r, struct blks_record *rec, struct error *e)
 	struct cur c;
 	int rc;
 
+	if (r->state == 0 && r->in_thread && read_block_fast(r, rec))
+		return 1;
 	if (r->state < 0) {
 		*e = r->saved;
 		return r->state;

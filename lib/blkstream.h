@@ -244,6 +244,14 @@ int blks_writer_open_file(struct blks_writer **out, FILE *f,
 int blks_write(struct blks_writer *w, const struct blks_record *r,
     struct error *e);
 
+/*
+ * Appends n BLOCK records: the same bytes and returns as n blks_write()
+ * calls, for a few ns a block (no struct blks_record, one call).  Stops at
+ * the first block that fails.
+ */
+int blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
+    size_t n, struct error *e);
+
 /* Bytes handed to the fd or FILE so far plus those buffered. */
 uint64_t blks_writer_bytes(const struct blks_writer *w);
 

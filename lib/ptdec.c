@@ -91,17 +91,19 @@ ptdec_images_fini(struct ptdec_images *im)
 /* ----------------------------------------------------------------- */
 /* Records of one chunk */
 
-/* A block, or (type != BLKS_BLOCK) the index of a record in other[]. */
-struct ptdec_item {
-	uint64_t ip, end_ip, time;
-	uint32_t ninsn;			/* or the index into other[] */
-	uint8_t type, iclass, flags, mode;
+/* An event or gap, and the number of blocks pushed before it. */
+struct ptdec_other {
+	size_t at;
+	struct blks_record r;
 };
+
+/* Blocks a one-job decode holds before writing them: they stay cached. */
+#define OUT_BATCH 4096
 
 static int
 grow(void **p, size_t *cap, size_t size, struct error *e)
 {
-	size_t c = *cap ? 2 * *cap : 1024;
+	size_t c = *cap ? 2 * *cap : OUT_BATCH;
 	void *n = realloc(*p, c * size);
 
 	if (n == NULL)
@@ -111,51 +113,88 @@ grow(void **p, size_t *cap, size_t size, struct error *e)
 	return 0;
 }
 
+/* One job, no mark held: hands the records so far to the emitter. */
+static int
+out_flush(struct ptdec_out *o, struct error *e)
+{
+	if (o->flush == NULL || o->held)
+		return 0;
+	return o->flush(o->flush_ctx, o, e);
+}
+
+int
+ptdec_out_room(struct ptdec_out *o, struct error *e)
+{
+	int rc;
+
+	if (o->nr_blk < o->cap_blk)
+		return 0;
+	if (o->nr_blk > 0 && (rc = out_flush(o, e)) < 0)
+		return rc;
+	if (o->nr_blk < o->cap_blk)
+		return 0;
+	return grow((void **)&o->blk, &o->cap_blk, sizeof(*o->blk), e);
+}
+
 int
 ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
     struct error *e)
 {
-	struct ptdec_item *it;
+	const struct blks_block *b = &r->u.block;
+	struct ptdec_other *x;
 	int rc;
 
-	if (o->direct != NULL)
-		return o->direct(o->direct_ctx, r, e);
-	if (o->nr == o->cap && (rc = grow((void **)&o->item, &o->cap,
-	    sizeof(*o->item), e)) < 0)
-		return rc;
-	it = &o->item[o->nr++];
-	it->type = r->type;
-	if (r->type != BLKS_BLOCK) {
+	if (r->type == BLKS_BLOCK)
+		return ptdec_out_push_block(o, b->ip, b->end_ip, b->ninsn,
+		    b->iclass, b->flags, b->mode, b->time, e);
+	if (o->nr_other == o->cap_other) {
+		if ((rc = out_flush(o, e)) < 0)
+			return rc;
 		if (o->nr_other == o->cap_other && (rc = grow(
 		    (void **)&o->other, &o->cap_other, sizeof(*o->other),
 		    e)) < 0)
 			return rc;
-		it->ninsn = (uint32_t)o->nr_other;
-		o->other[o->nr_other++] = *r;
-		return 0;
 	}
-	it->ip = r->u.block.ip;
-	it->end_ip = r->u.block.end_ip;
-	it->time = r->u.block.time;
-	it->ninsn = r->u.block.ninsn;
-	it->iclass = r->u.block.iclass;
-	it->flags = r->u.block.flags;
-	it->mode = r->u.block.mode;
+	x = &o->other[o->nr_other++];
+	x->at = o->nr_blk;
+	x->r = *r;
 	return 0;
+}
+
+void
+ptdec_out_mark(struct ptdec_out *o, struct ptdec_out_mark *m)
+{
+	m->nr_blk = o->nr_blk;
+	m->nr_other = o->nr_other;
+	o->held = 1;
+}
+
+void
+ptdec_out_rollback(struct ptdec_out *o, const struct ptdec_out_mark *m)
+{
+	o->nr_blk = m->nr_blk;
+	o->nr_other = m->nr_other;
+}
+
+void
+ptdec_out_unmark(struct ptdec_out *o)
+{
+	o->held = 0;
 }
 
 static void
 out_reset(struct ptdec_out *o)
 {
-	o->nr = 0;
+	o->nr_blk = 0;
 	o->nr_other = 0;
+	o->held = 0;
 	o->fallbacks = 0;
 }
 
 static void
 out_free(struct ptdec_out *o)
 {
-	free(o->item);
+	free(o->blk);
 	free(o->other);
 }
 
@@ -340,7 +379,7 @@ struct emitter {
 	const struct ptdec_sink *sink;
 	struct blks_end *end;
 	uint64_t last_time;
-	struct blks_record pending;	/* a block that may go on */
+	struct blks_block pending;	/* a block that may go on */
 	int has_pending;
 	uint64_t mode;			/* execution mode so far */
 };
@@ -362,10 +401,6 @@ static void
 count_record(struct blks_end *end, const struct blks_record *r)
 {
 	switch (r->type) {
-	case BLKS_BLOCK:
-		end->c[BLKS_C_BLOCKS]++;
-		end->c[BLKS_C_INSNS] += r->u.block.ninsn;
-		break;
 	case BLKS_EVENT:
 		end->c[BLKS_C_EVENTS]++;
 		break;
@@ -382,43 +417,120 @@ count_record(struct blks_end *end, const struct blks_record *r)
 	}
 }
 
+/* Hands n complete blocks to the sink. */
+static int
+sink_blocks(struct emitter *em, const struct blks_block *b, size_t n,
+    struct error *e)
+{
+	const struct ptdec_sink *sink = em->sink;
+	struct blks_record r;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	if (sink->emit_blocks != NULL)
+		return sink->emit_blocks(sink->ctx, b, n, e);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r.u.block = b[i];
+		rc = sink->emit(sink->ctx, &r, e);
+	}
+	return rc;
+}
+
+/* Sends the pending block on: a record of another type comes. */
 static int
 emit_pending(struct emitter *em, struct error *e)
 {
 	if (!em->has_pending)
 		return 0;
 	em->has_pending = 0;
-	count_record(em->end, &em->pending);
-	return em->sink->emit(em->sink->ctx, &em->pending, e);
+	em->end->c[BLKS_C_BLOCKS]++;
+	em->end->c[BLKS_C_INSNS] += em->pending.ninsn;
+	return sink_blocks(em, &em->pending, 1, e);
 }
 
 /*
- * Blocks end at branches only: where the decoder (its block cache, a
- * section boundary, a PSB+ we do not write) ended one at another
- * instruction, the next block is its fall-through and the two are one.
- * This makes the stream the same however the decoder split the run.
+ * A time the backend did not know becomes the last one; returns whether
+ * the block is outside the window.
+ */
+static inline int
+block_time(const struct ptdec_config *cfg, struct blks_block *b,
+    uint64_t *last)
+{
+	if (b->time == PTDEC_TIME_UNKNOWN)
+		b->time = *last;
+	*last = b->time;
+	return cfg->window && (b->time < cfg->from_ns || b->time > cfg->to_ns);
+}
+
+static inline void
+join_block(struct blks_block *p, const struct blks_block *b)
+{
+	p->end_ip = b->end_ip;
+	p->ninsn += b->ninsn;
+	p->iclass = b->iclass;
+	p->flags |= b->flags;
+	p->mode = b->mode;
+	p->time = b->time;
+}
+
+/*
+ * Blocks in trace order, rewritten in place (b is the driver's): times
+ * the backend did not know become the last one, the window filters, and
+ * the blocks are joined where they did not end at a branch.  Blocks end
+ * at branches only: where the decoder (its block cache, a section
+ * boundary, a PSB+ we do not write) ended one at another instruction, the
+ * next block is its fall-through and the two are one.  This makes the
+ * stream the same however the decoder split the run.  A block is held
+ * (pending) until the next one shows it complete; the complete ones go
+ * to the sink as one run, straight from b.
  */
 static int
-emit_block(struct emitter *em, const struct blks_record *r, struct error *e)
+emit_blocks(struct emitter *em, struct blks_block *b, size_t n,
+    struct error *e)
 {
-	struct blks_block *p = &em->pending.u.block;
-	int rc;
+	const struct ptdec_config *cfg = em->cfg;
+	uint64_t last = em->last_time, insns = 0;
+	size_t i = 0, s, w;
+	int has = 0, rc;
 
-	if (em->has_pending && p->iclass == ptic_other) {
-		p->end_ip = r->u.block.end_ip;
-		p->ninsn += r->u.block.ninsn;
-		p->iclass = r->u.block.iclass;
-		p->flags |= r->u.block.flags;
-		p->mode = r->u.block.mode;
-		p->time = r->u.block.time;
-		return 0;
+	/* The block held from before takes what joins it, then goes. */
+	for (; em->has_pending && i < n; i++) {
+		if (block_time(cfg, &b[i], &last))
+			continue;
+		if (em->pending.iclass != ptic_other)
+			break;
+		join_block(&em->pending, &b[i]);
 	}
+	em->last_time = last;
+	if (i == n)
+		return 0;
 	if ((rc = emit_pending(em, e)) < 0)
 		return rc;
-	em->pending.type = BLKS_BLOCK;
-	*p = r->u.block;
-	em->has_pending = 1;
-	return 0;
+	/* b[s..w) are complete, b[w] is pending when has. */
+	for (s = w = i; i < n; i++) {
+		if (block_time(cfg, &b[i], &last))
+			continue;
+		if (has && b[w].iclass == ptic_other) {
+			join_block(&b[w], &b[i]);
+			continue;
+		}
+		if (has)
+			insns += b[w++].ninsn;
+		if (w != i)
+			b[w] = b[i];
+		has = 1;
+	}
+	em->last_time = last;
+	em->end->c[BLKS_C_BLOCKS] += w - s;
+	em->end->c[BLKS_C_INSNS] += insns;
+	if (has) {
+		em->pending = b[w];
+		em->has_pending = 1;
+	}
+	return sink_blocks(em, b + s, w - s, e);
 }
 
 static int
@@ -426,9 +538,15 @@ emit_one(struct emitter *em, const struct blks_record *in, struct error *e)
 {
 	const struct blks_record *r = in;
 	struct blks_record fixed;
-	uint64_t *t = record_time((struct blks_record *)in);
+	uint64_t *t;
 	int rc;
 
+	if (in->type == BLKS_BLOCK) {
+		struct blks_block b = in->u.block;
+
+		return emit_blocks(em, &b, 1, e);
+	}
+	t = record_time((struct blks_record *)in);
 	if (*t == PTDEC_TIME_UNKNOWN) {
 		fixed = *in;
 		t = record_time(&fixed);
@@ -438,8 +556,6 @@ emit_one(struct emitter *em, const struct blks_record *in, struct error *e)
 	em->last_time = *t;
 	if (em->cfg->window && (*t < em->cfg->from_ns || *t > em->cfg->to_ns))
 		return 0;
-	if (r->type == BLKS_BLOCK)
-		return emit_block(em, r, e);
 	/* The decoder repeats the mode at every enable: only changes count. */
 	if (r->type == BLKS_EVENT && r->u.event.kind == BLKS_EV_EXEC_MODE) {
 		if (r->u.event.arg == em->mode)
@@ -459,40 +575,26 @@ chunk_done(struct emitter *em, const struct ptdec_chunk *c)
 		em->cfg->progress(em->cfg->progress_ctx, c->next);
 }
 
+/* Emits o's records in order: runs of blocks between the others. */
 static int
-emit_out(struct emitter *em, struct ptdec_out *o, const struct ptdec_chunk *c,
-    struct error *e)
+emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
 {
-	struct blks_record r;
+	size_t done = 0;
 	int rc;
 
-	r.type = BLKS_BLOCK;
-	for (size_t i = 0; i < o->nr; i++) {
-		const struct ptdec_item *it = &o->item[i];
+	for (size_t k = 0; k < o->nr_other; k++) {
+		const struct ptdec_other *x = &o->other[k];
 
-		if (it->type != BLKS_BLOCK) {
-			rc = emit_one(em, &o->other[it->ninsn], e);
-		} else {
-			r.u.block.ip = it->ip;
-			r.u.block.end_ip = it->end_ip;
-			r.u.block.time = it->time;
-			r.u.block.ninsn = it->ninsn;
-			r.u.block.iclass = it->iclass;
-			r.u.block.flags = it->flags;
-			r.u.block.mode = it->mode;
-			rc = emit_one(em, &r, e);
-		}
-		if (rc < 0)
+		if (x->at > done && (rc = emit_blocks(em, o->blk + done,
+		    x->at - done, e)) < 0)
+			return rc;
+		done = x->at;
+		if ((rc = emit_one(em, &x->r, e)) < 0)
 			return rc;
 	}
-	chunk_done(em, c);
+	if (o->nr_blk > done)
+		return emit_blocks(em, o->blk + done, o->nr_blk - done, e);
 	return 0;
-}
-
-static int
-emit_direct(void *ctx, const struct blks_record *r, struct error *e)
-{
-	return emit_one(ctx, r, e);
 }
 
 /* The GAP for trace bytes before the first PSB (or of a trace with none). */
@@ -523,6 +625,17 @@ emit_head_gap(struct emitter *em, const struct ptdec_thread *th,
 /* ----------------------------------------------------------------- */
 /* Inline decode (one job) */
 
+/* ptdec_out's flush with one job: the records so far go out now. */
+static int
+flush_inline(void *ctx, struct ptdec_out *o, struct error *e)
+{
+	int rc = emit_out(ctx, o, e);
+
+	o->nr_blk = 0;
+	o->nr_other = 0;
+	return rc;
+}
+
 static int
 decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
     const struct ptdec_thread *th, const struct ptdec_chunk *chunks,
@@ -533,16 +646,20 @@ decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 	int rc;
 
 	memset(&out, 0, sizeof(out));
-	out.direct = emit_direct;
-	out.direct_ctx = em;
+	out.flush = flush_inline;
+	out.flush_ctx = em;
 	if ((rc = be->worker_new(&w, cfg, th, e)) < 0)
 		return rc;
 	for (size_t i = 0; i < nr && rc == 0; i++) {
-		if ((rc = be->decode_chunk(w, &chunks[i], &out, e)) == 0)
+		if ((rc = be->decode_chunk(w, &chunks[i], &out, e)) < 0)
+			break;
+		out.held = 0;
+		if ((rc = flush_inline(em, &out, e)) == 0)
 			chunk_done(em, &chunks[i]);
 	}
 	be->worker_free(w);
 	em->end->c[BLKS_C_FALLBACKS] += out.fallbacks;
+	out_free(&out);
 	return rc;
 }
 
@@ -648,7 +765,8 @@ pool_emit(struct pool *p, size_t i, struct emitter *em, struct error *e)
 		*e = s->err;
 		return s->rc;
 	}
-	rc = emit_out(em, &s->out, &p->chunks[i], e);
+	if ((rc = emit_out(em, &s->out, e)) == 0)
+		chunk_done(em, &p->chunks[i]);
 	em->end->c[BLKS_C_FALLBACKS] += s->out.fallbacks;
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_FREE;

@@ -141,28 +141,86 @@ struct ptdec_plan {
 #define PTDEC_TIME_UNKNOWN UINT64_MAX
 
 /*
- * Where a backend puts one chunk's records: kept compactly (32 bytes a
- * block) until the driver writes them in order, or handed straight to the
- * driver when there is one job.  Its fields are the driver's.
+ * Where a backend puts one chunk's records: blocks as struct blks_block
+ * (32 bytes), events and gaps beside them with their place.  With
+ * several jobs they are kept until the driver writes the chunk in order;
+ * with one, the driver writes them whenever the block array is full.
+ * Its fields are the driver's: backends use the functions below.
  */
-struct ptdec_item;
+struct ptdec_other;
 struct ptdec_out {
-	struct ptdec_item *item;	/* blocks, and the place of others */
-	size_t nr, cap;
-	struct blks_record *other;	/* events and gaps */
+	struct blks_block *blk;		/* blocks, in order */
+	size_t nr_blk, cap_blk;
+	struct ptdec_other *other;	/* events and gaps, with their place */
 	size_t nr_other, cap_other;
-	int (*direct)(void *ctx, const struct blks_record *r,
-	    struct error *e);
-	void *direct_ctx;
+	int held;			/* a mark is held: keep everything */
+	/* One job: writes the records so far (the emitter). */
+	int (*flush)(void *ctx, struct ptdec_out *o, struct error *e);
+	void *flush_ctx;
 	uint64_t fallbacks;		/* intervals a backend gave libipt */
 };
 
 /*
  * Appends a record (BLOCK, EVENT or GAP; strings must be static).
- * Returns 0, -ERR_NOMEM, or (direct) the sink's error.
+ * Returns 0, -ERR_NOMEM, or (one job) the sink's error.
  */
 int ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
     struct error *e);
+
+/*
+ * Makes room for one more block: writes the records so far (one job) or
+ * grows the array.  For ptdec_out_push_block.  Returns 0, -ERR_NOMEM or
+ * (one job) the sink's error.
+ */
+int ptdec_out_room(struct ptdec_out *o, struct error *e);
+
+/*
+ * Appends a BLOCK: the same as ptdec_out_push() of a BLOCK record with
+ * these fields (mode is enum pt_exec_mode, iclass enum pt_insn_class,
+ * flags BLKS_BLOCK_*, time ns or PTDEC_TIME_UNKNOWN), for a few ns: no
+ * struct blks_record, no call unless the array is full.  Returns 0,
+ * -ERR_NOMEM, or (one job) the sink's error.
+ */
+static inline int
+ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, uint8_t iclass, uint8_t flags, uint8_t mode,
+    uint64_t time, struct error *e)
+{
+	struct blks_block *b;
+
+	if (o->nr_blk == o->cap_blk) {
+		int rc = ptdec_out_room(o, e);
+
+		if (rc < 0)
+			return rc;
+	}
+	b = &o->blk[o->nr_blk++];
+	b->ip = ip;
+	b->end_ip = end_ip;
+	b->ninsn = ninsn;
+	b->iclass = iclass;
+	b->flags = flags;
+	b->mode = mode;
+	b->time = time;
+	return 0;
+}
+
+/*
+ * A backend that may give up on what it pushed (and decode it another
+ * way) marks where that starts: until ptdec_out_unmark(), nothing pushed
+ * since the mark is written, and ptdec_out_rollback() drops it.
+ */
+struct ptdec_out_mark {
+	size_t nr_blk, nr_other;
+};
+
+void ptdec_out_mark(struct ptdec_out *o, struct ptdec_out_mark *m);
+
+/* Drops every record pushed since m; the mark stays held. */
+void ptdec_out_rollback(struct ptdec_out *o, const struct ptdec_out_mark *m);
+
+/* Releases the mark: what was pushed stays. */
+void ptdec_out_unmark(struct ptdec_out *o);
 
 /*
  * A decoder.  worker_new makes one worker's state for one thread (its own
@@ -191,11 +249,15 @@ extern const struct ptdec_backend ptdec_backend_fast;
 
 /*
  * Where records go, in order.  emit returns 0 or a negative err_code
- * (with e filled), which stops the decode.
+ * (with e filled), which stops the decode.  emit_blocks, when set, takes
+ * runs of BLOCK records (n >= 1) instead of emit, which then sees only
+ * the others; same returns.
  */
 struct ptdec_sink {
 	int (*emit)(void *ctx, const struct blks_record *r, struct error *e);
 	void *ctx;
+	int (*emit_blocks)(void *ctx, const struct blks_block *b, size_t n,
+	    struct error *e);
 };
 
 /*

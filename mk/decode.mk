@@ -44,3 +44,11 @@ $(DEC_BARE): bench/decode_bare.c $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT)
 	$(CC) $(ALL_CPPFLAGS) -iquote cmd/ptdecode $(ALL_CFLAGS) $(ALL_LDFLAGS) \
 	    -o $@ $< $(BUILD)/cmd/ptdecode/snapload.o $(LIBPTKIT) $(LIBS_ALL)
 BENCH_DEPS += $(DEC_BARE) $(BUILD)/tests/fixtures/emu/branchy
+
+# bench/blocks.bench.sh: ns per record of the driver + writer and reader.
+BLOCKS_BENCH := $(BUILD)/bench/blocks_bench
+$(BLOCKS_BENCH): bench/blocks_bench.c $(LIBPTKIT)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+	    $(LIBPTKIT) $(LIBS_ALL)
+BENCH_DEPS += $(BLOCKS_BENCH)

@@ -69,6 +69,26 @@ sink_emit(void *ctx, const struct blks_record *r, struct error *e)
 	return output_record(ctx, r, e);
 }
 
+/* Runs of blocks: straight into the binary writer, else one by one. */
+static int
+sink_emit_blocks(void *ctx, const struct blks_block *b, size_t n,
+    struct error *e)
+{
+	struct output *out = ctx;
+	struct blks_record r;
+	int rc = 0;
+
+	if (out->format == OUTPUT_BLOCKS)
+		return blks_write_blocks(out->w, b, n, e);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		r.u.block = b[i];
+		rc = output_record(out, &r, e);
+	}
+	return rc;
+}
+
 static void
 show_progress(void *ctx, uint64_t done)
 {
@@ -82,7 +102,7 @@ int
 output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
     struct error *e)
 {
-	struct ptdec_sink sink = { sink_emit, out };
+	struct ptdec_sink sink = { sink_emit, out, sink_emit_blocks };
 	struct ptdec_thread th;
 	struct blks_record r;
 	uint8_t *owned;
