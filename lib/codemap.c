@@ -62,7 +62,12 @@ struct blk_slot {
 	uint8_t valid, end_known, end_len, end_kind;
 	uint8_t nr;			/* runs; BLK_WALK: walk it each time */
 	uint8_t failed, undecodable;	/* inline_walk_failed, insn_undecodable */
-	struct cs_inline_run runs[BLK_CACHE_RUNS];
+};
+
+/* The runs of a slot, apart: most blocks have none, and a slot stays 32
+ * bytes, two to a cache line. */
+struct blk_runs {
+	struct cs_inline_run run[BLK_CACHE_RUNS];
 };
 
 struct codemap {
@@ -78,6 +83,7 @@ struct codemap {
 	struct insn_slot *icache;
 	struct fn_slot *fcache;
 	struct blk_slot *bcache;
+	struct blk_runs *bruns;		/* bcache's runs, same index */
 	struct cs_inline_run runs[CS_MAX_RUNS];	/* cb_block's answer */
 	struct codemap_stats st;
 };
@@ -99,9 +105,10 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	m->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*m->icache));
 	m->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*m->fcache));
 	m->bcache = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*m->bcache));
+	m->bruns = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*m->bruns));
 	dirs = calloc(opt->n_debug_dirs + 1, sizeof(*dirs));
 	if (m->snapshot == NULL || m->icache == NULL || m->fcache == NULL ||
-	    m->bcache == NULL || dirs == NULL)
+	    m->bcache == NULL || m->bruns == NULL || dirs == NULL)
 		goto nomem;
 	for (size_t i = 0; i < opt->n_debug_dirs; i++)
 		dirs[nd++] = (char *)opt->debug_dirs[i];
@@ -157,6 +164,7 @@ codemap_free(struct codemap *m)
 	free(m->icache);
 	free(m->fcache);
 	free(m->bcache);
+	free(m->bruns);
 	free(m->snapshot);
 	symcache_free(m->syms);
 	free(m);
@@ -612,8 +620,10 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, struct cs_block_info *out)
 {
 	struct codemap *m = ctx;
-	struct blk_slot *s = &m->bcache[hash_ip(ip ^ (end_ip << 20) ^
-	    ((uint64_t)ninsn << 44), pid, BLK_CACHE_BITS)];
+	size_t slot = hash_ip(ip ^ (end_ip << 20) ^ ((uint64_t)ninsn << 44),
+	    pid, BLK_CACHE_BITS);
+	struct blk_slot *s = &m->bcache[slot];
+	struct blk_runs *sr = &m->bruns[slot];
 	uint64_t failed, undecodable;
 
 	if (s->valid && s->ip == ip && s->end_ip == end_ip &&
@@ -628,7 +638,7 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 		out->end.len = s->end_len;
 		out->end.kind = s->end_kind;
 		out->end_known = s->end_known;
-		out->runs = s->runs;
+		out->runs = sr->run;
 		out->n_runs = s->nr;
 		return 0;
 	}
@@ -648,7 +658,7 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	if (out->n_runs <= BLK_CACHE_RUNS) {
 		s->nr = (uint8_t)out->n_runs;
 		for (uint32_t i = 0; i < out->n_runs; i++)
-			s->runs[i] = out->runs[i];
+			sr->run[i] = out->runs[i];
 	}
 	s->valid = 1;
 	return 0;

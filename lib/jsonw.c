@@ -286,6 +286,16 @@ json_format_u64(char *dst, uint64_t v)
 	size_t n = 1;
 	char *q;
 
+	/* Small values (depths, counts, zero) are the most common. */
+	if (v < 10) {
+		dst[0] = (char)('0' + v);
+		return 1;
+	}
+	if (v < 100) {
+		dst[0] = digit_pairs[2 * v];
+		dst[1] = digit_pairs[2 * v + 1];
+		return 2;
+	}
 	/* Count the digits, then write them in pairs from the end. */
 	for (uint64_t t = v;; t /= 10000, n += 4) {
 		if (t < 10)
