@@ -19,7 +19,8 @@
  *	timing: replays the first POOL records again and again until
  *	RECORDS went through (default: as many as STREAM has) and writes
  *	to /dev/null; then reads STREAM with the reader (from memory and
- *	through a FILE).  Prints ns per record, the best of ROUNDS runs.
+ *	through a FILE, with blks_read() alone and with blks_read_blocks()
+ *	too).  Prints ns per record, the best of ROUNDS runs.
  *
  * -b pushes blocks with ptdec_out_push_block(), as a decoder that knows
  * the fast path does; without it every record goes through
@@ -419,10 +420,15 @@ verify(struct stream *s, const char *out, unsigned jobs, int push_block)
 	return bad;
 }
 
-/* Reads the stream once; returns the CPU seconds, *n the records. */
+/*
+ * Reads the stream once (mode 0: from memory, 1: through a FILE, 2: also
+ * with blks_read_blocks); returns the CPU seconds, *n the records.
+ */
 static double
-time_read(const struct stream *s, const char *path, int file, uint64_t *n)
+time_read(const struct stream *s, const char *path, int mode, uint64_t *n)
 {
+	static struct blks_block blk[1024];
+	int file = mode > 0;
 	struct blks_reader *rd;
 	struct blks_record r;
 	struct error e;
@@ -440,7 +446,16 @@ time_read(const struct stream *s, const char *path, int file, uint64_t *n)
 	if ((file ? blks_reader_open(&rd, f, path, &e) :
 	    blks_reader_open_mem(&rd, s->bytes, s->len, path, &e)) < 0)
 		die(path, &e);
-	while ((rc = blks_read(rd, &r, &e)) == 1) {
+	for (;;) {
+		size_t got = mode == 2 ? blks_read_blocks(rd, blk, 1024) : 0;
+
+		for (size_t i = 0; i < got; i++)
+			sum += blk[i].ninsn;
+		*n += got;
+		if (got > 0)
+			continue;
+		if ((rc = blks_read(rd, &r, &e)) != 1)
+			break;
 		(*n)++;
 		if (r.type == BLKS_BLOCK)
 			sum += r.u.block.ninsn;
@@ -461,17 +476,20 @@ time_read(const struct stream *s, const char *path, int file, uint64_t *n)
 static void
 bench_read(const struct stream *s, const char *path, int rounds)
 {
-	for (int file = 0; file < 2; file++) {
+	static const char *const how[] = { "memory", "FILE",
+	    "FILE, blks_read_blocks" };
+
+	for (int mode = 0; mode < 3; mode++) {
 		double best = 1e9;
 		uint64_t n = 0;
 
 		for (int k = 0; k < rounds; k++) {
-			double c = time_read(s, path, file, &n);
+			double c = time_read(s, path, mode, &n);
 
 			best = c < best ? c : best;
 		}
 		printf("read (%s): %llu records, best of %d: %.3f s cpu: "
-		    "%.2f ns/record\n", file ? "FILE" : "memory",
+		    "%.2f ns/record\n", how[mode],
 		    (unsigned long long)n, rounds, best,
 		    best * 1e9 / (double)n);
 	}

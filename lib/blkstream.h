@@ -295,6 +295,17 @@ const struct blks_header *blks_reader_header(const struct blks_reader *r);
 int blks_read(struct blks_reader *r, struct blks_record *rec,
     struct error *e);
 
+/*
+ * Reads the BLOCK records that come next, at most max, into b, for a few
+ * ns each (no call per record, the same checks): a loop over the blocks
+ * between blks_read() calls.  Returns how many; 0 says nothing, only
+ * that blks_read() must read the next record (which may be a BLOCK too:
+ * one of a rarer shape, or one past the buffered bytes).  Never fails:
+ * errors are blks_read()'s.
+ */
+size_t blks_read_blocks(struct blks_reader *r, struct blks_block *b,
+    size_t max);
+
 /* Byte offset of the next unread byte. */
 uint64_t blks_reader_offset(const struct blks_reader *r);
 
