@@ -8,8 +8,11 @@
 # found without listing them here; the link takes only what it needs.  Its
 # code images are the static emu fixtures, whose rings the seeds in
 # tests/fuzz/ptdec_fast/ are cut from (byte 0 of an input picks the
-# image: 0 fuzz_ptdec's loop, 1.. the fixtures in this order; byte 1 the
-# decode configuration, 0 as emu records; then the ring).
+# image: 0 fuzz_ptdec's loop, 1.. the fixtures in this order, bit 7 the
+# code-walking packet generator instead of a raw ring; byte 1 the decode
+# configuration, 0 as emu records; then the ring or the generator's
+# program).  tests/fuzz/mkseeds-ptdec-fast.sh makes the seeds; the bug-*
+# seeds are the fuzzer's finds, kept so that a fix is checked first.
 
 FASTDEC_FUZZ := $(DEC_FUZZ_DIR)/fuzz_ptdec_fast
 FASTDEC_FUZZ_OBJS := $(LIB_SRCS:%.c=$(DEC_FUZZ_DIR)/obj/%.o)

@@ -6,13 +6,26 @@
  * fallbacks; in one chunk and with every PSB interval a chunk.  A
  * difference prints both records and aborts.
  *
- * Input: byte 0 picks the code image, byte 1 the decode configuration,
- * the rest is the ring.  The images: the tiny loop of fuzz_ptdec.c, and
- * the static emu fixtures (FASTDEC_FIXTURES, colon-separated paths given
- * by mk/fastdec.mk), each its own pid, mapped at their PT_LOAD addresses,
- * so that rings cut from their emu recordings (the seeds) walk real code.
+ * Input: byte 0 picks the code image (bits 0-6) and the mode (bit 7),
+ * byte 1 the decode configuration, the rest is the ring (raw mode) or a
+ * program for a packet generator (generated mode).  The images: the tiny
+ * loop of fuzz_ptdec.c, and the static emu fixtures (FASTDEC_FIXTURES,
+ * colon-separated paths given by mk/fastdec.mk), each its own pid, mapped
+ * at their PT_LOAD addresses, so that rings cut from their emu recordings
+ * (the seeds) walk real code.
+ *
+ * Why a generated mode: the fast decoder hands any interval with a decode
+ * error to libipt, and a mutated ring almost always has one, so raw
+ * inputs mostly compare libipt with itself.  The generator runs the code
+ * of the image instead (lib/x86class decodes it): the program's bits say
+ * which way each conditional branch goes, where each indirect branch goes
+ * (a function of the image), when a return is compressed, when an
+ * interrupt, a syscall, a CYC or a PSB+ comes; the packets it writes
+ * (libipt's encoder) are what a CPU would write for that run, so the fast
+ * decoder walks it, down paths no fixture takes.
  */
 #include <elf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +33,14 @@
 
 #include "error.h"
 #include "ptdec.h"
+#include "x86class.h"
 
 #ifndef FASTDEC_FIXTURES
 #define FASTDEC_FIXTURES ""
 #endif
 
 #define MAX_IMAGES 8
+#define MAX_IPS 4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,9 +50,18 @@ static const uint8_t tiny_code[] = {
 	0xe8, 0x02, 0x00, 0x00, 0x00, 0xeb, 0xf0, 0x90, 0xc3,
 };
 
+/* The code of one image, for the generator. */
+struct ipset {
+	uint64_t lo, hi;		/* the executable segments' span */
+	uint8_t *code;			/* their bytes, [lo, hi) */
+	uint64_t ip[MAX_IPS];		/* function entries: indirect targets */
+	size_t nr;
+};
+
 struct images {
 	struct ptdec_images im;
 	unsigned nr_pids;		/* pids 1..nr_pids have code */
+	struct ipset ips[MAX_IMAGES];	/* [pid - 1] */
 };
 
 /*
@@ -75,10 +99,19 @@ keep(void *ctx, const struct blks_record *r, struct error *e)
 	return 0;
 }
 
+static char tiny_path[] = "/tmp/ptkit-fuzz-ptdec-fast-XXXXXX";
+
 static void
-add_tiny(struct ptdec_images *im, uint32_t pid)
+rm_tiny(void)
 {
-	char path[] = "/tmp/ptkit-fuzz-ptdec-fast-XXXXXX";
+	unlink(tiny_path);
+}
+
+static void
+add_tiny(struct ptdec_images *im, uint32_t pid, struct ipset *ips)
+{
+	static const uint8_t starts[] = { 0, 4, 7, 9, 14, 16, 17 };
+	char *path = tiny_path;
 	struct error e;
 	int fd;
 
@@ -90,13 +123,73 @@ add_tiny(struct ptdec_images *im, uint32_t pid)
 	if (ptdec_images_add(im, pid, 0x401000, sizeof(tiny_code), 0, path,
 	    &e) < 0)
 		abort();
-	/* the iscache has read the file; it may go */
-	unlink(path);
+	/* libipt maps sections when it reads them: the file stays */
+	atexit(rm_tiny);
+	ips->lo = 0x401000;
+	ips->hi = 0x401000 + sizeof(tiny_code);
+	if ((ips->code = malloc(sizeof(tiny_code))) == NULL)
+		abort();
+	memcpy(ips->code, tiny_code, sizeof(tiny_code));
+	for (size_t i = 0; i < sizeof(starts); i++)
+		ips->ip[ips->nr++] = 0x401000 + starts[i];
+}
+
+/* Adds the STT_FUNC symbols of f's symbol table to ips. */
+static void
+add_functions(FILE *f, const Elf64_Ehdr *eh, struct ipset *ips)
+{
+	Elf64_Shdr sh;
+	Elf64_Sym sym;
+
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (fseek(f, (long)(eh->e_shoff + (uint64_t)i * eh->e_shentsize),
+		    SEEK_SET) != 0 || fread(&sh, sizeof(sh), 1, f) != 1)
+			return;
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(sym))
+			continue;
+		for (uint64_t k = 0; k < sh.sh_size / sizeof(sym) &&
+		    ips->nr < MAX_IPS; k++) {
+			if (fseek(f, (long)(sh.sh_offset + k * sizeof(sym)),
+			    SEEK_SET) != 0 || fread(&sym, sizeof(sym), 1, f) != 1)
+				return;
+			if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_value >= ips->lo && sym.st_value < ips->hi)
+				ips->ip[ips->nr++] = sym.st_value;
+		}
+	}
 }
 
 /* Maps every PT_LOAD segment of a 64-bit ELF file for pid.  0 or -1. */
+/* Reads the executable segments into ips->code.  0 or -1. */
 static int
-add_elf(struct ptdec_images *im, uint32_t pid, const char *path)
+read_code(FILE *f, const Elf64_Ehdr *eh, struct ipset *ips)
+{
+	Elf64_Phdr ph;
+
+	if (ips->hi - ips->lo > (64u << 20) ||
+	    (ips->code = calloc(1, ips->hi - ips->lo)) == NULL)
+		return -1;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (fseek(f, (long)(eh->e_phoff + (uint64_t)i * eh->e_phentsize),
+		    SEEK_SET) != 0 || fread(&ph, sizeof(ph), 1, f) != 1)
+			goto fail;
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (fseek(f, (long)ph.p_offset, SEEK_SET) != 0 ||
+		    fread(ips->code + (ph.p_vaddr - ips->lo), 1, ph.p_filesz, f)
+		    != ph.p_filesz)
+			goto fail;
+	}
+	return 0;
+fail:
+	free(ips->code);
+	ips->code = NULL;
+	return -1;
+}
+
+static int
+add_elf(struct ptdec_images *im, uint32_t pid, const char *path,
+    struct ipset *ips)
 {
 	FILE *f = fopen(path, "rb");
 	Elf64_Ehdr eh;
@@ -119,10 +212,18 @@ add_elf(struct ptdec_images *im, uint32_t pid, const char *path)
 		if (ptdec_images_add(im, pid, ph.p_vaddr, ph.p_filesz,
 		    ph.p_offset, path, &e) < 0)
 			goto fail;
+		if (ph.p_flags & PF_X) {
+			if (ips->hi == 0 || ph.p_vaddr < ips->lo)
+				ips->lo = ph.p_vaddr;
+			if (ph.p_vaddr + ph.p_filesz > ips->hi)
+				ips->hi = ph.p_vaddr + ph.p_filesz;
+		}
 		added++;
 	}
+	if (ips->hi > ips->lo && read_code(f, &eh, ips) == 0)
+		add_functions(f, &eh, ips);
 	fclose(f);
-	return added > 0 ? 0 : -1;
+	return added > 0 && ips->code != NULL ? 0 : -1;
 fail:
 	fclose(f);
 	return -1;
@@ -142,14 +243,16 @@ images(void)
 	done = 1;
 	if (ptdec_images_init(&ims.im, &e) < 0)
 		abort();
-	add_tiny(&ims.im, 1);
+	add_tiny(&ims.im, 1, &ims.ips[0]);
 	ims.nr_pids = 1;
 	if ((list = strdup(FASTDEC_FIXTURES)) == NULL)
 		abort();
 	for (p = list; (tok = strtok_r(p, ":", &save)) != NULL; p = NULL) {
 		if (ims.nr_pids == MAX_IMAGES)
 			break;
-		if (add_elf(&ims.im, ims.nr_pids + 1, tok) == 0)
+		memset(&ims.ips[ims.nr_pids], 0, sizeof(ims.ips[0]));
+		if (add_elf(&ims.im, ims.nr_pids + 1, tok,
+		    &ims.ips[ims.nr_pids]) == 0)
 			ims.nr_pids++;
 		else
 			fprintf(stderr, "fuzz_ptdec_fast: %s: not loaded\n",
@@ -185,14 +288,18 @@ config_of(uint8_t b, struct ptdec_config *cfg, int *wrapped)
 	}
 }
 
-/* Decodes into out and end: 0, or 1 when the decode hit MAX_RECORDS. */
+/*
+ * Decodes ring with the image and configuration of the input's first two
+ * bytes into out and end: 0, or 1 when the decode hit MAX_RECORDS.
+ */
 static int
-decode(const struct ptdec_backend *be, const uint8_t *data, size_t size,
-    size_t chunk, struct recs *out, struct blks_end *end)
+decode(const struct ptdec_backend *be, const uint8_t *data,
+    const uint8_t *ring, size_t len, size_t chunk, struct recs *out,
+    struct blks_end *end)
 {
 	struct images *ims = images();
 	struct ptdec_config cfg;
-	struct ptdec_thread th = { 7, 1, data + 2, size - 2, 0 };
+	struct ptdec_thread th = { 7, 1, ring, len, 0 };
 	struct ptdec_sink sink = { keep, out };
 	struct error e;
 	int rc;
@@ -203,7 +310,7 @@ decode(const struct ptdec_backend *be, const uint8_t *data, size_t size,
 	cfg.chunk_bytes = chunk;
 	cfg.jobs = 1;
 	config_of(data[1], &cfg, &th.wrapped);
-	th.pid = 1 + data[0] % ims->nr_pids;
+	th.pid = 1 + (data[0] & 0x7f) % ims->nr_pids;
 	memset(end, 0, sizeof(*end));
 	out->nr = 0;
 	if ((rc = ptdec_decode_thread(be, &cfg, &th, &sink, end, &e)) < 0) {
@@ -338,9 +445,9 @@ compare(const char *what, size_t nr_psb, const struct recs *n,
 
 /* The number of PSB intervals in the ring (what fallbacks count). */
 static size_t
-psb_intervals(const uint8_t *data, size_t size)
+psb_intervals(const uint8_t *ring, size_t len)
 {
-	struct ptdec_thread th = { 7, 1, data + 2, size - 2, 0 };
+	struct ptdec_thread th = { 7, 1, ring, len, 0 };
 	struct ptdec_plan plan;
 	struct error e;
 	size_t nr;
@@ -352,28 +459,323 @@ psb_intervals(const uint8_t *data, size_t size)
 	return nr;
 }
 
+/* ----------------------------------------------------------------- */
+/* Generated mode */
+
+#define GEN_STACK 64		/* libipt's return-compression stack */
+#define GEN_MAX_INSNS 200000	/* a walk ends here (loops without trace) */
+
+struct gen {
+	const uint8_t *p, *end;		/* the program */
+	unsigned bits, nbits;		/* a program byte being spent bitwise */
+	struct pt_encoder *enc;
+	const struct ipset *ips;
+	uint64_t tsc, ip;
+	uint64_t stack[GEN_STACK];	/* return addresses, as libipt keeps */
+	unsigned depth;
+	uint64_t tnt;			/* TNT bits not yet written */
+	unsigned ntnt;
+	bool full;
+};
+
+static unsigned
+gen_byte(struct gen *g)
+{
+	return g->p < g->end ? *g->p++ : 0;
+}
+
+static unsigned
+gen_bit(struct gen *g)
+{
+	if (g->nbits == 0) {
+		g->bits = gen_byte(g);
+		g->nbits = 8;
+	}
+	g->nbits--;
+	return (g->bits >> g->nbits) & 1;
+}
+
+/* A function entry: where an indirect branch or an interrupt goes. */
+static uint64_t
+gen_target(struct gen *g)
+{
+	unsigned v = gen_byte(g) | gen_byte(g) << 8;
+
+	return g->ips->ip[v % g->ips->nr];
+}
+
+static void
+gen_put(struct gen *g, enum pt_packet_type type, uint64_t v, unsigned n)
+{
+	struct pt_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.type = type;
+	switch (type) {
+	case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd: case ppt_fup:
+		pk.payload.ip.ipc = n ? pt_ipc_suppressed : pt_ipc_sext_48;
+		pk.payload.ip.ip = v;
+		break;
+	case ppt_tnt_8:
+		pk.payload.tnt.bit_size = (uint8_t)n;
+		pk.payload.tnt.payload = v;
+		break;
+	case ppt_mode:
+		pk.payload.mode.leaf = pt_mol_exec;
+		pk.payload.mode.bits.exec.csl = 1;
+		break;
+	case ppt_tsc:
+		pk.payload.tsc.tsc = v;
+		break;
+	case ppt_cbr:
+		pk.payload.cbr.ratio = (uint8_t)v;
+		break;
+	case ppt_cyc:
+		pk.payload.cyc.value = v;
+		break;
+	default:
+		break;
+	}
+	if (!g->full && pt_enc_next(g->enc, &pk) < 0)
+		g->full = true;
+}
+
+/* Writes the pending TNT bits (the oldest in the highest bit). */
+static void
+gen_flush(struct gen *g)
+{
+	if (g->ntnt > 0)
+		gen_put(g, ppt_tnt_8, g->tnt, g->ntnt);
+	g->tnt = 0;
+	g->ntnt = 0;
+}
+
+static void
+gen_tnt(struct gen *g, unsigned bit)
+{
+	g->tnt = g->tnt << 1 | bit;
+	if (++g->ntnt == 6)
+		gen_flush(g);
+}
+
+static void
+gen_tip(struct gen *g, enum pt_packet_type type, uint64_t ip, unsigned sup)
+{
+	gen_flush(g);
+	gen_put(g, type, ip, sup);
+}
+
+/* PSB+ at the current ip, as the emu recorder writes it while tracing. */
+static void
+gen_psb_plus(struct gen *g, bool enabled)
+{
+	gen_flush(g);
+	gen_put(g, ppt_psb, 0, 0);
+	g->tsc += 1 + gen_byte(g);
+	gen_put(g, ppt_tsc, g->tsc, 0);
+	gen_put(g, ppt_cbr, 1, 0);
+	gen_put(g, ppt_mode, 0, 0);
+	if (enabled)
+		gen_put(g, ppt_fup, g->ip, 0);
+	gen_put(g, ppt_psbend, 0, 0);
+	/* a decoder synchronising here knows no return address */
+	g->depth = 0;
+}
+
+static void
+gen_enable(struct gen *g, uint64_t ip)
+{
+	gen_flush(g);
+	gen_put(g, ppt_mode, 0, 0);
+	gen_put(g, ppt_tip_pge, ip, 0);
+	g->ip = ip;
+}
+
+static void
+gen_push(struct gen *g, uint64_t ret)
+{
+	if (g->depth == GEN_STACK) {
+		memmove(g->stack, g->stack + 1, (GEN_STACK - 1) *
+		    sizeof(g->stack[0]));
+		g->depth--;
+	}
+	g->stack[g->depth++] = ret;
+}
+
+/*
+ * Follows one instruction.  Returns 1 after a branch, 0 after any other
+ * instruction, -1 where the walk cannot go on (bytes that do not decode,
+ * code outside the image).
+ */
+static int
+gen_step(struct gen *g)
+{
+	struct x86_insn in;
+	uint64_t off = g->ip - g->ips->lo, next, to;
+
+	if (g->ip < g->ips->lo || g->ip >= g->ips->hi ||
+	    x86_insn_decode(g->ips->code + off, g->ips->hi - g->ips->lo - off,
+	    1, &in) < 0)
+		return -1;
+	next = g->ip + in.length;
+	switch (in.iclass) {
+	case ptic_cond_jump:
+		if (!in.direct)
+			return -1;
+		to = gen_bit(g);
+		gen_tnt(g, (unsigned)to);
+		g->ip = to ? next + (uint64_t)in.disp : next;
+		break;
+	case ptic_jump:
+	case ptic_call:
+		if (in.iclass == ptic_call)
+			gen_push(g, next);
+		if (in.direct) {
+			g->ip = next + (uint64_t)in.disp;
+		} else {
+			g->ip = gen_target(g);
+			gen_tip(g, ppt_tip, g->ip, 0);
+		}
+		break;
+	case ptic_return:
+		/* compressed: a taken bit, libipt pops; else a TIP */
+		if (g->depth > 0 && gen_bit(g)) {
+			gen_tnt(g, 1);
+			g->ip = g->stack[--g->depth];
+		} else {
+			g->ip = g->depth > 0 && gen_bit(g) ?
+			    g->stack[g->depth - 1] : gen_target(g);
+			gen_tip(g, ppt_tip, g->ip, 0);
+		}
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		/* a syscall as the emu recorder writes it: out, back at next */
+		gen_tip(g, ppt_tip_pgd, 0, 1);
+		gen_enable(g, next);
+		break;
+	case ptic_error:
+		return -1;
+	default:
+		g->ip = next;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Writes into buf (cap bytes) the trace of a run of the image's code that
+ * the program prog decides, and returns its length.  Between branches the
+ * program may add a CYC, an interrupt (FUP, TIP), a PSB+, or stop and
+ * restart tracing elsewhere.
+ */
+static size_t
+generate(const uint8_t *prog, size_t len, const struct ipset *ips,
+    uint8_t *buf, size_t cap)
+{
+	struct pt_config cfg;
+	struct gen g;
+	uint64_t off = 0;
+	unsigned insns = 0;
+
+	memset(&g, 0, sizeof(g));
+	g.p = prog;
+	g.end = prog + len;
+	g.ips = ips;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + cap;
+	if ((g.enc = pt_alloc_encoder(&cfg)) == NULL)
+		abort();
+	gen_psb_plus(&g, false);
+	gen_enable(&g, gen_target(&g));
+	while (g.p < g.end && !g.full && insns++ < GEN_MAX_INSNS) {
+		uint64_t at = g.ip;
+		int rc = gen_step(&g);
+
+		if (rc < 0) {
+			/* restart somewhere that decodes */
+			gen_put(&g, ppt_fup, at, 0);
+			gen_tip(&g, ppt_tip_pgd, 0, 1);
+			gen_enable(&g, gen_target(&g));
+			continue;
+		}
+		if (rc == 0)
+			continue;
+		switch (gen_byte(&g) >> 4) {
+		case 0:
+			gen_flush(&g);
+			gen_put(&g, ppt_cyc, 1 + gen_byte(&g), 0);
+			break;
+		case 1:
+			/* an interrupt: from here to a handler */
+			gen_flush(&g);
+			gen_put(&g, ppt_fup, g.ip, 0);
+			g.ip = gen_target(&g);
+			gen_put(&g, ppt_tip, g.ip, 0);
+			break;
+		case 2:
+			gen_psb_plus(&g, true);
+			break;
+		default:
+			break;
+		}
+	}
+	gen_put(&g, ppt_fup, g.ip, 0);
+	gen_tip(&g, ppt_tip_pgd, 0, 1);
+	if (pt_enc_get_offset(g.enc, &off) < 0)
+		abort();
+	pt_free_encoder(g.enc);
+	return (size_t)off;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct recs n, f;
+	static uint8_t *gbuf;
+	static size_t gcap;
 	struct blks_end ne, fe;
-	size_t nr_psb;
+	const uint8_t *ring;
+	size_t len, nr_psb;
 
 	if (size < 2)
 		return 0;
-	nr_psb = psb_intervals(data, size);
-	if (decode(&ptdec_backend_libipt, data, size, SIZE_MAX, &n, &ne)) {
+	ring = data + 2;
+	len = size - 2;
+	if (data[0] & 0x80) {
+		struct images *ims = images();
+		size_t need = 4096 + 64 * len;
+
+		if (need > gcap) {
+			free(gbuf);
+			if ((gbuf = malloc(need)) == NULL)
+				abort();
+			gcap = need;
+		}
+		len = generate(ring, len,
+		    &ims->ips[(data[0] & 0x7f) % ims->nr_pids], gbuf, gcap);
+		ring = gbuf;
+	}
+	nr_psb = psb_intervals(ring, len);
+	if (decode(&ptdec_backend_libipt, data, ring, len, SIZE_MAX, &n,
+	    &ne)) {
 		if (getenv("PTKIT_FUZZ_VERBOSE") != NULL)
 			print_record("endless", n.nr - 1, &n);
 		return 0;
 	}
 	if (ne.c[BLKS_C_FALLBACKS] != 0)
 		abort();
-	decode(&ptdec_backend_fast, data, size, SIZE_MAX, &f, &fe);
+	decode(&ptdec_backend_fast, data, ring, len, SIZE_MAX, &f, &fe);
 	compare("one chunk", nr_psb, &n, &ne, &f, &fe);
-	decode(&ptdec_backend_fast, data, size, 1, &f, &fe);
+	decode(&ptdec_backend_fast, data, ring, len, 1, &f, &fe);
 	compare("a chunk per PSB", nr_psb, &n, &ne, &f, &fe);
 	/* to see what the seeds reach: how much the fast path walked */
+	if (getenv("PTKIT_FUZZ_GAPS") != NULL)
+		for (size_t i = 0; i < n.nr; i++)
+			if (n.r[i].type == BLKS_GAP)
+				print_record("gap", i, &n);
 	if (getenv("PTKIT_FUZZ_VERBOSE") != NULL)
 		fprintf(stderr, "fuzz_ptdec_fast: image %u config %#x: %zu "
 		    "records, %llu blocks, %llu gaps, %zu PSB intervals, "

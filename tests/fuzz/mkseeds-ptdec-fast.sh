@@ -3,7 +3,8 @@
 # pieces of real emu rings of the static fixtures: one PSB interval, two
 # in a row, an interval entered mid-way.  Each seed is the image byte (the
 # fixture's place in mk/fastdec.mk's FASTDEC_FUZZ_FIX, from 1), the
-# configuration byte (0: as emu records), then the ring piece.
+# configuration byte (0: as emu records), then the ring piece.  And a few
+# random programs for the fuzzer's packet generator.
 #
 #   PTKIT_BUILD=build-x PATH=build-x/bin:$PATH sh tests/fuzz/mkseeds-ptdec-fast.sh DIR
 set -eu
@@ -67,4 +68,12 @@ cut_seeds branchy-filter 1 --filter dispatch -- "$fix/branchy.static" 1 100
 cut_seeds signals 2 -- "$fix/signals.static" 3000
 cut_seeds threads 3 -- "$fix/threads.static"
 cut_seeds segvjmp 4 -- "$fix/segvjmp.static"
+
+# Programs for the packet generator (byte 0 bit 7): random, every image.
+for i in 0 1 2 3 4 5 6 7; do
+	{
+		printf "\\$(printf %03o $((128 + i % 5)))\\000"
+		head -c 512 /dev/urandom
+	} >"$out/gen-$i"
+done
 ls "$out" | wc -l
