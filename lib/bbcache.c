@@ -1,4 +1,5 @@
 /* bbcache: see bbcache.h. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,84 @@
 
 #define BB_MAX_INSNS (1u << 20)	/* a longer straight run is not cached */
 #define BB_READ 256		/* code bytes read at a time */
+#define BB_LOCAL_MAX (1u << 18)	/* runs a worker keeps (10 MiB) */
+#define BB_SHARED_MAX (1u << 20)	/* runs a decode keeps (48 MiB) */
+
+struct bb_keyed {
+	uint32_t pid;
+	struct bb b;
+};
+
+struct bbshared {
+	pthread_mutex_t mu;
+	struct bb_keyed *slot;
+	size_t mask, nr;
+};
+
+static size_t
+shared_slot(const struct bbshared *s, uint32_t pid, uint64_t ip)
+{
+	return (size_t)(((ip ^ (uint64_t)pid << 48) * 0x9E3779B97F4A7C15ull)
+	    >> 40) & s->mask;
+}
+
+struct bbshared *
+bbshared_new(void)
+{
+	struct bbshared *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->mask = 16383;
+	if ((s->slot = calloc(s->mask + 1, sizeof(*s->slot))) == NULL) {
+		free(s);
+		return NULL;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	return s;
+}
+
+void
+bbshared_free(struct bbshared *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_destroy(&s->mu);
+	free(s->slot);
+	free(s);
+}
+
+/* Grows (or, at its limit, empties) the shared table.  0 or -1. */
+static int
+shared_make_room(struct bbshared *s)
+{
+	size_t n = (s->mask + 1) * 2, old_n = s->mask + 1;
+	struct bb_keyed *t, *old = s->slot;
+
+	if (2 * (s->nr + 1) <= s->mask + 1)
+		return 0;
+	if (s->nr + 1 > BB_SHARED_MAX) {
+		memset(s->slot, 0, old_n * sizeof(*s->slot));
+		s->nr = 0;
+		return 0;
+	}
+	if ((t = calloc(n, sizeof(*t))) == NULL)
+		return -1;
+	s->slot = t;
+	s->mask = n - 1;
+	for (size_t i = 0; i < old_n; i++) {
+		size_t k;
+
+		if (old[i].b.ip == 0)
+			continue;
+		for (k = shared_slot(s, old[i].pid, old[i].b.ip);
+		    t[k].b.ip != 0; k = (k + 1) & s->mask)
+			;
+		t[k] = old[i];
+	}
+	free(old);
+	return 0;
+}
 
 static int
 section_cmp(const void *a, const void *b)
@@ -23,6 +102,8 @@ bbcache_init(struct bbcache *c, const struct ptdec_images *im, uint32_t pid,
 	size_t n = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->shared = im != NULL ? im->blocks : NULL;
 	c->mask = 4095;
 	if ((c->slot = calloc(c->mask + 1, sizeof(*c->slot))) == NULL)
 		return error_set(e, ERR_NOMEM, "block cache");
@@ -91,7 +172,7 @@ read_code(const struct bbcache *c, uint64_t ip, uint8_t *buf, size_t want)
 
 int
 bbcache_insn(struct bbcache *c, uint64_t ip, unsigned *length, int *iclass,
-    uint64_t *target)
+    uint64_t *target, int *mov_cr3)
 {
 	struct x86_insn in;
 	uint8_t buf[16];
@@ -102,6 +183,7 @@ bbcache_insn(struct bbcache *c, uint64_t ip, unsigned *length, int *iclass,
 	*length = in.length;
 	*iclass = in.iclass;
 	*target = in.direct ? ip + in.length + (uint64_t)in.disp : 0;
+	*mov_cr3 = in.mov_cr3;
 	return 0;
 }
 
@@ -145,12 +227,6 @@ decode_run(const struct bbcache *c, uint64_t ip, struct bb *b)
 	return 0;
 }
 
-static size_t
-slot_of(const struct bbcache *c, uint64_t ip)
-{
-	return (size_t)((ip * 0x9E3779B97F4A7C15ull) >> 40) & c->mask;
-}
-
 static int
 grow(struct bbcache *c)
 {
@@ -167,7 +243,7 @@ grow(struct bbcache *c)
 
 		if (old[i].ip == 0)
 			continue;
-		for (k = slot_of(c, old[i].ip); s[k].ip != 0;
+		for (k = bbcache_slot(c, old[i].ip); s[k].ip != 0;
 		    k = (k + 1) & c->mask)
 			;
 		s[k] = old[i];
@@ -176,26 +252,55 @@ grow(struct bbcache *c)
 	return 0;
 }
 
-const struct bb *
-bbcache_get(struct bbcache *c, uint64_t ip)
+/* The run at ip from the shared level, decoding it there if new. */
+static int
+shared_get(struct bbcache *c, uint64_t ip, struct bb *out)
 {
-	size_t k = slot_of(c, ip);
+	struct bbshared *s = c->shared;
+	size_t k;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (k = shared_slot(s, c->pid, ip); s->slot[k].b.ip != 0;
+	    k = (k + 1) & s->mask) {
+		if (s->slot[k].b.ip == ip && s->slot[k].pid == c->pid) {
+			*out = s->slot[k].b;
+			goto done;
+		}
+	}
+	if (decode_run(c, ip, out) < 0 || shared_make_room(s) < 0) {
+		rc = -1;
+		goto done;
+	}
+	for (k = shared_slot(s, c->pid, ip); s->slot[k].b.ip != 0;
+	    k = (k + 1) & s->mask)
+		;
+	s->slot[k].pid = c->pid;
+	s->slot[k].b = *out;
+	s->nr++;
+done:
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+const struct bb *
+bbcache_fill(struct bbcache *c, uint64_t ip)
+{
+	size_t k;
 	struct bb b;
 
-	while (c->slot[k].ip != 0) {
-		if (c->slot[k].ip == ip)
-			return &c->slot[k];
-		k = (k + 1) & c->mask;
-	}
-	if (ip == 0 || decode_run(c, ip, &b) < 0)
+	if (ip == 0 || (c->shared != NULL ? shared_get(c, ip, &b) :
+	    decode_run(c, ip, &b)) < 0)
 		return NULL;
-	if (2 * (c->nr + 1) > c->mask + 1) {
-		if (grow(c) < 0)
-			return NULL;
-		for (k = slot_of(c, ip); c->slot[k].ip != 0;
-		    k = (k + 1) & c->mask)
-			;
+	if (c->nr + 1 > BB_LOCAL_MAX) {
+		memset(c->slot, 0, (c->mask + 1) * sizeof(*c->slot));
+		c->nr = 0;
 	}
+	if (2 * (c->nr + 1) > c->mask + 1 && grow(c) < 0)
+		return NULL;
+	for (k = bbcache_slot(c, ip); c->slot[k].ip != 0;
+	    k = (k + 1) & c->mask)
+		;
 	c->slot[k] = b;
 	c->nr++;
 	return &c->slot[k];

@@ -1,4 +1,5 @@
 /* ptdec: see ptdec.h. */
+#include "bbcache.h"
 #include "ptdec.h"
 
 #include <errno.h>
@@ -43,8 +44,12 @@ int
 ptdec_images_init(struct ptdec_images *im, struct error *e)
 {
 	memset(im, 0, sizeof(*im));
-	if ((im->iscache = pt_iscache_alloc("ptdec")) == NULL)
+	if ((im->iscache = pt_iscache_alloc("ptdec")) == NULL ||
+	    (im->blocks = bbshared_new()) == NULL) {
+		pt_iscache_free(im->iscache);
+		im->iscache = NULL;
 		return error_set(e, ERR_NOMEM, "image section cache");
+	}
 	/* Keep every section mapped: the decode reads them constantly. */
 	(void)pt_iscache_set_limit(im->iscache, 1ULL << 30);
 	return 0;
@@ -84,6 +89,7 @@ void
 ptdec_images_fini(struct ptdec_images *im)
 {
 	pt_iscache_free(im->iscache);
+	bbshared_free(im->blocks);
 	free(im->sec);
 	memset(im, 0, sizeof(*im));
 }

@@ -67,8 +67,10 @@ struct ptdec_section {
 	int isid;			/* in the iscache */
 };
 
+struct bbshared;
 struct ptdec_images {
 	struct pt_image_section_cache *iscache;
+	struct bbshared *blocks;	/* the fast decoder's runs (bbcache.h) */
 	struct ptdec_section *sec;
 	size_t nr, cap;
 };

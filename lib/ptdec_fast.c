@@ -35,7 +35,8 @@
 
 enum pkind {
 	PK_EOS, PK_BAD, PK_OTHER, PK_PAD, PK_TNT, PK_TIP, PK_PGE, PK_PGD,
-	PK_FUP, PK_CYC, PK_TSC, PK_MODE, PK_PSB, PK_PSBEND, PK_CBR,
+	PK_FUP, PK_CYC, PK_TSC, PK_MODE, PK_PSB, PK_PSBEND, PK_CBR, PK_MTC,
+	PK_TMA,
 };
 
 struct pkt {
@@ -98,13 +99,24 @@ pkt_ext(const uint8_t *p, const uint8_t *end, struct pkt *k)
 		k->size = 4;
 		k->v = left >= 4 ? p[2] : 0;
 		return;
+	case 0x73:
+		/* ctc in v, fast counter in nbits; reserved bits must be 0 */
+		k->size = 7;
+		if (left < 7 || p[4] != 0 || (p[6] & 0xfe) != 0) {
+			k->kind = PK_BAD;
+			return;
+		}
+		k->kind = PK_TMA;
+		k->v = (uint64_t)p[2] | (uint64_t)p[3] << 8;
+		k->nbits = (unsigned)p[5] | (unsigned)(p[6] & 1) << 8;
+		return;
 	default:
 		k->kind = PK_OTHER;
 		return;
 	}
 }
 
-static void
+static inline void
 pkt_cyc(const uint8_t *p, const uint8_t *end, struct pkt *k)
 {
 	const uint8_t *q = p + 1;
@@ -154,6 +166,10 @@ pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
 		k->kind = end - p >= 8 ? PK_TSC : PK_BAD;
 		k->size = 8;
 		k->v = end - p >= 8 ? le_bytes(p + 1, 7) : 0;
+	} else if (b == 0x59) {
+		k->kind = end - p >= 2 ? PK_MTC : PK_BAD;
+		k->size = 2;
+		k->v = end - p >= 2 ? p[1] : 0;
 	} else if (b == 0x99) {
 		k->kind = end - p >= 2 ? PK_MODE : PK_BAD;
 		k->size = 2;
@@ -182,12 +198,22 @@ pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
 
 struct ftime {
 	uint64_t tsc, base, fc;
-	int have_tsc;
+	uint32_t ctc, ctc_cyc, lost_cyc;
+	int have_tsc, have_tma, have_mtc;
 };
 
 struct ftcal {
 	uint64_t fcr, min_fcr, max_fcr;
-	uint64_t tsc, cyc_tsc;
+	uint64_t tsc, cyc_tsc, cyc_mtc;
+	uint32_t ctc;
+	int have_mtc, check_skl168;
+};
+
+/* What the time calculation needs of the configuration. */
+struct ftconf {
+	uint8_t nom_freq, mtc_freq;
+	uint32_t eax, ebx;		/* CPUID 0x15 */
+	int skl168;			/* erratum SKL168 applies */
 };
 
 #define FCR_SHIFT 8		/* libipt's pt_tcal_fcr_shr */
@@ -206,6 +232,7 @@ tcal_set_fcr(struct ftcal *c, uint64_t fcr)
 /* The emulated query decoder */
 
 #define FAIL (-1)		/* give the interval to libipt */
+#define BAD_CONFIG (-2)		/* libipt's -pte_bad_config: ignored */
 
 /* Query status bits (libipt's pts_*). */
 #define ST_EVENT 0x1
@@ -233,7 +260,7 @@ struct evq {
 
 struct fq {
 	const uint8_t *begin, *end, *pos;
-	uint8_t nom_freq;
+	struct ftconf conf;
 	struct ftime time, last_time;
 	struct ftcal tcal;
 	uint64_t tnt;		/* cached TNT bits, the next in bit tnt_n-1 */
@@ -286,7 +313,7 @@ apply_tsc(struct fq *q, uint64_t tsc, int header)
 
 		c->tsc = tsc;
 		c->cyc_tsc = 0;
-		if (last != 0 && cyc != 0) {
+		if (last != 0 && cyc != 0 && !c->have_mtc) {
 			uint64_t t = tsc, d;
 
 			if (t < last)
@@ -301,21 +328,178 @@ apply_tsc(struct fq *q, uint64_t tsc, int header)
 		c->cyc_tsc = 0;
 	}
 	q->time.have_tsc = 1;
+	q->time.have_tma = 0;
+	q->time.have_mtc = 0;
 	q->time.tsc = q->time.base = tsc;
+	q->time.ctc = 0;
 	q->time.fc = 0;
+	q->time.lost_cyc = 0;
 }
 
-static void
+/* CTC difference, correcting one wrap.  0 or FAIL. */
+static int
+ctc_delta(const struct fq *q, uint32_t ctc, uint32_t last, uint32_t *d)
+{
+	if (ctc < last) {
+		ctc += 1u << (q->conf.mtc_freq + 8);
+		if (ctc < last)
+			return FAIL;
+	}
+	*d = ctc - last;
+	return 0;
+}
+
+/* Fast-counter ticks of a CTC difference.  0 or BAD_CONFIG. */
+static int
+ctc_fc(const struct fq *q, uint64_t ctc, uint64_t *fc)
+{
+	if (q->conf.eax == 0 || q->conf.ebx == 0)
+		return BAD_CONFIG;
+	*fc = (ctc * q->conf.ebx) / q->conf.eax;
+	return 0;
+}
+
+static int
+apply_tma(struct fq *q, uint32_t ctc, uint32_t fc)
+{
+	struct ftime *t = &q->time;
+	unsigned hi = q->conf.mtc_freq + 8u;
+
+	if (!t->have_tsc || t->have_tma || t->have_mtc)
+		return FAIL;
+	t->have_tma = 1;
+	t->base -= fc;
+	t->fc += fc;
+	if (hi <= 16)
+		t->have_mtc = 1;
+	t->ctc = t->ctc_cyc = ctc & ((1u << hi) - 1u);
+	return 0;
+}
+
+/* pt_tcal_update_mtc.  0, BAD_CONFIG or FAIL. */
+static int
+tcal_mtc(struct fq *q, uint32_t ctc)
+{
+	struct ftcal *c = &q->tcal;
+	uint32_t last = c->ctc, d;
+	uint64_t cyc = c->cyc_mtc, fc, fcr;
+	int check = c->check_skl168, rc;
+
+	c->check_skl168 = 0;
+	if (!c->have_mtc) {
+		c->cyc_mtc = 0;
+		c->ctc = ctc;
+		c->have_mtc = 1;
+		return 0;
+	}
+	if (cyc == 0)
+		return 0;
+	c->cyc_mtc = 0;
+	c->ctc = ctc;
+	if (ctc_delta(q, ctc, last, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	if (fc & ~(~0ull >> FCR_SHIFT))
+		return FAIL;
+	fcr = (fc << FCR_SHIFT) / cyc;
+	if (check) {
+		if ((1u << q->conf.mtc_freq) < d)
+			return 0;
+		if (q->conf.mtc_freq < 10 && c->min_fcr <= c->max_fcr &&
+		    ((c->fcr * (cyc + 0xf00)) >> FCR_SHIFT) < fc)
+			return 0;
+	}
+	tcal_set_fcr(c, fcr);
+	return 0;
+}
+
+/* pt_time_update_mtc.  0, BAD_CONFIG or FAIL. */
+static int
+time_mtc(struct fq *q, uint32_t ctc)
+{
+	struct ftime *t = &q->time;
+	int had_tma = t->have_tma, had_mtc = t->have_mtc;
+	uint32_t last = t->ctc, d;
+	uint64_t base = t->base, fc;
+	int rc;
+
+	if (t->have_tsc && !had_tma)
+		return 0;
+	if (t->fc || t->lost_cyc || !had_mtc)
+		t->ctc_cyc = ctc;
+	t->have_mtc = 1;
+	t->fc = 0;
+	t->ctc = ctc;
+	t->lost_cyc = 0;
+	if (!had_mtc) {
+		uint32_t lo = ctc & 0xffff, hi = ctc & ~0xffffu;
+
+		if (!had_tma)
+			return 0;
+		if (last & ~0xffffu)
+			return FAIL;
+		if (lo < last) {
+			hi -= 1u << 16;
+			hi &= 0xffu << q->conf.mtc_freq;
+		}
+		last |= hi;
+	}
+	if (ctc_delta(q, ctc, last, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	t->tsc = t->base = base + fc;
+	return 0;
+}
+
+static int
+apply_mtc(struct fq *q, uint8_t mtc)
+{
+	uint32_t ctc = (uint32_t)mtc << q->conf.mtc_freq;
+
+	if (tcal_mtc(q, ctc) == FAIL || time_mtc(q, ctc) == FAIL)
+		return FAIL;
+	return 0;
+}
+
+/* pt_time_adjust_cyc: the part of cyc in earlier MTC periods.  0 or rc */
+static int
+adjust_cyc(const struct fq *q, uint64_t *cyc, uint64_t fcr)
+{
+	uint32_t d;
+	uint64_t fc, old;
+	int rc;
+
+	if (q->time.ctc == q->time.ctc_cyc)
+		return 0;
+	if (ctc_delta(q, q->time.ctc, q->time.ctc_cyc, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	old = (fc << FCR_SHIFT) / fcr;
+	*cyc = (*cyc < old ? old : *cyc) - old;
+	return 0;
+}
+
+static inline int
 apply_cyc(struct fq *q, uint64_t cyc)
 {
 	uint64_t fcr;
+	int rc;
 
 	q->tcal.cyc_tsc += cyc;
+	q->tcal.cyc_mtc += cyc;
 	fcr = q->tcal.min_fcr <= q->tcal.max_fcr ? q->tcal.fcr : 0;
-	if (fcr == 0)
-		return;		/* libipt counts a lost CYC */
+	if (fcr == 0) {
+		q->time.lost_cyc++;
+		return 0;
+	}
+	if (q->time.fc == 0 && (rc = adjust_cyc(q, &cyc, fcr)) < 0)
+		return rc == FAIL ? FAIL : 0;
 	q->time.fc += (cyc * fcr) >> FCR_SHIFT;
 	q->time.tsc = q->time.base + q->time.fc;
+	return 0;
 }
 
 static int
@@ -389,6 +573,20 @@ will_event(const struct fq *q)
 	}
 }
 
+/* Applies the timing packet q->next (CYC, MTC, TMA).  0 or FAIL. */
+static int
+apply_timing(struct fq *q)
+{
+	switch (q->next.kind) {
+	case PK_CYC:
+		return apply_cyc(q, q->next.v);
+	case PK_MTC:
+		return apply_mtc(q, (uint8_t)q->next.v);
+	default:
+		return apply_tma(q, (uint32_t)q->next.v, q->next.nbits);
+	}
+}
+
 /* Reads a PSB+ header (pos at the PSB) up to its PSBEND. */
 static int
 read_psb_header(struct fq *q)
@@ -396,6 +594,8 @@ read_psb_header(struct fq *q)
 	struct fev ev;
 
 	q->pos += q->next.size;
+	if (q->conf.skl168)
+		q->tcal.check_skl168 = 1;
 	q->have_ip = 0;
 	q->ip_suppressed = 0;
 	q->last_ip = 0;
@@ -413,9 +613,9 @@ read_psb_header(struct fq *q)
 		case PK_CBR:
 			if (q->next.v == 0)
 				return FAIL;
-			if (q->nom_freq != 0)
-				tcal_set_fcr(&q->tcal, ((uint64_t)q->nom_freq <<
-				    FCR_SHIFT) / q->next.v);
+			if (q->conf.nom_freq != 0)
+				tcal_set_fcr(&q->tcal, ((uint64_t)
+				    q->conf.nom_freq << FCR_SHIFT) / q->next.v);
 			ev.type = EV_CBR;
 			ev.arg = q->next.v;
 			if (evq_push(&q->psbq, &ev) < 0)
@@ -433,6 +633,12 @@ read_psb_header(struct fq *q)
 			if (update_ip(q, &q->next) < 0)
 				return FAIL;
 			break;
+		case PK_CYC:
+		case PK_MTC:
+		case PK_TMA:
+			if (apply_timing(q) < 0)
+				return FAIL;
+			break;
 		default:
 			return FAIL;
 		}
@@ -447,6 +653,27 @@ read_ahead(struct fq *q)
 	struct fev ev;
 
 	for (;;) {
+		/* the packets between branches, without the general reader */
+		if (q->pos < q->end) {
+			uint8_t b = *q->pos;
+
+			if ((b & 3) == 3) {
+				pkt_cyc(q->pos, q->end, &q->next);
+				if (q->next.kind != PK_CYC ||
+				    apply_cyc(q, q->next.v) < 0)
+					return FAIL;
+				q->pos += q->next.size;
+				continue;
+			}
+			if (!(b & 1) && b > 2) {
+				q->next.kind = PK_TNT;
+				q->next.size = 1;
+				q->next.nbits = bsr64(b >> 1);
+				q->next.v = (uint64_t)(b >> 1) &
+				    ~(1ull << q->next.nbits);
+				return 0;
+			}
+		}
 		fetch(q);
 		if (q->next.kind == PK_TNT || q->next.kind == PK_TIP ||
 		    q->next.kind == PK_EOS || will_event(q))
@@ -455,7 +682,10 @@ read_ahead(struct fq *q)
 		case PK_PAD:
 			break;
 		case PK_CYC:
-			apply_cyc(q, q->next.v);
+		case PK_MTC:
+		case PK_TMA:
+			if (apply_timing(q) < 0)
+				return FAIL;
 			break;
 		case PK_TSC:
 			apply_tsc(q, q->next.v, 0);
@@ -496,7 +726,7 @@ status_flags(const struct fq *q)
 
 /* pt_qry_cond_branch.  Returns status flags or FAIL (also bad query). */
 static int
-qry_cond(struct fq *q, int *taken)
+qry_cond_fill(struct fq *q)
 {
 	if (q->tnt_n == 0) {
 		for (;;) {
@@ -513,8 +743,16 @@ qry_cond(struct fq *q, int *taken)
 		if (read_ahead(q) < 0)
 			return FAIL;
 	}
+	return 0;
+}
+
+static inline int
+qry_cond(struct fq *q, int *taken)
+{
+	if (q->tnt_n == 0 && qry_cond_fill(q) < 0)
+		return FAIL;
 	*taken = (int)(q->tnt >> --q->tnt_n) & 1;
-	return status_flags(q);
+	return q->tnt_n > 0 ? 0 : status_flags(q);
 }
 
 /* Is the next query a TIP (an uncompressed return)? */
@@ -670,9 +908,10 @@ struct fworker {
 	struct fev ev;
 	uint64_t rs[RS_SIZE];
 	unsigned rs_top, rs_n;
-	/* output of the interval, kept until it is known to be ours */
-	struct blks_record *rec;
-	size_t nr, cap;
+	/* where the interval's records go, under a mark until it is done */
+	struct ptdec_out *out;
+	struct error *err;
+	int fatal;			/* the output failed: a real error */
 	uint64_t now;			/* record time of last_time */
 	uint64_t now_tsc;
 	int now_valid;
@@ -687,23 +926,19 @@ struct fblock {
 };
 
 static int
-rec_push(struct fworker *w, const struct blks_record *r)
+out_push(struct fworker *w, const struct blks_record *r)
 {
-	if (w->nr == w->cap) {
-		size_t c = w->cap ? 2 * w->cap : 4096;
-		struct blks_record *n = realloc(w->rec, c * sizeof(*n));
+	int rc = ptdec_out_push(w->out, r, w->err);
 
-		if (n == NULL)
-			return FAIL;
-		w->rec = n;
-		w->cap = c;
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
 	}
-	w->rec[w->nr++] = *r;
 	return 0;
 }
 
 /* ipt_now of ptdec_ipt: the record time of the query's last_time. */
-static uint64_t
+static inline uint64_t
 fast_now(struct fworker *w)
 {
 	const struct ftime *t = &w->q.last_time;
@@ -716,20 +951,17 @@ fast_now(struct fworker *w)
 	return w->now;
 }
 
-static int
+static inline int
 push_block(struct fworker *w, const struct fblock *b)
 {
-	struct blks_record r;
+	int rc = ptdec_out_push_block(w->out, b->ip, b->end_ip, b->ninsn,
+	    (uint8_t)b->iclass, 0, (uint8_t)b->mode, fast_now(w), w->err);
 
-	r.type = BLKS_BLOCK;
-	r.u.block.ip = b->ip;
-	r.u.block.end_ip = b->end_ip;
-	r.u.block.ninsn = b->ninsn;
-	r.u.block.iclass = (uint8_t)b->iclass;
-	r.u.block.flags = 0;
-	r.u.block.mode = (uint8_t)b->mode;
-	r.u.block.time = fast_now(w);
-	return rec_push(w, &r);
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
+	}
+	return 0;
 }
 
 static int
@@ -770,7 +1002,7 @@ push_event(struct fworker *w, const struct fev *ev)
 	}
 	be->time = ev->has_tsc ? ptdec_tsc_to_ns(&w->cfg->time, ev->tsc) :
 	    fast_now(w);
-	return rec_push(w, &r);
+	return out_push(w, &r);
 }
 
 static int
@@ -816,7 +1048,7 @@ blk_status(const struct fworker *w, int flags)
  * and says whether it applies here.  Returns status flags or FAIL.
  */
 static int
-trailing_event(struct fworker *w)
+trailing_event_slow(struct fworker *w)
 {
 	int rc = fetch_event(w);
 
@@ -842,7 +1074,15 @@ trailing_event(struct fworker *w)
 	return blk_status(w, 0);
 }
 
-static void
+static inline int
+trailing_event(struct fworker *w)
+{
+	if (!w->process_event && !(w->status & ST_EVENT))
+		return w->status & ST_EOS;
+	return trailing_event_slow(w);
+}
+
+static inline void
 rs_push(struct fworker *w, uint64_t ip)
 {
 	w->rs[w->rs_top] = ip;
@@ -851,7 +1091,7 @@ rs_push(struct fworker *w, uint64_t ip)
 		w->rs_n++;
 }
 
-static int
+static inline int
 rs_pop(struct fworker *w, uint64_t *ip)
 {
 	if (w->rs_n == 0)
@@ -866,7 +1106,7 @@ rs_pop(struct fworker *w, uint64_t *ip)
  * Takes the branch that ends bb using trace (pt_blk_next_ip): sets w->ip
  * and w->status.  Returns 0 or FAIL.
  */
-static int
+static inline int
 take_branch(struct fworker *w, const struct bb *bb)
 {
 	int st, taken;
@@ -907,7 +1147,7 @@ take_branch(struct fworker *w, const struct bb *bb)
 }
 
 /* Proceeds one run from w->ip (pt_blk_proceed_no_event).  0 or FAIL. */
-static int
+static inline int
 proceed_run(struct fworker *w, struct fblock *b)
 {
 	const struct bb *bb = bbcache_get(&w->cache, w->ip);
@@ -927,25 +1167,32 @@ proceed_run(struct fworker *w, struct fblock *b)
 	return take_branch(w, bb);
 }
 
+/* What walk_to stops at. */
+#define WALK_IP 0x1		/* stop_ip */
+#define WALK_BRANCH 0x2		/* an instruction that needs trace */
+#define WALK_CR3 0x4		/* a mov to CR3 */
+
 /*
- * Walks instruction by instruction from w->ip towards stop_ip (or, when
- * to_branch, to the first instruction that needs trace), as libipt's
- * pt_blk_proceed_to_ip / _to_insn do.  Returns 1 when reached, 0 when the
- * block ended first (a direct call or jump), FAIL otherwise.  *branch
- * receives the class of an instruction needing trace (to_branch only).
+ * Walks instruction by instruction from w->ip, as libipt's
+ * pt_blk_proceed_to_ip / _to_insn do.  Returns 1 at stop_ip (WALK_IP),
+ * 3 at an instruction that needs trace (WALK_BRANCH; *branch and *blen
+ * say which, w->ip stays at it), 2 at a mov to CR3 (WALK_CR3, w->ip at
+ * it), 0 when the block ended first (a direct call or jump), FAIL when
+ * the walk meets what it may not (trace needed without WALK_BRANCH).
  */
 static int
-walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int to_branch,
+walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int how,
     int *branch, unsigned *blen)
 {
 	unsigned len;
-	int iclass;
+	int iclass, cr3;
 	uint64_t target;
 
 	for (;;) {
-		if (!to_branch && w->ip == stop_ip)
+		if ((how & WALK_IP) && w->ip == stop_ip)
 			return 1;
-		if (bbcache_insn(&w->cache, w->ip, &len, &iclass, &target) < 0)
+		if (bbcache_insn(&w->cache, w->ip, &len, &iclass, &target,
+		    &cr3) < 0)
 			return FAIL;
 		b->ninsn++;
 		b->end_ip = w->ip;
@@ -953,6 +1200,8 @@ walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int to_branch,
 		if (iclass == ptic_call && !(target != 0 &&
 		    target == w->ip + len))
 			rs_push(w, w->ip + len);
+		if ((how & WALK_CR3) && cr3)
+			return 2;
 		if (iclass == ptic_other) {
 			w->ip += len;
 			continue;
@@ -960,13 +1209,13 @@ walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int to_branch,
 		if ((iclass == ptic_call || iclass == ptic_jump) &&
 		    target != 0) {
 			w->ip = target;
-			return to_branch ? 0 : w->ip == stop_ip;
+			return (how & WALK_IP) && w->ip == stop_ip;
 		}
-		if (!to_branch)
+		if (!(how & WALK_BRANCH))
 			return FAIL;	/* libipt would need trace: an error */
 		*branch = iclass;
 		*blen = len;
-		return 1;
+		return 3;
 	}
 }
 
@@ -982,25 +1231,25 @@ proceed_event(struct fworker *w, struct fblock *b)
 	case EV_CBR:
 		break;
 	case EV_DISABLED:
-		if (!w->ev.ip_suppressed) {
-			if ((rc = walk_to(w, b, w->ev.ip, 0, NULL, NULL)) <= 0)
-				return rc;
-			break;
-		}
-		if ((rc = walk_to(w, b, 0, 1, &branch, &blen)) <= 0)
+		/* binds at its ip, else at the next branch needing trace */
+		rc = walk_to(w, b, w->ev.ip, w->ev.ip_suppressed ?
+		    WALK_BRANCH | WALK_CR3 : WALK_IP | WALK_BRANCH, &branch,
+		    &blen);
+		if (rc <= 0)
 			return rc;
 		/* where tracing is expected to resume */
-		w->ip = branch == ptic_call || branch == ptic_far_call ?
-		    w->ip + blen : 0;
+		if (rc == 3)
+			w->ip = branch == ptic_call || branch == ptic_far_call ?
+			    w->ip + blen : 0;
 		break;
 	case EV_ASYNC_DISABLED:
-		if ((rc = walk_to(w, b, w->ev.at, 0, NULL, NULL)) <= 0)
+		if ((rc = walk_to(w, b, w->ev.at, WALK_IP, NULL, NULL)) <= 0)
 			return rc;
 		break;
 	case EV_EXEC_MODE:
 		if (w->ev.ip_suppressed)
 			break;
-		if ((rc = walk_to(w, b, w->ev.ip, 0, NULL, NULL)) < 0)
+		if ((rc = walk_to(w, b, w->ev.ip, WALK_IP, NULL, NULL)) < 0)
 			return rc;
 		if (w->ip != w->ev.ip)
 			return 0;
@@ -1105,14 +1354,14 @@ static int
 interval_start(struct fworker *w, uint64_t start)
 {
 	struct fq *q = &w->q;
-	uint8_t nom = q->nom_freq;
+	struct ftconf conf = q->conf;
 	int sup = 0;
 
 	memset(q, 0, sizeof(*q));
 	q->begin = w->buf;
 	q->end = w->buf + w->len;
 	q->pos = w->buf + start;
-	q->nom_freq = nom;
+	q->conf = conf;
 	q->tcal.min_fcr = UINT64_MAX;
 	fetch(q);
 	if (q->next.kind != PK_PSB || read_psb_header(q) < 0)
@@ -1130,14 +1379,68 @@ interval_start(struct fworker *w, uint64_t start)
 	return trailing_event(w);
 }
 
-/* Decodes the interval [start, stop) into w->rec.  0 or FAIL. */
+/*
+ * The common case, as one loop: tracing is on and no event is in sight.
+ * Each turn is what blk_next, take_branch and trailing_event do for a run
+ * that ends in a branch, with the time kept in a local until a packet is
+ * consumed.  Returns the status that ends the loop, or FAIL.
+ */
+static int
+run_blocks(struct fworker *w)
+{
+	struct fq *q = &w->q;
+	uint64_t now = fast_now(w);
+
+	for (;;) {
+		const struct bb *bb = bbcache_get(&w->cache, w->ip);
+		uint64_t ip = w->ip;
+		int st, rc;
+
+		if (bb == NULL)
+			return FAIL;
+		if (bb->flags & BB_PUSH)
+			rs_push(w, bb->end_ip + bb->size);
+		if (bb->iclass == ptic_cond_jump && q->tnt_n > 0) {
+			w->ip = (q->tnt >> --q->tnt_n) & 1 ? bb->target :
+			    bb->end_ip + bb->size;
+			if (q->tnt_n == 0)
+				w->status = status_flags(q);
+		} else if ((bb->iclass == ptic_call || bb->iclass ==
+		    ptic_jump) && (bb->flags & BB_DIRECT)) {
+			w->ip = bb->target;
+		} else {
+			if (take_branch(w, bb) < 0)
+				return FAIL;
+			now = fast_now(w);
+		}
+		if (w->status & (ST_EVENT | ST_EOS)) {
+			if ((st = trailing_event(w)) < 0)
+				return FAIL;
+			rc = ptdec_out_push_block(w->out, ip, bb->end_ip,
+			    bb->ninsn, bb->iclass, 0, (uint8_t)w->mode,
+			    fast_now(w), w->err);
+			if (rc < 0) {
+				w->fatal = rc;
+				return FAIL;
+			}
+			return st;
+		}
+		if ((rc = ptdec_out_push_block(w->out, ip, bb->end_ip,
+		    bb->ninsn, bb->iclass, 0, (uint8_t)w->mode, now,
+		    w->err)) < 0) {
+			w->fatal = rc;
+			return FAIL;
+		}
+	}
+}
+
+/* Decodes the interval [start, stop) into w->out.  0 or FAIL. */
 static int
 fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
 {
 	struct fblock b;
 	int status, stopped = 0;
 
-	w->nr = 0;
 	if ((status = interval_start(w, start)) < 0)
 		return FAIL;
 	for (;;) {
@@ -1147,6 +1450,11 @@ fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
 			return 0;
 		if (status & ST_EOS)
 			return 0;
+		if (!w->process_event && w->enabled) {
+			if ((status = run_blocks(w)) < 0)
+				return FAIL;
+			continue;
+		}
 		if ((status = blk_next(w, &b)) < 0)
 			return FAIL;
 		if (b.ninsn > 0 && push_block(w, &b) < 0)
@@ -1166,7 +1474,6 @@ fast_worker_free(void *wv)
 		return;
 	ptdec_backend_libipt.worker_free(w->ipt);
 	bbcache_fini(&w->cache);
-	free(w->rec);
 	free(w);
 }
 
@@ -1183,7 +1490,17 @@ fast_worker_new(void **out, const struct ptdec_config *cfg,
 	w->cfg = cfg;
 	w->buf = th->buf;
 	w->len = th->len;
-	w->q.nom_freq = cfg->nom_freq;
+	w->q.conf.nom_freq = cfg->nom_freq;
+	w->q.conf.mtc_freq = cfg->mtc_freq;
+	w->q.conf.eax = cfg->cpuid_0x15_eax;
+	w->q.conf.ebx = cfg->cpuid_0x15_ebx;
+	if (cfg->cpu.vendor == pcv_intel) {
+		struct pt_errata er;
+
+		memset(&er, 0, sizeof(er));
+		if (pt_cpu_errata(&er, &cfg->cpu) == 0)
+			w->q.conf.skl168 = er.skl168;
+	}
 	if ((rc = bbcache_init(&w->cache, cfg->images, th->pid, e)) < 0 ||
 	    (rc = ptdec_backend_libipt.worker_new(&w->ipt, cfg, th, e)) < 0) {
 		fast_worker_free(w);
@@ -1217,19 +1534,26 @@ fast_decode_chunk(void *wv, const struct ptdec_chunk *c,
     struct ptdec_out *out, struct error *e)
 {
 	struct fworker *w = wv;
+	struct ptdec_out_mark mark;
 	struct ptdec_chunk one;
 	int rc;
 
+	w->out = out;
+	w->err = e;
 	for (size_t i = 0; i < c->nr_psb; i++) {
 		uint64_t stop = i + 1 < c->nr_psb ? c->psb[i + 1] : c->next;
 
-		if (fast_config_ok(w->cfg) &&
-		    fast_interval(w, c->psb[i], stop) == 0) {
-			for (size_t k = 0; k < w->nr; k++)
-				if ((rc = ptdec_out_push(out, &w->rec[k],
-				    e)) < 0)
-					return rc;
-			continue;
+		if (fast_config_ok(w->cfg)) {
+			w->fatal = 0;
+			ptdec_out_mark(out, &mark);
+			rc = fast_interval(w, c->psb[i], stop);
+			if (rc < 0)
+				ptdec_out_rollback(out, &mark);
+			ptdec_out_unmark(out);
+			if (w->fatal < 0)
+				return w->fatal;
+			if (rc == 0)
+				continue;
 		}
 		out->fallbacks++;
 		one = *c;

@@ -16,9 +16,11 @@
 
 /*
  * Classifies the instruction at the start of len bytes (64-bit mode when
- * mode64, else 32-bit).  Returns a non-negative enum pt_insn_class value
- * (ptic_other for anything that is not a branch), or ptic_error when the
- * bytes do not decode.
+ * mode64, else 32-bit) as libipt does.  Returns a non-negative enum
+ * pt_insn_class value (ptic_other for anything that is not a branch), or
+ * ptic_error when the bytes do not decode.  Opcodes libipt takes for far
+ * transfers although 64-bit mode has none (ptr16:32 calls and jumps,
+ * into) are classified as libipt does.
  */
 int x86_insn_class(const uint8_t *buf, size_t len, int mode64);
 
@@ -35,6 +37,7 @@ struct x86_insn {
 	int iclass;		/* enum pt_insn_class */
 	int direct;		/* a near branch with a relative target */
 	int64_t disp;		/* its displacement from the next instruction */
+	int mov_cr3;		/* mov to CR3: a sync disable binds to it */
 };
 
 /*
