@@ -122,7 +122,8 @@ decoder_from_env(struct decode_options *o)
 
 	if (o->decoder >= 0)
 		return -1;
-	o->decoder = DECODER_NATIVE;
+	/* the fast decoder's records are libipt's (t5001, the fuzzer) */
+	o->decoder = DECODER_FAST;
 	if (env == NULL || *env == '\0')
 		return -1;
 	if ((o->decoder = cli_opt_choice(&tool, "PTKIT_DECODER", env,
