@@ -159,7 +159,7 @@ struct span_rec {
 };
 
 #define BATCH_SPANS 2048
-#define BATCHES 4
+#define BATCHES 6
 
 struct batch {
 	struct span_rec rec[BATCH_SPANS];
