@@ -8,7 +8,10 @@
  * lookups through symcache/symtab (names, PLT stubs, .cold parts; in JIT
  * regions the names of their JIT map, module CODEMAP_JIT_MODULE), inline
  * runs through symtab's inline ranges, and small caches in front of all
- * three so that a hot loop costs a table probe.
+ * three so that a hot loop costs a table probe: per instruction, per
+ * function, and per block (cs_code.block answers a block's end
+ * instruction and inline runs from one probe, replaying the counters its
+ * lookups would have moved; every MAP record empties the caches).
  *
  * Why Zydis: a call's return address is end_ip plus the call's length, and
  * libipt's struct pt_block gives the length of its last instruction only

@@ -11,7 +11,6 @@
 #include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,11 +67,6 @@ struct run {
 	char tmp[PATH_MAX];
 	int cleanup_slot;
 	struct error err;
-	/* A stream in a regular file, mapped (see open_input). */
-	uint8_t *map;
-	size_t map_len;
-	uint64_t map_start;		/* the stream's offset in the file */
-	uint64_t map_dropped;		/* bytes given back below this */
 };
 
 /* ----------------------------------------------------------------- */
@@ -649,70 +643,17 @@ feed(struct run *r, const struct blks_record *rec)
 	return cs_feed(r->cs, rec, &r->err);
 }
 
-#define MAP_DROP ((uint64_t)8 << 20)	/* give read pages back per 8 MiB */
-#define MAP_CHECK 65536			/* records between looks */
-
-/*
- * A block stream in a regular file is read where it lies, mapped, rather
- * than copied through read(2) into the reader's window (the same reader,
- * the same records and messages: blks_reader_open_mem); pages the reader
- * has passed are given back as it goes, so memory stays bounded.  Anything
- * else (a pipe, a file that cannot be mapped) is read through in.
- * Returns what blks_reader_open returns.
- */
-static int
-open_input(struct run *r, FILE *in)
-{
-	struct stat sb;
-	off_t pos;
-	void *p;
-	int fd = fileno(in);
-
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-	    (pos = lseek(fd, 0, SEEK_CUR)) < 0 || sb.st_size <= pos ||
-	    (uint64_t)sb.st_size > SIZE_MAX ||
-	    (p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd,
-	    0)) == MAP_FAILED)
-		return blks_reader_open(&r->rd, in, "stdin", &r->err);
-	(void)madvise(p, (size_t)sb.st_size, MADV_SEQUENTIAL);
-	r->map = p;
-	r->map_len = (size_t)sb.st_size;
-	r->map_start = (uint64_t)pos;
-	r->map_dropped = 0;
-	return blks_reader_open_mem(&r->rd, r->map + pos, r->map_len -
-	    (size_t)pos, "stdin", &r->err);
-}
-
-/* Gives back the whole pages of the mapping the reader has passed. */
-static void
-drop_read_pages(struct run *r)
-{
-	uint64_t done = r->map_start + blks_reader_offset(r->rd);
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	done -= done % page;
-	if (done < r->map_dropped + MAP_DROP)
-		return;
-	(void)madvise(r->map + r->map_dropped, done - r->map_dropped,
-	    MADV_DONTNEED);
-	r->map_dropped = done;
-}
-
 static int
 read_all(struct run *r)
 {
 	struct blks_record rec;
-	unsigned n = 0;
 	int rc;
 
-	while ((rc = blks_read(r->rd, &rec, &r->err)) == 1) {
+	while ((rc = blks_read(r->rd, &rec, &r->err)) == 1)
 		if ((rc = feed(r, &rec)) < 0) {
 			report_error(tool, "stdin", &r->err, NULL);
 			return -1;
 		}
-		if (r->map != NULL && ++n % MAP_CHECK == 0)
-			drop_read_pages(r);
-	}
 	if (rc < 0) {
 		report_error(tool, "stdin", &r->err, NULL);
 		return -1;
@@ -732,8 +673,6 @@ run_free(struct run *r)
 	cs_free(r->cs);
 	codemap_free(r->cm);
 	blks_reader_free(r->rd);
-	if (r->map != NULL)
-		munmap(r->map, r->map_len);
 	fn_totals_free(&r->totals);
 	free(r->tree.node);
 	free(r->cov);
@@ -749,7 +688,7 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.o = o;
 	r.cleanup_slot = -1;
 	r.next_inline_id = 1;
-	if (open_input(&r, in) < 0) {
+	if (blks_reader_open(&r.rd, in, "stdin", &r.err) < 0) {
 		report_error(tool, "stdin", &r.err, "expected a block stream "
 		    "(ptdecode's output)");
 		run_free(&r);
