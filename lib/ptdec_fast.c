@@ -125,13 +125,21 @@ pkt_cyc(const uint8_t *p, const uint8_t *end, struct pkt *k)
 	k->kind = PK_CYC;
 	k->v = p[0] >> 3;
 	if (p[0] & 4) {
-		for (;; shift += 7) {
-			if (q >= end || shift >= 64) {
+		for (;;) {
+			uint8_t x;
+
+			if (q >= end) {
 				k->kind = PK_BAD;
 				return;
 			}
-			k->v |= (uint64_t)(*q >> 1) << shift;
-			if (!(*q++ & 1))
+			x = *q++;
+			k->v |= (uint64_t)(x >> 1) << shift;
+			/* libipt refuses a payload past 64 bits, even if 0 */
+			if ((shift += 7) > 64) {
+				k->kind = PK_BAD;
+				return;
+			}
+			if (!(x & 1))
 				break;
 		}
 	}
@@ -1191,6 +1199,8 @@ walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int how,
 	for (;;) {
 		if ((how & WALK_IP) && w->ip == stop_ip)
 			return 1;
+		if (w->mode != ptem_64bit)
+			return FAIL;
 		if (bbcache_insn(&w->cache, w->ip, &len, &iclass, &target,
 		    &cr3) < 0)
 			return FAIL;
@@ -1390,6 +1400,10 @@ run_blocks(struct fworker *w)
 {
 	struct fq *q = &w->q;
 	uint64_t now = fast_now(w);
+
+	/* libipt decodes in the mode MODE.exec set: none is an error */
+	if (w->mode != ptem_64bit)
+		return FAIL;
 
 	for (;;) {
 		const struct bb *bb = bbcache_get(&w->cache, w->ip);

@@ -15,6 +15,11 @@ far_or(const ZydisDecodedInstruction *in, int near_class, int far_class)
 static int
 class_of(const ZydisDecodedInstruction *in)
 {
+	/* TSX begins and ends are no branches to libipt */
+	if (in->mnemonic == ZYDIS_MNEMONIC_XBEGIN ||
+	    in->mnemonic == ZYDIS_MNEMONIC_XEND ||
+	    in->mnemonic == ZYDIS_MNEMONIC_XABORT)
+		return ptic_other;
 	/* Zydis files iret under returns, libipt under far returns */
 	if (in->mnemonic == ZYDIS_MNEMONIC_IRET ||
 	    in->mnemonic == ZYDIS_MNEMONIC_IRETD ||

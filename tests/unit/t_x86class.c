@@ -49,6 +49,9 @@ static const struct want table[] = {
 	{ "vmcall", { 0x0f, 0x01, 0xc1 }, 3, ptic_far_call, 3, 0, 0 },
 	{ "vmlaunch", { 0x0f, 0x01, 0xc2 }, 3, ptic_far_return, 3, 0, 0 },
 	{ "vmresume", { 0x0f, 0x01, 0xc3 }, 3, ptic_far_return, 3, 0, 0 },
+	{ "xbegin", { 0xc7, 0xf8, 0x10, 0, 0, 0 }, 6, ptic_other, 6, 0, 0 },
+	{ "xend", { 0x0f, 0x01, 0xd5 }, 3, ptic_other, 3, 0, 0 },
+	{ "xabort 1", { 0xc6, 0xf8, 0x01 }, 3, ptic_other, 3, 0, 0 },
 	{ "ptwrite rax", { 0xf3, 0x48, 0x0f, 0xae, 0xe0 }, 5, ptic_ptwrite, 5,
 	    0, 0 },
 };
