@@ -15,8 +15,10 @@
  *	and that thread's group as the driver wrote them: for a stream
  *	ptdecode wrote, OUT is the same bytes (check with cmp; END is
  *	copied from STREAM, its counters are checked).
- *   blocks_bench -t [-j N] [-n RECORDS] [-p POOL] [-R ROUNDS] [-b] STREAM
- *	timing: replays the first POOL records again and again until
+ *   blocks_bench -t [-j N] [-n RECORDS] [-s SKIP] [-p POOL] [-R ROUNDS] [-b]
+ *	    STREAM
+ *	timing: replays POOL records (after the first SKIP: a trace starts
+ *	in the dynamic loader) again and again until
  *	RECORDS went through (default: as many as STREAM has) and writes
  *	to /dev/null; then reads STREAM with the reader (from memory and
  *	through a FILE, with blks_read() alone and with blks_read_blocks()
@@ -302,7 +304,7 @@ struct stream {
 };
 
 static void
-load(struct stream *s, const char *path, size_t pool)
+load(struct stream *s, const char *path, size_t skip, size_t pool)
 {
 	struct blks_reader *rd;
 	struct blks_record r;
@@ -349,7 +351,9 @@ load(struct stream *s, const char *path, size_t pool)
 			done = 1;
 			break;
 		default:
-			if (in && (pool == 0 || s->recs.nr < pool))
+			if (in && skip > 0)
+				skip--;
+			else if (in && (pool == 0 || s->recs.nr < pool))
 				recs_add(&s->recs, &r);
 		}
 	}
@@ -537,11 +541,11 @@ int
 main(int argc, char *argv[])
 {
 	struct stream s;
-	size_t total = 0, pool = 4096;
+	size_t total = 0, pool = 4096, skip = 0;
 	unsigned jobs = 1;
 	int c, timing = 0, push_block = 0, rounds = 1;
 
-	while ((c = getopt(argc, argv, "bj:n:p:R:t")) != -1) {
+	while ((c = getopt(argc, argv, "bj:n:p:R:s:t")) != -1) {
 		switch (c) {
 		case 'b':
 			push_block = 1;
@@ -554,6 +558,9 @@ main(int argc, char *argv[])
 			break;
 		case 'p':
 			pool = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			skip = strtoull(optarg, NULL, 0);
 			break;
 		case 'R':
 			rounds = atoi(optarg) > 0 ? atoi(optarg) : 1;
@@ -568,11 +575,11 @@ main(int argc, char *argv[])
 	if (optind + (timing ? 1 : 2) != argc) {
 		fprintf(stderr, "usage: blocks_bench [-b] [-j N] STREAM OUT\n"
 		    "       blocks_bench -t [-b] [-j N] [-n RECORDS] "
-		    "[-p POOL] [-R ROUNDS] STREAM\n");
+		    "[-s SKIP] [-p POOL] [-R ROUNDS] STREAM\n");
 		return 2;
 	}
 	memset(&s, 0, sizeof(s));
-	load(&s, argv[optind], timing ? pool : 0);
+	load(&s, argv[optind], timing ? skip : 0, timing ? pool : 0);
 	if (s.recs.nr == 0) {
 		fprintf(stderr, "blocks_bench: no records to replay\n");
 		return 1;

@@ -357,11 +357,42 @@ encode_thread(struct blks_writer *w, const struct blks_thread *t,
 	return pb_string(p, t->name, BLKS_TEXT_MAX, "thread name", e);
 }
 
-/* Whether a block's class, flags and mode fit their bits of the byte. */
-static inline int
-block_fits(const struct blks_block *b)
+/*
+ * A block's class, flags and mode side by side (one load where the
+ * compiler can), for block_fits and block_byte.
+ */
+static inline uint32_t
+block_bits(const struct blks_block *b)
 {
-	return (b->iclass >> 4 | b->flags >> 2 | b->mode >> 2) == 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint32_t bits = 0;
+
+	memcpy(&bits, (const uint8_t *)b + offsetof(struct blks_block, iclass),
+	    3);
+	return bits;
+#else
+	return b->iclass | (uint32_t)b->flags << 8 | (uint32_t)b->mode << 16;
+#endif
+}
+
+_Static_assert(offsetof(struct blks_block, flags) ==
+    offsetof(struct blks_block, iclass) + 1 &&
+    offsetof(struct blks_block, mode) ==
+    offsetof(struct blks_block, iclass) + 2,
+    "block_bits reads class, flags and mode as three bytes");
+
+/* Whether class, flags and mode fit their bits of the byte. */
+static inline int
+block_fits(uint32_t bits)
+{
+	return (bits & 0xfcfcf0) == 0;
+}
+
+/* The byte of a block that fits: class | flags << 4 | mode << 6. */
+static inline uint64_t
+block_byte(uint32_t bits)
+{
+	return (bits & 0xf) | (bits >> 4 & 0x30) | (bits >> 10 & 0xc0);
 }
 
 static int
@@ -382,15 +413,30 @@ block_range_error(const struct blks_block *b, struct error *e)
  * so it is chosen without a branch).  Those are built in a register and
  * stored at once, on a little-endian machine.
  */
+/* put_block for the other shapes, out of the hot loop. */
+static uint8_t * __attribute__((noinline))
+put_block_varints(uint8_t *p, uint64_t dip, uint64_t len, uint32_t ninsn,
+    uint64_t cls, uint64_t dt)
+{
+	uint8_t *q = p + 2;
+
+	q = put_varint_fast(q, dip);
+	q = put_varint_fast(q, len);
+	q = put_varint_fast(q, ninsn);
+	*q++ = (uint8_t)cls;
+	q = put_varint_fast(q, dt);
+	p[0] = BLKS_BLOCK;
+	p[1] = (uint8_t)(q - p - 2);
+	return q;
+}
+
 static inline uint8_t *
-put_block(uint8_t *p, const struct blks_block *b, uint64_t prev_ip,
-    uint64_t prev_time)
+put_block(uint8_t *p, const struct blks_block *b, uint64_t cls,
+    uint64_t prev_ip, uint64_t prev_time)
 {
 	uint64_t dip = zigzag(b->ip - prev_ip);
 	uint64_t len = zigzag(b->end_ip - b->ip);
 	uint64_t dt = zigzag(b->time - prev_time);
-	uint64_t cls = (uint64_t)(b->iclass | b->flags << 4 | b->mode << 6);
-	uint8_t *q = p + 2;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (((dip >> 14) | ((len | b->ninsn | dt) >> 7)) == 0) {
@@ -405,14 +451,7 @@ put_block(uint8_t *p, const struct blks_block *b, uint64_t prev_ip,
 		return p + 7 + big;
 	}
 #endif
-	q = put_varint_fast(q, dip);
-	q = put_varint_fast(q, len);
-	q = put_varint_fast(q, b->ninsn);
-	*q++ = (uint8_t)cls;
-	q = put_varint_fast(q, dt);
-	p[0] = BLKS_BLOCK;
-	p[1] = (uint8_t)(q - p - 2);
-	return q;
+	return put_block_varints(p, dip, len, b->ninsn, cls, dt);
 }
 
 static void
@@ -510,8 +549,8 @@ blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
     size_t n, struct error *e)
 {
 	uint8_t *p = w->buf + w->used;
-	uint8_t *const lim = w->buf + sizeof(w->buf) - BLOCK_MAX;
 	uint64_t prev_ip = w->prev_ip, prev_time = w->prev_time;
+	size_t i = 0, room;
 	int rc = 0;
 
 	if (w->error != 0)
@@ -520,20 +559,28 @@ blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
 		rc = error_set(e, ERR_INVALID, "block record outside a thread");
 		goto fail;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (!block_fits(&b[i])) {
-			rc = block_range_error(&b[i], e);
-			break;
-		}
-		if (p > lim) {
+	while (i < n && rc == 0) {
+		/* Blocks that surely fit the buffer: no check each. */
+		room = (size_t)(w->buf + sizeof(w->buf) - p) / BLOCK_MAX;
+		if (room == 0) {
 			w->used = (size_t)(p - w->buf);
 			if ((rc = writer_flush(w, e)) < 0)
 				break;
 			p = w->buf;
+			continue;
 		}
-		p = put_block(p, &b[i], prev_ip, prev_time);
-		prev_ip = b[i].end_ip;
-		prev_time = b[i].time;
+		for (room = i + (room < n - i ? room : n - i); i < room; i++) {
+			uint32_t bits = block_bits(&b[i]);
+
+			if (!block_fits(bits)) {
+				rc = block_range_error(&b[i], e);
+				break;
+			}
+			p = put_block(p, &b[i], block_byte(bits), prev_ip,
+			    prev_time);
+			prev_ip = b[i].end_ip;
+			prev_time = b[i].time;
+		}
 	}
 	w->used = (size_t)(p - w->buf);
 	w->prev_ip = prev_ip;

@@ -449,6 +449,171 @@ check_names(void)
 	IS_STR(blks_decoder_name(BLKS_DECODER_PERF), "perf", "decoder name");
 }
 
+/*
+ * Blocks of every shape the fast paths meet: deltas of one, two and more
+ * bytes (both signs), times that go back, ninsn and class bits at their
+ * limits.  Deterministic: a fixed linear congruential sequence.
+ */
+#define NR_SHAPES 3000
+
+static void
+make_blocks(struct blks_block *b, size_t n)
+{
+	static const uint64_t step[] = { 3, 60, 70, 8000, 9000, 1ULL << 20,
+	    1ULL << 40, 0 };
+	uint64_t x = 12345, ip = 0x400000, t = 1000;
+
+	for (size_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		ip += (x >> 60 & 1 ? -1 : 1) * step[x >> 61 & 7];
+		t += (x >> 59 & 1) ? (x >> 50 & 0xff) - 100 : 0;
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].ip = ip;
+		b[i].end_ip = ip + (x >> 20 & 3 ? x >> 8 & 0x3f : x >> 8 & 0xfff);
+		b[i].ninsn = (x >> 30 & 7) == 0 ? (uint32_t)(x >> 32) :
+		    (uint32_t)(x >> 40 & 0x7f);
+		b[i].iclass = x >> 12 & 0xf;
+		b[i].flags = x >> 16 & 3;
+		b[i].mode = x >> 18 & 3;
+		b[i].time = t;
+		ip = b[i].end_ip;
+	}
+}
+
+/* Writes blocks one record at a time (runs 0) or as runs. */
+static char *
+write_blocks(const struct blks_block *b, size_t n, int runs, size_t *len)
+{
+	struct blks_record r = { .type = BLKS_THREAD };
+	struct blks_writer *w;
+	struct error e;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	int rc;
+
+	r.u.thread = (struct blks_thread){ .tid = 7, .pid = 7, .name = "" };
+	rc = blks_writer_open_file(&w, f, &test_header, &e);
+	if (rc == 0)
+		rc = blks_write(w, &r, &e);
+	for (size_t i = 0; rc == 0 && i < n; i += runs ? 1 + i % 700 : 1) {
+		size_t k = runs ? 1 + i % 700 : 1;
+		struct blks_record one = { .type = BLKS_BLOCK };
+
+		k = k < n - i ? k : n - i;
+		if (runs) {
+			rc = blks_write_blocks(w, &b[i], k, &e);
+			continue;
+		}
+		one.u.block = b[i];
+		rc = blks_write(w, &one, &e);
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_END;
+	r.u.end.tid = 7;
+	if (rc == 0)
+		rc = blks_write(w, &r, &e);
+	r.type = BLKS_EOS;
+	r.u.eos.nr_threads = 1;
+	if (rc == 0)
+		rc = blks_write(w, &r, &e);
+	if (blks_writer_close(w, &e) < 0 || rc < 0)
+		DIAG("write failed: %s", e.msg);
+	fclose(f);
+	return buf;
+}
+
+/* Reads them back through a FILE, with blks_read_blocks when batch. */
+static void
+read_blocks(const char *buf, size_t len, const struct blks_block *want,
+    size_t n, int batch)
+{
+	struct blks_block got[64];
+	struct blks_reader *r;
+	struct blks_record rec;
+	struct error e;
+	FILE *f = fmemopen((void *)buf, len, "rb");
+	size_t k = 0, bad = 0, fast = 0, m;
+	int rc;
+
+	if (blks_reader_open(&r, f, "blocks", &e) < 0) {
+		OK(0, "open the block stream");
+		return;
+	}
+	for (;;) {
+		m = batch ? blks_read_blocks(r, got, 1 + k % 64) : 0;
+		for (size_t i = 0; i < m; i++, k++)
+			bad += k >= n || memcmp(&got[i], &want[k], 24) != 0 ||
+			    got[i].time != want[k].time;
+		fast += m;
+		if (m > 0)
+			continue;
+		if ((rc = blks_read(r, &rec, &e)) <= 0)
+			break;
+		if (rec.type != BLKS_BLOCK)
+			continue;
+		bad += k >= n || memcmp(&rec.u.block, &want[k], 24) != 0 ||
+		    rec.u.block.time != want[k].time;
+		k++;
+	}
+	IS_INT(rc, 0, "read to the end record");
+	IS_U64(k, n, "every block read back");
+	IS_U64(bad, 0, "each equal to the one written");
+	if (batch) {
+		DIAG("%zu of %zu blocks by blks_read_blocks", fast, n);
+		OK(fast > n / 4 && fast < n, "many, not all, by blks_read_blocks");
+	}
+	blks_reader_free(r);
+	fclose(f);
+}
+
+static void
+check_block_paths(void)
+{
+	static struct blks_block b[NR_SHAPES];
+	struct blks_writer *w;
+	struct blks_block bad;
+	struct error e;
+	size_t la, lb;
+	char *a, *c;
+	FILE *f;
+
+	make_blocks(b, NR_SHAPES);
+	a = write_blocks(b, NR_SHAPES, 0, &la);
+	c = write_blocks(b, NR_SHAPES, 1, &lb);
+	OK(a != NULL && c != NULL && la == lb && memcmp(a, c, la) == 0,
+	    "blks_write_blocks writes the bytes of blks_write");
+	read_blocks(a, la, b, NR_SHAPES, 0);
+	read_blocks(a, la, b, NR_SHAPES, 1);
+	free(a);
+	free(c);
+
+	f = fopen("/dev/null", "wb");
+	blks_writer_open_file(&w, f, &test_header, &e);
+	IS_INT(blks_write_blocks(w, b, 1, &e), -ERR_INVALID,
+	    "blocks outside a thread");
+	IS_STR(e.msg, "block record outside a thread", "says so");
+	blks_writer_close(w, &e);
+	blks_writer_open_file(&w, f, &test_header, &e);
+	{
+		struct blks_record t = { .type = BLKS_THREAD };
+
+		t.u.thread.name = "";
+		blks_write(w, &t, &e);
+	}
+	bad = b[1];
+	bad.iclass = 2;
+	bad.flags = 1;
+	bad.mode = 4;
+	IS_INT(blks_write_blocks(w, (struct blks_block[]){ b[0], bad }, 2,
+	    &e), -ERR_INVALID, "a block whose mode does not fit");
+	IS_STR(e.msg, "block class 2, flags 1, mode 4 out of range",
+	    "says which");
+	IS_INT(blks_write_blocks(w, b, 1, &e), -ERR_INVALID,
+	    "the writer stays failed");
+	blks_writer_close(w, &e);
+	fclose(f);
+}
+
 /* t_blkstream FILE: writes the test stream to FILE (fuzz seed corpus). */
 int
 main(int argc, char *argv[])
@@ -475,6 +640,7 @@ main(int argc, char *argv[])
 	check_writer_rules();
 	check_jsonl();
 	check_names();
+	check_block_paths();
 	free(buf);
 	return tap_done();
 }
