@@ -117,9 +117,10 @@ struct cs_inline_run {
  * block at once, so that an implementation can keep the answers per
  * block (a loop runs the same few blocks millions of times): in *out the
  * instruction at end_ip (what insn answers: end_known 1 and end, or
- * end_known 0) and the block's inline runs (what inline_runs answers with
- * max CS_MAX_RUNS, or no runs when inline accounting is off or ninsn is 0;
- * runs stay valid until the next call).  It returns 0 or -ERR_*.  When
+ * end_known 0) and the block's runs through inlined code (those of what
+ * inline_runs answers with max CS_MAX_RUNS whose inl is not NULL, in
+ * order; none when inline accounting is off or ninsn is 0; runs stay
+ * valid until the next call).  It returns 0 or -ERR_*.  When
  * block is set, the engine asks it instead of insn and inline_runs for
  * blocks; the answers must be the same.
  */

@@ -601,12 +601,17 @@ block_lookup(struct codemap *m, uint32_t pid, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, struct cs_block_info *out)
 {
 	int nr = 0;
+	uint32_t kept = 0;
 
 	if (!m->opt.no_inline && !m->opt.no_dwarf && ninsn > 0)
 		nr = cb_inline_runs(m, pid, ip, end_ip, ninsn, m->runs,
 		    CS_MAX_RUNS);
+	/* Only runs through inlined code count: most blocks have none. */
+	for (int i = 0; i < nr; i++)
+		if (m->runs[i].inl != NULL)
+			m->runs[kept++] = m->runs[i];
 	out->runs = m->runs;
-	out->n_runs = (uint32_t)nr;
+	out->n_runs = kept;
 	out->end_known = (uint8_t)cb_insn(m, pid, end_ip, &out->end);
 }
 

@@ -31,8 +31,13 @@ ask_each(const struct cs_code *code, uint64_t ip, uint64_t end_ip,
 {
 	int nr = code->inline_runs(code->ctx, PID, ip, end_ip, n, runs,
 	    CS_MAX_RUNS);
+	uint32_t kept = 0;
 
-	out->n_runs = nr > 0 ? (uint32_t)nr : 0;
+	/* block gives the runs through inlined code only. */
+	for (int i = 0; i < nr; i++)
+		if (runs[i].inl != NULL)
+			runs[kept++] = runs[i];
+	out->n_runs = kept;
 	out->runs = runs;
 	out->end_known = (uint8_t)code->insn(code->ctx, PID, end_ip,
 	    &out->end);
@@ -94,7 +99,7 @@ check_block(struct codemap *m, const struct cs_code *code, uint64_t ip,
 	}
 	t->blocks++;
 	t->failed += f[1] - f[0];
-	if (each.n_runs > 0 && each.runs[0].inl != NULL)
+	if (each.n_runs > 0)
 		t->with_runs++;
 	t->runs += each.n_runs;
 }
