@@ -81,7 +81,8 @@ sink_span(void *ctx, const struct cs_span *s)
 	const char *name;
 	int rc;
 
-	if (r->sw != NULL && spans_write_span(r->sw, s) < 0)
+	/* A failed write is reported once, at the end, as it always was. */
+	if (r->sw != NULL && spans_write_span(r->sw, s) == -ERR_NOMEM)
 		return error_set(&r->err, ERR_NOMEM, "span lines");
 	if (r->f[F_INLINE] != NULL && s->n_inl > 0) {
 		if (spans_inline_tree(&r->tree, s) < 0)
