@@ -365,11 +365,12 @@ static inline uint32_t
 block_bits(const struct blks_block *b)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint32_t bits = 0;
+	uint16_t lo;
 
-	memcpy(&bits, (const uint8_t *)b + offsetof(struct blks_block, iclass),
-	    3);
-	return bits;
+	/* Two loads, no 3-byte copy through memory (a store-forward stall). */
+	memcpy(&lo, (const uint8_t *)b + offsetof(struct blks_block, iclass),
+	    sizeof(lo));
+	return lo | (uint32_t)b->mode << 16;
 #else
 	return b->iclass | (uint32_t)b->flags << 8 | (uint32_t)b->mode << 16;
 #endif
@@ -441,11 +442,13 @@ put_block(uint8_t *p, const struct blks_block *b, uint64_t cls,
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (((dip >> 14) | ((len | b->ninsn | dt) >> 7)) == 0) {
 		uint64_t two = (dip & 0x7f) | 0x80 | (dip >> 7) << 8;
-		unsigned big = dip >= 0x80;
+		uint64_t big = dip >= 0x80;
+		/* two when big, dip when not, without a branch. */
+		uint64_t enc = dip ^ ((dip ^ two) & (0 - big));
 		uint64_t rest = len | (uint64_t)b->ninsn << 8 | cls << 16 |
 		    dt << 24;
-		uint64_t w = BLKS_BLOCK | (uint64_t)(5 + big) << 8 |
-		    (big ? two : dip) << 16 | rest << (24 + 8 * big);
+		uint64_t w = BLKS_BLOCK | (5 + big) << 8 | enc << 16 |
+		    rest << (24 + 8 * big);
 
 		memcpy(p, &w, sizeof(w));
 		return p + 7 + big;
