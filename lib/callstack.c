@@ -995,6 +995,25 @@ on_end(struct callstack *cs)
 }
 
 int
+cs_feed_blocks(struct callstack *cs, const struct blks_block *b, size_t n,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	int rc;
+
+	if (n > 0 && !t->open)
+		return error_set(e, ERR_FORMAT, "%s record outside a thread",
+		    blks_type_name(BLKS_BLOCK));
+	for (size_t i = 0; i < n; i++) {
+		if (t->st.blocks == 0 && b[i].time != TIME_UNKNOWN)
+			t->st.first_ns = b[i].time;
+		if ((rc = on_block(cs, &b[i], e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
 cs_feed(struct callstack *cs, const struct blks_record *r, struct error *e)
 {
 	struct thread *t = &cs->t;
@@ -1018,11 +1037,8 @@ cs_feed(struct callstack *cs, const struct blks_record *r, struct error *e)
 	default:
 		return 0;
 	}
-	if (r->type == BLKS_BLOCK) {
-		if (t->st.blocks == 0 && r->u.block.time != TIME_UNKNOWN)
-			t->st.first_ns = r->u.block.time;
-		return on_block(cs, &r->u.block, e);
-	}
+	if (r->type == BLKS_BLOCK)
+		return cs_feed_blocks(cs, &r->u.block, 1, e);
 	if (r->type == BLKS_EVENT)
 		return on_event(cs, &r->u.event, e);
 	g = &r->u.gap;

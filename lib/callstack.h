@@ -285,6 +285,13 @@ struct callstack *cs_new(const struct cs_code *code, const struct cs_sink *sink,
 int cs_feed(struct callstack *cs, const struct blks_record *r,
     struct error *e);
 
+/*
+ * Feeds n BLOCK records (as blks_read_blocks() reads them), the same as n
+ * cs_feed calls; returns as cs_feed, stopping at the first error.
+ */
+int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
+    size_t n, struct error *e);
+
 /* Spans handed out so far. */
 uint64_t cs_spans(const struct callstack *cs);
 

@@ -644,17 +644,33 @@ feed(struct run *r, const struct blks_record *rec)
 	return cs_feed(r->cs, rec, &r->err);
 }
 
+#define BLOCK_RUN 256	/* blocks read in one go */
+
+/*
+ * Runs of plain BLOCK records come in batches (blks_read_blocks) and go
+ * to the engine in one call; everything else, record by record.
+ */
 static int
 read_all(struct run *r)
 {
+	struct blks_block blk[BLOCK_RUN];
 	struct blks_record rec;
+	size_t n;
 	int rc;
 
-	while ((rc = blks_read(r->rd, &rec, &r->err)) == 1)
+	for (;;) {
+		while ((n = blks_read_blocks(r->rd, blk, BLOCK_RUN)) > 0)
+			if (cs_feed_blocks(r->cs, blk, n, &r->err) < 0) {
+				report_error(tool, "stdin", &r->err, NULL);
+				return -1;
+			}
+		if ((rc = blks_read(r->rd, &rec, &r->err)) != 1)
+			break;
 		if ((rc = feed(r, &rec)) < 0) {
 			report_error(tool, "stdin", &r->err, NULL);
 			return -1;
 		}
+	}
 	if (rc < 0) {
 		report_error(tool, "stdin", &r->err, NULL);
 		return -1;
