@@ -261,6 +261,33 @@ run_code(const struct cs_code *code, size_t max_depth)
 	return rc;
 }
 
+/* The same, with each run of BLOCK records fed in one cs_feed_blocks. */
+static int
+run_in_runs(const struct cs_code *code, size_t max_depth)
+{
+	struct cs_sink sink = { &got, sink_span, sink_gap, sink_event,
+	    sink_end };
+	struct callstack *cs = cs_new(code, &sink, max_depth);
+	struct blks_block b[128];
+	struct error e;
+	size_t n = 0;
+	int rc = 0;
+
+	memset(&got, 0, sizeof(got));
+	for (size_t i = 0; i <= nrec && rc == 0; i++) {
+		if (i < nrec && recs[i].type == BLKS_BLOCK) {
+			b[n++] = recs[i].u.block;
+			continue;
+		}
+		rc = cs_feed_blocks(cs, b, n, &e);
+		n = 0;
+		if (rc == 0 && i < nrec)
+			rc = cs_feed(cs, &recs[i], &e);
+	}
+	cs_free(cs);
+	return rc;
+}
+
 /*
  * Runs the records built so far through a fresh engine; first through
  * one that asks code.block, which must give the very same history.
@@ -278,6 +305,10 @@ run(size_t max_depth)
 	rc = run_code(&by_block, max_depth);
 	snprintf(want, sizeof(want), "%d\n%s%s\n%s\n%llu", rc, render(&got),
 	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	rc = run_in_runs(&code, max_depth);
+	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
+	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	IS_STR(want, have, "blocks fed in runs give the same history");
 	rc = run_code(&code, max_depth);
 	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
 	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
