@@ -210,7 +210,9 @@ ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
 /*
  * A backend that may give up on what it pushed (and decode it another
  * way) marks where that starts: until ptdec_out_unmark(), nothing pushed
- * since the mark is written, and ptdec_out_rollback() drops it.
+ * since the mark is written (the arrays grow instead), and
+ * ptdec_out_rollback() drops it.  One mark at a time; decode_chunk
+ * releases it before it returns.
  */
 struct ptdec_out_mark {
 	size_t nr_blk, nr_other;
