@@ -146,6 +146,16 @@ pkt_cyc(const uint8_t *p, const uint8_t *end, struct pkt *k)
 	k->size = (unsigned)(q - p);
 }
 
+/* A one-byte TNT: its bits below the stop bit, the first the highest. */
+static inline void
+pkt_tnt8(uint8_t b, struct pkt *k)
+{
+	k->kind = PK_TNT;
+	k->size = 1;
+	k->nbits = bsr64(b >> 1);
+	k->v = (uint64_t)(b >> 1) & ~(1ull << k->nbits);
+}
+
 static const unsigned ip_bytes[8] = { 0, 2, 4, 6, 6, 99, 8, 99 };
 
 /* Reads the packet at p (p < end) into *k. */
@@ -165,9 +175,7 @@ pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
 	} else if (b == 2) {
 		pkt_ext(p, end, k);
 	} else if (!(b & 1)) {
-		k->kind = PK_TNT;
-		k->nbits = bsr64(b >> 1);
-		k->v = (uint64_t)(b >> 1) & ~(1ull << k->nbits);
+		pkt_tnt8(b, k);
 	} else if ((b & 3) == 3) {
 		pkt_cyc(p, end, k);
 	} else if (b == 0x19) {
@@ -674,11 +682,7 @@ read_ahead(struct fq *q)
 				continue;
 			}
 			if (!(b & 1) && b > 2) {
-				q->next.kind = PK_TNT;
-				q->next.size = 1;
-				q->next.nbits = bsr64(b >> 1);
-				q->next.v = (uint64_t)(b >> 1) &
-				    ~(1ull << q->next.nbits);
+				pkt_tnt8(b, &q->next);
 				return 0;
 			}
 		}
