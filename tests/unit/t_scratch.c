@@ -171,6 +171,13 @@ test_hostile_base(void)
 int
 main(void)
 {
+	/*
+	 * scratch keeps a signal its caller ignores ignored, and a shell
+	 * runs a background job with SIGINT and SIGQUIT ignored: make the
+	 * signals these tests send mean what they mean to a user.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	test_signal(SIGTERM, "SIGTERM");
 	test_signal(SIGINT, "SIGINT");
 	test_normal_exit();
