@@ -963,17 +963,26 @@ fast_now(struct fworker *w)
 	return w->now;
 }
 
+/* Appends a block at time ns; an output failure is fatal, not FAIL's. */
 static inline int
-push_block(struct fworker *w, const struct fblock *b)
+out_block(struct fworker *w, uint64_t ip, uint64_t end_ip, uint32_t ninsn,
+    int iclass, int mode, uint64_t time)
 {
-	int rc = ptdec_out_push_block(w->out, b->ip, b->end_ip, b->ninsn,
-	    (uint8_t)b->iclass, 0, (uint8_t)b->mode, fast_now(w), w->err);
+	int rc = ptdec_out_push_block(w->out, ip, end_ip, ninsn,
+	    (uint8_t)iclass, 0, (uint8_t)mode, time, w->err);
 
 	if (rc < 0) {
 		w->fatal = rc;
 		return FAIL;
 	}
 	return 0;
+}
+
+static inline int
+push_block(struct fworker *w, const struct fblock *b)
+{
+	return out_block(w, b->ip, b->end_ip, b->ninsn, b->iclass, b->mode,
+	    fast_now(w));
 }
 
 static int
@@ -1334,9 +1343,10 @@ blk_event(struct fworker *w, struct fev *ev)
 /* ----------------------------------------------------------------- */
 /* Intervals */
 
-#define STOPPED 1
-
-/* Drains events like ptdec_ipt.  Returns status, STOPPED (<<8), FAIL. */
+/*
+ * Drains events like ptdec_ipt.  Returns the status, or FAIL; sets
+ * *stopped at the next interval's PSB+.
+ */
 static int
 drain_events(struct fworker *w, uint64_t stop, int status, int *stopped)
 {
@@ -1355,8 +1365,6 @@ drain_events(struct fworker *w, uint64_t stop, int status, int *stopped)
 		if (ev.type == EV_CBR || (ev.type == EV_EXEC_MODE &&
 		    mode_of(ev.arg) != ptem_64bit))
 			return FAIL;
-		if (ev.type == EV_EXEC_MODE)
-			ev.arg = ev.arg & 3;
 		if (push_event(w, &ev) < 0)
 			return FAIL;
 	}
@@ -1412,7 +1420,7 @@ run_blocks(struct fworker *w)
 	for (;;) {
 		const struct bb *bb = bbcache_get(&w->cache, w->ip);
 		uint64_t ip = w->ip;
-		int st, rc;
+		int st;
 
 		if (bb == NULL)
 			return FAIL;
@@ -1434,21 +1442,14 @@ run_blocks(struct fworker *w)
 		if (w->status & (ST_EVENT | ST_EOS)) {
 			if ((st = trailing_event(w)) < 0)
 				return FAIL;
-			rc = ptdec_out_push_block(w->out, ip, bb->end_ip,
-			    bb->ninsn, bb->iclass, 0, (uint8_t)w->mode,
-			    fast_now(w), w->err);
-			if (rc < 0) {
-				w->fatal = rc;
+			if (out_block(w, ip, bb->end_ip, bb->ninsn,
+			    bb->iclass, w->mode, fast_now(w)) < 0)
 				return FAIL;
-			}
 			return st;
 		}
-		if ((rc = ptdec_out_push_block(w->out, ip, bb->end_ip,
-		    bb->ninsn, bb->iclass, 0, (uint8_t)w->mode, now,
-		    w->err)) < 0) {
-			w->fatal = rc;
+		if (out_block(w, ip, bb->end_ip, bb->ninsn, bb->iclass,
+		    w->mode, now) < 0)
 			return FAIL;
-		}
 	}
 }
 
