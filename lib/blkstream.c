@@ -14,11 +14,9 @@
 #define VARINT_MAX 10
 /* A record's frame: type byte and the length varint. */
 #define FRAME_MAX (1 + VARINT_MAX)
-/*
- * Room for a BLOCK record: its payload is under 128 bytes (its length one
- * byte), plus the byte past its end put_varint_fast may write.
- */
-#define BLOCK_MAX (2 + 4 * VARINT_MAX + 1)
+#define BLOCK_MAX BLKS_BLOCK_MAX
+_Static_assert(BLKS_BLOCK_MAX >= 2 + 4 * VARINT_MAX + 1,
+    "a BLOCK record: frame, four varints, a byte, one byte of slack");
 
 static const char *const type_names[] = {
 	NULL, "map", "thread", "block", "event", "gap", "end", "eos",
@@ -91,9 +89,7 @@ blks_decoder_name(unsigned decoder)
 static uint64_t
 zigzag(uint64_t delta)
 {
-	int64_t s = (int64_t)delta;
-
-	return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
+	return blks_zigzag(delta);
 }
 
 static uint64_t
@@ -113,24 +109,6 @@ put_varint(uint8_t *p, uint64_t v)
 	}
 	p[n++] = (uint8_t)v;
 	return n;
-}
-
-/*
- * put_varint for the hot path: a block's values mostly take one byte or
- * two, which one varies, so those are written without a branch (the
- * buffer has room for two bytes more than any record needs).
- */
-static inline uint8_t *
-put_varint_fast(uint8_t *p, uint64_t v)
-{
-	uint64_t two = (v & 0x7f) | 0x80 | (v >> 7) << 8;
-	int big = v >= 0x80;
-
-	if (v >= 0x4000)
-		return p + put_varint(p, v);
-	p[0] = (uint8_t)(big ? two : v);
-	p[1] = (uint8_t)(two >> 8);
-	return p + 1 + big;
 }
 
 static void
@@ -191,17 +169,19 @@ struct blks_writer {
 	struct pbuf pb;
 };
 
+/* Hands len bytes at p to the fd or FILE. */
 static int
-writer_flush(struct blks_writer *w, struct error *e)
+writer_out(struct blks_writer *w, const uint8_t *p, size_t len,
+    struct error *e)
 {
 	size_t off = 0;
 
 	if (w->f != NULL) {
-		if (w->used > 0 && fwrite(w->buf, 1, w->used, w->f) != w->used)
+		if (len > 0 && fwrite(p, 1, len, w->f) != len)
 			return error_set_errno(e, errno, "block stream write");
 	} else {
-		while (off < w->used) {
-			ssize_t n = write(w->fd, w->buf + off, w->used - off);
+		while (off < len) {
+			ssize_t n = write(w->fd, p + off, len - off);
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -211,9 +191,18 @@ writer_flush(struct blks_writer *w, struct error *e)
 			off += (size_t)n;
 		}
 	}
-	w->flushed += w->used;
-	w->used = 0;
+	w->flushed += len;
 	return 0;
+}
+
+static int
+writer_flush(struct blks_writer *w, struct error *e)
+{
+	int rc = writer_out(w, w->buf, w->used, e);
+
+	if (rc == 0)
+		w->used = 0;
+	return rc;
 }
 
 static int
@@ -405,19 +394,27 @@ block_range_error(const struct blks_block *b, struct error *e)
 }
 
 /*
- * A whole BLOCK record (frame and payload) at p, at most BLOCK_MAX bytes;
- * returns its end.  The one encoding of a block: blks_write and
- * blks_write_blocks both come here.
- *
- * Most blocks take 7 or 8 bytes: every value but the ip delta fits one
- * byte, the ip delta one or two (which one varies from block to block,
- * so it is chosen without a branch).  Those are built in a register and
- * stored at once, on a little-endian machine.
+ * put_varint for the block shapes blks_put_block leaves here: most values
+ * still take one byte or two, which one varies, so those are written
+ * without a branch (the room has a byte more than any record needs).
  */
-/* put_block for the other shapes, out of the hot loop. */
-static uint8_t * __attribute__((noinline))
-put_block_varints(uint8_t *p, uint64_t dip, uint64_t len, uint32_t ninsn,
-    uint64_t cls, uint64_t dt)
+static inline uint8_t *
+put_varint_fast(uint8_t *p, uint64_t v)
+{
+	uint64_t two = (v & 0x7f) | 0x80 | (v >> 7) << 8;
+	int big = v >= 0x80;
+
+	if (v >= 0x4000)
+		return p + put_varint(p, v);
+	p[0] = (uint8_t)(big ? two : v);
+	p[1] = (uint8_t)(two >> 8);
+	return p + 1 + big;
+}
+
+/* blks_put_block for the other shapes, out of the hot loop. */
+uint8_t * __attribute__((noinline))
+blks_put_block_varints(uint8_t *p, uint64_t dip, uint64_t len,
+    uint32_t ninsn, uint64_t cls, uint64_t dt)
 {
 	uint8_t *q = p + 2;
 
@@ -431,30 +428,13 @@ put_block_varints(uint8_t *p, uint64_t dip, uint64_t len, uint32_t ninsn,
 	return q;
 }
 
+/* The one encoding of a block: blks_write and blks_write_blocks. */
 static inline uint8_t *
 put_block(uint8_t *p, const struct blks_block *b, uint64_t cls,
     uint64_t prev_ip, uint64_t prev_time)
 {
-	uint64_t dip = zigzag(b->ip - prev_ip);
-	uint64_t len = zigzag(b->end_ip - b->ip);
-	uint64_t dt = zigzag(b->time - prev_time);
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (((dip >> 14) | ((len | b->ninsn | dt) >> 7)) == 0) {
-		uint64_t two = (dip & 0x7f) | 0x80 | (dip >> 7) << 8;
-		uint64_t big = dip >= 0x80;
-		/* two when big, dip when not, without a branch. */
-		uint64_t enc = dip ^ ((dip ^ two) & (0 - big));
-		uint64_t rest = len | (uint64_t)b->ninsn << 8 | cls << 16 |
-		    dt << 24;
-		uint64_t w = BLKS_BLOCK | (5 + big) << 8 | enc << 16 |
-		    rest << (24 + 8 * big);
-
-		memcpy(p, &w, sizeof(w));
-		return p + 7 + big;
-	}
-#endif
-	return put_block_varints(p, dip, len, b->ninsn, cls, dt);
+	return blks_put_block(p, b->ip, b->end_ip, b->ninsn, cls, b->time,
+	    prev_ip, prev_time);
 }
 
 static void
@@ -590,6 +570,34 @@ blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
 	w->prev_time = prev_time;
 	if (rc == 0)
 		return 0;
+fail:
+	w->error = rc;
+	return rc;
+}
+
+int
+blks_write_encoded(struct blks_writer *w, const uint8_t *p, size_t len,
+    uint64_t last_ip, uint64_t last_time, struct error *e)
+{
+	int rc;
+
+	if (w->error != 0)
+		return error_set(e, -w->error, "block stream writer failed");
+	if (!w->in_thread) {
+		rc = error_set(e, ERR_INVALID, "block record outside a thread");
+		goto fail;
+	}
+	/* A large run is written where it is: no copy through buf. */
+	if (len >= sizeof(w->buf) / 4) {
+		if ((rc = writer_flush(w, e)) < 0 ||
+		    (rc = writer_out(w, p, len, e)) < 0)
+			goto fail;
+	} else if ((rc = writer_put(w, p, len, e)) < 0) {
+		goto fail;
+	}
+	w->prev_ip = last_ip;
+	w->prev_time = last_time;
+	return 0;
 fail:
 	w->error = rc;
 	return rc;

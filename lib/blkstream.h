@@ -252,6 +252,89 @@ int blks_write(struct blks_writer *w, const struct blks_record *r,
 int blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
     size_t n, struct error *e);
 
+/*
+ * Appends BLOCK records encoded elsewhere with blks_put_block (len bytes
+ * at p): the caller encoded the first against the writer's delta state
+ * (the end ip and time of the record written last, which it knows), and
+ * last_ip / last_time are the end ip and time of the last block in p,
+ * the state the next record is encoded against.  Large runs go to the fd
+ * without a copy.  Returns 0, -ERR_INVALID (outside a thread group),
+ * -ERR_IO.
+ */
+int blks_write_encoded(struct blks_writer *w, const uint8_t *p, size_t len,
+    uint64_t last_ip, uint64_t last_time, struct error *e);
+
+/* ----------------------------------------------------------------- */
+/* Encoding BLOCK records outside the writer (decoder workers) */
+
+/*
+ * Room blks_put_block may use for one record: frame, four varints, the
+ * class byte, and one byte it may write past the record's end.
+ */
+#define BLKS_BLOCK_MAX 43
+
+/* The format's signed varints: a difference, zigzagged. */
+static inline uint64_t
+blks_zigzag(uint64_t delta)
+{
+	int64_t s = (int64_t)delta;
+
+	return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
+}
+
+/*
+ * The byte after a BLOCK's counts: class | flags << 4 | mode << 6, or -1
+ * when a value does not fit its bits (blks_write refuses the block).
+ */
+static inline int
+blks_class_byte(unsigned iclass, unsigned flags, unsigned mode)
+{
+	if (iclass > 15 || flags > 3 || mode > 3)
+		return -1;
+	return (int)(iclass | flags << 4 | mode << 6);
+}
+
+/* blks_put_block for the shapes its fast path leaves. */
+uint8_t *blks_put_block_varints(uint8_t *p, uint64_t dip, uint64_t len,
+    uint32_t ninsn, uint64_t cls, uint64_t dt);
+
+/*
+ * Writes one whole BLOCK record (frame and payload) at p, encoded against
+ * the delta state prev_ip / prev_time, with cls from blks_class_byte;
+ * returns its end.  p must have BLKS_BLOCK_MAX bytes of room.  The one
+ * encoding of a block: the writer uses it too.
+ *
+ * Most blocks take 7 or 8 bytes: every value but the ip delta fits one
+ * byte, the ip delta one or two (which one varies from block to block, so
+ * it is chosen without a branch).  Those are built in a register and
+ * stored at once, on a little-endian machine.
+ */
+static inline uint8_t *
+blks_put_block(uint8_t *p, uint64_t ip, uint64_t end_ip, uint32_t ninsn,
+    uint64_t cls, uint64_t time, uint64_t prev_ip, uint64_t prev_time)
+{
+	uint64_t dip = blks_zigzag(ip - prev_ip);
+	uint64_t len = blks_zigzag(end_ip - ip);
+	uint64_t dt = blks_zigzag(time - prev_time);
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (((dip >> 14) | ((len | ninsn | dt) >> 7)) == 0) {
+		uint64_t two = (dip & 0x7f) | 0x80 | (dip >> 7) << 8;
+		uint64_t big = dip >= 0x80;
+		/* two when big, dip when not, without a branch. */
+		uint64_t enc = dip ^ ((dip ^ two) & (0 - big));
+		uint64_t rest = len | (uint64_t)ninsn << 8 | cls << 16 |
+		    dt << 24;
+		uint64_t w = BLKS_BLOCK | (5 + big) << 8 | enc << 16 |
+		    rest << (24 + 8 * big);
+
+		__builtin_memcpy(p, &w, sizeof(w));
+		return p + 7 + big;
+	}
+#endif
+	return blks_put_block_varints(p, dip, len, ninsn, cls, dt);
+}
+
 /* Bytes handed to the fd or FILE so far plus those buffered. */
 uint64_t blks_writer_bytes(const struct blks_writer *w);
 

@@ -97,11 +97,16 @@ ptdec_images_fini(struct ptdec_images *im)
 /* ----------------------------------------------------------------- */
 /* Records of one chunk */
 
-/* An event or gap, and the number of blocks pushed before it. */
+/* An event, gap or run, and the number of blocks pushed before it. */
 struct ptdec_other {
 	size_t at;
-	struct blks_record r;
+	int is_run;
+	struct ptdec_run run;		/* is_run */
+	struct blks_record r;		/* !is_run */
 };
+
+/* Bytes of encoded runs a one-job decode holds before writing them. */
+#define OUT_ENC_BATCH (256 * 1024)
 
 /* Blocks a one-job decode holds before writing them: they stay cached. */
 #define OUT_BATCH 4096
@@ -126,6 +131,26 @@ out_flush(struct ptdec_out *o, struct error *e)
 	if (o->flush == NULL || o->held)
 		return 0;
 	return o->flush(o->flush_ctx, o, e);
+}
+
+/* Appends an event, gap or run entry (not yet filled) at *x. */
+static int
+push_other(struct ptdec_out *o, struct ptdec_other **x, struct error *e)
+{
+	int rc;
+
+	o->run = NULL;
+	if (o->nr_other == o->cap_other) {
+		if ((rc = out_flush(o, e)) < 0)
+			return rc;
+		if (o->nr_other == o->cap_other && (rc = grow(
+		    (void **)&o->other, &o->cap_other, sizeof(*o->other),
+		    e)) < 0)
+			return rc;
+	}
+	*x = &o->other[o->nr_other++];
+	(*x)->at = o->nr_blk;
+	return 0;
 }
 
 int
@@ -153,18 +178,93 @@ ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
 	if (r->type == BLKS_BLOCK)
 		return ptdec_out_push_block(o, b->ip, b->end_ip, b->ninsn,
 		    b->iclass, b->flags, b->mode, b->time, e);
-	if (o->nr_other == o->cap_other) {
-		if ((rc = out_flush(o, e)) < 0)
-			return rc;
-		if (o->nr_other == o->cap_other && (rc = grow(
-		    (void **)&o->other, &o->cap_other, sizeof(*o->other),
-		    e)) < 0)
-			return rc;
-	}
-	x = &o->other[o->nr_other++];
-	x->at = o->nr_blk;
+	if ((rc = push_other(o, &x, e)) < 0)
+		return rc;
+	x->is_run = 0;
 	x->r = *r;
 	return 0;
+}
+
+/* Room for one more encoded block: writes what is held, or grows. */
+static int
+enc_room(struct ptdec_out *o, struct error *e)
+{
+	size_t cap;
+	uint8_t *p;
+	int rc;
+
+	if (o->enc_len > 0 && (rc = out_flush(o, e)) < 0)
+		return rc;
+	if (o->enc_len + BLKS_BLOCK_MAX <= o->enc_cap)
+		return 0;
+	cap = o->enc_cap ? 2 * o->enc_cap : OUT_ENC_BATCH;
+	if ((p = realloc(o->enc, cap)) == NULL)
+		return error_set(e, ERR_NOMEM, "encoded blocks");
+	o->enc = p;
+	o->enc_cap = cap;
+	return 0;
+}
+
+/*
+ * The delta state a run opened now starts from: 1 with the end ip and
+ * time of the record pushed last when it is a block the emitter writes
+ * as it is (it ends at a branch, its time is known) or a run; else 0.
+ */
+static int
+out_base(const struct ptdec_out *o, uint64_t *ip, uint64_t *time)
+{
+	const struct ptdec_other *x;
+	const struct blks_block *b;
+
+	x = o->nr_other > 0 ? &o->other[o->nr_other - 1] : NULL;
+	if (x != NULL && x->at == o->nr_blk) {
+		if (!x->is_run)
+			return 0;
+		*ip = x->run.last_ip;
+		*time = x->run.last_time;
+		return 1;
+	}
+	if (o->nr_blk == 0)
+		return 0;
+	b = &o->blk[o->nr_blk - 1];
+	if (b->iclass == ptic_other || b->time == PTDEC_TIME_UNKNOWN)
+		return 0;
+	*ip = b->end_ip;
+	*time = b->time;
+	return 1;
+}
+
+int
+ptdec_out_push_final_slow(struct ptdec_out *o, uint64_t ip,
+    uint64_t end_ip, uint32_t ninsn, uint8_t iclass, uint8_t mode,
+    uint64_t time, struct error *e)
+{
+	struct ptdec_other *x;
+	uint64_t base_ip, base_time;
+	int rc;
+
+	if (!o->enc_ok || time == PTDEC_TIME_UNKNOWN ||
+	    (unsigned)iclass - 2u > 13u || mode > 3)
+		goto as_struct;
+	if (o->enc_len + BLKS_BLOCK_MAX > o->enc_cap &&
+	    (rc = enc_room(o, e)) < 0)
+		return rc;
+	if (o->run == NULL) {
+		if (!out_base(o, &base_ip, &base_time))
+			goto as_struct;
+		/* a flush here leaves the base pending in the emitter */
+		if ((rc = push_other(o, &x, e)) < 0)
+			return rc;
+		x->is_run = 1;
+		x->run = (struct ptdec_run){ .off = o->enc_len,
+		    .last_ip = base_ip, .last_time = base_time };
+		o->run = &x->run;
+	}
+	return ptdec_out_push_final(o, ip, end_ip, ninsn, iclass, mode, time,
+	    e);
+as_struct:
+	return ptdec_out_push_block(o, ip, end_ip, ninsn, iclass, 0, mode,
+	    time, e);
 }
 
 void
@@ -172,7 +272,10 @@ ptdec_out_mark(struct ptdec_out *o, struct ptdec_out_mark *m)
 {
 	m->nr_blk = o->nr_blk;
 	m->nr_other = o->nr_other;
+	m->enc_len = o->enc_len;
 	o->held = 1;
+	/* a rollback could not undo what the open run takes after this */
+	o->run = NULL;
 }
 
 void
@@ -180,6 +283,8 @@ ptdec_out_rollback(struct ptdec_out *o, const struct ptdec_out_mark *m)
 {
 	o->nr_blk = m->nr_blk;
 	o->nr_other = m->nr_other;
+	o->enc_len = m->enc_len;
+	o->run = NULL;
 }
 
 void
@@ -193,6 +298,8 @@ out_reset(struct ptdec_out *o)
 {
 	o->nr_blk = 0;
 	o->nr_other = 0;
+	o->enc_len = 0;
+	o->run = NULL;
 	o->held = 0;
 	o->fallbacks = 0;
 }
@@ -202,6 +309,7 @@ out_free(struct ptdec_out *o)
 {
 	free(o->blk);
 	free(o->other);
+	free(o->enc);
 }
 
 /* ----------------------------------------------------------------- */
@@ -581,7 +689,29 @@ chunk_done(struct emitter *em, const struct ptdec_chunk *c)
 		em->cfg->progress(em->cfg->progress_ctx, c->next);
 }
 
-/* Emits o's records in order: runs of blocks between the others. */
+/*
+ * An encoded run: its base (the block before it) is the pending block or
+ * went out just before, so the sink's delta state is the one the run was
+ * encoded against once the pending block is out.
+ */
+static int
+emit_run(struct emitter *em, const struct ptdec_out *o,
+    const struct ptdec_run *r, struct error *e)
+{
+	int rc;
+
+	if (r->nblk == 0)
+		return 0;
+	if ((rc = emit_pending(em, e)) < 0)
+		return rc;
+	em->end->c[BLKS_C_BLOCKS] += r->nblk;
+	em->end->c[BLKS_C_INSNS] += r->ninsn;
+	em->last_time = r->last_time;
+	return em->sink->emit_encoded(em->sink->ctx, o->enc + r->off, r->len,
+	    r->last_ip, r->last_time, e);
+}
+
+/* Emits o's records in order: blocks between the others and the runs. */
 static int
 emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
 {
@@ -595,7 +725,9 @@ emit_out(struct emitter *em, struct ptdec_out *o, struct error *e)
 		    x->at - done, e)) < 0)
 			return rc;
 		done = x->at;
-		if ((rc = emit_one(em, &x->r, e)) < 0)
+		rc = x->is_run ? emit_run(em, o, &x->run, e) :
+		    emit_one(em, &x->r, e);
+		if (rc < 0)
 			return rc;
 	}
 	if (o->nr_blk > done)
@@ -628,6 +760,13 @@ emit_head_gap(struct emitter *em, const struct ptdec_thread *th,
 	return emit_one(em, &r, e);
 }
 
+/* Whether backends may hand the emitter encoded runs. */
+static int
+enc_ok(const struct emitter *em)
+{
+	return em->sink->emit_encoded != NULL && !em->cfg->window;
+}
+
 /* ----------------------------------------------------------------- */
 /* Inline decode (one job) */
 
@@ -639,6 +778,8 @@ flush_inline(void *ctx, struct ptdec_out *o, struct error *e)
 
 	o->nr_blk = 0;
 	o->nr_other = 0;
+	o->enc_len = 0;
+	o->run = NULL;
 	return rc;
 }
 
@@ -654,6 +795,7 @@ decode_inline(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 	memset(&out, 0, sizeof(out));
 	out.flush = flush_inline;
 	out.flush_ctx = em;
+	out.enc_ok = enc_ok(em);
 	if ((rc = be->worker_new(&w, cfg, th, e)) < 0)
 		return rc;
 	for (size_t i = 0; i < nr && rc == 0; i++) {
@@ -813,6 +955,8 @@ decode_parallel(const struct ptdec_backend *be, const struct ptdec_config *cfg,
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.work, NULL);
 	pthread_cond_init(&p.done, NULL);
+	for (size_t k = 0; k < p.window; k++)
+		p.slots[k].out.enc_ok = enc_ok(em);
 	for (; started < jobs; started++) {
 		if ((errno = pthread_create(&tids[started], NULL, pool_worker,
 		    &p)) != 0) {

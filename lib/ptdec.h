@@ -143,23 +143,43 @@ struct ptdec_plan {
 #define PTDEC_TIME_UNKNOWN UINT64_MAX
 
 /*
+ * A run of blocks a backend pushed with ptdec_out_push_final, encoded as
+ * block stream bytes (blks_put_block) against the delta state of the
+ * block pushed just before it, its base: with one, the emitter only
+ * copies bytes, and with several jobs the workers do the encoding.
+ */
+struct ptdec_run {
+	size_t off, len;		/* its bytes in out->enc */
+	uint64_t nblk, ninsn;
+	uint64_t last_ip, last_time;	/* end ip and time of its last block */
+};
+
+/*
  * Where a backend puts one chunk's records: blocks as struct blks_block
- * (32 bytes), events and gaps beside them with their place.  With
- * several jobs they are kept until the driver writes the chunk in order;
- * with one, the driver writes them whenever the block array is full.
- * Its fields are the driver's: backends use the functions below.
+ * (32 bytes) or, where they are final, as encoded runs; events, gaps and
+ * runs beside them with their place.  With several jobs they are kept
+ * until the driver writes the chunk in order; with one, the driver writes
+ * them whenever an array is full.  Its fields are the driver's: backends
+ * use the functions below.
  */
 struct ptdec_other;
 struct ptdec_out {
 	struct blks_block *blk;		/* blocks, in order */
 	size_t nr_blk, cap_blk;
-	struct ptdec_other *other;	/* events and gaps, with their place */
+	struct ptdec_other *other;	/* events, gaps and runs, with their
+					   place */
 	size_t nr_other, cap_other;
 	int held;			/* a mark is held: keep everything */
 	/* One job: writes the records so far (the emitter). */
 	int (*flush)(void *ctx, struct ptdec_out *o, struct error *e);
 	void *flush_ctx;
 	uint64_t fallbacks;		/* intervals a backend gave libipt */
+	int enc_ok;			/* the sink takes runs: no window */
+	uint8_t *enc;			/* the runs' bytes */
+	size_t enc_len, enc_cap;
+	struct ptdec_run *run;		/* the open run (last in other), or
+					   NULL: the next final block opens
+					   one if it has a base */
 };
 
 /*
@@ -196,6 +216,7 @@ ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
 		if (rc < 0)
 			return rc;
 	}
+	o->run = NULL;
 	b = &o->blk[o->nr_blk++];
 	b->ip = ip;
 	b->end_ip = end_ip;
@@ -207,6 +228,45 @@ ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
 	return 0;
 }
 
+/* ptdec_out_push_final when no run is open or its bytes are full. */
+int ptdec_out_push_final_slow(struct ptdec_out *o, uint64_t ip,
+    uint64_t end_ip, uint32_t ninsn, uint8_t iclass, uint8_t mode,
+    uint64_t time, struct error *e);
+
+/*
+ * Appends a BLOCK with no flags that the emitter cannot change: one that
+ * ends at a branch (iclass other than ptic_error and ptic_other), so no
+ * later block joins it.  The same records as ptdec_out_push_block, for
+ * fewer ns: when the sink takes encoded runs and the record pushed last
+ * is a block the emitter cannot change either, the block is encoded
+ * right here.  Same returns.
+ */
+static inline int
+ptdec_out_push_final(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, uint8_t iclass, uint8_t mode, uint64_t time,
+    struct error *e)
+{
+	struct ptdec_run *r = o->run;
+	uint8_t *p, *q;
+
+	if (r == NULL || time == PTDEC_TIME_UNKNOWN ||
+	    o->enc_len + BLKS_BLOCK_MAX > o->enc_cap ||
+	    (unsigned)iclass - 2u > 13u || mode > 3)
+		return ptdec_out_push_final_slow(o, ip, end_ip, ninsn, iclass,
+		    mode, time, e);
+	p = o->enc + o->enc_len;
+	q = blks_put_block(p, ip, end_ip, ninsn,
+	    (uint64_t)iclass | (uint64_t)mode << 6, time, r->last_ip,
+	    r->last_time);
+	o->enc_len += (size_t)(q - p);
+	r->len += (size_t)(q - p);
+	r->nblk++;
+	r->ninsn += ninsn;
+	r->last_ip = end_ip;
+	r->last_time = time;
+	return 0;
+}
+
 /*
  * A backend that may give up on what it pushed (and decode it another
  * way) marks where that starts: until ptdec_out_unmark(), nothing pushed
@@ -215,7 +275,7 @@ ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
  * releases it before it returns.
  */
 struct ptdec_out_mark {
-	size_t nr_blk, nr_other;
+	size_t nr_blk, nr_other, enc_len;
 };
 
 void ptdec_out_mark(struct ptdec_out *o, struct ptdec_out_mark *m);
@@ -255,13 +315,18 @@ extern const struct ptdec_backend ptdec_backend_fast;
  * Where records go, in order.  emit returns 0 or a negative err_code
  * (with e filled), which stops the decode.  emit_blocks, when set, takes
  * runs of BLOCK records (n >= 1) instead of emit, which then sees only
- * the others; same returns.
+ * the others; same returns.  emit_encoded, when set (and the decode has
+ * no window), takes runs of BLOCK records already encoded as block
+ * stream bytes (blks_write_encoded's arguments): the first is encoded
+ * against the end ip and time of the record handed over just before.
  */
 struct ptdec_sink {
 	int (*emit)(void *ctx, const struct blks_record *r, struct error *e);
 	void *ctx;
 	int (*emit_blocks)(void *ctx, const struct blks_block *b, size_t n,
 	    struct error *e);
+	int (*emit_encoded)(void *ctx, const uint8_t *p, size_t len,
+	    uint64_t last_ip, uint64_t last_time, struct error *e);
 };
 
 /*

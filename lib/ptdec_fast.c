@@ -978,6 +978,20 @@ out_block(struct fworker *w, uint64_t ip, uint64_t end_ip, uint32_t ninsn,
 	return 0;
 }
 
+/* out_block for a block that ends at a branch (see ptdec_out_push_final). */
+static inline int
+out_final(struct fworker *w, uint64_t ip, const struct bb *bb, uint64_t time)
+{
+	int rc = ptdec_out_push_final(w->out, ip, bb->end_ip, bb->ninsn,
+	    bb->iclass, (uint8_t)w->mode, time, w->err);
+
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
+	}
+	return 0;
+}
+
 static inline int
 push_block(struct fworker *w, const struct fblock *b)
 {
@@ -1442,13 +1456,11 @@ run_blocks(struct fworker *w)
 		if (w->status & (ST_EVENT | ST_EOS)) {
 			if ((st = trailing_event(w)) < 0)
 				return FAIL;
-			if (out_block(w, ip, bb->end_ip, bb->ninsn,
-			    bb->iclass, w->mode, fast_now(w)) < 0)
+			if (out_final(w, ip, bb, fast_now(w)) < 0)
 				return FAIL;
 			return st;
 		}
-		if (out_block(w, ip, bb->end_ip, bb->ninsn, bb->iclass,
-		    w->mode, now) < 0)
+		if (out_final(w, ip, bb, now) < 0)
 			return FAIL;
 	}
 }

@@ -89,6 +89,16 @@ sink_emit_blocks(void *ctx, const struct blks_block *b, size_t n,
 	return rc;
 }
 
+/* Runs of blocks the decoder encoded: bytes for the binary writer. */
+static int
+sink_emit_encoded(void *ctx, const uint8_t *p, size_t len, uint64_t last_ip,
+    uint64_t last_time, struct error *e)
+{
+	struct output *out = ctx;
+
+	return blks_write_encoded(out->w, p, len, last_ip, last_time, e);
+}
+
 static void
 show_progress(void *ctx, uint64_t done)
 {
@@ -102,7 +112,8 @@ int
 output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
     struct error *e)
 {
-	struct ptdec_sink sink = { sink_emit, out, sink_emit_blocks };
+	struct ptdec_sink sink = { sink_emit, out, sink_emit_blocks,
+	    out->format == OUTPUT_BLOCKS ? sink_emit_encoded : NULL };
 	struct ptdec_thread th;
 	struct blks_record r;
 	uint8_t *owned;

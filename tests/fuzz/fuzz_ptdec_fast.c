@@ -99,6 +99,89 @@ keep(void *ctx, const struct blks_record *r, struct error *e)
 	return 0;
 }
 
+static uint64_t
+get_varint(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static uint64_t
+unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+static uint64_t
+time_of(const struct blks_record *r)
+{
+	return r->type == BLKS_BLOCK ? r->u.block.time :
+	    r->type == BLKS_EVENT ? r->u.event.time : r->u.gap.time;
+}
+
+/*
+ * Encoded runs (the fast decoder's blocks that end at a branch), decoded
+ * by ptkit-blocks(5) against the records kept so far; a malformed run, or
+ * one whose last block is not last_ip / last_time, aborts.
+ */
+static int
+keep_encoded(void *ctx, const uint8_t *p, size_t len, uint64_t last_ip,
+    uint64_t last_time, struct error *e)
+{
+	const uint8_t *end = p + len;
+	struct recs *s = ctx;
+	struct blks_record r;
+	uint64_t ip = 0, time = s->nr > 0 ? time_of(&s->r[s->nr - 1]) : 0;
+	int rc;
+
+	for (size_t i = s->nr; i-- > 0;) {
+		if (s->r[i].type == BLKS_BLOCK) {
+			ip = s->r[i].u.block.end_ip;
+			break;
+		}
+	}
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	while (p < end) {
+		const uint8_t *next;
+		uint8_t cls;
+
+		if (end - p < 2 || p[0] != BLKS_BLOCK || p[1] >= 0x80 ||
+		    p[1] > end - p - 2)
+			abort();
+		next = p + 2 + p[1];
+		p += 2;
+		r.u.block.ip = ip + unzigzag(get_varint(&p, next));
+		r.u.block.end_ip = r.u.block.ip +
+		    unzigzag(get_varint(&p, next));
+		r.u.block.ninsn = (uint32_t)get_varint(&p, next);
+		if (p == next)
+			abort();
+		cls = *p++;
+		r.u.block.iclass = cls & 0xf;
+		r.u.block.flags = cls >> 4 & 3;
+		r.u.block.mode = cls >> 6;
+		r.u.block.time = time + unzigzag(get_varint(&p, next));
+		if (p != next)
+			abort();
+		ip = r.u.block.end_ip;
+		time = r.u.block.time;
+		if ((rc = keep(ctx, &r, e)) < 0)
+			return rc;
+	}
+	if (ip != last_ip || time != last_time)
+		abort();
+	return 0;
+}
+
 static char tiny_path[] = "/tmp/ptkit-fuzz-ptdec-fast-XXXXXX";
 
 static void
@@ -300,7 +383,7 @@ decode(const struct ptdec_backend *be, const uint8_t *data,
 	struct images *ims = images();
 	struct ptdec_config cfg;
 	struct ptdec_thread th = { 7, 1, ring, len, 0 };
-	struct ptdec_sink sink = { keep, out };
+	struct ptdec_sink sink = { keep, out, NULL, keep_encoded };
 	struct error e;
 	int rc;
 

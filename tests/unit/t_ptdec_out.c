@@ -5,9 +5,14 @@
  * one job and with several.  The backend is a script: each PSB interval
  * of a made-up trace pushes blocks (more than the driver buffers at once),
  * an event, and every third interval is given up on and pushed again.
+ * The same script pushing the blocks that end at a branch with
+ * ptdec_out_push_final, to a sink that takes encoded runs (decoded back
+ * here from the format's bytes), must give the same records.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include "blkstream.h"
 
 #include "ptdec.h"
 #include "tap.h"
@@ -51,6 +56,9 @@ script_worker_free(void *w)
 	(void)w;
 }
 
+/* The script pushes blocks that end at a branch as final ones. */
+static int push_final;
+
 static int
 push_interval(size_t i, size_t n, struct ptdec_out *out, struct error *e)
 {
@@ -60,8 +68,13 @@ push_interval(size_t i, size_t n, struct ptdec_out *out, struct error *e)
 	for (size_t k = 0; k < n; k++) {
 		struct blks_block b = script_block(i, k);
 
-		if ((rc = ptdec_out_push_block(out, b.ip, b.end_ip, b.ninsn,
-		    b.iclass, b.flags, b.mode, b.time, e)) < 0)
+		if (push_final && b.iclass != ptic_other)
+			rc = ptdec_out_push_final(out, b.ip, b.end_ip,
+			    b.ninsn, b.iclass, b.mode, b.time, e);
+		else
+			rc = ptdec_out_push_block(out, b.ip, b.end_ip,
+			    b.ninsn, b.iclass, b.flags, b.mode, b.time, e);
+		if (rc < 0)
 			return rc;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -105,6 +118,7 @@ static const struct ptdec_backend script_backend = {
 struct seen {
 	struct blks_record *r;
 	size_t nr, cap;
+	uint64_t runs, run_errors;	/* encoded runs, and bad ones */
 };
 
 static int
@@ -136,6 +150,87 @@ seen_blocks(void *ctx, const struct blks_block *b, size_t n, struct error *e)
 		rc = seen_add(ctx, &r, e);
 	}
 	return rc;
+}
+
+static uint64_t
+get_varint(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+static uint64_t
+unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* The end ip and time the next record is encoded against. */
+static void
+delta_state(const struct seen *s, uint64_t *ip, uint64_t *time)
+{
+	*ip = *time = 0;
+	for (size_t i = s->nr; i-- > 0;) {
+		if (s->r[i].type == BLKS_BLOCK) {
+			*ip = s->r[i].u.block.end_ip;
+			break;
+		}
+	}
+	if (s->nr > 0)
+		*time = s->r[s->nr - 1].type == BLKS_BLOCK ?
+		    s->r[s->nr - 1].u.block.time :
+		    s->r[s->nr - 1].u.event.time;
+}
+
+/* An encoded run, decoded by ptkit-blocks(5), not by blkstream's reader. */
+static int
+seen_encoded(void *ctx, const uint8_t *p, size_t len, uint64_t last_ip,
+    uint64_t last_time, struct error *e)
+{
+	const uint8_t *end = p + len;
+	struct seen *s = ctx;
+	struct blks_record r;
+	uint64_t ip, time;
+
+	s->runs++;
+	delta_state(s, &ip, &time);
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_BLOCK;
+	while (p < end) {
+		const uint8_t *next;
+		uint8_t cls;
+
+		if (p[0] != BLKS_BLOCK || end - p < 2 || p[1] >= 0x80) {
+			s->run_errors++;
+			return 0;
+		}
+		next = p + 2 + p[1];
+		p += 2;
+		r.u.block.ip = ip + unzigzag(get_varint(&p, next));
+		r.u.block.end_ip = r.u.block.ip + unzigzag(get_varint(&p,
+		    next));
+		r.u.block.ninsn = (uint32_t)get_varint(&p, next);
+		cls = p < next ? *p++ : 0xff;
+		r.u.block.iclass = cls & 0xf;
+		r.u.block.flags = cls >> 4 & 3;
+		r.u.block.mode = cls >> 6;
+		r.u.block.time = time + unzigzag(get_varint(&p, next));
+		s->run_errors += p != next;
+		p = next;
+		ip = r.u.block.end_ip;
+		time = r.u.block.time;
+		seen_add(s, &r, e);
+	}
+	s->run_errors += ip != last_ip || time != last_time;
+	return 0;
 }
 
 /* What the driver must write: the script's records, joined, timed. */
@@ -178,6 +273,35 @@ expect(struct seen *s)
 	}
 }
 
+/* Whether the driver may encode the script's block k of interval i. */
+static int
+is_final(size_t i, size_t k)
+{
+	struct blks_block b = script_block(i, k);
+
+	return b.iclass != ptic_other && b.time != PTDEC_TIME_UNKNOWN;
+}
+
+/*
+ * The runs the script's final blocks make: one opens at a final block
+ * after a final block that is not in a run (no run follows a block that
+ * does not end at a branch, or has no known time).
+ */
+static uint64_t
+expected_runs(void)
+{
+	uint64_t runs = 0;
+
+	for (size_t i = 0; i < NR_PSB; i++) {
+		size_t n = i % 3 == 1 ? PER_PSB / 2 : PER_PSB;
+
+		for (size_t k = 1; k < n; k++)
+			runs += is_final(i, k) && is_final(i, k - 1) &&
+			    (k < 2 || !is_final(i, k - 2));
+	}
+	return runs;
+}
+
 static int
 same(const struct blks_record *a, const struct blks_record *b)
 {
@@ -196,7 +320,7 @@ same(const struct blks_record *a, const struct blks_record *b)
 
 static void
 run(const uint8_t *trace, unsigned jobs, size_t chunk_psbs, int batch,
-    const struct seen *want)
+    int final, const struct seen *want)
 {
 	struct ptdec_thread th = { .tid = 1, .pid = 1, .buf = trace,
 	    .len = NR_PSB * PSB_BYTES };
@@ -215,9 +339,19 @@ run(const uint8_t *trace, unsigned jobs, size_t chunk_psbs, int batch,
 	memset(&sink, 0, sizeof(sink));
 	sink.emit = seen_add;
 	sink.emit_blocks = batch ? seen_blocks : NULL;
+	sink.emit_encoded = final ? seen_encoded : NULL;
 	sink.ctx = &got;
+	push_final = final;
 	rc = ptdec_decode_thread(&script_backend, &cfg, &th, &sink, &end, &e);
+	DIAG("jobs %u, %zu PSBs a chunk, %s, %s", jobs, chunk_psbs,
+	    batch ? "runs of blocks" : "one by one",
+	    final ? "final blocks encoded" : "blocks as records");
 	IS_INT(rc, 0, "decodes");
+	if (final) {
+		IS_U64(got.runs, expected_runs(),
+		    "final blocks come as encoded runs");
+		IS_U64(got.run_errors, 0, "the runs are well encoded");
+	}
 	IS_U64(got.nr, want->nr, "as many records as the script's, joined");
 	for (size_t i = 0; i < got.nr && i < want->nr; i++) {
 		bad += !same(&got.r[i], &want->r[i]);
@@ -251,10 +385,14 @@ main(void)
 	}
 	expect(&want);
 	DIAG("%zu records expected", want.nr);
-	run(trace, 1, 1, 1, &want);
-	run(trace, 1, 5, 0, &want);
-	run(trace, 2, 1, 1, &want);
-	run(trace, 3, 4, 0, &want);
+	run(trace, 1, 1, 1, 0, &want);
+	run(trace, 1, 5, 0, 0, &want);
+	run(trace, 2, 1, 1, 0, &want);
+	run(trace, 3, 4, 0, 0, &want);
+	run(trace, 1, 1, 1, 1, &want);
+	run(trace, 1, 5, 0, 1, &want);
+	run(trace, 2, 1, 1, 1, &want);
+	run(trace, 3, 4, 0, 1, &want);
 	free(want.r);
 	return tap_done();
 }
