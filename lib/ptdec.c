@@ -8,36 +8,6 @@
 #include <string.h>
 
 /* ----------------------------------------------------------------- */
-/* Time */
-
-uint64_t
-ptdec_tsc_to_perf_ns(const struct ptdec_time *t, uint64_t tsc)
-{
-	unsigned __int128 rem, quot;
-
-	if (t->shift >= 64)
-		return t->zero;
-	quot = tsc >> t->shift;
-	rem = tsc & ((t->shift ? (1ULL << t->shift) : 1ULL) - 1);
-	if (t->shift == 0)
-		rem = 0;
-	return t->zero + (uint64_t)(quot * t->mult) +
-	    (uint64_t)((rem * t->mult) >> t->shift);
-}
-
-uint64_t
-ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc)
-{
-	uint64_t ns;
-
-	if (!t->valid)
-		return 0;
-	ns = ptdec_tsc_to_perf_ns(t, tsc);
-	/* Trace from before the capture start reads as its start. */
-	return ns >= t->base_ns ? ns - t->base_ns : 0;
-}
-
-/* ----------------------------------------------------------------- */
 /* Images */
 
 int

@@ -54,11 +54,37 @@ struct ptdec_time {
 	int valid;			/* 0: the trace has no usable time */
 };
 
-/* perf time in ns of a TSC value (perf's formula, overflow-safe). */
-uint64_t ptdec_tsc_to_perf_ns(const struct ptdec_time *t, uint64_t tsc);
+/*
+ * perf time in ns of a TSC value (perf's formula, overflow-safe).  Inline:
+ * the fast decoder converts at every packet that moves the time.
+ */
+static inline uint64_t
+ptdec_tsc_to_perf_ns(const struct ptdec_time *t, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (t->shift >= 64)
+		return t->zero;
+	if (t->shift == 0)
+		return t->zero + tsc * t->mult;
+	quot = tsc >> t->shift;
+	rem = tsc & ((1ULL << t->shift) - 1);
+	return t->zero + quot * t->mult +
+	    (uint64_t)(((unsigned __int128)rem * t->mult) >> t->shift);
+}
 
 /* Record time of a TSC value: perf ns minus base_ns (0 if not valid). */
-uint64_t ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc);
+static inline uint64_t
+ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc)
+{
+	uint64_t ns;
+
+	if (!t->valid)
+		return 0;
+	ns = ptdec_tsc_to_perf_ns(t, tsc);
+	/* Trace from before the capture start reads as its start. */
+	return ns >= t->base_ns ? ns - t->base_ns : 0;
+}
 
 /* The images of a decode.  Read-only once the decode starts. */
 struct ptdec_section {
@@ -265,6 +291,76 @@ ptdec_out_push_final(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
 	r->last_ip = end_ip;
 	r->last_time = time;
 	return 0;
+}
+
+/*
+ * A backend's loop that pushes many final blocks holds the open run in a
+ * cursor: its next byte and delta state stay in registers, where
+ * ptdec_out_push_final reloads them from the out for every block (its
+ * byte stores may alias anything).  Between ptdec_out_cursor_begin and
+ * ptdec_out_cursor_end nothing else may touch the out.
+ */
+struct ptdec_cursor {
+	uint8_t *p;			/* where the next block goes */
+	uint8_t *last;			/* the last p with room for a block */
+	uint64_t prev_ip, prev_time;	/* the delta state */
+	uint64_t nblk, ninsn;		/* taken since begin */
+};
+
+/*
+ * Holds the open run in c: 1, or 0 when no run is open (push the next
+ * block with ptdec_out_push_final, which opens one when it can, and
+ * begin again).
+ */
+static inline int
+ptdec_out_cursor_begin(struct ptdec_out *o, struct ptdec_cursor *c)
+{
+	const struct ptdec_run *r = o->run;
+
+	if (r == NULL || o->enc_cap < BLKS_BLOCK_MAX)
+		return 0;
+	c->p = o->enc + o->enc_len;
+	c->last = o->enc + o->enc_cap - BLKS_BLOCK_MAX;
+	c->prev_ip = r->last_ip;
+	c->prev_time = r->last_time;
+	c->nblk = c->ninsn = 0;
+	return 1;
+}
+
+/* Gives what c took back to the open run. */
+static inline void
+ptdec_out_cursor_end(struct ptdec_out *o, const struct ptdec_cursor *c)
+{
+	struct ptdec_run *r = o->run;
+	size_t n = (size_t)(c->p - (o->enc + o->enc_len));
+
+	o->enc_len += n;
+	r->len += n;
+	r->nblk += c->nblk;
+	r->ninsn += c->ninsn;
+	r->last_ip = c->prev_ip;
+	r->last_time = c->prev_time;
+}
+
+/*
+ * Encodes a block at c: one ptdec_out_push_final may take (cls from
+ * blks_class_byte with no flags, a class that ends at a branch, a known
+ * time).  Returns 1, or 0 when the run's bytes are full: end the cursor
+ * and push the block with ptdec_out_push_final.
+ */
+static inline int
+ptdec_cursor_put(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, uint64_t cls, uint64_t time)
+{
+	if (c->p > c->last)
+		return 0;
+	c->p = blks_put_block(c->p, ip, end_ip, ninsn, cls, time, c->prev_ip,
+	    c->prev_time);
+	c->prev_ip = end_ip;
+	c->prev_time = time;
+	c->nblk++;
+	c->ninsn += ninsn;
+	return 1;
 }
 
 /*

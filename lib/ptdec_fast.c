@@ -1416,20 +1416,42 @@ interval_start(struct fworker *w, uint64_t start)
 }
 
 /*
+ * out_final through the cursor c (*held says whether it holds the open
+ * run): most blocks are encoded in registers; the others, and those that
+ * find the bytes full, go through the out, which may open a run.  Always
+ * inline: c stays in registers only while its address goes nowhere.
+ */
+static inline __attribute__((always_inline)) int
+cursor_final(struct fworker *w, struct ptdec_cursor *c, int *held,
+    uint64_t ip, const struct bb *bb, uint64_t time)
+{
+	if (*held && time != PTDEC_TIME_UNKNOWN &&
+	    (unsigned)bb->iclass - ptic_call <= ptic_ptwrite - ptic_call &&
+	    ptdec_cursor_put(c, ip, bb->end_ip, bb->ninsn,
+	    bb->iclass | (uint64_t)ptem_64bit << 6, time))
+		return 0;
+	if (*held)
+		ptdec_out_cursor_end(w->out, c);
+	if (out_final(w, ip, bb, time) < 0) {
+		*held = 0;
+		return FAIL;
+	}
+	*held = ptdec_out_cursor_begin(w->out, c);
+	return 0;
+}
+
+/*
  * The common case, as one loop: tracing is on and no event is in sight.
  * Each turn is what blk_next, take_branch and trailing_event do for a run
  * that ends in a branch, with the time kept in a local until a packet is
- * consumed.  Returns the status that ends the loop, or FAIL.
+ * consumed.  The blocks go out through c (run_blocks holds it).  Returns
+ * the status that ends the loop, or FAIL.
  */
 static int
-run_blocks(struct fworker *w)
+run_blocks_held(struct fworker *w, struct ptdec_cursor *c, int *held)
 {
 	struct fq *q = &w->q;
 	uint64_t now = fast_now(w);
-
-	/* libipt decodes in the mode MODE.exec set: none is an error */
-	if (w->mode != ptem_64bit)
-		return FAIL;
 
 	for (;;) {
 		const struct bb *bb = bbcache_get(&w->cache, w->ip);
@@ -1456,13 +1478,29 @@ run_blocks(struct fworker *w)
 		if (w->status & (ST_EVENT | ST_EOS)) {
 			if ((st = trailing_event(w)) < 0)
 				return FAIL;
-			if (out_final(w, ip, bb, fast_now(w)) < 0)
+			if (cursor_final(w, c, held, ip, bb, fast_now(w)) < 0)
 				return FAIL;
 			return st;
 		}
-		if (out_final(w, ip, bb, now) < 0)
+		if (cursor_final(w, c, held, ip, bb, now) < 0)
 			return FAIL;
 	}
+}
+
+static int
+run_blocks(struct fworker *w)
+{
+	struct ptdec_cursor c = { 0 };
+	int held, rc;
+
+	/* libipt decodes in the mode MODE.exec set: none is an error */
+	if (w->mode != ptem_64bit)
+		return FAIL;
+	held = ptdec_out_cursor_begin(w->out, &c);
+	rc = run_blocks_held(w, &c, &held);
+	if (held)
+		ptdec_out_cursor_end(w->out, &c);
+	return rc;
 }
 
 /* Decodes the interval [start, stop) into w->out.  0 or FAIL. */
