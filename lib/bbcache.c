@@ -224,6 +224,10 @@ decode_run(const struct bbcache *c, uint64_t ip, struct bb *b)
 	/* libipt does not remember "call next instruction" (PIC idiom) */
 	if (in.iclass == ptic_call && !(in.direct && in.disp == 0))
 		b->flags |= BB_PUSH;
+	/* only runs the walker's blocks end with: they end at a branch */
+	if (b->iclass >= ptic_call && b->iclass <= ptic_ptwrite)
+		b->rest = blks_block_rest(b->ip, b->end_ip, b->ninsn,
+		    (uint64_t)blks_class_byte(b->iclass, 0, ptem_64bit));
 	return 0;
 }
 

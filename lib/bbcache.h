@@ -45,6 +45,12 @@ struct bb {
 	uint8_t iclass;		/* enum pt_insn_class of end_ip */
 	uint8_t size;		/* length of the branch in bytes */
 	uint8_t flags;		/* BB_* */
+	/*
+	 * The run as a block of 64-bit code in the block stream, packed
+	 * (blks_block_rest); 0 if it does not fit the short form or does
+	 * not end at a branch (ptic_call .. ptic_ptwrite).
+	 */
+	uint32_t rest;
 };
 
 struct bb_section {

@@ -10,6 +10,8 @@
 #include "jsonw.h"
 
 #define WBUF_SIZE (256 * 1024)
+/* Encoded runs this long are written without a copy through the buffer. */
+#define ENCODED_DIRECT (8 * 1024)
 #define RBUF_SIZE (64 * 1024)
 #define VARINT_MAX 10
 /* A record's frame: type byte and the length varint. */
@@ -588,7 +590,7 @@ blks_write_encoded(struct blks_writer *w, const uint8_t *p, size_t len,
 		goto fail;
 	}
 	/* A large run is written where it is: no copy through buf. */
-	if (len >= sizeof(w->buf) / 4) {
+	if (len >= ENCODED_DIRECT) {
 		if ((rc = writer_flush(w, e)) < 0 ||
 		    (rc = writer_out(w, p, len, e)) < 0)
 			goto fail;

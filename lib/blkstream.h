@@ -345,6 +345,49 @@ uint64_t blks_writer_bytes(const struct blks_writer *w);
  */
 int blks_writer_close(struct blks_writer *w, struct error *e);
 
+/*
+ * A block's length, instruction count and class byte packed for
+ * blks_put_block_rest, for a block known before its ip and time (a run of
+ * code the decoder meets again and again): 0 when they do not fit the
+ * short form (then use blks_put_block).
+ */
+static inline uint32_t
+blks_block_rest(uint64_t ip, uint64_t end_ip, uint32_t ninsn, uint64_t cls)
+{
+	uint64_t len = blks_zigzag(end_ip - ip);
+
+	if (len > 0x7f || ninsn > 0x7f || cls == 0 || cls > 0xff)
+		return 0;
+	return (uint32_t)(len | (uint64_t)ninsn << 8 | cls << 16);
+}
+
+/*
+ * blks_put_block of the block at ip whose other fields rest packs
+ * (blks_block_rest, not 0): the same bytes, for less work.
+ */
+static inline uint8_t *
+blks_put_block_rest(uint8_t *p, uint64_t ip, uint32_t rest, uint64_t time,
+    uint64_t prev_ip, uint64_t prev_time)
+{
+	uint64_t dip = blks_zigzag(ip - prev_ip);
+	uint64_t dt = blks_zigzag(time - prev_time);
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (((dip >> 14) | (dt >> 7)) == 0) {
+		uint64_t two = (dip & 0x7f) | 0x80 | (dip >> 7) << 8;
+		uint64_t big = dip >= 0x80;
+		uint64_t enc = dip ^ ((dip ^ two) & (0 - big));
+		uint64_t w = BLKS_BLOCK | (5 + big) << 8 | enc << 16 |
+		    (rest | dt << 24) << (24 + 8 * big);
+
+		__builtin_memcpy(p, &w, sizeof(w));
+		return p + 7 + big;
+	}
+#endif
+	return blks_put_block_varints(p, dip, rest & 0xff, rest >> 8 & 0xff,
+	    rest >> 16, dt);
+}
+
 /* ----------------------------------------------------------------- */
 /* Reader */
 

@@ -364,6 +364,25 @@ ptdec_cursor_put(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,
 }
 
 /*
+ * ptdec_cursor_put of a block whose length, instruction count and class
+ * byte were packed once (blks_block_rest, not 0).  Same returns.
+ */
+static inline int
+ptdec_cursor_put_rest(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, uint32_t rest, uint64_t time)
+{
+	if (c->p > c->last)
+		return 0;
+	c->p = blks_put_block_rest(c->p, ip, rest, time, c->prev_ip,
+	    c->prev_time);
+	c->prev_ip = end_ip;
+	c->prev_time = time;
+	c->nblk++;
+	c->ninsn += ninsn;
+	return 1;
+}
+
+/*
  * A backend that may give up on what it pushed (and decode it another
  * way) marks where that starts: until ptdec_out_unmark(), nothing pushed
  * since the mark is written (the arrays grow instead), and

@@ -277,7 +277,10 @@ struct evq {
 struct fq {
 	const uint8_t *begin, *end, *pos;
 	struct ftconf conf;
-	struct ftime time, last_time;
+	struct ftime time;
+	/* the time at the last consumed packet (pt_blk_time): its TSC */
+	uint64_t last_tsc;
+	int last_have_tsc;
 	struct ftcal tcal;
 	uint64_t tnt;		/* cached TNT bits, the next in bit tnt_n-1 */
 	unsigned tnt_n;
@@ -289,6 +292,14 @@ struct fq {
 	struct fev published;	/* the event the last decode made */
 	int have_published;
 };
+
+/* A packet is consumed: blocks now report the time so far. */
+static inline void
+consume_time(struct fq *q)
+{
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+}
 
 static int
 evq_push(struct evq *q, const struct fev *ev)
@@ -737,7 +748,7 @@ status_flags(const struct fq *q)
 }
 
 /* pt_qry_cond_branch.  Returns status flags or FAIL (also bad query). */
-static int
+static int __attribute__((noinline))
 qry_cond_fill(struct fq *q)
 {
 	if (q->tnt_n == 0) {
@@ -751,7 +762,7 @@ qry_cond_fill(struct fq *q)
 				break;
 			return FAIL;	/* an empty TNT: libipt's */
 		}
-		q->last_time = q->time;
+		consume_time(q);
 		if (read_ahead(q) < 0)
 			return FAIL;
 	}
@@ -788,7 +799,7 @@ qry_indirect(struct fq *q, uint64_t *ip)
 	if (sup)
 		return FAIL;	/* libipt: -pte_noip in the block decoder */
 	q->pos += q->next.size;
-	q->last_time = q->time;
+	consume_time(q);
 	if (read_ahead(q) < 0)
 		return FAIL;
 	return status_flags(q);
@@ -892,7 +903,7 @@ qry_event(struct fq *q, struct fev *ev)
 			return FAIL;
 	}
 	*ev = q->published;
-	q->last_time = q->time;
+	consume_time(q);
 	/* stops at once where the packet still has events to give */
 	if (read_ahead(q) < 0)
 		return FAIL;
@@ -949,15 +960,15 @@ out_push(struct fworker *w, const struct blks_record *r)
 	return 0;
 }
 
-/* ipt_now of ptdec_ipt: the record time of the query's last_time. */
+/* ipt_now of ptdec_ipt: the record time of the last consumed packet. */
 static inline uint64_t
 fast_now(struct fworker *w)
 {
-	const struct ftime *t = &w->q.last_time;
+	const struct fq *q = &w->q;
 
-	if (t->have_tsc && (!w->now_valid || t->tsc != w->now_tsc)) {
-		w->now = ptdec_tsc_to_ns(&w->cfg->time, t->tsc);
-		w->now_tsc = t->tsc;
+	if (q->last_have_tsc && (!w->now_valid || q->last_tsc != w->now_tsc)) {
+		w->now = ptdec_tsc_to_ns(&w->cfg->time, q->last_tsc);
+		w->now_tsc = q->last_tsc;
 		w->now_valid = 1;
 	}
 	return w->now;
@@ -1137,6 +1148,19 @@ rs_pop(struct fworker *w, uint64_t *ip)
 	return 0;
 }
 
+/* take_branch for a conditional jump: the next TNT bit. */
+static inline int
+take_cond(struct fworker *w, const struct bb *bb)
+{
+	int st, taken;
+
+	if (!(bb->flags & BB_DIRECT) || (st = qry_cond(&w->q, &taken)) < 0)
+		return FAIL;
+	w->ip = taken ? bb->target : bb->end_ip + bb->size;
+	w->status = st;
+	return 0;
+}
+
 /*
  * Takes the branch that ends bb using trace (pt_blk_next_ip): sets w->ip
  * and w->status.  Returns 0 or FAIL.
@@ -1148,12 +1172,7 @@ take_branch(struct fworker *w, const struct bb *bb)
 
 	switch (bb->iclass) {
 	case ptic_cond_jump:
-		if (!(bb->flags & BB_DIRECT) ||
-		    (st = qry_cond(&w->q, &taken)) < 0)
-			return FAIL;
-		w->ip = taken ? bb->target : bb->end_ip + bb->size;
-		w->status = st;
-		return 0;
+		return take_cond(w, bb);
 	case ptic_return:
 		if (!tip_next(&w->q)) {
 			if ((st = qry_cond(&w->q, &taken)) < 0 || !taken ||
@@ -1425,10 +1444,9 @@ static inline __attribute__((always_inline)) int
 cursor_final(struct fworker *w, struct ptdec_cursor *c, int *held,
     uint64_t ip, const struct bb *bb, uint64_t time)
 {
-	if (*held && time != PTDEC_TIME_UNKNOWN &&
-	    (unsigned)bb->iclass - ptic_call <= ptic_ptwrite - ptic_call &&
-	    ptdec_cursor_put(c, ip, bb->end_ip, bb->ninsn,
-	    bb->iclass | (uint64_t)ptem_64bit << 6, time))
+	if (*held && time != PTDEC_TIME_UNKNOWN && bb->rest != 0 &&
+	    ptdec_cursor_put_rest(c, ip, bb->end_ip, bb->ninsn, bb->rest,
+	    time))
 		return 0;
 	if (*held)
 		ptdec_out_cursor_end(w->out, c);
@@ -1467,11 +1485,20 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c, int *held)
 			    bb->end_ip + bb->size;
 			if (q->tnt_n == 0)
 				w->status = status_flags(q);
+		} else if (bb->iclass == ptic_return && q->tnt_n > 0) {
+			/* a compressed return: a taken bit, the call's ip */
+			if (!((q->tnt >> --q->tnt_n) & 1) ||
+			    rs_pop(w, &w->ip) < 0)
+				return FAIL;
+			if (q->tnt_n == 0)
+				w->status = status_flags(q);
 		} else if ((bb->iclass == ptic_call || bb->iclass ==
 		    ptic_jump) && (bb->flags & BB_DIRECT)) {
 			w->ip = bb->target;
 		} else {
-			if (take_branch(w, bb) < 0)
+			/* a jump table for the rest: conditions go around it */
+			if ((bb->iclass == ptic_cond_jump ? take_cond(w, bb) :
+			    take_branch(w, bb)) < 0)
 				return FAIL;
 			now = fast_now(w);
 		}

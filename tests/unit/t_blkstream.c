@@ -480,7 +480,48 @@ make_blocks(struct blks_block *b, size_t n)
 	}
 }
 
-/* Writes blocks one record at a time (runs 0) or as runs. */
+/* Encoded runs of 8 KiB and more go to the fd without a copy. */
+#define ENCODED_DIRECT (8 * 1024)
+
+static size_t longest_encoded;
+
+/*
+ * Encodes the k blocks at b the way a decoder worker does (every other
+ * one packed first with blks_block_rest) against the delta state of the
+ * block before them, and hands the bytes to blks_write_encoded.
+ */
+static int
+write_encoded(struct blks_writer *w, const struct blks_block *b, size_t k,
+    const struct blks_block *prev, struct error *e)
+{
+	static uint8_t buf[2000 * BLKS_BLOCK_MAX];
+	uint64_t ip = prev ? prev->end_ip : 0, t = prev ? prev->time : 0;
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < k; i++) {
+		uint64_t cls = (uint64_t)blks_class_byte(b[i].iclass,
+		    b[i].flags, b[i].mode);
+		uint32_t rest = blks_block_rest(b[i].ip, b[i].end_ip,
+		    b[i].ninsn, cls);
+
+		if (i % 2 && rest != 0)
+			p = blks_put_block_rest(p, b[i].ip, rest, b[i].time, ip,
+			    t);
+		else
+			p = blks_put_block(p, b[i].ip, b[i].end_ip, b[i].ninsn,
+			    cls, b[i].time, ip, t);
+		ip = b[i].end_ip;
+		t = b[i].time;
+	}
+	if ((size_t)(p - buf) > longest_encoded)
+		longest_encoded = (size_t)(p - buf);
+	return blks_write_encoded(w, buf, (size_t)(p - buf), ip, t, e);
+}
+
+/*
+ * Writes blocks one record at a time (runs 0), as runs (1), or encoded
+ * outside the writer in runs (2).
+ */
 static char *
 write_blocks(const struct blks_block *b, size_t n, int runs, size_t *len)
 {
@@ -495,11 +536,16 @@ write_blocks(const struct blks_block *b, size_t n, int runs, size_t *len)
 	rc = blks_writer_open_file(&w, f, &test_header, &e);
 	if (rc == 0)
 		rc = blks_write(w, &r, &e);
-	for (size_t i = 0; rc == 0 && i < n; i += runs ? 1 + i % 700 : 1) {
-		size_t k = runs ? 1 + i % 700 : 1;
+	for (size_t i = 0, k; rc == 0 && i < n; i += k) {
 		struct blks_record one = { .type = BLKS_BLOCK };
 
+		k = runs == 2 ? 1 + i * 7 % 2000 : runs ? 1 + i % 700 : 1;
 		k = k < n - i ? k : n - i;
+		if (runs == 2) {
+			rc = write_encoded(w, &b[i], k, i ? &b[i - 1] : NULL,
+			    &e);
+			continue;
+		}
 		if (runs) {
 			rc = blks_write_blocks(w, &b[i], k, &e);
 			continue;
@@ -582,6 +628,13 @@ check_block_paths(void)
 	c = write_blocks(b, NR_SHAPES, 1, &lb);
 	OK(a != NULL && c != NULL && la == lb && memcmp(a, c, la) == 0,
 	    "blks_write_blocks writes the bytes of blks_write");
+	free(c);
+	c = write_blocks(b, NR_SHAPES, 2, &lb);
+	OK(a != NULL && c != NULL && la == lb && memcmp(a, c, la) == 0,
+	    "blks_put_block(_rest) and blks_write_encoded: the same bytes");
+	DIAG("longest encoded run: %zu bytes", longest_encoded);
+	OK(longest_encoded >= ENCODED_DIRECT,
+	    "runs long enough to be written without a copy");
 	read_blocks(a, la, b, NR_SHAPES, 0);
 	read_blocks(a, la, b, NR_SHAPES, 1);
 	free(a);
