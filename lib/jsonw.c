@@ -275,60 +275,19 @@ json_escape(char *dst, const char *str, size_t len)
 	return (size_t)(p - dst);
 }
 
-static const char digit_pairs[] =
+const char json_digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233"
     "34353637383940414243444546474849505152535455565758596061626364656667"
     "6869707172737475767778798081828384858687888990919293949596979899";
 
-size_t
-json_format_u64(char *dst, uint64_t v)
-{
-	size_t n = 1;
-	char *q;
-
-	/* Small values (depths, counts, zero) are the most common. */
-	if (v < 10) {
-		dst[0] = (char)('0' + v);
-		return 1;
-	}
-	if (v < 100) {
-		dst[0] = digit_pairs[2 * v];
-		dst[1] = digit_pairs[2 * v + 1];
-		return 2;
-	}
-	/* Count the digits, then write them in pairs from the end. */
-	for (uint64_t t = v;; t /= 10000, n += 4) {
-		if (t < 10)
-			break;
-		if (t < 100) {
-			n += 1;
-			break;
-		}
-		if (t < 1000) {
-			n += 2;
-			break;
-		}
-		if (t < 10000) {
-			n += 3;
-			break;
-		}
-	}
-	q = dst + n;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		q -= 2;
-		q[0] = digit_pairs[2 * r];
-		q[1] = digit_pairs[2 * r + 1];
-	}
-	if (v >= 10) {
-		q[-2] = digit_pairs[2 * v];
-		q[-1] = digit_pairs[2 * v + 1];
-	} else
-		q[-1] = (char)('0' + v);
-	return n;
-}
+const uint64_t json_pow10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+	10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+	100000000000ull, 1000000000000ull, 10000000000000ull,
+	100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+	100000000000000000ull, 1000000000000000000ull,
+	10000000000000000000ull,
+};
 
 void
 jsonw_string_len(struct jsonw *w, const char *s, size_t len)

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define JSONW_MAX_DEPTH 64
 
@@ -84,8 +85,48 @@ size_t json_escape(char *dst, const char *s, size_t len);
 
 /*
  * The decimal digits of v written at dst (at most 20 bytes; no NUL).
- * Returns the number of bytes written.
+ * Returns the number of bytes written.  Inline, with its tables: span
+ * lines format a dozen numbers each, gigabytes of them, and a call per
+ * number cost a tenth of the formatting.
  */
-size_t json_format_u64(char *dst, uint64_t v);
+extern const char json_digit_pairs[201];	/* "00" "01" ... "99" */
+extern const uint64_t json_pow10[20];		/* 10^0 .. 10^19 */
+
+static inline size_t
+json_format_u64(char *dst, uint64_t v)
+{
+	unsigned n, t;
+	uint32_t v32;
+	char *q;
+
+	if (v < 10) {
+		dst[0] = (char)('0' + v);
+		return 1;
+	}
+	/* Digits from the bit length (1233/4096 ~ log10 2), corrected. */
+	t = ((unsigned)(64 - __builtin_clzll(v)) * 1233) >> 12;
+	n = t + 1 - (v < json_pow10[t]);
+	q = dst + n;
+	/* Eight digits at a time in 32 bits, then pairs from the end. */
+	while (v >= 100000000) {
+		uint64_t hi = v / 100000000;
+
+		v32 = (uint32_t)(v - hi * 100000000);
+		v = hi;
+		for (int i = 0; i < 4; i++, v32 /= 100) {
+			q -= 2;
+			memcpy(q, json_digit_pairs + 2 * (v32 % 100), 2);
+		}
+	}
+	for (v32 = (uint32_t)v; v32 >= 100; v32 /= 100) {
+		q -= 2;
+		memcpy(q, json_digit_pairs + 2 * (v32 % 100), 2);
+	}
+	if (v32 >= 10)
+		memcpy(q - 2, json_digit_pairs + 2 * v32, 2);
+	else
+		q[-1] = (char)('0' + v32);
+	return n;
+}
 
 #endif

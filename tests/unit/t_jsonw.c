@@ -293,6 +293,20 @@ test_format_u64(void)
 		if (strcmp(got, want) != 0 && bad++ == 0)
 			DIAG("%s vs %s", got, want);
 	}
+	/* Every power of ten and of two, and their neighbours: where the
+	 * digit count changes. */
+	for (uint64_t p = 1, q = 1; q != 0; p = p <= UINT64_MAX / 10 ?
+	    p * 10 : p, q <<= 1) {
+		uint64_t near[] = { p - 1, p, p + 1, q - 1, q, q + 1 };
+
+		for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+			snprintf(want, sizeof(want), "%" PRIu64, near[i]);
+			n = json_format_u64(got, near[i]);
+			got[n] = '\0';
+			if (strcmp(got, want) != 0 && bad++ == 0)
+				DIAG("%s vs %s", got, want);
+		}
+	}
 	for (uint64_t x = 1; x < UINT64_MAX / 3; x = x * 3 + 1) {
 		snprintf(want, sizeof(want), "%" PRIu64, x);
 		n = json_format_u64(got, x);
