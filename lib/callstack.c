@@ -48,6 +48,16 @@ struct thread {
 	struct cs_thread_stats st;
 };
 
+/* A block's end as code.block answered it with reuse set (cs_code.gen). */
+struct memo {
+	uint64_t ip, end_ip;
+	uint32_t ninsn, pid;
+	struct cs_insn end;
+	uint8_t end_known, valid;
+};
+
+#define MEMO_BITS 12
+
 struct callstack {
 	struct cs_code code;
 	struct cs_sink sink;
@@ -55,6 +65,8 @@ struct callstack {
 	uint64_t next_id;
 	uint64_t spans;
 	struct thread t;
+	struct memo *memo;		/* 1 << MEMO_BITS; NULL without gen */
+	uint64_t memo_gen;		/* *code.gen the memo holds for */
 };
 
 static const char *const start_names[CS_START_NR] = {
@@ -109,6 +121,14 @@ cs_new(const struct cs_code *code, const struct cs_sink *sink,
 	if (cs->max_depth < 4)
 		cs->max_depth = 4;
 	cs->next_id = 1;
+	if (code->gen != NULL && code->block != NULL) {
+		if ((cs->memo = calloc((size_t)1 << MEMO_BITS,
+		    sizeof(*cs->memo))) == NULL) {
+			free(cs);
+			return NULL;
+		}
+		cs->memo_gen = *code->gen;
+	}
 	return cs;
 }
 
@@ -134,6 +154,7 @@ cs_free(struct callstack *cs)
 	if (cs == NULL)
 		return;
 	frames_free(&cs->t);
+	free(cs->memo);
 	free(cs);
 }
 
@@ -332,8 +353,6 @@ push(struct callstack *cs, uint64_t ip, uint64_t time, uint8_t start,
 {
 	struct thread *t = &cs->t;
 	struct frame *f, *below;
-	struct cs_inline_count *inl;
-	size_t cap_inl;
 	int rc;
 
 	if (t->n >= cs->max_depth && (rc = cut_bottom(cs, e)) < 0)
@@ -342,19 +361,20 @@ push(struct callstack *cs, uint64_t ip, uint64_t time, uint8_t start,
 		return rc;
 	below = top(t);
 	f = &t->f[t->n];
-	inl = f->inl;
-	cap_inl = f->cap_inl;
-	memset(f, 0, sizeof(*f));
-	f->inl = inl;
-	f->cap_inl = cap_inl;
 	if ((rc = fn_at(cs, t->pid, ip, &f->fn)) < 0)
 		return rc;
+	/* Member by member, keeping the slot's inline buffer: a memset of
+	 * the whole frame (rep stos) cost more than the rest of a push. */
 	f->id = cs->next_id++;
 	f->parent = below ? below->id : 0;
 	f->depth = below ? below->depth + 1 : 0;
 	f->entry = ip;
-	f->start = start;
+	f->retaddr = f->call_site = f->resume = 0;
 	f->start_ns = time;
+	f->child_ns = f->self_insns = f->child_insns = 0;
+	f->start = start;
+	f->tail_call = f->async = 0;
+	f->n_inl = 0;
 	t->n++;
 	if ((uint64_t)f->depth > t->st.max_depth_seen && f->depth > 0)
 		t->st.max_depth_seen = (uint64_t)f->depth;
@@ -559,6 +579,27 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 }
 
 /*
+ * Whether the pending branch's going to next changes no frame: nothing
+ * pending, no branch, a conditional jump not taken, or a jump inside the
+ * top frame's function.  Most blocks end so; resolve() is for the rest.
+ */
+static inline int
+branch_stays(const struct thread *t, uint64_t next)
+{
+	const struct pending *p = &t->pend;
+	const struct cs_fn *fn;
+
+	if (!p->valid || p->kind == CS_OTHER)
+		return 1;
+	if (p->kind == CS_JCC && next == p->next_ip)
+		return 1;
+	if (p->kind != CS_JCC && p->kind != CS_JMP && p->kind != CS_FAR)
+		return 0;
+	fn = &t->f[t->n - 1].fn;
+	return next >= fn->lo && next < fn->hi;
+}
+
+/*
  * Resolves the branch that ended the last block: it went to next.  The
  * transitions read t->pend in place (nothing they call changes it).
  */
@@ -668,14 +709,32 @@ begin_segment(struct callstack *cs, uint64_t ip, struct error *e)
 	return 0;
 }
 
+/* The memo slot of block b; the whole memo is emptied when *gen moved. */
+static inline struct memo *
+memo_slot(struct callstack *cs, const struct blks_block *b)
+{
+	uint64_t h;
+
+	if (*cs->code.gen != cs->memo_gen) {
+		memset(cs->memo, 0, ((size_t)1 << MEMO_BITS) *
+		    sizeof(*cs->memo));
+		cs->memo_gen = *cs->code.gen;
+	}
+	h = (b->ip ^ (b->end_ip << 17) ^ ((uint64_t)b->ninsn << 40)) *
+	    0x9e3779b97f4a7c15ull;
+	return &cs->memo[h >> (64 - MEMO_BITS)];
+}
+
 /* The inline runs and the end of block b, from code.block. */
-static int
-block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
-    uint64_t time, struct error *e)
+static int __attribute__((noinline))
+block_asked_once(struct callstack *cs, struct frame *f,
+    const struct blks_block *b, uint64_t time, struct memo *m,
+    struct error *e)
 {
 	struct cs_block_info bi;
 	int rc;
 
+	bi.reuse = 0;
 	if ((rc = cs->code.block(cs->code.ctx, cs->t.pid, b->ip, b->end_ip,
 	    b->ninsn, &bi)) < 0)
 		return rc;
@@ -684,7 +743,34 @@ block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
 		    (rc = add_inline(f, bi.runs[i].inl, bi.runs[i].n, e)) < 0)
 			return rc;
 	set_pending(cs, b, bi.end_known ? &bi.end : NULL, time);
+	if (m != NULL && bi.reuse && bi.n_runs == 0) {
+		m->ip = b->ip;
+		m->end_ip = b->end_ip;
+		m->ninsn = b->ninsn;
+		m->pid = cs->t.pid;
+		m->end = bi.end;
+		m->end_known = bi.end_known;
+		m->valid = 1;
+	}
 	return 0;
+}
+
+/* The same, from the memo when it holds the block. */
+static inline __attribute__((always_inline)) int
+block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
+    uint64_t time, struct error *e)
+{
+	struct memo *m = NULL;
+
+	if (cs->memo != NULL) {
+		m = memo_slot(cs, b);
+		if (m->valid && m->ip == b->ip && m->end_ip == b->end_ip &&
+		    m->ninsn == b->ninsn && m->pid == cs->t.pid) {
+			set_pending(cs, b, m->end_known ? &m->end : NULL, time);
+			return 0;
+		}
+	}
+	return block_asked_once(cs, f, b, time, m, e);
 }
 
 /* The same from code.inline_runs and code.insn. */
@@ -713,7 +799,7 @@ block_asked(struct callstack *cs, struct frame *f, const struct blks_block *b,
 	return 0;
 }
 
-static int
+static int __attribute__((noinline))
 on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 {
 	struct thread *t = &cs->t;
@@ -735,7 +821,7 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 			set_segment(t, time);
 		if ((rc = begin_segment(cs, b->ip, e)) < 0)
 			return rc;
-	} else if ((rc = resolve(cs, b->ip, e)) < 0)
+	} else if (!branch_stays(t, b->ip) && (rc = resolve(cs, b->ip, e)) < 0)
 		return rc;
 	if (t->n == 0 && (rc = begin_segment(cs, b->ip, e)) < 0)
 		return rc;
@@ -994,6 +1080,38 @@ on_end(struct callstack *cs)
 	    &t->st) : 0;
 }
 
+/*
+ * on_block for the common block, inlined in the loop: a thread with
+ * frames and blocks before, tracing on, no stream gap waiting, a known
+ * time and code.block to ask.  The same steps as on_block, minus the
+ * tests those conditions settle; everything else goes to on_block.
+ */
+static inline int
+common_block(struct callstack *cs, const struct blks_block *b,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	uint64_t time;
+	int rc;
+
+	if (t->n == 0 || (t->gap_open | t->disabled) != 0 ||
+	    b->time == TIME_UNKNOWN || t->st.blocks == 0 ||
+	    cs->code.block == NULL)
+		return on_block(cs, b, e);
+	time = rec_time(t, b->time);
+	if (!branch_stays(t, b->ip)) {
+		if ((rc = resolve(cs, b->ip, e)) < 0)
+			return rc;
+		if (t->n == 0 && (rc = begin_segment(cs, b->ip, e)) < 0)
+			return rc;
+	}
+	t->f[t->n - 1].self_insns += b->ninsn;
+	t->st.blocks++;
+	t->st.insns += b->ninsn;
+	t->last_ip = b->end_ip;
+	return block_known(cs, &t->f[t->n - 1], b, time, e);
+}
+
 int
 cs_feed_blocks(struct callstack *cs, const struct blks_block *b, size_t n,
     struct error *e)
@@ -1007,7 +1125,7 @@ cs_feed_blocks(struct callstack *cs, const struct blks_block *b, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (t->st.blocks == 0 && b[i].time != TIME_UNKNOWN)
 			t->st.first_ns = b[i].time;
-		if ((rc = on_block(cs, &b[i], e)) < 0)
+		if ((rc = common_block(cs, &b[i], e)) < 0)
 			return rc;
 	}
 	return 0;

@@ -123,12 +123,20 @@ struct cs_inline_run {
  * valid until the next call).  It returns 0 or -ERR_*.  When
  * block is set, the engine asks it instead of insn and inline_runs for
  * blocks; the answers must be the same.
+ *
+ * gen (may be NULL) points at a counter the code moves whenever its
+ * answers may change (new mappings).  With it, the engine keeps the
+ * answers that block marks reuse (out->reuse 1: no runs, and asking
+ * again would change nothing the code reports) and answers those blocks
+ * itself while *gen stays the same: a hot loop then costs no call.  An
+ * implementation that leaves reuse alone never has its answers kept.
  */
 #define CS_MAX_RUNS 64
 
 struct cs_block_info {
 	struct cs_insn end;		/* the last instruction, if end_known */
 	uint8_t end_known;
+	uint8_t reuse;			/* may be kept while *gen holds */
 	uint32_t n_runs;
 	const struct cs_inline_run *runs;
 };
@@ -142,6 +150,7 @@ struct cs_code {
 	    size_t max);
 	int (*block)(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	    uint32_t ninsn, struct cs_block_info *out);
+	const uint64_t *gen;
 };
 
 /* How an edge of a span was (not) observed. */

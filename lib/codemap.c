@@ -62,6 +62,7 @@ struct blk_slot {
 	uint8_t valid, end_known, end_len, end_kind;
 	uint8_t nr;			/* runs; BLK_WALK: walk it each time */
 	uint8_t failed, undecodable;	/* inline_walk_failed, insn_undecodable */
+	uint8_t replay;			/* a hit moves more than blk_hits */
 };
 
 /* The runs of a slot, apart: most blocks have none, and a slot stays 32
@@ -86,6 +87,12 @@ struct codemap {
 	struct blk_runs *bruns;		/* bcache's runs, same index */
 	struct cs_inline_run runs[CS_MAX_RUNS];	/* cb_block's answer */
 	struct codemap_stats st;
+	/* Block cache hits, each one insn lookup and (inlines on, ninsn
+	 * not 0) one inline walk: added in codemap_get_stats, so that a
+	 * hit moves one counter. */
+	uint64_t blk_hits, blk_hits_unwalked;
+	int walks;			/* inline walks are on */
+	uint64_t gen;			/* cs_code.gen: moved by codemap_add */
 };
 
 int
@@ -101,6 +108,7 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return error_set(e, ERR_NOMEM, "code map");
 	m->opt = *opt;
+	m->walks = !opt->no_inline && !opt->no_dwarf;
 	m->snapshot = strdup(opt->snapshot ? opt->snapshot : "");
 	m->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*m->icache));
 	m->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*m->fcache));
@@ -174,6 +182,8 @@ void
 codemap_get_stats(const struct codemap *m, struct codemap_stats *out)
 {
 	*out = m->st;
+	out->insn_lookups += m->blk_hits;
+	out->inline_walks += m->blk_hits - m->blk_hits_unwalked;
 }
 
 /* ----------------------------------------------------------------- */
@@ -296,6 +306,7 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 	mp->pgoff = map->pgoff;
 	m->n_map++;
 	/* New code at known addresses: cached answers may be stale. */
+	m->gen++;
 	memset(m->icache, 0, ((size_t)1 << INSN_CACHE_BITS) *
 	    sizeof(*m->icache));
 	memset(m->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
@@ -603,7 +614,7 @@ block_lookup(struct codemap *m, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	int nr = 0;
 	uint32_t kept = 0;
 
-	if (!m->opt.no_inline && !m->opt.no_dwarf && ninsn > 0)
+	if (m->walks && ninsn > 0)
 		nr = cb_inline_runs(m, pid, ip, end_ip, ninsn, m->runs,
 		    CS_MAX_RUNS);
 	/* Only runs through inlined code count: most blocks have none. */
@@ -633,16 +644,16 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 
 	if (s->valid && s->ip == ip && s->end_ip == end_ip &&
 	    s->ninsn == ninsn && s->pid == pid && s->nr != BLK_WALK) {
-		m->st.inline_walks += !m->opt.no_inline && !m->opt.no_dwarf &&
-		    ninsn > 0;
-		m->st.insn_lookups++;
-		if ((s->failed | s->undecodable) != 0) {
+		m->blk_hits++;
+		if (s->replay) {
+			m->blk_hits_unwalked += !m->walks || ninsn == 0;
 			m->st.inline_walk_failed += s->failed;
 			m->st.insn_undecodable += s->undecodable;
 		}
 		out->end.len = s->end_len;
 		out->end.kind = s->end_kind;
 		out->end_known = s->end_known;
+		out->reuse = (s->failed | s->undecodable) == 0;
 		out->runs = sr->run;
 		out->n_runs = s->nr;
 		return 0;
@@ -659,6 +670,8 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	s->end_kind = out->end.kind;
 	s->failed = (uint8_t)(m->st.inline_walk_failed - failed);
 	s->undecodable = (uint8_t)(m->st.insn_undecodable - undecodable);
+	s->replay = s->failed || s->undecodable || !m->walks || ninsn == 0;
+	out->reuse = (s->failed | s->undecodable) == 0;
 	s->nr = BLK_WALK;
 	if (out->n_runs <= BLK_CACHE_RUNS) {
 		s->nr = (uint8_t)out->n_runs;
@@ -677,6 +690,7 @@ codemap_code(struct codemap *m, struct cs_code *out)
 	out->insn = cb_insn;
 	out->fn = cb_fn;
 	out->block = cb_block;
+	out->gen = &m->gen;
 	if (!m->opt.no_inline && !m->opt.no_dwarf)
 		out->inline_runs = cb_inline_runs;
 }

@@ -11,7 +11,9 @@
  * three so that a hot loop costs a table probe: per instruction, per
  * function, and per block (cs_code.block answers a block's end
  * instruction and inline runs from one probe, replaying the counters its
- * lookups would have moved; every MAP record empties the caches).
+ * lookups would have moved, and marks reuse the answers an engine may
+ * keep, those that replay nothing; every MAP record empties the caches
+ * and moves cs_code.gen).
  *
  * Why Zydis: a call's return address is end_ip plus the call's length, and
  * libipt's struct pt_block gives the length of its last instruction only
@@ -47,6 +49,10 @@ struct codemap_options {
 	int no_dwarf;			/* symbol tables only */
 };
 
+/*
+ * insn_lookups, inline_walks: the questions that reached the code map
+ * (an engine answers the blocks it keeps, cs_code.gen, itself).
+ */
 struct codemap_stats {
 	uint64_t images, images_missing, images_no_symbols;
 	uint64_t insn_lookups, insn_misses, insn_undecodable;
