@@ -63,6 +63,20 @@ le_bytes(const uint8_t *p, unsigned n)
 	return v;
 }
 
+/* A long TNT at p, its 8 bytes there: bits below the stop bit. */
+static inline void
+pkt_tnt64(const uint8_t *p, struct pkt *k)
+{
+	k->kind = PK_TNT;
+	k->size = 8;
+	if ((k->v = le_bytes(p + 2, 6)) == 0) {
+		k->kind = PK_BAD;
+		return;
+	}
+	k->nbits = bsr64(k->v);
+	k->v &= ~(1ull << k->nbits);
+}
+
 static void
 pkt_ext(const uint8_t *p, const uint8_t *end, struct pkt *k)
 {
@@ -76,14 +90,12 @@ pkt_ext(const uint8_t *p, const uint8_t *end, struct pkt *k)
 	}
 	switch (p[1]) {
 	case 0xa3:
-		k->kind = PK_TNT;
-		k->size = 8;
-		if (left < 8 || (k->v = le_bytes(p + 2, 6)) == 0) {
+		if (left < 8) {
 			k->kind = PK_BAD;
+			k->size = 8;
 			return;
 		}
-		k->nbits = bsr64(k->v);
-		k->v &= ~(1ull << k->nbits);
+		pkt_tnt64(p, k);
 		return;
 	case 0x82:
 		k->kind = left >= 16 && memcmp(p, psb, 16) == 0 ? PK_PSB :
@@ -158,6 +170,21 @@ pkt_tnt8(uint8_t b, struct pkt *k)
 
 static const unsigned ip_bytes[8] = { 0, 2, 4, 6, 6, 99, 8, 99 };
 
+/* A TIP, TIP.PGE, TIP.PGD or FUP (kind) at p: its compression and ip. */
+static inline void
+pkt_ip(const uint8_t *p, const uint8_t *end, int kind, struct pkt *k)
+{
+	k->kind = kind;
+	k->ipc = p[0] >> 5;
+	if (ip_bytes[k->ipc] > 8 ||
+	    (size_t)(end - p) < 1 + ip_bytes[k->ipc]) {
+		k->kind = PK_BAD;
+		return;
+	}
+	k->size = 1 + ip_bytes[k->ipc];
+	k->v = le_bytes(p + 1, ip_bytes[k->ipc]);
+}
+
 /* Reads the packet at p (p < end) into *k. */
 static void
 pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
@@ -192,20 +219,12 @@ pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
 		k->v = end - p >= 2 ? p[1] : 0;
 	} else {
 		switch (b & 0x1f) {
-		case 0x0d: k->kind = PK_TIP; break;
-		case 0x11: k->kind = PK_PGE; break;
-		case 0x01: k->kind = PK_PGD; break;
-		case 0x1d: k->kind = PK_FUP; break;
+		case 0x0d: pkt_ip(p, end, PK_TIP, k); break;
+		case 0x11: pkt_ip(p, end, PK_PGE, k); break;
+		case 0x01: pkt_ip(p, end, PK_PGD, k); break;
+		case 0x1d: pkt_ip(p, end, PK_FUP, k); break;
 		default: k->kind = PK_OTHER; return;
 		}
-		k->ipc = b >> 5;
-		if (ip_bytes[k->ipc] > 8 ||
-		    (size_t)(end - p) < 1 + ip_bytes[k->ipc]) {
-			k->kind = PK_BAD;
-			return;
-		}
-		k->size = 1 + ip_bytes[k->ipc];
-		k->v = le_bytes(p + 1, ip_bytes[k->ipc]);
 	}
 }
 
@@ -696,6 +715,17 @@ read_ahead(struct fq *q)
 				pkt_tnt8(b, &q->next);
 				return 0;
 			}
+			/* a TIP or a long TNT ends the read-ahead */
+			if ((b & 0x1f) == 0x0d) {
+				pkt_ip(q->pos, q->end, PK_TIP, &q->next);
+				if (q->next.kind == PK_TIP)
+					return 0;
+			} else if (b == 2 && q->end - q->pos >= 8 &&
+			    q->pos[1] == 0xa3) {
+				pkt_tnt64(q->pos, &q->next);
+				if (q->next.kind == PK_TNT)
+					return 0;
+			}
 		}
 		fetch(q);
 		if (q->next.kind == PK_TNT || q->next.kind == PK_TIP ||
@@ -1161,6 +1191,23 @@ take_cond(struct fworker *w, const struct bb *bb)
 	return 0;
 }
 
+/* take_branch for a return: compressed (a taken bit) or to a TIP. */
+static inline int
+take_return(struct fworker *w)
+{
+	int st, taken;
+
+	if (!tip_next(&w->q)) {
+		if ((st = qry_cond(&w->q, &taken)) < 0 || !taken ||
+		    rs_pop(w, &w->ip) < 0)
+			return FAIL;
+	} else if ((st = qry_indirect(&w->q, &w->ip)) < 0) {
+		return FAIL;
+	}
+	w->status = st;
+	return 0;
+}
+
 /*
  * Takes the branch that ends bb using trace (pt_blk_next_ip): sets w->ip
  * and w->status.  Returns 0 or FAIL.
@@ -1168,20 +1215,13 @@ take_cond(struct fworker *w, const struct bb *bb)
 static inline int
 take_branch(struct fworker *w, const struct bb *bb)
 {
-	int st, taken;
+	int st;
 
 	switch (bb->iclass) {
 	case ptic_cond_jump:
 		return take_cond(w, bb);
 	case ptic_return:
-		if (!tip_next(&w->q)) {
-			if ((st = qry_cond(&w->q, &taken)) < 0 || !taken ||
-			    rs_pop(w, &w->ip) < 0)
-				return FAIL;
-			w->status = st;
-			return 0;
-		}
-		break;
+		return take_return(w);
 	case ptic_call:
 	case ptic_jump:
 		if (bb->flags & BB_DIRECT)
@@ -1496,8 +1536,9 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c, int *held)
 		    ptic_jump) && (bb->flags & BB_DIRECT)) {
 			w->ip = bb->target;
 		} else {
-			/* a jump table for the rest: conditions go around it */
+			/* a jump table for the rest: the common ones go around */
 			if ((bb->iclass == ptic_cond_jump ? take_cond(w, bb) :
+			    bb->iclass == ptic_return ? take_return(w) :
 			    take_branch(w, bb)) < 0)
 				return FAIL;
 			now = fast_now(w);

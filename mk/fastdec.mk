@@ -14,6 +14,13 @@
 # program).  tests/fuzz/mkseeds-ptdec-fast.sh makes the seeds; the bug-*
 # seeds are the fuzzer's finds, kept so that a fix is checked first.
 
+# The walker's loop (lib/ptdec_fast.c, with the encoder inlined from
+# blkstream.h and ptdec.h) runs some 5 % faster at -O3 than at -O2 on the
+# bench snapshot (CPU seconds, best of 9 alternating runs).  Appended, so
+# that -O3 comes after the CFLAGS default; a CFLAGS given on the command
+# line still wins.
+$(BUILD)/lib/ptdec_fast.o: CFLAGS += -O3
+
 FASTDEC_FUZZ := $(DEC_FUZZ_DIR)/fuzz_ptdec_fast
 FASTDEC_FUZZ_OBJS := $(LIB_SRCS:%.c=$(DEC_FUZZ_DIR)/obj/%.o)
 FASTDEC_FUZZ_LIB := $(DEC_FUZZ_DIR)/libptkit-fuzz.a
