@@ -204,7 +204,7 @@ kind_of_iclass(uint8_t iclass)
  * when the bytes cannot be read (in NULL).  A far call is a syscall or an
  * int.
  */
-static void
+static inline __attribute__((always_inline)) void
 set_pending(struct callstack *cs, const struct blks_block *b,
     const struct cs_insn *in, uint64_t time)
 {

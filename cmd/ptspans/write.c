@@ -166,6 +166,25 @@ struct lit {
 	size_t len;
 };
 
+/*
+ * The call_site and entry members of a span, rendered: a program calls
+ * from a few sites most of the time, and two addresses cost more to
+ * format than a probe here.  64 bytes are copied whatever the length.
+ */
+struct site {
+	uint64_t call_site, entry;
+	uint8_t len;			/* 0: empty slot */
+	char s[64];
+};
+
+#define SITE_BITS 9
+#define SITES (1 << SITE_BITS)
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#define SPANS_SCHEMA_STR STRINGIFY(SPANS_SCHEMA)
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), \
+	(p) + sizeof(lit) - 1)
+
 #define BATCH_SPANS 2048
 #define BATCHES 8
 /* An idle formatting thread is woken when this many batches wait (or
@@ -215,6 +234,7 @@ struct span_writer {
 	struct lit start_lit[CS_START_NR + 1], end_lit[CS_END_NR + 1];
 	uint32_t ids_tid, ids_pid;	/* ids_lit renders these */
 	struct lit ids_lit;
+	struct site *site;		/* SITES of them, direct mapped */
 };
 
 static void format_rec(struct span_writer *w, const struct span_rec *r);
@@ -300,7 +320,10 @@ spans_writer_new(FILE *out, int threaded)
 {
 	struct span_writer *w = calloc(1, sizeof(*w));
 
-	if (w == NULL || (w->buf = malloc(WBUF_SIZE)) == NULL) {
+	if (w == NULL || (w->buf = malloc(WBUF_SIZE)) == NULL ||
+	    (w->site = calloc(SITES, sizeof(*w->site))) == NULL) {
+		if (w != NULL)
+			free(w->buf);
 		free(w);
 		return NULL;
 	}
@@ -394,6 +417,7 @@ spans_writer_free(struct span_writer *w)
 		free(w->batch);
 	}
 	free(w->buf);
+	free(w->site);
 	free(w->frag);
 	free(w->arena);
 	free(w);
@@ -417,12 +441,6 @@ writer_room(struct span_writer *w, size_t need)
 	return 0;
 }
 
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
-#define SPANS_SCHEMA_STR STRINGIFY(SPANS_SCHEMA)
-
-#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), \
-	(p) + sizeof(lit) - 1)
 
 static char *
 put_str_or_null(char *p, const char *s)
@@ -557,7 +575,7 @@ put_i64(char *p, int64_t v)
  * all eight at once (a call site or entry per line: a loop per digit
  * was a fifth of the formatting).
  */
-static uint64_t
+static inline uint64_t
 hex8(uint32_t v)
 {
 	uint64_t x = v, nine;
@@ -594,6 +612,28 @@ put_addr(char *p, uint64_t a)
 	p += digits;
 	*p++ = '"';
 	return p;
+}
+
+/* The call_site and entry members (the line buffer has room for 64). */
+static char *
+put_site(char *p, struct span_writer *w, uint64_t call_site, uint64_t entry)
+{
+	uint64_t h = (call_site ^ (entry << 7)) * 0x9e3779b97f4a7c15ull;
+	struct site *st = &w->site[h >> (64 - SITE_BITS)];
+	char *q;
+
+	if (st->len == 0 || st->call_site != call_site ||
+	    st->entry != entry) {
+		q = PUT_LIT(st->s, ",\"call_site\":");
+		q = put_addr(q, call_site);
+		q = PUT_LIT(q, ",\"entry\":");
+		q = put_addr(q, entry);
+		st->len = (uint8_t)(q - st->s);
+		st->call_site = call_site;
+		st->entry = entry;
+	}
+	memcpy(p, st->s, sizeof(st->s));
+	return p + st->len;
 }
 
 static char *
@@ -673,10 +713,7 @@ format_rec(struct span_writer *w, const struct span_rec *s)
 	p = put_i64(p, s->depth);
 	p = PUT_LIT(p, ",\"parent\":");
 	p = s->parent == 0 ? PUT_LIT(p, "null") : put_u64(p, s->parent);
-	p = PUT_LIT(p, ",\"call_site\":");
-	p = put_addr(p, s->call_site);
-	p = PUT_LIT(p, ",\"entry\":");
-	p = put_addr(p, s->entry);
+	p = put_site(p, w, s->call_site, s->entry);
 	p = PUT_LIT(p, ",\"start_ns\":");
 	p = put_u64(p, s->start_ns);
 	p = PUT_LIT(p, ",\"end_ns\":");
