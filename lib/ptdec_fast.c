@@ -703,6 +703,13 @@ read_ahead(struct fq *q)
 		if (q->pos < q->end) {
 			uint8_t b = *q->pos;
 
+			/* a one-byte CYC, the most common packet of all */
+			if ((b & 7) == 3) {
+				if (apply_cyc(q, b >> 3) < 0)
+					return FAIL;
+				q->pos++;
+				continue;
+			}
 			if ((b & 3) == 3) {
 				pkt_cyc(q->pos, q->end, &q->next);
 				if (q->next.kind != PK_CYC ||
