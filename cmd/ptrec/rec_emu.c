@@ -552,7 +552,13 @@ on_signal_pipe(struct recorder *r, struct pending *p)
 	unsigned char c;
 
 	while (read(signal_pipe[0], &c, 1) == 1) {
-		if (r->stopping) {		/* a second one: give up */
+		/*
+		 * A second one gives up; after the last snapshot nothing is
+		 * traced and the plugin answers nothing, so the first ends
+		 * the program (as --control's stop does).
+		 */
+		if (r->stopping || r->done) {
+			r->stopping = 1;
 			spawn_kill(&r->sp, SIGKILL);
 			continue;
 		}

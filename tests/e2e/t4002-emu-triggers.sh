@@ -19,6 +19,17 @@ tail_of() {
 	    awk '{ $(NF-1) = ""; print }' | tr -s ' ' | sed 's/^ //'
 }
 
+# kill_children PID: SIGKILL to PID and its children (what the
+# watchdogs leave behind when ptrec hangs).
+kill_children() {
+	for f in /proc/[0-9]*; do
+		read -r _ _ _ ppid _ <"$f/stat" 2>/dev/null || continue
+		test "$ppid" = "$1" && kill -KILL "${f#/proc/}" 2>/dev/null
+	done
+	kill -KILL "$1" 2>/dev/null
+	:
+}
+
 trigger() {
 	jq -r '.trigger.kind' "$1/manifest.json"
 }
@@ -138,6 +149,19 @@ test_expect_success 'SIGTERM to ptrec: snapshot, then the program ends' '
 	test_eq sigterm "$(trigger snap)" &&
 	jq -e ".target.state == \"running\"" snap/manifest.json &&
 	emu_check_parity snap truth 1 >counts
+'
+test_expect_success 'SIGTERM after the last snapshot ends the program' '
+	ptrec --recorder emu -o snap --max-capture-ms 200 -- "$B" 1000000000 \
+	    2000 >path 2>err &
+	pid=$!
+	# A watchdog: ptrec used to wait for the program forever here.
+	(n=0; while kill -0 $pid 2>/dev/null && test $n -lt 600; do
+		sleep 0.1; n=$((n + 1)); done; kill_children $pid) &
+	n=0 && while ! test -s path && test $n -lt 300; do
+		sleep 0.1; n=$((n + 1)); done &&
+	test_eq max-capture "$(trigger snap)" &&
+	kill -TERM $pid && wait $pid &&
+	test $(wc -l <path) = 1 && ! test -e snap.2
 '
 test_expect_success 'SIGINT while every thread sleeps: the rings as they are' '
 	ptrec --recorder emu -o snap -- /bin/sleep 30 >path 2>err &
