@@ -245,6 +245,19 @@ fake_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	return 0;
 }
 
+/* The same, marking every answer reuse and counting the questions. */
+static uint64_t block_gen, block_calls;
+
+static int
+fake_block_reuse(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	block_calls++;
+	fake_block(ctx, pid, ip, end_ip, ninsn, out);
+	out->reuse = 1;
+	return 0;
+}
+
 static int
 run_code(const struct cs_code *code, size_t max_depth)
 {
@@ -298,6 +311,8 @@ run(size_t max_depth)
 	struct cs_code code = { NULL, fake_insn, fake_fn, NULL, NULL };
 	struct cs_code by_block = { NULL, fake_insn, fake_fn, NULL,
 	    fake_block };
+	struct cs_code kept = { NULL, fake_insn, fake_fn, NULL,
+	    fake_block_reuse, &block_gen };
 	static char want[8192 + 2048 + 64];
 	char have[sizeof(want)];
 	int rc;
@@ -313,8 +328,58 @@ run(size_t max_depth)
 	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
 	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
 	IS_STR(want, have, "asking code.block gives the same history");
+	rc = run_in_runs(&kept, max_depth);
+	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
+	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	IS_STR(want, have, "answers kept by the engine give the same history");
 	nrec = 0;
 	return rc;
+}
+
+/*
+ * A loop of three blocks run 100 times: with reuse marked, code.block is
+ * asked once per distinct block, and again after *gen moves.
+ */
+static void
+test_kept_answers(void)
+{
+	struct cs_code kept = { NULL, fake_insn, fake_fn, NULL,
+	    fake_block_reuse, &block_gen };
+	struct cs_sink sink = { &got, sink_span, sink_gap, sink_event,
+	    sink_end };
+	struct callstack *cs = cs_new(&kept, &sink, 0);
+	struct blks_block b[300];
+	struct error e;
+	size_t n = 0;
+	int rc;
+
+	memset(b, 0, sizeof(b));
+	for (int i = 0; i < 100; i++) {
+		b[n].ip = 0x1000;	/* main: jcc, not taken */
+		b[n].end_ip = 0x1004;
+		b[n].ninsn = 2;
+		b[n++].time = 10 + 3 * (uint64_t)i;
+		b[n].ip = 0x1006;	/* jcc, taken */
+		b[n].end_ip = 0x1006;
+		b[n].ninsn = 1;
+		b[n++].time = 11 + 3 * (uint64_t)i;
+		b[n].ip = 0x1004;	/* jmp back */
+		b[n].end_ip = 0x1005;
+		b[n].ninsn = 1;
+		b[n++].time = 12 + 3 * (uint64_t)i;
+	}
+	block_calls = 0;
+	memset(&got, 0, sizeof(got));
+	thread(0);
+	rc = cs_feed(cs, &recs[nrec - 1], &e);
+	nrec = 0;
+	rc = rc < 0 ? rc : cs_feed_blocks(cs, b, 150, &e);
+	IS_U64(block_calls, 3, "asked once per distinct block");
+	block_gen++;
+	rc = rc < 0 ? rc : cs_feed_blocks(cs, b + 150, 150, &e);
+	IS_U64(block_calls, 6, "asked again after the code changed");
+	IS_INT(rc, 0, "no error");
+	cs_free(cs);
 }
 
 static void
@@ -622,5 +687,6 @@ main(void)
 	test_overflow_gap();
 	test_depth_limit();
 	test_bad_grouping();
+	test_kept_answers();
 	return tap_done();
 }

@@ -21,7 +21,7 @@
 #define PID 7
 
 struct tally {
-	size_t blocks, with_runs, runs, failed, mismatches;
+	size_t blocks, with_runs, runs, failed, mismatches, reused;
 };
 
 /* The questions one by one, as the engine asks them without block. */
@@ -89,6 +89,11 @@ check_block(struct codemap *m, const struct cs_code *code, uint64_t ip,
 	if (code->block(code->ctx, PID, ip, end_ip, n, &hit) != 0)
 		t->mismatches++;
 	counters(m, &f[3], &u[3]);
+	/* Reuse: only when asking again would move no reported counter. */
+	if (miss.reuse != (f[2] == f[1] && u[2] == u[1]) ||
+	    hit.reuse != miss.reuse)
+		t->mismatches++;
+	t->reused += hit.reuse;
 	if (!same_info(&each, &miss) || !same_info(&miss, &hit) ||
 	    f[1] - f[0] != f[2] - f[1] || f[2] - f[1] != f[3] - f[2] ||
 	    u[1] - u[0] != u[2] - u[1] || u[2] - u[1] != u[3] - u[2]) {
@@ -183,6 +188,15 @@ main(void)
 	OK(fns >= 5, "functions found (%zu)", fns);
 	OK(t.with_runs > 0, "some blocks run through inlined code");
 	OK(t.failed >= t.blocks / 2, "the overlong blocks' walks fail");
+	OK(t.reused > 0 && t.reused < t.blocks, "answers marked reuse: "
+	    "those that replay nothing (%zu of %zu)", t.reused, t.blocks);
+	{
+		uint64_t gen = *code.gen;
+
+		map.start = BASE + 0x1000000;
+		IS_INT(codemap_add(m, &map, &e), 0, "a second mapping");
+		OK(*code.gen != gen, "a MAP moves cs_code.gen");
+	}
 	IS_INT((int)t.mismatches, 0, "per block, per question, miss and hit "
 	    "agree: ends, runs and counters");
 	codemap_free(m);
