@@ -343,29 +343,11 @@ ptdec_out_cursor_end(struct ptdec_out *o, const struct ptdec_cursor *c)
 }
 
 /*
- * Encodes a block at c: one ptdec_out_push_final may take (cls from
- * blks_class_byte with no flags, a class that ends at a branch, a known
- * time).  Returns 1, or 0 when the run's bytes are full: end the cursor
- * and push the block with ptdec_out_push_final.
- */
-static inline int
-ptdec_cursor_put(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,
-    uint32_t ninsn, uint64_t cls, uint64_t time)
-{
-	if (c->p > c->last)
-		return 0;
-	c->p = blks_put_block(c->p, ip, end_ip, ninsn, cls, time, c->prev_ip,
-	    c->prev_time);
-	c->prev_ip = end_ip;
-	c->prev_time = time;
-	c->nblk++;
-	c->ninsn += ninsn;
-	return 1;
-}
-
-/*
- * ptdec_cursor_put of a block whose length, instruction count and class
- * byte were packed once (blks_block_rest, not 0).  Same returns.
+ * Encodes a block at c: one ptdec_out_push_final may take (a class that
+ * ends at a branch, no flags, a known time) whose length, instruction
+ * count and class byte were packed once (blks_block_rest, not 0).
+ * Returns 1, or 0 when the run's bytes are full: end the cursor and push
+ * the block with ptdec_out_push_final.
  */
 static inline int
 ptdec_cursor_put_rest(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,

@@ -56,27 +56,61 @@ script_worker_free(void *w)
 	(void)w;
 }
 
-/* The script pushes blocks that end at a branch as final ones. */
+/*
+ * The script pushes blocks that end at a branch as final ones (1), and
+ * through a cursor where it can (2), as ptdec_fast's loop does.
+ */
 static int push_final;
+
+/* A final block through the cursor c, held when *held. */
+static int
+cursor_push(struct ptdec_out *out, struct ptdec_cursor *c, int *held,
+    const struct blks_block *b, struct error *e)
+{
+	uint32_t rest = blks_block_rest(b->ip, b->end_ip, b->ninsn,
+	    (uint64_t)blks_class_byte(b->iclass, 0, b->mode));
+	int rc;
+
+	if (*held && b->time != PTDEC_TIME_UNKNOWN && rest != 0 &&
+	    ptdec_cursor_put_rest(c, b->ip, b->end_ip, b->ninsn, rest,
+	    b->time))
+		return 0;
+	if (*held)
+		ptdec_out_cursor_end(out, c);
+	rc = ptdec_out_push_final(out, b->ip, b->end_ip, b->ninsn, b->iclass,
+	    b->mode, b->time, e);
+	*held = rc == 0 && ptdec_out_cursor_begin(out, c);
+	return rc;
+}
 
 static int
 push_interval(size_t i, size_t n, struct ptdec_out *out, struct error *e)
 {
+	struct ptdec_cursor c = { 0 };
 	struct blks_record ev;
-	int rc;
+	int rc = 0, held = 0;
 
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < n && rc == 0; k++) {
 		struct blks_block b = script_block(i, k);
 
+		if (push_final == 2 && b.iclass != ptic_other) {
+			rc = cursor_push(out, &c, &held, &b, e);
+			continue;
+		}
+		if (held)
+			ptdec_out_cursor_end(out, &c);
+		held = 0;
 		if (push_final && b.iclass != ptic_other)
 			rc = ptdec_out_push_final(out, b.ip, b.end_ip,
 			    b.ninsn, b.iclass, b.mode, b.time, e);
 		else
 			rc = ptdec_out_push_block(out, b.ip, b.end_ip,
 			    b.ninsn, b.iclass, b.flags, b.mode, b.time, e);
-		if (rc < 0)
-			return rc;
 	}
+	if (held)
+		ptdec_out_cursor_end(out, &c);
+	if (rc < 0)
+		return rc;
 	memset(&ev, 0, sizeof(ev));
 	ev.type = BLKS_EVENT;
 	ev.u.event.kind = BLKS_EV_PTWRITE;
@@ -345,6 +379,7 @@ run(const uint8_t *trace, unsigned jobs, size_t chunk_psbs, int batch,
 	rc = ptdec_decode_thread(&script_backend, &cfg, &th, &sink, &end, &e);
 	DIAG("jobs %u, %zu PSBs a chunk, %s, %s", jobs, chunk_psbs,
 	    batch ? "runs of blocks" : "one by one",
+	    final == 2 ? "final blocks through a cursor" :
 	    final ? "final blocks encoded" : "blocks as records");
 	IS_INT(rc, 0, "decodes");
 	if (final) {
@@ -393,6 +428,8 @@ main(void)
 	run(trace, 1, 5, 0, 1, &want);
 	run(trace, 2, 1, 1, 1, &want);
 	run(trace, 3, 4, 0, 1, &want);
+	run(trace, 1, 1, 1, 2, &want);
+	run(trace, 2, 5, 0, 2, &want);
 	free(want.r);
 	return tap_done();
 }
