@@ -307,6 +307,19 @@ test_format_u64(void)
 				DIAG("%s vs %s", got, want);
 		}
 	}
+	/* Pseudo-random values of every magnitude (digits are made in
+	 * lanes of 8: any digit of any lane may go wrong). */
+	for (uint64_t i = 0, r = 1; i < 200000; i++) {
+		uint64_t x;
+
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		x = r >> (i % 64);
+		snprintf(want, sizeof(want), "%" PRIu64, x);
+		n = json_format_u64(got, x);
+		got[n] = '\0';
+		if (strcmp(got, want) != 0 && bad++ == 0)
+			DIAG("%s vs %s", got, want);
+	}
 	for (uint64_t x = 1; x < UINT64_MAX / 3; x = x * 3 + 1) {
 		snprintf(want, sizeof(want), "%" PRIu64, x);
 		n = json_format_u64(got, x);
