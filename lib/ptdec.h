@@ -297,69 +297,77 @@ ptdec_out_push_final(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
  * A backend's loop that pushes many final blocks holds the open run in a
  * cursor: its next byte and delta state stay in registers, where
  * ptdec_out_push_final reloads them from the out for every block (its
- * byte stores may alias anything).  Between ptdec_out_cursor_begin and
- * ptdec_out_cursor_end nothing else may touch the out.
+ * byte stores may alias anything).  While a cursor holds the run (from a
+ * ptdec_out_cursor_begin that returned 1 to ptdec_out_cursor_end) nothing
+ * else may touch the out.
  */
 struct ptdec_cursor {
 	uint8_t *p;			/* where the next block goes */
-	uint8_t *last;			/* the last p with room for a block */
+	size_t left;			/* blocks that surely fit */
+	size_t start;			/* left at begin; 0: holds nothing */
 	uint64_t prev_ip, prev_time;	/* the delta state */
-	uint64_t nblk, ninsn;		/* taken since begin */
+	uint64_t ninsn;			/* taken since begin */
 };
 
 /*
- * Holds the open run in c: 1, or 0 when no run is open (push the next
- * block with ptdec_out_push_final, which opens one when it can, and
- * begin again).
+ * Holds the open run in c: 1, or 0 when no run is open or its bytes are
+ * full (push the next block with ptdec_out_push_final, which opens a run
+ * or makes room when it can, and begin again).
  */
 static inline int
 ptdec_out_cursor_begin(struct ptdec_out *o, struct ptdec_cursor *c)
 {
 	const struct ptdec_run *r = o->run;
 
-	if (r == NULL || o->enc_cap < BLKS_BLOCK_MAX)
+	c->start = c->left = 0;
+	if (r == NULL || o->enc_cap - o->enc_len < 2 * BLKS_BLOCK_MAX)
 		return 0;
+	/* counting blocks at their largest: one compare a block */
+	c->start = c->left = (o->enc_cap - o->enc_len) / BLKS_BLOCK_MAX - 1;
 	c->p = o->enc + o->enc_len;
-	c->last = o->enc + o->enc_cap - BLKS_BLOCK_MAX;
 	c->prev_ip = r->last_ip;
 	c->prev_time = r->last_time;
-	c->nblk = c->ninsn = 0;
+	c->ninsn = 0;
 	return 1;
 }
 
-/* Gives what c took back to the open run. */
+/* Gives what c took back to the open run, if it holds it. */
 static inline void
-ptdec_out_cursor_end(struct ptdec_out *o, const struct ptdec_cursor *c)
+ptdec_out_cursor_end(struct ptdec_out *o, struct ptdec_cursor *c)
 {
 	struct ptdec_run *r = o->run;
-	size_t n = (size_t)(c->p - (o->enc + o->enc_len));
+	size_t n;
 
+	if (c->start == 0)
+		return;
+	n = (size_t)(c->p - (o->enc + o->enc_len));
 	o->enc_len += n;
 	r->len += n;
-	r->nblk += c->nblk;
+	r->nblk += c->start - c->left;
 	r->ninsn += c->ninsn;
 	r->last_ip = c->prev_ip;
 	r->last_time = c->prev_time;
+	c->start = c->left = 0;
 }
 
 /*
  * Encodes a block at c: one ptdec_out_push_final may take (a class that
  * ends at a branch, no flags, a known time) whose length, instruction
  * count and class byte were packed once (blks_block_rest, not 0).
- * Returns 1, or 0 when the run's bytes are full: end the cursor and push
- * the block with ptdec_out_push_final.
+ * Returns 1, or 0 when c holds nothing or no more room: end the cursor
+ * and push the block with ptdec_out_push_final.
  */
 static inline int
 ptdec_cursor_put_rest(struct ptdec_cursor *c, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, uint32_t rest, uint64_t time)
 {
-	if (c->p > c->last)
+	if (c->left == 0)
 		return 0;
+	c->left--;
 	c->p = blks_put_block_rest(c->p, ip, rest, time, c->prev_ip,
 	    c->prev_time);
 	c->prev_ip = end_ip;
 	c->prev_time = time;
-	c->nblk++;
 	c->ninsn += ninsn;
 	return 1;
 }

@@ -1482,26 +1482,23 @@ interval_start(struct fworker *w, uint64_t start)
 }
 
 /*
- * out_final through the cursor c (*held says whether it holds the open
- * run): most blocks are encoded in registers; the others, and those that
- * find the bytes full, go through the out, which may open a run.  Always
- * inline: c stays in registers only while its address goes nowhere.
+ * out_final through the cursor c: most blocks are encoded in registers;
+ * the others, and those that find no room, go through the out, which may
+ * open a run or make room.  Always inline: c stays in registers only
+ * while its address goes nowhere.
  */
 static inline __attribute__((always_inline)) int
-cursor_final(struct fworker *w, struct ptdec_cursor *c, int *held,
-    uint64_t ip, const struct bb *bb, uint64_t time)
+cursor_final(struct fworker *w, struct ptdec_cursor *c, uint64_t ip,
+    const struct bb *bb, uint64_t time)
 {
-	if (*held && time != PTDEC_TIME_UNKNOWN && bb->rest != 0 &&
+	if (time != PTDEC_TIME_UNKNOWN && bb->rest != 0 &&
 	    ptdec_cursor_put_rest(c, ip, bb->end_ip, bb->ninsn, bb->rest,
 	    time))
 		return 0;
-	if (*held)
-		ptdec_out_cursor_end(w->out, c);
-	if (out_final(w, ip, bb, time) < 0) {
-		*held = 0;
+	ptdec_out_cursor_end(w->out, c);
+	if (out_final(w, ip, bb, time) < 0)
 		return FAIL;
-	}
-	*held = ptdec_out_cursor_begin(w->out, c);
+	(void)ptdec_out_cursor_begin(w->out, c);
 	return 0;
 }
 
@@ -1513,7 +1510,7 @@ cursor_final(struct fworker *w, struct ptdec_cursor *c, int *held,
  * the status that ends the loop, or FAIL.
  */
 static int
-run_blocks_held(struct fworker *w, struct ptdec_cursor *c, int *held)
+run_blocks_held(struct fworker *w, struct ptdec_cursor *c)
 {
 	struct fq *q = &w->q;
 	uint64_t now = fast_now(w);
@@ -1553,11 +1550,11 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c, int *held)
 		if (w->status & (ST_EVENT | ST_EOS)) {
 			if ((st = trailing_event(w)) < 0)
 				return FAIL;
-			if (cursor_final(w, c, held, ip, bb, fast_now(w)) < 0)
+			if (cursor_final(w, c, ip, bb, fast_now(w)) < 0)
 				return FAIL;
 			return st;
 		}
-		if (cursor_final(w, c, held, ip, bb, now) < 0)
+		if (cursor_final(w, c, ip, bb, now) < 0)
 			return FAIL;
 	}
 }
@@ -1566,15 +1563,14 @@ static int
 run_blocks(struct fworker *w)
 {
 	struct ptdec_cursor c = { 0 };
-	int held, rc;
+	int rc;
 
 	/* libipt decodes in the mode MODE.exec set: none is an error */
 	if (w->mode != ptem_64bit)
 		return FAIL;
-	held = ptdec_out_cursor_begin(w->out, &c);
-	rc = run_blocks_held(w, &c, &held);
-	if (held)
-		ptdec_out_cursor_end(w->out, &c);
+	(void)ptdec_out_cursor_begin(w->out, &c);
+	rc = run_blocks_held(w, &c);
+	ptdec_out_cursor_end(w->out, &c);
 	return rc;
 }
 

@@ -62,24 +62,24 @@ script_worker_free(void *w)
  */
 static int push_final;
 
-/* A final block through the cursor c, held when *held. */
+/* A final block through the cursor c. */
 static int
-cursor_push(struct ptdec_out *out, struct ptdec_cursor *c, int *held,
+cursor_push(struct ptdec_out *out, struct ptdec_cursor *c,
     const struct blks_block *b, struct error *e)
 {
 	uint32_t rest = blks_block_rest(b->ip, b->end_ip, b->ninsn,
 	    (uint64_t)blks_class_byte(b->iclass, 0, b->mode));
 	int rc;
 
-	if (*held && b->time != PTDEC_TIME_UNKNOWN && rest != 0 &&
+	if (b->time != PTDEC_TIME_UNKNOWN && rest != 0 &&
 	    ptdec_cursor_put_rest(c, b->ip, b->end_ip, b->ninsn, rest,
 	    b->time))
 		return 0;
-	if (*held)
-		ptdec_out_cursor_end(out, c);
+	ptdec_out_cursor_end(out, c);
 	rc = ptdec_out_push_final(out, b->ip, b->end_ip, b->ninsn, b->iclass,
 	    b->mode, b->time, e);
-	*held = rc == 0 && ptdec_out_cursor_begin(out, c);
+	if (rc == 0)
+		(void)ptdec_out_cursor_begin(out, c);
 	return rc;
 }
 
@@ -88,18 +88,16 @@ push_interval(size_t i, size_t n, struct ptdec_out *out, struct error *e)
 {
 	struct ptdec_cursor c = { 0 };
 	struct blks_record ev;
-	int rc = 0, held = 0;
+	int rc = 0;
 
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		struct blks_block b = script_block(i, k);
 
 		if (push_final == 2 && b.iclass != ptic_other) {
-			rc = cursor_push(out, &c, &held, &b, e);
+			rc = cursor_push(out, &c, &b, e);
 			continue;
 		}
-		if (held)
-			ptdec_out_cursor_end(out, &c);
-		held = 0;
+		ptdec_out_cursor_end(out, &c);
 		if (push_final && b.iclass != ptic_other)
 			rc = ptdec_out_push_final(out, b.ip, b.end_ip,
 			    b.ninsn, b.iclass, b.mode, b.time, e);
@@ -107,8 +105,7 @@ push_interval(size_t i, size_t n, struct ptdec_out *out, struct error *e)
 			rc = ptdec_out_push_block(out, b.ip, b.end_ip,
 			    b.ninsn, b.iclass, b.flags, b.mode, b.time, e);
 	}
-	if (held)
-		ptdec_out_cursor_end(out, &c);
+	ptdec_out_cursor_end(out, &c);
 	if (rc < 0)
 		return rc;
 	memset(&ev, 0, sizeof(ev));
