@@ -159,6 +159,7 @@ struct span_rec {
 	int32_t depth;
 	uint8_t start, end, tail_call, async;
 };
+_Static_assert(sizeof(struct span_rec) == 128, "two cache lines a span");
 
 /* A member rendered once, for lines that repeat it. */
 struct lit {
@@ -195,7 +196,7 @@ struct site {
 struct batch {
 	struct span_rec rec[BATCH_SPANS];
 	size_t n;
-};
+} __attribute__((aligned(64)));
 
 /*
  * With a formatting thread, spans travel in batches: the caller fills
@@ -278,8 +279,13 @@ writer_thread(void *arg)
 static int
 writer_start(struct span_writer *w)
 {
-	if ((w->batch = calloc(BATCHES, sizeof(*w->batch))) == NULL)
+	/* Records of 128 bytes on cache lines of their own: each line
+	 * crosses from this core to the formatting thread's once. */
+	if ((w->batch = aligned_alloc(64, BATCHES * sizeof(*w->batch))) ==
+	    NULL)
 		return -1;
+	for (size_t i = 0; i < BATCHES; i++)
+		w->batch[i].n = 0;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cv_full, NULL);
 	pthread_cond_init(&w->cv_free, NULL);
