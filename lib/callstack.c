@@ -807,6 +807,9 @@ on_block(struct callstack *cs, const struct blks_block *b, struct error *e)
 	struct frame *f;
 	int rc;
 
+	/* The thread's first blocks come here (common_block sends them). */
+	if (t->st.blocks == 0 && b->time != TIME_UNKNOWN)
+		t->st.first_ns = b->time;
 	time = rec_time(t, b->time);
 	if ((rc = close_stream_gap(cs, b->ip, time)) < 0)
 		return rc;
@@ -1122,12 +1125,9 @@ cs_feed_blocks(struct callstack *cs, const struct blks_block *b, size_t n,
 	if (n > 0 && !t->open)
 		return error_set(e, ERR_FORMAT, "%s record outside a thread",
 		    blks_type_name(BLKS_BLOCK));
-	for (size_t i = 0; i < n; i++) {
-		if (t->st.blocks == 0 && b[i].time != TIME_UNKNOWN)
-			t->st.first_ns = b[i].time;
+	for (size_t i = 0; i < n; i++)
 		if ((rc = common_block(cs, &b[i], e)) < 0)
 			return rc;
-	}
 	return 0;
 }
 

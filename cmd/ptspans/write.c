@@ -139,8 +139,8 @@ spans_inline_tree(struct inl_tree *t, const struct cs_span *s)
 /* Span lines */
 
 #define WBUF_SIZE ((size_t)1 << 20)
-/* A span line without fn, raw and module: 531 bytes at most, and
- * put_addr writes up to 15 bytes past an address. */
+/* A span line without fn, raw and module: 531 bytes at most; put_site
+ * and put_headed copy fixed sizes, up to 34 bytes past what they keep. */
 #define LINE_MAX_FIXED 640
 
 /* The escaped fn, raw and module members of one function, in the arena. */
@@ -176,6 +176,17 @@ struct site {
 	uint64_t call_site, entry;
 	uint8_t len;			/* 0: empty slot */
 	char s[64];
+};
+
+/*
+ * The leading digits of a number, all but the last four: the ids and
+ * the start and end times of consecutive lines mostly share them.  24
+ * bytes are copied whatever the length.
+ */
+struct num_head {
+	uint64_t head;			/* number / 10^4, 0: none yet */
+	size_t len;
+	char s[24];
 };
 
 #define SITE_BITS 9
@@ -236,6 +247,7 @@ struct span_writer {
 	uint32_t ids_tid, ids_pid;	/* ids_lit renders these */
 	struct lit ids_lit;
 	struct site *site;		/* SITES of them, direct mapped */
+	struct num_head id_head, parent_head, start_head, end_head;
 };
 
 static void format_rec(struct span_writer *w, const struct span_rec *r);
@@ -620,6 +632,26 @@ put_addr(char *p, uint64_t a)
 	return p;
 }
 
+/* A number whose head h may hold (the line buffer has room for 24). */
+static char *
+put_headed(char *p, struct num_head *h, uint64_t v)
+{
+	uint64_t head = v / 10000;
+	unsigned tail = (unsigned)(v - head * 10000);
+
+	if (head == 0)
+		return put_u64(p, v);
+	if (head != h->head) {
+		h->len = json_format_u64(h->s, head);
+		h->head = head;
+	}
+	memcpy(p, h->s, sizeof(h->s));
+	p += h->len;
+	memcpy(p, json_digit_pairs + 2 * (tail / 100), 2);
+	memcpy(p + 2, json_digit_pairs + 2 * (tail % 100), 2);
+	return p + 4;
+}
+
 /* The call_site and entry members (the line buffer has room for 64). */
 static char *
 put_site(char *p, struct span_writer *w, uint64_t call_site, uint64_t entry)
@@ -708,7 +740,7 @@ format_rec(struct span_writer *w, const struct span_rec *s)
 	}
 	p = w->buf + w->n;
 	p = PUT_LIT(p, "{\"v\":" SPANS_SCHEMA_STR ",\"id\":");
-	p = put_u64(p, s->id);
+	p = put_headed(p, &w->id_head, s->id);
 	p = put_lit(p, ids_lit(w, s->tid, s->pid));
 	if (f != NULL) {
 		memcpy(p, w->arena + f->off, f->len);
@@ -718,12 +750,13 @@ format_rec(struct span_writer *w, const struct span_rec *s)
 	p = PUT_LIT(p, ",\"depth\":");
 	p = put_i64(p, s->depth);
 	p = PUT_LIT(p, ",\"parent\":");
-	p = s->parent == 0 ? PUT_LIT(p, "null") : put_u64(p, s->parent);
+	p = s->parent == 0 ? PUT_LIT(p, "null") :
+	    put_headed(p, &w->parent_head, s->parent);
 	p = put_site(p, w, s->call_site, s->entry);
 	p = PUT_LIT(p, ",\"start_ns\":");
-	p = put_u64(p, s->start_ns);
+	p = put_headed(p, &w->start_head, s->start_ns);
 	p = PUT_LIT(p, ",\"end_ns\":");
-	p = put_u64(p, s->end_ns);
+	p = put_headed(p, &w->end_head, s->end_ns);
 	p = PUT_LIT(p, ",\"dur_ns\":");
 	p = put_u64(p, s->end_ns - s->start_ns);
 	p = PUT_LIT(p, ",\"self_ns\":");
