@@ -32,6 +32,12 @@
  * (ring_start when the ring wrapped).  Only allocation failures and sink
  * errors make ptdec_decode_thread() fail.
  *
+ * Blocks that end at a branch, pushed in a row, can travel as encoded
+ * runs (struct ptdec_run): block stream bytes the worker wrote against
+ * the block before them, which the emitter only copies to a sink that
+ * takes them (emit_encoded); the bytes equal what the sink's writer would
+ * have made of the blocks.
+ *
  * Memory: at most 2 x jobs chunks' records are held at once.
  */
 #ifndef PTKIT_PTDEC_H
