@@ -702,7 +702,9 @@ run_free(struct run *r)
  * The stream mostly comes through a pipe from ptdecode: a pipe of
  * 1 MiB (or the most the system allows) instead of 64 KiB means 16
  * times fewer wakeups of either side, each costing tens of
- * microseconds on a VM.  Not a pipe, or refused: nothing changes.
+ * microseconds on a VM (main.c gives stdin a buffer as big, so that
+ * each read takes what the pipe holds).  Not a pipe, or refused:
+ * nothing changes.
  */
 static void
 grow_pipe(FILE *in)
