@@ -168,6 +168,27 @@ struct ptdec_plan {
 };
 
 /*
+ * The most blocks a backend decodes in a row without reading a packet.
+ * Direct branches need no trace, so a decoder in a loop of them (a
+ * program spinning in `for (;;);`, which is `jmp .`) returns blocks for
+ * ever while the next packet is one the loop never asks for (a TNT, a
+ * TIP, an event at an ip the loop never reaches); at the end of the
+ * trace libipt says so and the decode ends.  A path of direct branches
+ * only is deterministic, so one longer than the code's distinct blocks
+ * cycles; the blocks between two packets are such paths joined by at
+ * most 47 branches that take their bits from one cached TNT (a long TNT
+ * holds 47).  No real program's path comes near 65536 (it would be 1360
+ * direct branches in a row between each two of those bits).  Past the
+ * bound (within 63 blocks: ptdec_ipt.c looks every 64 blocks) the native
+ * decoder ends the stretch with a decode_error GAP of text
+ * PTDEC_SPIN_TEXT (error 0: libipt reported none) at the loop and goes on
+ * at the next PSB; the fast decoder gives such an interval to libipt
+ * before it gets there (see ptdec_fast.c).
+ */
+#define PTDEC_SPIN_MAX 65536
+#define PTDEC_SPIN_TEXT "no trace for 65536 blocks: a loop of direct branches"
+
+/*
  * A record time a backend does not know (an interval that failed before
  * its first timing packet): the driver writes the time of the record
  * before it instead, which only it knows across chunks.

@@ -975,7 +975,23 @@ struct fworker {
 	uint64_t now;			/* record time of last_time */
 	uint64_t now_tsc;
 	int now_valid;
+	/* blocks since a packet was read, nearly (FAST_SPIN_MAX) */
+	unsigned spin;
 };
+
+/*
+ * How far the walker goes without reading a packet before it gives the
+ * interval to libipt, which ends a loop of direct branches with a GAP
+ * after PTDEC_SPIN_MAX blocks that read no packet (see ptdec.h).  The
+ * walker counts (in spin) the blocks run_blocks ends at a direct branch
+ * and every blk_next, and starts again at 0 when a packet is read; the
+ * only blocks it does not count are those that take a bit of a TNT read
+ * before, at most 47 since the count started.  So at 64 fewer it gives
+ * up before libipt would: the GAP is always libipt's, and the records
+ * the native decoder's.  Counting costs run_blocks an increment and a
+ * compare at a direct branch only.
+ */
+#define FAST_SPIN_MAX (PTDEC_SPIN_MAX - 64)
 
 /* The current block being built. */
 struct fblock {
@@ -1514,6 +1530,7 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c)
 {
 	struct fq *q = &w->q;
 	uint64_t now = fast_now(w);
+	unsigned spin = w->spin;
 
 	for (;;) {
 		const struct bb *bb = bbcache_get(&w->cache, w->ip);
@@ -1539,6 +1556,8 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c)
 		} else if ((bb->iclass == ptic_call || bb->iclass ==
 		    ptic_jump) && (bb->flags & BB_DIRECT)) {
 			w->ip = bb->target;
+			if (++spin >= FAST_SPIN_MAX)
+				return FAIL;
 		} else {
 			/* a jump table for the rest: the common ones go around */
 			if ((bb->iclass == ptic_cond_jump ? take_cond(w, bb) :
@@ -1546,8 +1565,10 @@ run_blocks_held(struct fworker *w, struct ptdec_cursor *c)
 			    take_branch(w, bb)) < 0)
 				return FAIL;
 			now = fast_now(w);
+			spin = 0;	/* each of those read a packet */
 		}
 		if (w->status & (ST_EVENT | ST_EOS)) {
+			w->spin = spin;
 			if ((st = trailing_event(w)) < 0)
 				return FAIL;
 			if (cursor_final(w, c, ip, bb, fast_now(w)) < 0)
@@ -1579,10 +1600,13 @@ static int
 fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
 {
 	struct fblock b;
+	const uint8_t *pos;
 	int status, stopped = 0;
 
 	if ((status = interval_start(w, start)) < 0)
 		return FAIL;
+	w->spin = 0;
+	pos = w->q.pos;
 	for (;;) {
 		if ((status = drain_events(w, stop, status, &stopped)) < 0)
 			return FAIL;
@@ -1590,11 +1614,20 @@ fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
 			return 0;
 		if (status & ST_EOS)
 			return 0;
+		/* a packet read since the last turn: no loop so far */
+		if (w->q.pos != pos) {
+			pos = w->q.pos;
+			w->spin = 0;
+		}
 		if (!w->process_event && w->enabled) {
 			if ((status = run_blocks(w)) < 0)
 				return FAIL;
+			pos = w->q.pos;		/* it counted its own */
 			continue;
 		}
+		/* walking to an event's ip, which a loop may never reach */
+		if (++w->spin >= FAST_SPIN_MAX)
+			return FAIL;
 		if ((status = blk_next(w, &b)) < 0)
 			return FAIL;
 		if (b.ninsn > 0 && push_block(w, &b) < 0)

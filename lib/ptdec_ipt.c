@@ -388,21 +388,78 @@ ipt_error_gap(struct ipt_worker *w, uint64_t stop, int err, uint64_t ip,
 	    e);
 }
 
+/*
+ * A decoder that returns PTDEC_SPIN_MAX blocks in a row without reading
+ * a packet walks a loop of direct branches (see ptdec.h): the stretch
+ * ends with a GAP like a decoder error, at the loop, and decoding goes
+ * on at the next PSB.
+ *
+ * The query decoder's offset moves with every packet read, and only
+ * forward, so it is looked at every IPT_SPIN_STEP blocks, not at every
+ * one (a call into libipt at every block showed in the bench): a stretch
+ * ends after PTDEC_SPIN_MAX blocks counted from the first look that saw
+ * its offset, PTDEC_SPIN_MAX to PTDEC_SPIN_MAX + IPT_SPIN_STEP - 1
+ * blocks that read no packet.  The count starts again after events.
+ */
+#define IPT_SPIN_STEP 64
+
+struct ipt_spin {
+	uint64_t off;		/* the offset at the last look */
+	unsigned n;		/* blocks since the last look or events */
+	unsigned blocks;	/* blocks counted with off the same */
+};
+
+static void
+ipt_spin_reset(struct ipt_worker *w, struct ipt_spin *sp)
+{
+	sp->off = ipt_offset(w);
+	sp->n = sp->blocks = 0;
+}
+
+/* At every IPT_SPIN_STEP-th block: whether the walk is a loop. */
+static int
+ipt_spinning(struct ipt_worker *w, struct ipt_spin *sp)
+{
+	uint64_t off = ipt_offset(w);
+
+	if (off != sp->off) {
+		sp->off = off;
+		sp->blocks = 0;
+		return 0;
+	}
+	sp->blocks += IPT_SPIN_STEP;
+	return sp->blocks >= PTDEC_SPIN_MAX;
+}
+
+static int
+ipt_spin_gap(struct ipt_worker *w, uint64_t stop, struct ptdec_out *out,
+    struct error *e)
+{
+	uint64_t off = ipt_offset(w);
+
+	return push_gap(w, BLKS_GAP_DECODE_ERROR, w->last_ip, off,
+	    stop > off ? stop - off : 0, 0, PTDEC_SPIN_TEXT, out, e);
+}
+
 /* Decodes from the PSB at start until the decoder reads past stop. */
 static int
 ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
     struct ptdec_out *out, struct error *e)
 {
 	struct pt_block b;
+	struct ipt_spin sp;
 	int status, fatal = 0, rc;
 
 	w->last_ip = 0;
 	w->time = PTDEC_TIME_UNKNOWN;
 	status = pt_blk_sync_set(w->dec, start);
+	ipt_spin_reset(w, &sp);
 	for (;;) {
-		if (status >= 0)
+		if (status >= 0 && (status & pts_event_pending)) {
 			status = ipt_drain_events(w, stop, status, out, e,
 			    &fatal);
+			ipt_spin_reset(w, &sp);
+		}
 		if (status == IPT_STOP)
 			return fatal;
 		if (status < 0)
@@ -416,6 +473,8 @@ ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
 		if (status < 0)
 			return ipt_error_gap(w, stop, status,
 			    b.ninsn == 0 ? b.ip : 0, out, e);
+		if (++sp.n % IPT_SPIN_STEP == 0 && ipt_spinning(w, &sp))
+			return ipt_spin_gap(w, stop, out, e);
 	}
 }
 

@@ -66,9 +66,12 @@ struct images {
 
 /*
  * libipt's block decoder follows direct branches without trace: in a loop
- * of them (a spin loop, or a fuzzed ring that walks into one) it emits
- * blocks for ever.  A decode stops at MAX_RECORDS; an input the native
- * decoder does not finish is not compared.
+ * of them (a spin loop, or a fuzzed ring that walks into one) it would
+ * emit blocks for ever; both backends end such a stretch after
+ * PTDEC_SPIN_MAX blocks with a GAP (ptdec.h), so a decode ends, but an
+ * input may still hold many such stretches.  A decode stops at
+ * MAX_RECORDS, to keep runs short; an input the native decoder does not
+ * finish is not compared.
  */
 #define MAX_RECORDS 200000
 
