@@ -7,11 +7,13 @@
  *   0x401003: ret             c3
  *
  * A direct jump needs no trace, so once the decoder is at 0x401000 and
- * the next packet does not stop it there (the trace ends, the next
- * event's ip is never reached), libipt's block decoder returns the same
- * one-instruction block without reading a packet.  Both decoders give
+ * the next packet does not stop it there (a TIP or TNT the loop never
+ * asks for, an event whose ip it never reaches), libipt's block decoder
+ * returns the same one-instruction block without reading a packet.  Both decoders give
  * up after PTDEC_SPIN_MAX such blocks with a decode_error GAP and go on
- * at the next PSB.  The streams are made here with libipt's encoder; each
+ * at the next PSB: after a TIP the loop never asks for, a stray TNT, a
+ * FUP at an ip it never reaches; where the trace ends in the loop the
+ * decode just ends.  The streams are made here with libipt's encoder; each
  * decode runs under an alarm, so a decoder that spins fails the test
  * instead of hanging it.
  *
@@ -287,7 +289,7 @@ check_gap(const char *what, const struct blks_record *r, uint64_t off,
 	    "no trace for 65536 blocks: a loop of direct branches",
 	    "%s: its text", what);
 	IS_U64(r->u.gap.ip, SPIN, "%s: at the loop", what);
-	IS_U64(r->u.gap.offset, off, "%s: where the next packet is", what);
+	IS_U64(r->u.gap.offset, off, "%s: where libipt stopped reading", what);
 	IS_U64(r->u.gap.bytes_skipped, skipped, "%s: %llu bytes skipped",
 	    what, (unsigned long long)skipped);
 	IS_INT(r->u.gap.errcode, 0, "%s: libipt reported no error", what);
@@ -400,6 +402,60 @@ check_resync(const struct ptdec_images *im)
 	}
 	IS_U64(n.end.c[BLKS_C_PSBS], 2, "resync: both PSBs decoded");
 	check_same("resync", im, &n, s.buf, len);
+	recs_free(&n);
+}
+
+/*
+ * An asynchronous disable at an ip the loop never reaches (the FUP of a
+ * corrupt trace): the nop and ret go to the loop, where the decoder walks
+ * to the FUP's ip, reading ahead into the next PSB+ (the GAP's offset is
+ * its PSBEND, past the interval: no bytes skipped).  The count starts
+ * at the first look after the ret read its TIP, 63 blocks into the loop.
+ * Decoding goes on at the next PSB+: at the nop again, and tracing stops
+ * at the loop.
+ */
+static void
+check_fup(const struct ptdec_images *im)
+{
+	const size_t loop = PTDEC_SPIN_MAX + 63;
+	struct recs n;
+	struct enc s;
+	uint64_t psbend;
+	size_t len;
+
+	enc_begin(&s);
+	emit_psb(&s, 1000000, NOP);
+	emit_ip(&s, ppt_tip, pt_ipc_sext_48, SPIN);
+	emit_ip(&s, ppt_fup, pt_ipc_sext_48, RET);
+	emit_ip(&s, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	emit_psb(&s, 2000000, NOP);
+	psbend = enc_off(&s) - 2;
+	emit_ip(&s, ppt_tip, pt_ipc_sext_48, SPIN);
+	emit_ip(&s, ppt_tip_pgd, pt_ipc_sext_48, SPIN);
+	len = enc_end(&s);
+	OK(len > 0, "fup: a %zu-byte stream", len);
+	IS_INT(decode(&n, &ptdec_backend_libipt, im, s.buf, len, SIZE_MAX, 1),
+	    0, "fup: native decoder ends");
+	IS_U64(n.nr, 1 + loop + 3, "fup: block, loop, gap, block, event");
+	if (n.nr == 1 + loop + 3) {
+		const struct blks_record *r = &n.r[0];
+
+		OK(r->type == BLKS_BLOCK && r->u.block.ip == NOP &&
+		    r->u.block.end_ip == RET && r->u.block.ninsn == 2,
+		    "fup: the nop and ret");
+		OK(spin_blocks(&n, 1, 1 + loop),
+		    "fup: then %zu blocks of the loop's jmp", loop);
+		check_gap("fup", &n.r[1 + loop], psbend, 0);
+		r = &n.r[2 + loop];
+		OK(r->type == BLKS_BLOCK && r->u.block.ip == NOP &&
+		    r->u.block.end_ip == RET && r->u.block.ninsn == 2,
+		    "fup: the nop and ret again from the next PSB");
+		r++;
+		OK(r->type == BLKS_EVENT && r->u.event.kind ==
+		    BLKS_EV_DISABLED && r->u.event.ip == SPIN,
+		    "fup: and tracing stops at the loop");
+	}
+	check_same("fup", im, &n, s.buf, len);
 	recs_free(&n);
 }
 
@@ -528,6 +584,7 @@ main(int argc, char *argv[])
 	    "the text says the bound");
 	check_tip(&im);
 	check_resync(&im);
+	check_fup(&im);
 	check_ends(&im);
 	ptdec_images_fini(&im);
 	unlink(path);
