@@ -32,6 +32,7 @@ struct ipt_worker {
 	uint64_t time;		/* last time, ns, or PTDEC_TIME_UNKNOWN */
 	uint64_t last_tsc;	/* the TSC time was computed from */
 	uint64_t last_ip;	/* last ip known */
+	uint8_t last_class;	/* of the last block pushed */
 	struct class_slot classes[CLASS_CACHE];
 };
 
@@ -178,7 +179,7 @@ push_block(struct ipt_worker *w, const struct pt_block *b,
 	r.u.block.ip = b->ip;
 	r.u.block.end_ip = b->end_ip;
 	r.u.block.ninsn = b->ninsn;
-	r.u.block.iclass = ipt_block_class(w, b);
+	r.u.block.iclass = w->last_class = ipt_block_class(w, b);
 	r.u.block.flags = (uint8_t)((b->speculative ? BLKS_BLOCK_SPECULATIVE :
 	    0) | (b->truncated ? BLKS_BLOCK_TRUNCATED : 0));
 	r.u.block.mode = (uint8_t)b->mode;
@@ -394,12 +395,16 @@ ipt_error_gap(struct ipt_worker *w, uint64_t stop, int err, uint64_t ip,
  * ends with a GAP like a decoder error, at the loop, and decoding goes
  * on at the next PSB.
  *
- * The query decoder's offset moves with every packet read, and only
- * forward, so it is looked at every IPT_SPIN_STEP blocks, not at every
- * one (a call into libipt at every block showed in the bench): a stretch
- * ends after PTDEC_SPIN_MAX blocks counted from the first look that saw
- * its offset, PTDEC_SPIN_MAX to PTDEC_SPIN_MAX + IPT_SPIN_STEP - 1
- * blocks that read no packet.  The count starts again after events.
+ * The blocks counted are those that end at a branch (the driver's
+ * records), not libipt's pieces of them: where libipt cuts a run
+ * depends on its block cache, which the decodes of a process share, and
+ * the records must not.  The query decoder's offset moves with every
+ * packet read, and only forward, so it is looked at every IPT_SPIN_STEP
+ * counted blocks, not at every one (a call into libipt at every block
+ * showed in the bench): a stretch ends after PTDEC_SPIN_MAX blocks
+ * counted from the first look that saw its offset, PTDEC_SPIN_MAX to
+ * PTDEC_SPIN_MAX + IPT_SPIN_STEP - 1 blocks that read no packet.  The
+ * count starts again after events.
  */
 #define IPT_SPIN_STEP 64
 
@@ -473,7 +478,8 @@ ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
 		if (status < 0)
 			return ipt_error_gap(w, stop, status,
 			    b.ninsn == 0 ? b.ip : 0, out, e);
-		if (++sp.n % IPT_SPIN_STEP == 0 && ipt_spinning(w, &sp))
+		if (b.ninsn > 0 && w->last_class != ptic_other &&
+		    ++sp.n % IPT_SPIN_STEP == 0 && ipt_spinning(w, &sp))
 			return ipt_spin_gap(w, stop, out, e);
 	}
 }

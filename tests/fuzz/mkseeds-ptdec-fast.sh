@@ -3,8 +3,9 @@
 # pieces of real emu rings of the static fixtures: one PSB interval, two
 # in a row, an interval entered mid-way.  Each seed is the image byte (the
 # fixture's place in mk/fastdec.mk's FASTDEC_FUZZ_FIX, from 1), the
-# configuration byte (0: as emu records), then the ring piece.  And a few
-# random programs for the fuzzer's packet generator.
+# configuration byte (0: as emu records), then the ring piece.  A ring
+# that spins in a loop of direct branches.  And a few random programs for
+# the fuzzer's packet generator.
 #
 #   PTKIT_BUILD=build-x PATH=build-x/bin:$PATH sh tests/fuzz/mkseeds-ptdec-fast.sh DIR
 set -eu
@@ -68,6 +69,18 @@ cut_seeds branchy-filter 1 --filter dispatch -- "$fix/branchy.static" 1 100
 cut_seeds signals 2 -- "$fix/signals.static" 3000
 cut_seeds threads 3 -- "$fix/threads.static"
 cut_seeds segvjmp 4 -- "$fix/segvjmp.static"
+
+# A loop of direct branches (abort's hlt; jmp) entered with a TIP after
+# it that it never asks for: both decoders end it with a GAP after 65536
+# blocks (tests/unit/t_ptdec_spin.c writes the ring).
+loop=$(objdump -d --no-show-raw-insn "$fix/branchy.static" | awk '
+	$2 == "hlt" { h = $1; sub(":", "", h); next }
+	$2 == "jmp" && $3 == h { print h; exit }
+	{ h = "" }')
+{
+	printf '\001\000'
+	"$PTKIT_BUILD/tests/unit/t_ptdec_spin" --ring "$loop"
+} >"$out/spin-loop"
 
 # Programs for the packet generator (byte 0 bit 7): random, every image.
 for i in 0 1 2 3 4 5 6 7; do

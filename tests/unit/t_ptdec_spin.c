@@ -19,7 +19,9 @@
  *
  * `t_ptdec_spin PERF_DATA LOOP_IP` instead writes such a stream over the
  * first thread's trace in a snapshot's perf.data, for
- * tests/e2e/t5002-spin-loop.sh (see patch_snapshot).
+ * tests/e2e/t5002-spin-loop.sh (see patch_snapshot); `t_ptdec_spin
+ * --ring LOOP_IP` writes it to standard output (a fuzz seed, see
+ * tests/fuzz/mkseeds-ptdec-fast.sh).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -502,12 +504,33 @@ check_ends(const struct ptdec_images *im)
 }
 
 /*
+ * A trace for the loop of direct branches at loop_ip in a real program:
+ * tracing enabled there, a TIP the loop never asks for, then PSB+ at the
+ * loop and tracing off there.  Sets *tip and *psb to the offsets of the
+ * TIP and of the second PSB.  Returns its length, 0 if encoding failed.
+ */
+static size_t
+spin_ring(struct enc *s, uint64_t loop_ip, uint64_t *tip, uint64_t *psb)
+{
+	enc_begin(s);
+	emit_psb(s, 1000000000000ULL, 0);
+	emit_mode(s);
+	emit_ip(s, ppt_tip_pge, pt_ipc_sext_48, loop_ip);
+	*tip = enc_off(s);
+	emit_ip(s, ppt_tip, pt_ipc_sext_48, loop_ip + 0x1000);
+	for (int i = 0; i < 64; i++)
+		emit_type(s, ppt_pad);
+	*psb = enc_off(s);
+	emit_psb(s, 1000000001000ULL, loop_ip);
+	emit_ip(s, ppt_tip_pgd, pt_ipc_sext_48, loop_ip);
+	return enc_end(s);
+}
+
+/*
  * Overwrites the trace of perf.data's first AUXTRACE queue, every byte
- * (its length stays), with: tracing enabled at loop_ip (a loop of direct
- * branches in the snapshot's code), a TIP the loop never asks for, then
- * PSB+ at the loop and tracing off there; PAD packets fill the rest.
- * Prints the offsets of the TIP and of the second PSB in the trace.
- * Returns 0 or 1.
+ * (its length stays), with spin_ring(loop_ip); PAD packets fill the
+ * rest.  Prints the offsets of the TIP and of the second PSB in the
+ * trace.  Returns 0 or 1.
  */
 static int
 patch_snapshot(const char *path, uint64_t loop_ip)
@@ -521,18 +544,8 @@ patch_snapshot(const char *path, uint64_t loop_ip)
 	FILE *f;
 	int ok = 1;
 
-	enc_begin(&s);
-	emit_psb(&s, 1000000000000ULL, 0);
-	emit_mode(&s);
-	emit_ip(&s, ppt_tip_pge, pt_ipc_sext_48, loop_ip);
-	tip = enc_off(&s);
-	emit_ip(&s, ppt_tip, pt_ipc_sext_48, loop_ip + 0x1000);
-	for (int i = 0; i < 64; i++)
-		emit_type(&s, ppt_pad);
-	psb = enc_off(&s);
-	emit_psb(&s, 1000000001000ULL, loop_ip);
-	emit_ip(&s, ppt_tip_pgd, pt_ipc_sext_48, loop_ip);
-	if ((len = enc_end(&s)) == 0 || perfdata_read(&pd, path, &e) < 0 ||
+	if ((len = spin_ring(&s, loop_ip, &tip, &psb)) == 0 ||
+	    perfdata_read(&pd, path, &e) < 0 ||
 	    pd->nr_queues == 0 || (f = fopen(path, "r+b")) == NULL) {
 		fprintf(stderr, "t_ptdec_spin: %s: cannot patch\n", path);
 		perfdata_free(pd);
@@ -570,6 +583,15 @@ main(int argc, char *argv[])
 	struct error e;
 	int fd;
 
+	if (argc == 3 && strcmp(argv[1], "--ring") == 0) {
+		struct enc s;
+		uint64_t tip, psb;
+		size_t len = spin_ring(&s, strtoull(argv[2], NULL, 16), &tip,
+		    &psb);
+
+		return len == 0 || fwrite(s.buf, 1, len, stdout) != len ||
+		    fflush(stdout) != 0;
+	}
 	if (argc == 3)
 		return patch_snapshot(argv[1], strtoull(argv[2], NULL, 16));
 	if ((fd = mkstemp(path)) < 0 || write(fd, code, sizeof(code)) != (ssize_t)sizeof(code))
