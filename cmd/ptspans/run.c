@@ -682,11 +682,12 @@ read_all(struct run *r)
 static void
 run_free(struct run *r)
 {
+	/* Its thread may still be writing spans.jsonl (an error path). */
+	spans_writer_free(r->sw);
 	for (int i = 0; i < F_NR; i++)
 		if (r->f[i] != NULL && r->f[i] != stdout)
 			fclose(r->f[i]);
 	spanidx_writer_free(r->ix);
-	spans_writer_free(r->sw);
 	remove_tmp(r);
 	cs_free(r->cs);
 	codemap_free(r->cm);
