@@ -41,7 +41,12 @@ for v in "" .static; do
 		emu_check_parity snap truth 1 >counts &&
 		n=\$(jq '.threads | length' snap/manifest.json) &&
 		test \$n -ge 3 && test \$(wc -l <counts) = \$n &&
-		jq -e '.trigger.kind == \"symbol\"' snap/manifest.json
+		jq -e '.trigger.kind == \"symbol\"' snap/manifest.json || {
+			# What failed, in the log (seen under SANITIZE only).
+			cat err counts
+			jq -c '[.trigger, (.threads | length)]' snap/manifest.json
+			false
+		}
 	"
 
 	test_expect_success "signals$v: handlers at syscalls and timer ticks" "
