@@ -173,19 +173,18 @@ static int
 push_block(struct ipt_worker *w, const struct pt_block *b,
     struct ptdec_out *out, struct error *e)
 {
-	struct blks_record r;
-
-	r.type = BLKS_BLOCK;
-	r.u.block.ip = b->ip;
-	r.u.block.end_ip = b->end_ip;
-	r.u.block.ninsn = b->ninsn;
-	r.u.block.iclass = w->last_class = ipt_block_class(w, b);
-	r.u.block.flags = (uint8_t)((b->speculative ? BLKS_BLOCK_SPECULATIVE :
+	uint8_t iclass = w->last_class = ipt_block_class(w, b);
+	uint8_t flags = (uint8_t)((b->speculative ? BLKS_BLOCK_SPECULATIVE :
 	    0) | (b->truncated ? BLKS_BLOCK_TRUNCATED : 0));
-	r.u.block.mode = (uint8_t)b->mode;
-	r.u.block.time = ipt_now(w);
+
 	w->last_ip = b->end_ip;
-	return ptdec_out_push(out, &r, e);
+	/* A block that ends at a branch is final: encoded here, as the fast
+	 * walker's are, not by the one thread that writes. */
+	if (flags == 0 && iclass != ptic_error && iclass != ptic_other)
+		return ptdec_out_push_final(out, b->ip, b->end_ip, b->ninsn,
+		    iclass, (uint8_t)b->mode, ipt_now(w), e);
+	return ptdec_out_push_block(out, b->ip, b->end_ip, b->ninsn, iclass,
+	    flags, (uint8_t)b->mode, ipt_now(w), e);
 }
 
 static int
