@@ -1,30 +1,13 @@
 /* output: see output.h. */
 #include "output.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "pipebuf.h"
 #include "ptdec.h"
-
-/* The largest pipe buffer an unprivileged process may ask for (Linux). */
-#define PIPE_WANT (1024 * 1024)
-
-/*
- * A pipe to the next tool (ptspans) with a larger buffer: fewer wake-ups
- * on both sides of it.  Refused (a lower pipe-max-size) changes nothing.
- */
-static void
-widen_pipe(int fd)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
-		(void)fcntl(fd, F_SETPIPE_SZ, PIPE_WANT);
-}
 
 int
 output_open_header(struct output *out, int format,
@@ -34,7 +17,7 @@ output_open_header(struct output *out, int format,
 	out->format = format;
 	progress_init(&out->prog, stderr, -1);
 	if (format == OUTPUT_BLOCKS) {
-		widen_pipe(STDOUT_FILENO);
+		pipebuf_widen(STDOUT_FILENO, PIPEBUF_WANT);
 		return blks_writer_open_fd(&out->w, STDOUT_FILENO, h, e);
 	}
 	jsonw_init(&out->j, stdout);

@@ -6,7 +6,6 @@
  * written into a temporary directory beside DIR and renamed into place.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <nettle/sha2.h>
@@ -19,6 +18,7 @@
 #include "codemap.h"
 #include "manifest.h"
 #include "mkpath.h"
+#include "pipebuf.h"
 #include "report.h"
 #include "spanidx.h"
 #include "spans.h"
@@ -697,33 +697,6 @@ run_free(struct run *r)
 	free(r->cov);
 }
 
-#define PIPE_SIZE (1 << 20)
-
-/*
- * The stream mostly comes through a pipe from ptdecode: a pipe of
- * 1 MiB (or the most the system allows) instead of 64 KiB means 16
- * times fewer wakeups of either side, each costing tens of
- * microseconds on a VM (main.c gives stdin a buffer as big, so that
- * each read takes what the pipe holds).  Not a pipe, or refused:
- * nothing changes.
- */
-static void
-grow_pipe(FILE *in)
-{
-	struct stat sb;
-	FILE *f;
-	int fd = fileno(in), max = 0;
-
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISFIFO(sb.st_mode) ||
-	    fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE) >= 0)
-		return;
-	if ((f = fopen("/proc/sys/fs/pipe-max-size", "re")) == NULL)
-		return;
-	if (fscanf(f, "%d", &max) == 1 && max > 0 && max < PIPE_SIZE)
-		(void)fcntl(fd, F_SETPIPE_SZ, max);
-	fclose(f);
-}
-
 int
 spans_run(const struct spans_options *o, FILE *in)
 {
@@ -734,7 +707,8 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.o = o;
 	r.cleanup_slot = -1;
 	r.next_inline_id = 1;
-	grow_pipe(in);
+	/* main.c gives stdin a buffer as big: a read takes what it holds. */
+	pipebuf_widen(fileno(in), PIPEBUF_WANT);
 	if (blks_reader_open(&r.rd, in, "stdin", &r.err) < 0) {
 		report_error(tool, "stdin", &r.err, "expected a block stream "
 		    "(ptdecode's output)");
