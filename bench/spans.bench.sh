@@ -41,12 +41,16 @@ ptrec --recorder emu -o "$dir/snap" --aux-bytes 32M -- "$prog" "$rounds" \
     "$iters" >/dev/null 2>"$dir/rec.err"
 ptdecode "$dir/snap" >"$dir/blocks" 2>"$dir/sum"
 echo "spans: emu snapshot of branchy $rounds $iters, 32 MiB ring:" \
-    "$(sed 's/^ptdecode: [^:]*: //' "$dir/sum")"
+    "$(sed 's/^ptdecode: [^:]*: //' "$dir/sum" | paste -sd ';' -)"
 
-# run NAME ARGS...: one timed ptspans run into $dir/NAME.
+# run NAME ARGS...: one timed ptspans run into $dir/NAME.  The output of
+# the run before is deleted and the page cache written back first: -o
+# writes gigabytes, and their writeback would otherwise land in the next
+# run's system time.
 run() {
 	name=$1
 	shift
+	sync
 	/usr/bin/time -f '%e %U %S %M' -o "$dir/$name.time" \
 	    ptspans -o "$dir/$name" "$@" <"$dir/blocks" >/dev/null
 	read -r wall user sys rss <"$dir/$name.time"
@@ -60,6 +64,8 @@ run() {
 		    "%.2f s CPU, %.0f spans/s, %.0f blocks/s, " \
 		    "peak %.1f MiB\n", n, sp, b, w, u + s, sp / w, b / w,
 		    r / 1024 }'
+	echo "spans=$spans blocks=$blocks" >"$dir/$name.counts"
+	rm -rf "${dir:?}/$name"
 }
 
 run inline
@@ -67,11 +73,11 @@ run no-inline --no-inline
 
 # The stream alone, span lines to /dev/null; the counts are the inline
 # run's (the same stream, the same spans).
+sync
 /usr/bin/time -f '%e %U %S %M' -o "$dir/stdout.time" \
     ptspans <"$dir/blocks" >/dev/null
 read -r wall user sys rss <"$dir/stdout.time"
-spans=$(sed -n 's/.*"spans":\([0-9]*\).*/\1/p' "$dir/inline/manifest.json")
-blocks=$(sed -n 's/.*"blocks":\([0-9]*\).*/\1/p' "$dir/inline/manifest.json")
+. "$dir/inline.counts"
 mib=$(($(wc -c <"$dir/blocks") / 1048576))
 awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v sp="$spans" \
     -v b="$blocks" -v m="$mib" 'BEGIN {
