@@ -8,7 +8,8 @@
  *
  * Thread safety: symcache_get() may be called from any number of threads
  * at once; two threads asking for the same image wait for one load.  The
- * tables it returns are immutable (see symtab.h) and need no locking.
+ * tables it returns need no locking by their users: what they read on
+ * demand they read under a lock of their own (see symtab.h).
  */
 #ifndef PTKIT_SYMCACHE_H
 #define PTKIT_SYMCACHE_H

@@ -398,57 +398,79 @@ make_group(struct symtab *st, struct sym *s, const struct rawsym *g,
 }
 
 static int
-build_segs(struct symtab *st)
+build_segs(const struct sym *syms, size_t n_syms, struct range_seg **segs,
+    size_t *n_segs)
 {
 	struct range_in *in;
 	size_t i;
 	int rc;
 
-	in = malloc((st->n_syms + 1) * sizeof(*in));
+	in = malloc((n_syms + 1) * sizeof(*in));
 	if (in == NULL)
 		return -ERR_NOMEM;
-	for (i = 0; i < st->n_syms; i++) {
-		in[i].lo = st->syms[i].addr;
-		in[i].hi = st->syms[i].addr + st->syms[i].size;
+	for (i = 0; i < n_syms; i++) {
+		in[i].lo = syms[i].addr;
+		in[i].hi = syms[i].addr + syms[i].size;
 		if (in[i].hi < in[i].lo)
 			in[i].hi = UINT64_MAX;
 		in[i].idx = (uint32_t)i;
 		in[i].order = (uint32_t)i;
 	}
-	free(st->segs);
-	st->segs = NULL;
-	rc = segs_build(in, st->n_syms, &st->segs, &st->n_segs);
+	rc = segs_build(in, n_syms, segs, n_segs);
 	free(in);
 	return rc;
 }
 
 int
-symtab_finish_syms(struct symtab *st, struct symbuild *b, struct error *e)
+symtab_build_syms(struct symtab *st, struct symbuild *b, struct sym **out,
+    size_t *n_out, struct range_seg **segs, size_t *n_segs)
 {
 	struct sym *syms;
 	size_t i, j, n = 0;
 	uint64_t next;
 
+	*out = NULL;
+	*segs = NULL;
+	*n_out = *n_segs = 0;
 	if (b->n > 0)
 		qsort(b->v, b->n, sizeof(*b->v), rawsym_cmp);
 	syms = malloc((b->n + 1) * sizeof(*syms));
 	if (syms == NULL)
-		return error_set(e, ERR_NOMEM, "symbol table");
+		return -ERR_NOMEM;
 	for (i = 0; i < b->n; i = j) {
 		for (j = i + 1; j < b->n && b->v[j].addr == b->v[i].addr; j++)
 			;
 		next = j < b->n ? b->v[j].addr : 0;
 		if (make_group(st, &syms[n], &b->v[i], j - i, next) != 0) {
 			free(syms);
-			return error_set(e, ERR_NOMEM, "symbol table");
+			return -ERR_NOMEM;
 		}
 		n++;
 	}
+	if (build_segs(syms, n, segs, n_segs) != 0) {
+		free(syms);
+		return -ERR_NOMEM;
+	}
+	*out = syms;
+	*n_out = n;
+	return 0;
+}
+
+int
+symtab_finish_syms(struct symtab *st, struct symbuild *b, struct error *e)
+{
+	struct range_seg *segs;
+	struct sym *syms;
+	size_t i, n, n_segs;
+
+	if (symtab_build_syms(st, b, &syms, &n, &segs, &n_segs) != 0)
+		return error_set(e, ERR_NOMEM, "symbol table");
 	free(st->syms);
+	free(st->segs);
 	st->syms = syms;
 	st->n_syms = n;
-	if (build_segs(st) != 0)
-		return error_set(e, ERR_NOMEM, "symbol ranges");
+	st->segs = segs;
+	st->n_segs = n_segs;
 	st->stats.n_syms = n;
 	st->stats.n_from_dwarf = st->stats.n_plt = 0;
 	for (i = 0; i < n; i++) {
@@ -467,7 +489,9 @@ symtab_lookup(const struct symtab *st, uint64_t addr)
 {
 	long i = segs_find(st->segs, st->n_segs, addr);
 
-	return i < 0 ? NULL : &st->syms[st->segs[i].idx];
+	if (i >= 0)
+		return &st->syms[st->segs[i].idx];
+	return st->dw != NULL ? dwarfinfo_fn(st, addr, NULL, NULL) : NULL;
 }
 
 const struct sym *
@@ -476,23 +500,34 @@ symtab_lookup_span(const struct symtab *st, uint64_t addr, uint64_t *lo,
 {
 	long i = segs_span(st->segs, st->n_segs, addr, lo, hi);
 
-	return i < 0 ? NULL : &st->syms[st->segs[i].idx];
+	if (i >= 0)
+		return &st->syms[st->segs[i].idx];
+	return st->dw != NULL ? dwarfinfo_fn(st, addr, lo, hi) : NULL;
 }
 
 const struct sym_inline *
 symtab_inline_span(const struct symtab *st, uint64_t addr, uint64_t *lo,
     uint64_t *hi)
 {
-	long i = segs_span(st->isegs, st->n_isegs, addr, lo, hi);
+	long i;
 
+	if (st->dw != NULL) {
+		*lo = 0;
+		*hi = UINT64_MAX;
+		return dwarfinfo_inline(st, addr, lo, hi);
+	}
+	i = segs_span(st->isegs, st->n_isegs, addr, lo, hi);
 	return i < 0 ? NULL : &st->inl[st->isegs[i].idx];
 }
 
 const struct sym_inline *
 symtab_inline_at(const struct symtab *st, uint64_t addr)
 {
-	long i = segs_find(st->isegs, st->n_isegs, addr);
+	long i;
 
+	if (st->dw != NULL)
+		return dwarfinfo_inline(st, addr, NULL, NULL);
+	i = segs_find(st->isegs, st->n_isegs, addr);
 	return i < 0 ? NULL : &st->inl[st->isegs[i].idx];
 }
 
@@ -503,12 +538,14 @@ symtab_inline_at(const struct symtab *st, uint64_t addr)
 int
 symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
 {
-	size_t lo = 0, hi = st->n_line_index, mid, k, end;
+	const struct line_table *lt = st->dw != NULL ? dwarfinfo_lines(st) :
+	    &st->lines;
+	size_t lo = 0, hi = lt->n_index, mid, k, end;
 	const struct line_row *r;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->line_index[mid] <= addr)
+		if (lt->index[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -516,13 +553,13 @@ symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
 	if (lo == 0)
 		return 0;
 	k = (lo - 1) * LINE_STRIDE;
-	end = k + LINE_STRIDE < st->n_lines ? k + LINE_STRIDE : st->n_lines;
-	while (k + 1 < end && st->lines[k + 1].addr <= addr)
+	end = k + LINE_STRIDE < lt->n_rows ? k + LINE_STRIDE : lt->n_rows;
+	while (k + 1 < end && lt->rows[k + 1].addr <= addr)
 		k++;
-	r = &st->lines[k];
+	r = &lt->rows[k];
 	if (r->file == LINE_END)
 		return 0;
-	out->file = st->files[r->file];
+	out->file = lt->files[r->file];
 	out->line = r->line;
 	out->column = r->column;
 	return 1;
@@ -586,6 +623,8 @@ symtab_addr_from_map(const struct symtab *st, const struct sym_mapping *m,
 const struct sym *
 symtab_sym(const struct symtab *st, size_t i)
 {
+	if (st->dw != NULL)
+		return dwarfinfo_sym(st, i);
 	return i < st->n_syms ? &st->syms[i] : NULL;
 }
 
@@ -609,11 +648,12 @@ sym_matches(const struct sym *s, const char *name)
 const struct sym *
 symtab_find(const struct symtab *st, const char *name)
 {
+	const struct sym *s;
 	size_t i;
 
-	for (i = 0; i < st->n_syms; i++)
-		if (sym_matches(&st->syms[i], name))
-			return &st->syms[i];
+	for (i = 0; (s = symtab_sym(st, i)) != NULL; i++)
+		if (sym_matches(s, name))
+			return s;
 	return NULL;
 }
 
@@ -621,13 +661,16 @@ void
 symtab_get_stats(const struct symtab *st, struct symtab_stats *out)
 {
 	*out = st->stats;
-	out->n_bytes = sizeof(*st) + st->arena.bytes +
+	out->n_bytes = sizeof(*st) +
 	    st->n_syms * sizeof(*st->syms) + st->n_segs * sizeof(*st->segs) +
 	    st->n_inl * sizeof(*st->inl) + st->n_isegs * sizeof(*st->isegs) +
-	    st->n_lines * sizeof(*st->lines) +
-	    st->n_line_index * sizeof(*st->line_index) +
-	    st->n_files * sizeof(*st->files) +
+	    st->lines.n_rows * sizeof(*st->lines.rows) +
+	    st->lines.n_index * sizeof(*st->lines.index) +
+	    st->lines.n_files * sizeof(*st->lines.files) +
 	    st->n_loads * sizeof(*st->loads);
+	if (st->dw != NULL)
+		dwarfinfo_stats(st, out);
+	out->n_bytes += st->arena.bytes;
 }
 
 const char *
@@ -661,24 +704,18 @@ symtab_free(struct symtab *st)
 	free(st->segs);
 	free(st->inl);
 	free(st->isegs);
-	free(st->lines);
-	free(st->line_index);
-	free(st->files);
+	free(st->lines.rows);
+	free(st->lines.index);
+	free(st->lines.files);
 	free(st->loads);
+	dwarfinfo_free(st->dw);
 	arena_free(&st->arena);
 	free(st);
 }
 
 /* ---- opening an image ----------------------------------------------- */
 
-/* An open ELF file: the descriptor and libelf's handle. */
-struct elf_file {
-	int fd;
-	Elf *elf;
-	off_t size;
-};
-
-static void
+void
 elf_file_close(struct elf_file *f)
 {
 	if (f->elf != NULL)
@@ -826,7 +863,7 @@ load_image(struct symtab *st, struct elf_file *main_f, struct elf_file *dbg,
     const struct symtab_options *opt, struct error *e)
 {
 	struct symbuild b = { NULL, 0, 0 };
-	Elf *dwarf_elf;
+	struct elf_file *dwarf_f;
 	const char *dwarf_path;
 	size_t n_elf;
 	int rc;
@@ -841,16 +878,16 @@ load_image(struct symtab *st, struct elf_file *main_f, struct elf_file *dbg,
 	if (rc == 0)
 		rc = symtab_finish_syms(st, &b, e);
 	if (rc == 0 && !(opt->flags & SYMTAB_NO_DWARF)) {
-		dwarf_elf = main_f->elf;
+		dwarf_f = main_f;
 		dwarf_path = st->path;
 		if (dbg->elf != NULL &&
 		    (symelf_has_section(dbg->elf, ".debug_info") ||
 		    symelf_has_section(dbg->elf, ".zdebug_info"))) {
-			dwarf_elf = dbg->elf;
+			dwarf_f = dbg;
 			dwarf_path = st->debug_path;
 		}
 		n_elf = b.n;
-		rc = dwarfinfo_read(st, dwarf_elf, dwarf_path, opt, &b, e);
+		rc = dwarfinfo_read(st, dwarf_f, dwarf_path, opt, &b, e);
 		if (rc == 0 && b.n > n_elf)
 			rc = symtab_finish_syms(st, &b, e);
 	}

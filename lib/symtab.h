@@ -2,11 +2,16 @@
  * symtab: names, inlined-call chains and source lines for the code of one
  * ELF image (executable, PIE, shared object, vDSO) or one JIT map.
  *
- * Owns the parsed, immutable tables of one image: functions (from .symtab,
- * else .dynsym, completed by DWARF subprograms the symbol table lacks, and
+ * Owns the parsed tables of one image: functions (from .symtab, else
+ * .dynsym, completed by DWARF subprograms the symbol table lacks, and
  * PLT stubs named "target@plt" as objdump names them), inlined subroutines
  * (DWARF 4 and 5, plain or compressed, dwz supplementary files included),
- * and the line table, all loaded once by symtab_open() and then only read.
+ * and the line table.  symtab_open() reads the symbol tables and an index
+ * of the DWARF compile units' address ranges; a unit's functions and
+ * inlined calls are read the first time an address near it is looked up,
+ * the line table the first time symtab_line() is called (see Thread
+ * safety).  The answers are the same as reading everything at once would
+ * give (SYMTAB_EAGER_DWARF does, for the tests).
  * Separate debuginfo is found by build-id and .gnu_debuglink (see
  * debugfind.h).  Names are demangled with libiberty (C++, Rust legacy and
  * v0; see demangle.h); the raw symbol is kept beside the demangled one.
@@ -36,11 +41,15 @@
  * end of its section, whichever comes first (SYM_SIZE_GUESSED).  Ranges that
  * overlap resolve to the innermost (the one that started last).
  *
- * Thread safety.  A struct symtab is never modified after symtab_open()
- * returns, and nothing in it is loaded lazily: any number of threads may
- * call the lookup functions on it at once without locking.  Only
- * symtab_free() needs exclusive access.  symcache.h shares one table per
- * image between threads.
+ * Thread safety.  Any number of threads may call the lookup functions
+ * on one struct symtab at once without locking of their own.  What a
+ * lookup reads is never modified once published: DWARF read on demand is
+ * read under a lock inside the table (libdw is not thread-safe; the table
+ * owns its handle) and then published with release/acquire ordering, so
+ * the lookups of units already read take no lock.  Only symtab_free()
+ * needs exclusive access.  symcache.h shares one table per image between
+ * threads.  A unit whose DWARF cannot be read on demand (out of memory)
+ * answers as if it had none.
  *
  * Memory.  All pointers a lookup returns (struct sym, names, aliases,
  * struct sym_inline, file names) point into the table and stay valid until
@@ -60,6 +69,8 @@ enum symtab_flag {
 	SYMTAB_NO_SYSTEM_DEBUG = 1 << 0, /* do not search /usr/lib/debug */
 	SYMTAB_NO_DWARF = 1 << 1,	/* symbol tables only: no inline, no lines */
 	SYMTAB_NO_DEBUGLINK = 1 << 2,	/* find separate debuginfo by build-id only */
+	SYMTAB_EAGER_DWARF = 1 << 3,	/* read all DWARF in symtab_open (the
+					   reference the tests compare with) */
 };
 
 struct symtab_options {
@@ -221,7 +232,11 @@ int symtab_addr_from_offset(const struct symtab *st, uint64_t offset,
 int symtab_addr_from_map(const struct symtab *st, const struct sym_mapping *m,
     uint64_t ip, uint64_t *addr);
 
-/* Functions in address order: index 0 .. n_syms - 1; NULL past the end. */
+/*
+ * Functions in address order: index 0 .. n_syms - 1; NULL past the end.
+ * The first call reads every compile unit's DWARF (as symtab_find and
+ * symtab_get_stats do): for setup and tests, not for hot paths.
+ */
 const struct sym *symtab_sym(const struct symtab *st, size_t i);
 
 /*

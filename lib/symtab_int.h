@@ -99,6 +99,27 @@ struct line_row {
 #define LINE_END UINT32_MAX
 #define LINE_STRIDE 16
 
+/* The line rows of an image in address order, and their file names. */
+struct line_table {
+	struct line_row *rows;
+	size_t n_rows;
+	uint64_t *index;	/* rows[k * LINE_STRIDE].addr: fits a cache */
+	size_t n_index;
+	const char **files;
+	size_t n_files;
+};
+
+/* An open ELF file: the descriptor and libelf's handle. */
+struct elf_file {
+	int fd;
+	Elf *elf;
+	off_t size;
+};
+
+void elf_file_close(struct elf_file *f);
+
+struct dwarf_lazy;
+
 struct symtab {
 	char *path;
 	char *debug_path;
@@ -117,15 +138,16 @@ struct symtab {
 	struct range_seg *isegs;
 	size_t n_isegs;
 
-	struct line_row *lines;
-	size_t n_lines;
-	uint64_t *line_index;	/* lines[k * LINE_STRIDE].addr: fits a cache */
-	size_t n_line_index;
-	const char **files;
-	size_t n_files;
+	struct line_table lines;	/* eager DWARF; else see dw */
 
 	struct load_seg *loads;
 	size_t n_loads;
+
+	/*
+	 * DWARF read per compile unit on first use (dwarfinfo.c), or NULL:
+	 * then syms, inl and lines above hold everything there is.
+	 */
+	struct dwarf_lazy *dw;
 
 	struct symtab_stats stats;
 };
@@ -136,6 +158,15 @@ struct symtab {
  */
 int symtab_finish_syms(struct symtab *st, struct symbuild *b,
     struct error *e);
+
+/*
+ * Like symtab_finish_syms, into *syms and *segs (malloc'd) instead of st:
+ * for the functions one lazily read compile unit adds.  Returns 0 or
+ * -ERR_NOMEM.
+ */
+int symtab_build_syms(struct symtab *st, struct symbuild *b,
+    struct sym **syms, size_t *n_syms, struct range_seg **segs,
+    size_t *n_segs);
 
 /* 1 when addr lies in an executable PT_LOAD segment (always 1 for JIT). */
 int symtab_addr_is_code(const struct symtab *st, uint64_t addr);
@@ -155,13 +186,45 @@ int symelf_read_syms(struct symtab *st, Elf *main_elf, Elf *debug_elf,
 int symelf_has_section(Elf *elf, const char *name);
 
 /*
- * dwarfinfo.c: reads the DWARF of elf: functions not covered by
- * st->segs go into b (SYM_FROM_DWARF); inlined calls into st->inl and
- * st->isegs; the line table into st->lines and st->files.  elf_path
- * and opt locate a dwz supplementary file (.gnu_debugaltlink).
- * Returns 0 (also when elf has no DWARF) or -ERR_NOMEM.
+ * dwarfinfo.c: the DWARF of f (path: its name, for a dwz supplementary
+ * file's .gnu_debugaltlink): functions not covered by st->segs go into
+ * b (SYM_FROM_DWARF), inlined calls and line rows into st.
+ *
+ * With SYMTAB_EAGER_DWARF every unit is read now, into st->inl, st->isegs
+ * and st->lines, and libdw is closed.  Otherwise only an index of the
+ * units' address ranges is built now (plus the units whose functions
+ * would change the symbol table's guessed sizes, into b); st->dw takes
+ * over f (f->fd becomes -1, f->elf NULL) and the rest is read by the
+ * lookups below, one group of units at a time.
+ * Returns 0 (also when f has no DWARF) or -ERR_NOMEM.
  */
-int dwarfinfo_read(struct symtab *st, Elf *elf, const char *elf_path,
+int dwarfinfo_read(struct symtab *st, struct elf_file *f, const char *path,
     const struct symtab_options *opt, struct symbuild *b, struct error *e);
+
+/* Frees what st->dw owns (NULL is accepted). */
+void dwarfinfo_free(struct dwarf_lazy *dw);
+
+/*
+ * Lookups of a lazy table, for addresses st's own tables do not answer:
+ * as symtab_lookup_span (for addr outside every segment of st->segs, with
+ * [*lo, *hi) the gap around it) and symtab_inline_span.  lo and hi may be
+ * NULL when no span is wanted (then fewer units are read).
+ */
+const struct sym *dwarfinfo_fn(const struct symtab *st, uint64_t addr,
+    uint64_t *lo, uint64_t *hi);
+const struct sym_inline *dwarfinfo_inline(const struct symtab *st,
+    uint64_t addr, uint64_t *lo, uint64_t *hi);
+
+/* A lazy table's line rows, read on first use (empty when out of memory). */
+const struct line_table *dwarfinfo_lines(const struct symtab *st);
+
+/*
+ * Function i of a lazy table in address order (every unit read first),
+ * or NULL past the end.
+ */
+const struct sym *dwarfinfo_sym(const struct symtab *st, size_t i);
+
+/* Reads every unit and adds what they hold to *out (symtab_get_stats). */
+void dwarfinfo_stats(const struct symtab *st, struct symtab_stats *out);
 
 #endif
