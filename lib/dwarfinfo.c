@@ -20,6 +20,11 @@
  * open, into the symbol table, as the eager pass does.  The line table is
  * read whole on the first symtab_line(): only ptquery asks for lines.
  *
+ * A lazy table opens compressed DWARF through dwarfimg.h (only the
+ * sections read here, inflated with libdeflate): inflating is most of
+ * what is left of opening libc6-dbg's libc.  The eager pass lets libdw
+ * inflate the file itself, so the tests compare the two routes too.
+ *
  * libdw is not thread-safe: the Dwarf handle belongs to the table and is
  * used under its mutex only; what a read produces is published with a
  * release store and found with an acquire load, so a unit already read
@@ -39,6 +44,7 @@
 
 #include "debugfind.h"
 #include "demangle.h"
+#include "dwarfimg.h"
 #include "symtab_int.h"
 
 /* File names interned to indices (open addressing on the string). */
@@ -844,7 +850,9 @@ struct sym_list {
 
 struct dwarf_lazy {
 	pthread_mutex_t lock;	/* held while libdw is used */
-	struct elf_file f;	/* the file the DWARF is in */
+	struct elf_file f;	/* the file the DWARF is in, or: */
+	char *image;		/* its sections decompressed (dwarfimg.h) */
+	Elf *image_elf;
 	Dwarf *dw;
 	struct alt_file alt;
 	Dwarf_Off *unit_off;	/* unit DIE offsets, by group */
@@ -1303,30 +1311,91 @@ dwarfinfo_free(struct dwarf_lazy *dl)
 	if (dl->dw != NULL)
 		dwarf_end(dl->dw);
 	alt_close(&dl->alt);
+	if (dl->image_elf != NULL)
+		elf_end(dl->image_elf);
+	free(dl->image);
 	elf_file_close(&dl->f);
 	pthread_mutex_destroy(&dl->lock);
 	free(dl);
 }
 
-/* Takes over f, dw and alt (also on failure). */
+/* The DWARF a lazy table reads: the image, else the file itself. */
+struct lazy_src {
+	char *image;
+	Elf *image_elf;
+	Dwarf *dw;
+	struct alt_file alt;
+};
+
+static void
+lazy_src_close(struct lazy_src *ls)
+{
+	if (ls->dw != NULL)
+		dwarf_end(ls->dw);
+	alt_close(&ls->alt);
+	if (ls->image_elf != NULL)
+		elf_end(ls->image_elf);
+	free(ls->image);
+}
+
+/*
+ * Opens f's DWARF through a decompressed image of it when it has
+ * compressed sections (dwarfimg.h), else as it is.  Returns 1 with ls
+ * filled, 0 when f has no DWARF, or -ERR_NOMEM.
+ */
 static int
-lazy_open(struct symtab *st, struct elf_file *f, Dwarf *dw,
-    struct alt_file *alt, struct symbuild *b, struct error *e)
+lazy_src_open(struct elf_file *f, const char *path,
+    const struct symtab_options *opt, struct lazy_src *ls, struct error *e)
+{
+	size_t size;
+	int rc;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->alt.fd = -1;
+	rc = dwarfimg_build(f->elf, &ls->image, &size);
+	if (rc < 0)
+		return error_set(e, ERR_NOMEM, "%s: DWARF", path);
+	if (rc == 1 && (ls->image_elf = elf_memory(ls->image, size)) != NULL)
+		ls->dw = dwarf_begin_elf(ls->image_elf, DWARF_C_READ, NULL);
+	if (ls->dw == NULL) {
+		lazy_src_close(ls);
+		memset(ls, 0, sizeof(*ls));
+		ls->alt.fd = -1;
+		ls->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	}
+	if (ls->dw == NULL)
+		return 0;
+	rc = alt_attach(ls->dw, path, opt, &ls->alt, e);
+	if (rc != 0) {
+		lazy_src_close(ls);
+		return rc;
+	}
+	return 1;
+}
+
+/* Takes over ls, and f when ls reads f itself (also on failure). */
+static int
+lazy_open(struct symtab *st, struct elf_file *f, struct lazy_src *ls,
+    struct symbuild *b, struct error *e)
 {
 	struct dwarf_lazy *dl = calloc(1, sizeof(*dl));
 	int rc;
 
 	if (dl == NULL) {
-		dwarf_end(dw);
-		alt_close(alt);
+		lazy_src_close(ls);
 		return error_set(e, ERR_NOMEM, "%s: DWARF", st->path);
 	}
 	pthread_mutex_init(&dl->lock, NULL);
-	dl->f = *f;
-	f->fd = -1;
-	f->elf = NULL;
-	dl->dw = dw;
-	dl->alt = *alt;
+	dl->f.fd = -1;
+	if (ls->image == NULL) {
+		dl->f = *f;
+		f->fd = -1;
+		f->elf = NULL;
+	}
+	dl->image = ls->image;
+	dl->image_elf = ls->image_elf;
+	dl->dw = ls->dw;
+	dl->alt = ls->alt;
 	rc = lazy_index(st, dl, b, e);
 	if (rc != 0) {
 		dwarfinfo_free(dl);
@@ -1565,15 +1634,18 @@ dwarfinfo_read(struct symtab *st, struct elf_file *f, const char *path,
     const struct symtab_options *opt, struct symbuild *b, struct error *e)
 {
 	struct alt_file alt = { -1, NULL, NULL };
+	struct lazy_src ls;
 	Dwarf *dw;
 	int rc;
 
+	if (!(opt->flags & SYMTAB_EAGER_DWARF)) {
+		rc = lazy_src_open(f, path, opt, &ls, e);
+		return rc <= 0 ? rc : lazy_open(st, f, &ls, b, e);
+	}
 	dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (dw == NULL)
 		return 0;
 	rc = alt_attach(dw, path, opt, &alt, e);
-	if (rc == 0 && !(opt->flags & SYMTAB_EAGER_DWARF))
-		return lazy_open(st, f, dw, &alt, b, e);
 	if (rc == 0)
 		rc = read_eager(st, dw, b, e);
 	dwarf_end(dw);

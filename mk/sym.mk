@@ -96,9 +96,9 @@ BENCH_DEPS += $(SYM_BENCH) $(SYM_FIXTURES)
 # text, each for FUZZ_SECONDS from its seed corpus in tests/fuzz/.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-SYM_LIB_SRCS := lib/symtab.c lib/symelf.c lib/dwarfinfo.c lib/debugfind.c \
+SYM_LIB_SRCS := lib/symtab.c lib/symelf.c lib/dwarfinfo.c lib/dwarfimg.c lib/debugfind.c \
 	lib/demangle.c lib/jitmap.c lib/error.c
-SYM_LIB_HDRS := lib/symtab.h lib/symtab_int.h lib/debugfind.h \
+SYM_LIB_HDRS := lib/symtab.h lib/symtab_int.h lib/dwarfimg.h lib/debugfind.h \
 	lib/demangle.h lib/error.h
 
 $(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap: $(BUILD)/fuzz/%: \
@@ -106,7 +106,7 @@ $(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap: $(BUILD)/fuzz/%: \
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c17 -g -O1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -D_GNU_SOURCE -iquote lib -o $@ \
-	    $< $(SYM_LIB_SRCS) -ldw -lelf -liberty
+	    $< $(SYM_LIB_SRCS) -ldw -lelf -liberty -ldeflate
 
 .PHONY: fuzz-symtab fuzz-jitmap
 fuzz-symtab: $(BUILD)/fuzz/fuzz_symtab
@@ -120,3 +120,6 @@ fuzz-jitmap: $(BUILD)/fuzz/fuzz_jitmap
 	    $(BUILD)/fuzz/corpus-jitmap tests/fuzz/jitmap-seeds
 
 FUZZ_RUNS += fuzz-symtab fuzz-jitmap
+
+# lib/dwarfimg inflates compressed debug sections with libdeflate.
+LIBS_ALL += -ldeflate

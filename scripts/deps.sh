@@ -10,7 +10,7 @@ set -eu
 # the MCP SDK conformance client; the NodeSource nodejs package carries
 # npm, Debian's needs the npm package too, else that test skips).
 PACKAGES="gcc g++ make pkg-config libipt-dev libelf-dev libdw-dev libzstd-dev
-libjansson-dev nettle-dev libiberty-dev libzydis-dev libc6-dbg qemu-user linux-perf jq
+libjansson-dev nettle-dev libiberty-dev libzydis-dev libdeflate-dev libc6-dbg qemu-user linux-perf jq
 mandoc perl binutils dwz nodejs"
 
 missing() {
