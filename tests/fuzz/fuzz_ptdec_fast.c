@@ -58,11 +58,69 @@ struct ipset {
 	size_t nr;
 };
 
+/* One mapping of a file, kept to map it again for every decode. */
+struct mapping {
+	uint32_t pid;
+	uint64_t vaddr, size, offset;
+	const char *path;		/* owned: strdup'd */
+};
+
+#define MAX_MAPPINGS 64
+
+/*
+ * libipt's block cache lives in the sections and does not know the
+ * execution mode it was filled in (pt_block_decoder.c uses a cached entry
+ * whatever the decoder's mode), so a decode's blocks could depend on what
+ * earlier inputs decoded.  Every decode therefore gets fresh images (im),
+ * mapped again from mappings[]: an input's result depends on it alone.
+ */
 struct images {
 	struct ptdec_images im;
+	struct mapping mappings[MAX_MAPPINGS];
+	size_t nr_mappings;
 	unsigned nr_pids;		/* pids 1..nr_pids have code */
 	struct ipset ips[MAX_IMAGES];	/* [pid - 1] */
 };
+
+/* Maps a file for pid and remembers it.  0 or -1. */
+static int
+images_map(struct images *ims, uint32_t pid, uint64_t vaddr, uint64_t size,
+    uint64_t offset, const char *path)
+{
+	struct mapping *m;
+	struct error e;
+
+	if (ims->nr_mappings == MAX_MAPPINGS ||
+	    ptdec_images_add(&ims->im, pid, vaddr, size, offset, path, &e) < 0)
+		return -1;
+	m = &ims->mappings[ims->nr_mappings];
+	if ((m->path = strdup(path)) == NULL)
+		abort();
+	m->pid = pid;
+	m->vaddr = vaddr;
+	m->size = size;
+	m->offset = offset;
+	ims->nr_mappings++;
+	return 0;
+}
+
+/* Drops im, with libipt's block caches, and maps everything again. */
+static void
+images_refresh(struct images *ims)
+{
+	struct error e;
+
+	ptdec_images_fini(&ims->im);
+	if (ptdec_images_init(&ims->im, &e) < 0)
+		abort();
+	for (size_t i = 0; i < ims->nr_mappings; i++) {
+		const struct mapping *m = &ims->mappings[i];
+
+		if (ptdec_images_add(&ims->im, m->pid, m->vaddr, m->size,
+		    m->offset, m->path, &e) < 0)
+			abort();
+	}
+}
 
 /*
  * libipt's block decoder follows direct branches without trace: in a loop
@@ -194,11 +252,10 @@ rm_tiny(void)
 }
 
 static void
-add_tiny(struct ptdec_images *im, uint32_t pid, struct ipset *ips)
+add_tiny(struct images *ims, uint32_t pid, struct ipset *ips)
 {
 	static const uint8_t starts[] = { 0, 4, 7, 9, 14, 16, 17 };
 	char *path = tiny_path;
-	struct error e;
 	int fd;
 
 	if ((fd = mkstemp(path)) < 0 ||
@@ -206,8 +263,7 @@ add_tiny(struct ptdec_images *im, uint32_t pid, struct ipset *ips)
 	    (ssize_t)sizeof(tiny_code))
 		abort();
 	close(fd);
-	if (ptdec_images_add(im, pid, 0x401000, sizeof(tiny_code), 0, path,
-	    &e) < 0)
+	if (images_map(ims, pid, 0x401000, sizeof(tiny_code), 0, path) < 0)
 		abort();
 	/* libipt maps sections when it reads them: the file stays */
 	atexit(rm_tiny);
@@ -274,13 +330,12 @@ fail:
 }
 
 static int
-add_elf(struct ptdec_images *im, uint32_t pid, const char *path,
+add_elf(struct images *ims, uint32_t pid, const char *path,
     struct ipset *ips)
 {
 	FILE *f = fopen(path, "rb");
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
-	struct error e;
 	int added = 0;
 
 	if (f == NULL)
@@ -295,8 +350,8 @@ add_elf(struct ptdec_images *im, uint32_t pid, const char *path,
 			goto fail;
 		if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
 			continue;
-		if (ptdec_images_add(im, pid, ph.p_vaddr, ph.p_filesz,
-		    ph.p_offset, path, &e) < 0)
+		if (images_map(ims, pid, ph.p_vaddr, ph.p_filesz,
+		    ph.p_offset, path) < 0)
 			goto fail;
 		if (ph.p_flags & PF_X) {
 			if (ips->hi == 0 || ph.p_vaddr < ips->lo)
@@ -329,7 +384,7 @@ images(void)
 	done = 1;
 	if (ptdec_images_init(&ims.im, &e) < 0)
 		abort();
-	add_tiny(&ims.im, 1, &ims.ips[0]);
+	add_tiny(&ims, 1, &ims.ips[0]);
 	ims.nr_pids = 1;
 	if ((list = strdup(FASTDEC_FIXTURES)) == NULL)
 		abort();
@@ -337,7 +392,7 @@ images(void)
 		if (ims.nr_pids == MAX_IMAGES)
 			break;
 		memset(&ims.ips[ims.nr_pids], 0, sizeof(ims.ips[0]));
-		if (add_elf(&ims.im, ims.nr_pids + 1, tok,
+		if (add_elf(&ims, ims.nr_pids + 1, tok,
 		    &ims.ips[ims.nr_pids]) == 0)
 			ims.nr_pids++;
 		else
@@ -390,6 +445,7 @@ decode(const struct ptdec_backend *be, const uint8_t *data,
 	struct error e;
 	int rc;
 
+	images_refresh(ims);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.time = (struct ptdec_time){ 0, 1, 0, 0, 1 };
 	cfg.images = &ims->im;
