@@ -139,9 +139,13 @@ spans_inline_tree(struct inl_tree *t, const struct cs_span *s)
 /* Span lines */
 
 #define WBUF_SIZE ((size_t)1 << 20)
-/* A span line without fn, raw and module: 531 bytes at most; put_site
- * and put_headed copy fixed sizes, up to 34 bytes past what they keep. */
+/* A span line without its head run (see run_slot): 413 bytes at most,
+ * and room for the copies of fixed sizes that write past what they keep
+ * (numbers: 20 bytes, runs: RUN_SLACK, site and tail runs: their size). */
 #define LINE_MAX_FIXED 640
+/* Runs are copied in blocks of this many bytes: up to RUN_SLACK - 1 more
+ * are read from the run and written to the line. */
+#define RUN_SLACK 32
 
 /* The escaped fn, raw and module members of one function, in the arena. */
 struct frag {
@@ -161,21 +165,38 @@ struct span_rec {
 };
 _Static_assert(sizeof(struct span_rec) == 128, "two cache lines a span");
 
-/* A member rendered once, for lines that repeat it. */
-struct lit {
-	char s[48];
-	size_t len;
+/*
+ * The members of a line that depend on where the span is in the program
+ * rather than on when, rendered once: a program runs the same calls again
+ * and again, and copying two runs costs less than a dozen members.
+ *   site: ,"call_site":...,"entry":...,"start_ns":      (SITE_RUN bytes)
+ *   head: ,"tid":...,"pid":...,"fn":...,"raw":...,"module":...,
+ *         "depth":...,"parent":                         (then RUN_SLACK)
+ * Slots are direct mapped on the call site, entry, depth and thread, and
+ * keyed by everything the runs are made of.
+ */
+#define SITE_RUN 80
+struct run_slot {
+	const char *name, *raw, *module;
+	uint64_t module_base, call_site, entry;
+	uint32_t tid, pid;
+	int32_t depth;
+	uint8_t len_site;		/* 0: empty slot */
+	uint32_t len_head;
+	uint32_t cap;			/* of text */
+	char *text;			/* site (SITE_RUN), head, slack */
 };
 
 /*
- * The call_site and entry members of a span, rendered: a program calls
- * from a few sites most of the time, and two addresses cost more to
- * format than a probe here.  64 bytes are copied whatever the length.
+ * The start, end, tail_call and async members and the line's end, for
+ * every value of each (start and end past their names as "unknown").
+ * TAIL_RUN bytes are copied whatever the length.
  */
-struct site {
-	uint64_t call_site, entry;
-	uint8_t len;			/* 0: empty slot */
-	char s[64];
+#define TAIL_RUN 80
+#define TAILS ((CS_START_NR + 1) * (CS_END_NR + 1) * 4)
+struct tail_run {
+	char s[TAIL_RUN];
+	uint8_t len;
 };
 
 /*
@@ -189,8 +210,8 @@ struct num_head {
 	char s[24];
 };
 
-#define SITE_BITS 9
-#define SITES (1 << SITE_BITS)
+#define SLOT_BITS 11
+#define SLOTS (1 << SLOT_BITS)
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 #define SPANS_SCHEMA_STR STRINGIFY(SPANS_SCHEMA)
@@ -242,12 +263,11 @@ struct span_writer {
 	int stop;
 	int thread_error;		/* the thread's error, seen by the caller */
 	int caller_error;		/* what the caller has seen of it */
-	/* Members that repeat, rendered once (see lits_init). */
-	struct lit start_lit[CS_START_NR + 1], end_lit[CS_END_NR + 1];
-	uint32_t ids_tid, ids_pid;	/* ids_lit renders these */
-	struct lit ids_lit;
-	struct site *site;		/* SITES of them, direct mapped */
+	/* Members that repeat, rendered once. */
+	struct run_slot *slot;		/* SLOTS of them */
+	struct tail_run tail[TAILS];	/* see tails_init */
 	struct num_head id_head, parent_head, start_head, end_head;
+	uint32_t small[1000];		/* see smalls_init */
 };
 
 static void format_rec(struct span_writer *w, const struct span_rec *r);
@@ -316,21 +336,48 @@ writer_start(struct span_writer *w)
 	return 0;
 }
 
-static void
-lit_set(struct lit *l, const char *key, const char *name)
+static size_t
+tail_index(unsigned start, unsigned end, int tail_call, int async)
 {
-	l->len = (size_t)snprintf(l->s, sizeof(l->s), ",\"%s\":\"%s\"", key,
-	    name);
+	start = start < CS_START_NR ? start : CS_START_NR;
+	end = end < CS_END_NR ? end : CS_END_NR;
+	return ((start * (CS_END_NR + 1) + end) << 2) |
+	    (tail_call ? 2u : 0u) | (async ? 1u : 0u);
 }
 
-/* The start and end members (names are short words: they fit). */
+/* The digits of every number below 1000 and, in the top byte, their
+ * count (the digits first in memory on this little-endian machine). */
 static void
-lits_init(struct span_writer *w)
+smalls_init(struct span_writer *w)
 {
-	for (unsigned i = 0; i <= CS_START_NR; i++)
-		lit_set(&w->start_lit[i], "start", cs_start_name(i));
-	for (unsigned i = 0; i <= CS_END_NR; i++)
-		lit_set(&w->end_lit[i], "end", cs_end_name(i));
+	char d[4];
+
+	for (uint32_t v = 0; v < 1000; v++) {
+		uint32_t n = (uint32_t)json_format_u64(d, v);
+
+		memset(d + n, 0, 4 - n);
+		memcpy(&w->small[v], d, 4);
+		w->small[v] = (w->small[v] & 0xffffffu) | n << 24;
+	}
+}
+
+/* Every tail run (the names are short words: they fit). */
+static void
+tails_init(struct span_writer *w)
+{
+	for (unsigned st = 0; st <= CS_START_NR; st++)
+		for (unsigned en = 0; en <= CS_END_NR; en++)
+			for (int f = 0; f < 4; f++) {
+				struct tail_run *t = &w->tail[tail_index(st, en,
+				    f & 2, f & 1)];
+
+				t->len = (uint8_t)snprintf(t->s, sizeof(t->s),
+				    ",\"start\":\"%s\",\"end\":\"%s\","
+				    "\"tail_call\":%s,\"async\":%s}\n",
+				    cs_start_name(st), cs_end_name(en),
+				    f & 2 ? "true" : "false",
+				    f & 1 ? "true" : "false");
+			}
 }
 
 struct span_writer *
@@ -339,7 +386,7 @@ spans_writer_new(FILE *out, int threaded)
 	struct span_writer *w = calloc(1, sizeof(*w));
 
 	if (w == NULL || (w->buf = malloc(WBUF_SIZE)) == NULL ||
-	    (w->site = calloc(SITES, sizeof(*w->site))) == NULL) {
+	    (w->slot = calloc(SLOTS, sizeof(*w->slot))) == NULL) {
 		if (w != NULL)
 			free(w->buf);
 		free(w);
@@ -347,7 +394,8 @@ spans_writer_new(FILE *out, int threaded)
 	}
 	w->out = out;
 	w->cap = WBUF_SIZE;
-	lits_init(w);
+	tails_init(w);
+	smalls_init(w);
 	/* No thread is no error: the caller formats then. */
 	if (threaded)
 		(void)writer_start(w);
@@ -435,7 +483,10 @@ spans_writer_free(struct span_writer *w)
 		free(w->batch);
 	}
 	free(w->buf);
-	free(w->site);
+	if (w->slot != NULL)
+		for (size_t i = 0; i < SLOTS; i++)
+			free(w->slot[i].text);
+	free(w->slot);
 	free(w->frag);
 	free(w->arena);
 	free(w);
@@ -632,15 +683,38 @@ put_addr(char *p, uint64_t a)
 	return p;
 }
 
-/* A number whose head h may hold (the line buffer has room for 24). */
-static char *
-put_headed(char *p, struct num_head *h, uint64_t v)
+/*
+ * A count: mostly below 1000, in one, two or three digits about as
+ * often, which a branch on the length would mispredict.  The line
+ * buffer has room for 20 bytes.
+ */
+static inline char *
+put_count(char *p, const struct span_writer *w, uint64_t v)
+{
+	uint32_t d;
+
+	if (v < 1000) {
+		d = w->small[v];
+		memcpy(p, &d, 4);
+		return p + (d >> 24);
+	}
+	return put_u64(p, v);
+}
+
+/*
+ * A number whose head h may hold: ids and times, whose leading digits
+ * consecutive lines mostly share.  The line buffer has room for 24.
+ * Inlined: a call each was a third of the formatting.
+ */
+static inline __attribute__((always_inline)) char *
+put_headed(char *p, const struct span_writer *w, struct num_head *h,
+    uint64_t v)
 {
 	uint64_t head = v / 10000;
 	unsigned tail = (unsigned)(v - head * 10000);
 
 	if (head == 0)
-		return put_u64(p, v);
+		return put_count(p, w, v);
 	if (head != h->head) {
 		h->len = json_format_u64(h->s, head);
 		h->head = head;
@@ -652,51 +726,97 @@ put_headed(char *p, struct num_head *h, uint64_t v)
 	return p + 4;
 }
 
-/* The call_site and entry members (the line buffer has room for 64). */
-static char *
-put_site(char *p, struct span_writer *w, uint64_t call_site, uint64_t entry)
+/* len bytes of a run with RUN_SLACK bytes after it, where the line
+ * buffer has room for them too. */
+static inline char *
+put_run(char *p, const char *run, size_t len)
 {
-	uint64_t h = (call_site ^ (entry << 7)) * 0x9e3779b97f4a7c15ull;
-	struct site *st = &w->site[h >> (64 - SITE_BITS)];
-	char *q;
-
-	if (st->len == 0 || st->call_site != call_site ||
-	    st->entry != entry) {
-		q = PUT_LIT(st->s, ",\"call_site\":");
-		q = put_addr(q, call_site);
-		q = PUT_LIT(q, ",\"entry\":");
-		q = put_addr(q, entry);
-		st->len = (uint8_t)(q - st->s);
-		st->call_site = call_site;
-		st->entry = entry;
-	}
-	memcpy(p, st->s, sizeof(st->s));
-	return p + st->len;
+	for (size_t i = 0; i < len; i += RUN_SLACK)
+		memcpy(p + i, run + i, RUN_SLACK);
+	return p + len;
 }
 
-static char *
-put_lit(char *p, const struct lit *l)
+/* Renders the runs of s into t; 0 or -ERR_NOMEM (t left empty). */
+static int
+slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
 {
-	memcpy(p, l->s, l->len);
-	return p + l->len;
+	const struct frag *f = NULL;
+	const char *fn = NULL;
+	char buf[512], *p;
+	size_t need;
+
+	t->len_site = 0;
+	if (s->name != NULL) {
+		if ((f = frag_for(w, s)) == NULL)
+			return -ERR_NOMEM;
+		need = f->len;
+	} else {
+		struct cs_fn cf = { 0, 0, NULL, s->raw, s->module,
+		    s->module_base, 0 };
+
+		fn = spans_fn_name(&cf, s->entry, buf, sizeof(buf));
+		need = fn_members_max(fn, s->raw, s->module);
+	}
+	/* tid, pid, depth and parent: 64 bytes at most. */
+	need += SITE_RUN + 64 + RUN_SLACK;
+	if (t->cap < need) {
+		free(t->text);
+		t->cap = 0;
+		if (need > UINT32_MAX || (t->text = malloc(need)) == NULL)
+			return -ERR_NOMEM;
+		t->cap = (uint32_t)need;
+	}
+	p = PUT_LIT(t->text, ",\"call_site\":");
+	p = put_addr(p, s->call_site);
+	p = PUT_LIT(p, ",\"entry\":");
+	p = put_addr(p, s->entry);
+	p = PUT_LIT(p, ",\"start_ns\":");
+	t->len_site = (uint8_t)(p - t->text);
+	p = PUT_LIT(t->text + SITE_RUN, ",\"tid\":");
+	p = put_u64(p, s->tid);
+	p = PUT_LIT(p, ",\"pid\":");
+	p = put_u64(p, s->pid);
+	if (f != NULL) {
+		memcpy(p, w->arena + f->off, f->len);
+		p += f->len;
+	} else
+		p = put_fn_members(p, fn, s->raw, s->module);
+	p = PUT_LIT(p, ",\"depth\":");
+	p = put_i64(p, s->depth);
+	p = PUT_LIT(p, ",\"parent\":");
+	t->len_head = (uint32_t)(p - (t->text + SITE_RUN));
+	t->name = s->name;
+	t->raw = s->raw;
+	t->module = s->module;
+	t->module_base = s->module_base;
+	t->call_site = s->call_site;
+	t->entry = s->entry;
+	t->tid = s->tid;
+	t->pid = s->pid;
+	t->depth = s->depth;
+	return 0;
 }
 
-/* The tid and pid members: the same for every span of a thread. */
-static const struct lit *
-ids_lit(struct span_writer *w, uint32_t tid, uint32_t pid)
+/* The slot holding the runs of s, filled if need be; NULL: no memory. */
+static inline struct run_slot *
+slot_for(struct span_writer *w, const struct span_rec *s)
 {
-	char *p;
+	uint64_t h = s->entry * 0x9e3779b97f4a7c15ull ^
+	    s->call_site * 0xc2b2ae3d27d4eb4full ^
+	    (((uint64_t)(uint32_t)s->depth << 32) | s->tid) *
+	    0x165667b19e3779f9ull;
+	struct run_slot *t = &w->slot[h >> (64 - SLOT_BITS)];
 
-	if (w->ids_lit.len == 0 || w->ids_tid != tid || w->ids_pid != pid) {
-		p = PUT_LIT(w->ids_lit.s, ",\"tid\":");
-		p = put_u64(p, tid);
-		p = PUT_LIT(p, ",\"pid\":");
-		p = put_u64(p, pid);
-		w->ids_lit.len = (size_t)(p - w->ids_lit.s);
-		w->ids_tid = tid;
-		w->ids_pid = pid;
-	}
-	return &w->ids_lit;
+	/* One test for the whole key: it mostly matches. */
+	if (t->len_site != 0 &&
+	    ((t->entry ^ s->entry) | (t->call_site ^ s->call_site) |
+	    ((uintptr_t)t->name ^ (uintptr_t)s->name) |
+	    ((uintptr_t)t->raw ^ (uintptr_t)s->raw) |
+	    ((uintptr_t)t->module ^ (uintptr_t)s->module) |
+	    (t->module_base ^ s->module_base) | (t->tid ^ s->tid) |
+	    (t->pid ^ s->pid) | (uint32_t)(t->depth ^ s->depth)) == 0)
+		return t;
+	return slot_fill(w, t, s) < 0 ? NULL : t;
 }
 
 uint64_t
@@ -714,91 +834,51 @@ spans_inline_insns(const struct cs_span *s)
 static void
 format_rec(struct span_writer *w, const struct span_rec *s)
 {
-	const struct frag *f = NULL;
-	const char *fn;
-	char buf[512], *p;
-	size_t fmax;
+	const struct run_slot *t;
+	const struct tail_run *tl;
+	char *p;
 	int rc;
 
-	if (s->name != NULL && (f = frag_for(w, s)) == NULL) {
+	if ((t = slot_for(w, s)) == NULL) {
 		w->error = -ERR_NOMEM;
 		return;
 	}
-	if (f != NULL) {
-		fn = NULL;
-		fmax = f->len;
-	} else {
-		struct cs_fn cf = { 0, 0, s->name, s->raw, s->module,
-		    s->module_base, 0 };
-
-		fn = spans_fn_name(&cf, s->entry, buf, sizeof(buf));
-		fmax = fn_members_max(fn, s->raw, s->module);
-	}
-	if ((rc = writer_room(w, LINE_MAX_FIXED + fmax)) < 0) {
+	if ((rc = writer_room(w, LINE_MAX_FIXED + t->len_head +
+	    RUN_SLACK)) < 0) {
 		w->error = rc;
 		return;
 	}
 	p = w->buf + w->n;
 	p = PUT_LIT(p, "{\"v\":" SPANS_SCHEMA_STR ",\"id\":");
-	p = put_headed(p, &w->id_head, s->id);
-	p = put_lit(p, ids_lit(w, s->tid, s->pid));
-	if (f != NULL) {
-		memcpy(p, w->arena + f->off, f->len);
-		p += f->len;
-	} else
-		p = put_fn_members(p, fn, s->raw, s->module);
-	p = PUT_LIT(p, ",\"depth\":");
-	p = put_i64(p, s->depth);
-	p = PUT_LIT(p, ",\"parent\":");
-	p = s->parent == 0 ? PUT_LIT(p, "null") :
-	    put_headed(p, &w->parent_head, s->parent);
-	p = put_site(p, w, s->call_site, s->entry);
-	p = PUT_LIT(p, ",\"start_ns\":");
-	p = put_headed(p, &w->start_head, s->start_ns);
+	p = put_headed(p, w, &w->id_head, s->id);
+	p = put_run(p, t->text + SITE_RUN, t->len_head);
+	p = s->parent == 0 ? PUT_LIT(p, "null") : put_headed(p, w,
+	    &w->parent_head, s->parent);
+	memcpy(p, t->text, SITE_RUN);
+	p += t->len_site;
+	p = put_headed(p, w, &w->start_head, s->start_ns);
 	p = PUT_LIT(p, ",\"end_ns\":");
-	p = put_headed(p, &w->end_head, s->end_ns);
+	p = put_headed(p, w, &w->end_head, s->end_ns);
 	p = PUT_LIT(p, ",\"dur_ns\":");
-	p = put_u64(p, s->end_ns - s->start_ns);
+	p = put_count(p, w, s->end_ns - s->start_ns);
 	p = PUT_LIT(p, ",\"self_ns\":");
-	p = put_u64(p, s->self_ns);
+	p = put_count(p, w, s->self_ns);
 	p = PUT_LIT(p, ",\"insns\":");
-	p = put_u64(p, s->insns);
+	p = put_count(p, w, s->insns);
 	p = PUT_LIT(p, ",\"self_insns\":");
-	p = put_u64(p, s->self_insns);
+	p = put_count(p, w, s->self_insns);
 	p = PUT_LIT(p, ",\"inline_insns\":");
-	p = put_u64(p, s->inline_insns);
-	p = put_lit(p, &w->start_lit[s->start < CS_START_NR ? s->start :
-	    CS_START_NR]);
-	p = put_lit(p, &w->end_lit[s->end < CS_END_NR ? s->end : CS_END_NR]);
-	if (!s->tail_call && !s->async)
-		p = PUT_LIT(p, ",\"tail_call\":false,\"async\":false}\n");
-	else {
-		p = PUT_LIT(p, ",\"tail_call\":");
-		p = s->tail_call ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
-		p = PUT_LIT(p, ",\"async\":");
-		p = s->async ? PUT_LIT(p, "true") : PUT_LIT(p, "false");
-		p = PUT_LIT(p, "}\n");
-	}
+	p = put_count(p, w, s->inline_insns);
+	tl = &w->tail[tail_index(s->start, s->end, s->tail_call, s->async)];
+	memcpy(p, tl->s, TAIL_RUN);
+	p += tl->len;
 	w->n = (size_t)(p - w->buf);
 }
 
-int
-spans_write_span(struct span_writer *w, const struct cs_span *s)
+/* The record of s (its inline counts summed). */
+static inline void
+rec_from_span(struct span_rec *r, const struct cs_span *s)
 {
-	struct span_rec one, *r = &one;
-	int rc;
-
-	if (w->threaded) {
-		/* w->error is the thread's: the caller sees it through
-		 * thread_error, under the lock, at each batch. */
-		if (w->caller_error != 0)
-			return w->caller_error;
-		if (w->fill->n == BATCH_SPANS &&
-		    (rc = writer_submit(w)) < 0)
-			return w->caller_error = rc;
-		r = &w->fill->rec[w->fill->n++];
-	} else if (w->error != 0)
-		return w->error;
 	r->id = s->id;
 	r->parent = s->parent;
 	r->entry = s->entry;
@@ -820,9 +900,29 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	r->end = s->end;
 	r->tail_call = s->tail_call;
 	r->async = s->async;
-	if (w->threaded)
+}
+
+int
+spans_write_span(struct span_writer *w, const struct cs_span *s)
+{
+	struct span_rec r;
+	int rc;
+
+	if (w->threaded) {
+		/* w->error is the thread's: the caller sees it through
+		 * thread_error, under the lock, at each batch. */
+		if (w->caller_error != 0)
+			return w->caller_error;
+		if (w->fill->n == BATCH_SPANS &&
+		    (rc = writer_submit(w)) < 0)
+			return w->caller_error = rc;
+		rec_from_span(&w->fill->rec[w->fill->n++], s);
 		return 0;
-	format_rec(w, r);
+	}
+	if (w->error != 0)
+		return w->error;
+	rec_from_span(&r, s);
+	format_rec(w, &r);
 	return w->error;
 }
 
