@@ -12,7 +12,12 @@
 #define WBUF_SIZE (256 * 1024)
 /* Encoded runs this long are written without a copy through the buffer. */
 #define ENCODED_DIRECT (8 * 1024)
-#define RBUF_SIZE (64 * 1024)
+/*
+ * The reader's window.  A FILE without a buffer of its own (ptspans'
+ * stdin) is read straight into it: a pipe's worth (pipebuf.h) at once,
+ * copied once.
+ */
+#define RBUF_SIZE (1024 * 1024)
 #define VARINT_MAX 10
 /* A record's frame: type byte and the length varint. */
 #define FRAME_MAX (1 + VARINT_MAX)
@@ -97,7 +102,7 @@ zigzag(uint64_t delta)
 static uint64_t
 unzigzag(uint64_t z)
 {
-	return (z >> 1) ^ (0 - (z & 1));
+	return blks_unzigzag(z);
 }
 
 static size_t
@@ -1151,53 +1156,6 @@ read_frame(struct blks_reader *r, uint8_t *type, size_t *plen,
 }
 
 /*
- * A BLOCK record of the shape blks_write_blocks gives most (7 or 8 bytes:
- * a one-byte length, an ip delta of one or two bytes, the other values
- * one byte each) at p, with 8 bytes readable there: decoded from one
- * 64-bit load, as a little-endian machine holds it.  Returns the record's
- * size, or 0 when it has another shape (the general decoder then reads
- * it, with the same result: this takes nothing it would refuse).
- */
-static inline size_t
-get_block_word(const uint8_t *p, uint64_t *prev_ip, uint64_t *prev_time,
-    struct blks_block *b)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t w, big, dip, rest;
-
-	memcpy(&w, p, sizeof(w));
-	/* No branch on big: it changes from block to block. */
-	big = w >> 23 & 1;
-	dip = (w >> 16 & 0x7f) | (w >> 17 & 0x3f80 & (0 - big));
-	rest = w >> (24 + 8 * big);
-	/*
-	 * Type BLOCK and a length of exactly 5 + big; the ip delta no longer
-	 * than big says, len, ninsn and dt one byte each (rest holds them
-	 * in bytes 0, 1 and 3).
-	 */
-	if ((((w & 0xffff) ^ (0x0503 + (big << 8))) |
-	    (rest & 0x80008080) | (w & 0x80000000 & (0 - big))) != 0)
-		return 0;
-	b->ip = *prev_ip + unzigzag(dip);
-	b->end_ip = b->ip + unzigzag(rest & 0xff);
-	b->ninsn = (uint32_t)(rest >> 8 & 0xff);
-	b->iclass = rest >> 16 & 0xf;
-	b->flags = rest >> 20 & 0x3;
-	b->mode = rest >> 22 & 0x3;
-	b->time = *prev_time + unzigzag(rest >> 24 & 0xff);
-	*prev_ip = b->end_ip;
-	*prev_time = b->time;
-	return 7 + big;
-#else
-	(void)p;
-	(void)prev_ip;
-	(void)prev_time;
-	(void)b;
-	return 0;
-#endif
-}
-
-/*
  * The common case, a BLOCK record of the usual shape inside a thread,
  * all in the window: decoded where it is, with the checks of the general
  * path (anything else goes there, which also says what is wrong).
@@ -1206,35 +1164,52 @@ get_block_word(const uint8_t *p, uint64_t *prev_ip, uint64_t *prev_time,
 static inline int
 read_block_fast(struct blks_reader *r, struct blks_record *rec)
 {
-	size_t n;
+	struct blks_run run;
 
-	if (r->len - r->pos < 8 || (n = get_block_word(r->buf + r->pos,
-	    &r->prev_ip, &r->prev_time, &rec->u.block)) == 0)
+	blks_run_begin(r, &run);
+	if (!blks_run_next(&run, &rec->u.block))
 		return 0;
 	rec->type = BLKS_BLOCK;
-	r->pos += n;
+	blks_run_end(r, &run);
 	return 1;
+}
+
+int
+blks_run_begin(struct blks_reader *r, struct blks_run *run)
+{
+	run->p = r->buf + r->pos;
+	/* No record when the run cannot be used: end == p. */
+	run->end = run->p;
+	if (r->len - r->pos >= 8)
+		run->end = r->buf + r->len - 7;
+	run->prev_ip = r->prev_ip;
+	run->prev_time = r->prev_time;
+	if (r->state != 0 || !r->in_thread) {
+		run->end = run->p;
+		return 0;
+	}
+	return 1;
+}
+
+void
+blks_run_end(struct blks_reader *r, const struct blks_run *run)
+{
+	r->pos = (size_t)(run->p - r->buf);
+	r->prev_ip = run->prev_ip;
+	r->prev_time = run->prev_time;
 }
 
 size_t
 blks_read_blocks(struct blks_reader *r, struct blks_block *b, size_t max)
 {
-	const uint8_t *buf = r->buf;
-	size_t pos = r->pos, len = r->len, n = 0, used;
-	uint64_t prev_ip = r->prev_ip, prev_time = r->prev_time;
+	struct blks_run run;
+	size_t n = 0;
 
-	if (r->state != 0 || !r->in_thread)
+	if (!blks_run_begin(r, &run))
 		return 0;
-	while (n < max && len - pos >= 8) {
-		if ((used = get_block_word(buf + pos, &prev_ip, &prev_time,
-		    &b[n])) == 0)
-			break;
-		pos += used;
+	while (n < max && blks_run_next(&run, &b[n]))
 		n++;
-	}
-	r->pos = pos;
-	r->prev_ip = prev_ip;
-	r->prev_time = prev_time;
+	blks_run_end(r, &run);
 	return n;
 }
 
@@ -1286,7 +1261,7 @@ read_record(struct blks_reader *r, struct blks_record *rec, struct error *e)
 int
 blks_read(struct blks_reader *r, struct blks_record *rec, struct error *e)
 {
-	if (r->state == 0 && r->in_thread && read_block_fast(r, rec))
+	if (read_block_fast(r, rec))
 		return 1;
 	return read_record(r, rec, e);
 }

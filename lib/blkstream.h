@@ -432,6 +432,85 @@ int blks_read(struct blks_reader *r, struct blks_record *rec,
 size_t blks_read_blocks(struct blks_reader *r, struct blks_block *b,
     size_t max);
 
+/*
+ * Reading BLOCK records where they lie, with no struct per record copied
+ * out: a run is the reader's window from its position on, and
+ * blks_run_next decodes the records there one by one, for a consumer that
+ * uses each block at once (ptspans' engine, cs_feed_run).  The same
+ * records, checks and values as blks_read_blocks; the reader is not
+ * touched until blks_run_end.
+ */
+struct blks_run {
+	const uint8_t *p;		/* the next record */
+	const uint8_t *end;		/* a record at p < end has 8 bytes */
+	uint64_t prev_ip, prev_time;	/* the delta state at p */
+};
+
+/*
+ * Opens a run at the reader's position: 1, or 0 when blks_read must
+ * read what comes next (outside a thread group, after an error or EOS).
+ * Between blks_run_begin and blks_run_end only the run may be used.
+ */
+int blks_run_begin(struct blks_reader *r, struct blks_run *run);
+
+/* Puts the reader after the records the run decoded. */
+void blks_run_end(struct blks_reader *r, const struct blks_run *run);
+
+/* The format's signed varints, back to a difference. */
+static inline uint64_t
+blks_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/*
+ * The next BLOCK record of the run into *b: 1, or 0 when the record there
+ * has a rarer shape or the window ends (blks_read's turn: run_end, then
+ * blks_read).  Only the shape blks_put_block gives most blocks is taken
+ * here (7 or 8 bytes: a one-byte length, an ip delta of one or two
+ * bytes, every other value one byte), decoded from one 64-bit load as a
+ * little-endian machine holds it; the general decoder takes the rest,
+ * with the same result.
+ */
+static inline int
+blks_run_next(struct blks_run *run, struct blks_block *b)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w, big, dip, rest;
+
+	if (run->p >= run->end)
+		return 0;
+	__builtin_memcpy(&w, run->p, sizeof(w));
+	/* No branch on big: it changes from block to block. */
+	big = w >> 23 & 1;
+	dip = (w >> 16 & 0x7f) | (w >> 17 & 0x3f80 & (0 - big));
+	rest = w >> (24 + 8 * big);
+	/*
+	 * Type BLOCK and a length of exactly 5 + big; the ip delta no longer
+	 * than big says, len, ninsn and dt one byte each (rest holds them
+	 * in bytes 0, 1 and 3).
+	 */
+	if ((((w & 0xffff) ^ (0x0503 + (big << 8))) |
+	    (rest & 0x80008080) | (w & 0x80000000 & (0 - big))) != 0)
+		return 0;
+	b->ip = run->prev_ip + blks_unzigzag(dip);
+	b->end_ip = b->ip + blks_unzigzag(rest & 0xff);
+	b->ninsn = (uint32_t)(rest >> 8 & 0xff);
+	b->iclass = rest >> 16 & 0xf;
+	b->flags = rest >> 20 & 0x3;
+	b->mode = rest >> 22 & 0x3;
+	b->time = run->prev_time + blks_unzigzag(rest >> 24 & 0xff);
+	run->prev_ip = b->end_ip;
+	run->prev_time = b->time;
+	run->p += 7 + big;
+	return 1;
+#else
+	(void)run;
+	(void)b;
+	return 0;
+#endif
+}
+
 /* Byte offset of the next unread byte. */
 uint64_t blks_reader_offset(const struct blks_reader *r);
 

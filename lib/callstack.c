@@ -48,15 +48,27 @@ struct thread {
 	struct cs_thread_stats st;
 };
 
-/* A block's end as code.block answered it with reuse set (cs_code.gen). */
+/*
+ * A block's end and inline runs as code.block answered them with reuse
+ * set (cs_code.gen).  Runs are kept by value (their inl pointers live as
+ * long as the code's symbols), apart: most blocks have none.
+ */
 struct memo {
 	uint64_t ip, end_ip;
-	uint32_t ninsn, pid;
+	uint64_t key;			/* ninsn | pid << 32 */
 	struct cs_insn end;
 	uint8_t end_known, valid;
+	uint8_t hot;			/* valid and end_known */
+	uint8_t stay;			/* stay_flags of the branch at its end */
+	uint8_t n_runs;			/* in memo_runs, same index */
 };
 
 #define MEMO_BITS 12
+#define MEMO_RUNS 3	/* blocks with more runs are asked each time */
+
+struct memo_runs {
+	struct cs_inline_run run[MEMO_RUNS];
+};
 
 struct callstack {
 	struct cs_code code;
@@ -66,6 +78,7 @@ struct callstack {
 	uint64_t spans;
 	struct thread t;
 	struct memo *memo;		/* 1 << MEMO_BITS; NULL without gen */
+	struct memo_runs *memo_runs;	/* as many */
 	uint64_t memo_gen;		/* *code.gen the memo holds for */
 };
 
@@ -122,8 +135,12 @@ cs_new(const struct cs_code *code, const struct cs_sink *sink,
 		cs->max_depth = 4;
 	cs->next_id = 1;
 	if (code->gen != NULL && code->block != NULL) {
-		if ((cs->memo = calloc((size_t)1 << MEMO_BITS,
-		    sizeof(*cs->memo))) == NULL) {
+		cs->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cs->memo));
+		cs->memo_runs = calloc((size_t)1 << MEMO_BITS,
+		    sizeof(*cs->memo_runs));
+		if (cs->memo == NULL || cs->memo_runs == NULL) {
+			free(cs->memo);
+			free(cs->memo_runs);
 			free(cs);
 			return NULL;
 		}
@@ -155,6 +172,7 @@ cs_free(struct callstack *cs)
 		return;
 	frames_free(&cs->t);
 	free(cs->memo);
+	free(cs->memo_runs);
 	free(cs);
 }
 
@@ -600,6 +618,34 @@ branch_stays(const struct thread *t, uint64_t next)
 }
 
 /*
+ * branch_stays as flags of the pending branch, for a test without
+ * branches (cs_feed_run): the branch stays when STAY_ALWAYS, when
+ * STAY_FALL and it fell through, when STAY_IN_FN and it went somewhere
+ * in the top frame's function.
+ */
+#define STAY_ALWAYS 1u
+#define STAY_FALL 2u
+#define STAY_IN_FN 4u
+
+static unsigned
+stay_flags(int valid, uint8_t kind)
+{
+	if (!valid)
+		return STAY_ALWAYS;
+	switch (kind) {
+	case CS_OTHER:
+		return STAY_ALWAYS;
+	case CS_JCC:
+		return STAY_FALL | STAY_IN_FN;
+	case CS_JMP:
+	case CS_FAR:
+		return STAY_IN_FN;
+	default:
+		return 0;
+	}
+}
+
+/*
  * Resolves the branch that ended the last block: it went to next.  The
  * transitions read t->pend in place (nothing they call changes it).
  */
@@ -725,6 +771,20 @@ memo_slot(struct callstack *cs, const struct blks_block *b)
 	return &cs->memo[h >> (64 - MEMO_BITS)];
 }
 
+/* Adds the inline runs the memo keeps for slot m to frame f. */
+static int __attribute__((noinline))
+memo_inline(struct callstack *cs, struct frame *f, const struct memo *m,
+    struct error *e)
+{
+	const struct memo_runs *mr = &cs->memo_runs[m - cs->memo];
+	int rc;
+
+	for (uint8_t i = 0; i < m->n_runs; i++)
+		if ((rc = add_inline(f, mr->run[i].inl, mr->run[i].n, e)) < 0)
+			return rc;
+	return 0;
+}
+
 /* The inline runs and the end of block b, from code.block. */
 static int __attribute__((noinline))
 block_asked_once(struct callstack *cs, struct frame *f,
@@ -743,13 +803,20 @@ block_asked_once(struct callstack *cs, struct frame *f,
 		    (rc = add_inline(f, bi.runs[i].inl, bi.runs[i].n, e)) < 0)
 			return rc;
 	set_pending(cs, b, bi.end_known ? &bi.end : NULL, time);
-	if (m != NULL && bi.reuse && bi.n_runs == 0) {
+	if (m != NULL && bi.reuse && bi.n_runs <= MEMO_RUNS) {
+		struct memo_runs *mr = &cs->memo_runs[m - cs->memo];
+
+		m->n_runs = 0;
+		for (uint32_t i = 0; i < bi.n_runs; i++)
+			if (bi.runs[i].inl != NULL)
+				mr->run[m->n_runs++] = bi.runs[i];
 		m->ip = b->ip;
 		m->end_ip = b->end_ip;
-		m->ninsn = b->ninsn;
-		m->pid = cs->t.pid;
+		m->key = b->ninsn | (uint64_t)cs->t.pid << 32;
 		m->end = bi.end;
 		m->end_known = bi.end_known;
+		m->hot = bi.end_known;
+		m->stay = (uint8_t)stay_flags(1, bi.end.kind);
 		m->valid = 1;
 	}
 	return 0;
@@ -765,9 +832,11 @@ block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
 	if (cs->memo != NULL) {
 		m = memo_slot(cs, b);
 		if (m->valid && m->ip == b->ip && m->end_ip == b->end_ip &&
-		    m->ninsn == b->ninsn && m->pid == cs->t.pid) {
+		    m->key == (b->ninsn | (uint64_t)cs->t.pid << 32)) {
+			int rc = m->n_runs ? memo_inline(cs, f, m, e) : 0;
+
 			set_pending(cs, b, m->end_known ? &m->end : NULL, time);
-			return 0;
+			return rc;
 		}
 	}
 	return block_asked_once(cs, f, b, time, m, e);
@@ -1129,6 +1198,126 @@ cs_feed_blocks(struct callstack *cs, const struct blks_block *b, size_t n,
 		if ((rc = common_block(cs, &b[i], e)) < 0)
 			return rc;
 	return 0;
+}
+
+/*
+ * Whether the blocks that come next may take hot_run: common_block's
+ * conditions, the memo there.
+ */
+static int
+hot_ready(const struct callstack *cs)
+{
+	const struct thread *t = &cs->t;
+
+	return t->n > 0 && (t->gap_open | t->disabled) == 0 &&
+	    t->st.blocks > 0 && cs->memo != NULL;
+}
+
+/*
+ * The blocks of run while each one stays in the top frame (stay_flags)
+ * and the memo holds it with a known end: common_block's steps with its
+ * state in locals, written back when the run ends (0) or a block needs
+ * more (common_block takes that one, then 1).  Returns <0 on an error.
+ */
+static int
+hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct frame *f = &t->f[t->n - 1];
+	const uint64_t lo = f->fn.lo;
+	/* in_fn(fn, ip) as ip - lo < width: no width when hi <= lo. */
+	const uint64_t width = f->fn.hi > lo ? f->fn.hi - lo : 0;
+	const uint64_t pid = (uint64_t)t->pid << 32;
+	struct memo *const memo = cs->memo;
+	unsigned stay = stay_flags(t->pend.valid, t->pend.kind);
+	uint64_t next_ip = t->pend.next_ip;
+	uint64_t last_time = t->last_time;
+	uint64_t insns = 0, blocks = 0;
+	uint8_t kind = 0;
+	uint64_t end_ip = 0;
+	struct blks_run r = *run, at;
+	struct blks_block b;
+	int rc = 0;
+
+	if (*cs->code.gen != cs->memo_gen) {
+		memset(cs->memo, 0, ((size_t)1 << MEMO_BITS) *
+		    sizeof(*cs->memo));
+		cs->memo_gen = *cs->code.gen;
+	}
+	for (;;) {
+		const struct memo *m;
+		uint64_t h;
+		unsigned stays;
+
+		at = r;
+		if (!blks_run_next(&r, &b))
+			break;
+		stays = (stay & STAY_ALWAYS) |
+		    ((stay >> 1) & (b.ip == next_ip)) |
+		    ((stay >> 2) & (b.ip - lo < width));
+		h = (b.ip ^ (b.end_ip << 17) ^ ((uint64_t)b.ninsn << 40)) *
+		    0x9e3779b97f4a7c15ull;
+		m = &memo[h >> (64 - MEMO_BITS)];
+		if (__builtin_expect(!stays || b.time == TIME_UNKNOWN ||
+		    m->ip != b.ip || m->end_ip != b.end_ip ||
+		    m->key != (b.ninsn | pid) || !m->hot, 0)) {
+			rc = 1;
+			break;
+		}
+		if (m->n_runs != 0 && (rc = memo_inline(cs, f, m, e)) < 0)
+			break;
+		/* rec_time: time is known, and last_time 0 is the least. */
+		last_time = b.time > last_time ? b.time : last_time;
+		insns += b.ninsn;
+		blocks++;
+		end_ip = b.end_ip;
+		kind = m->end.kind;
+		next_ip = b.end_ip + m->end.len;
+		stay = m->stay;
+	}
+	if (blocks > 0) {
+		f->self_insns += insns;
+		t->st.blocks += blocks;
+		t->st.insns += insns;
+		t->last_ip = end_ip;
+		t->last_time = last_time;
+		t->have_time = 1;
+		t->pend.valid = 1;
+		t->pend.kind = kind;
+		t->pend.end_ip = end_ip;
+		t->pend.next_ip = next_ip;
+		t->pend.time = last_time;
+	}
+	if (rc == 1) {
+		/* Decoded again, whole: the loop only took what it uses. */
+		struct blks_block whole;
+
+		r = at;
+		(void)blks_run_next(&r, &whole);
+		if ((rc = common_block(cs, &whole, e)) == 0)
+			rc = 1;
+	}
+	*run = r;
+	return rc;
+}
+
+int
+cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e)
+{
+	struct blks_block b;
+	int rc;
+
+	for (;;) {
+		if (cs->t.open && hot_ready(cs)) {
+			if ((rc = hot_run(cs, run, e)) <= 0)
+				return rc;
+			continue;
+		}
+		if (!blks_run_next(run, &b))
+			return 0;
+		if ((rc = cs_feed_blocks(cs, &b, 1, e)) < 0)
+			return rc;
+	}
 }
 
 int

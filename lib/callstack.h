@@ -301,6 +301,18 @@ int cs_feed(struct callstack *cs, const struct blks_record *r,
 int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
     size_t n, struct error *e);
 
+/*
+ * Feeds the BLOCK records of run (blkstream.h) until blks_run_next says
+ * there are no more: the same as cs_feed_blocks on those blocks, for a
+ * few ns a block.  A block that changes nothing but the top frame's
+ * counts and the pending branch (no call, return or jump out of the
+ * function; its answers kept, cs_code.gen) is taken with the engine's
+ * state in registers; every other block goes the way cs_feed_blocks
+ * takes it.  Returns as cs_feed_blocks; after an error the run stands
+ * just past the block that failed.
+ */
+int cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e);
+
 /* Spans handed out so far. */
 uint64_t cs_spans(const struct callstack *cs);
 

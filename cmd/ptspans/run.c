@@ -46,6 +46,28 @@ struct quality {
 	uint64_t max_depth;
 };
 
+/*
+ * --format summary's per-function totals, gathered by the addresses of
+ * a span's function strings (those live as long as the run) rather than
+ * by the "fn\tmodule" key each span would render: the keys are made
+ * once per function at the end (fn_totals_of_acc), where functions whose
+ * keys are equal are merged.  unnamed_off tells unnamed functions apart
+ * as their rendered names do: by offset in their module, or by address.
+ */
+struct fn_acc {
+	const char *name, *module;	/* both NULL: a free slot */
+	uint64_t unnamed_off;
+	struct cs_fn fn;		/* one span's, to render the key */
+	uint64_t entry;
+	uint64_t calls, spans, self_ns, self_insns, insns;
+	int used;
+};
+
+struct fn_accs {
+	struct fn_acc *slot;
+	size_t n, cap;			/* cap: a power of two */
+};
+
 struct run {
 	const struct spans_options *o;
 	struct blks_reader *rd;
@@ -56,7 +78,8 @@ struct run {
 	struct jsonw w[F_NR];
 	struct span_writer *sw;		/* spans, to f[F_SPANS] */
 	struct spanidx_writer *ix;
-	struct fn_totals totals;
+	struct fn_accs acc;		/* --format summary */
+	struct fn_totals totals;	/* made from acc at the end */
 	struct inl_tree tree;
 	uint64_t next_inline_id;
 	struct blks_thread thread;
@@ -69,6 +92,155 @@ struct run {
 	int cleanup_slot;
 	struct error err;
 };
+
+/* ----------------------------------------------------------------- */
+/* Per-function totals */
+
+static uint64_t
+acc_off(const struct cs_span *s)
+{
+	if (s->fn.name != NULL)
+		return 0;
+	return s->fn.module != NULL ? s->entry - s->fn.module_base : s->entry;
+}
+
+static size_t
+acc_hash(const char *name, const char *module, uint64_t off)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uint64_t)(uintptr_t)module + off * 0xff51afd7ed558ccdull;
+	return (size_t)((h * 0xc4ceb9fe1a85ec53ull) >> 20);
+}
+
+static int
+acc_grow(struct fn_accs *a)
+{
+	size_t cap = a->cap ? a->cap * 2 : 1024;
+	struct fn_acc *ns = calloc(cap, sizeof(*ns));
+
+	if (ns == NULL)
+		return -ERR_NOMEM;
+	for (size_t i = 0; i < a->cap; i++) {
+		const struct fn_acc *o = &a->slot[i];
+		size_t j;
+
+		if (!o->used)
+			continue;
+		for (j = acc_hash(o->name, o->module, o->unnamed_off) &
+		    (cap - 1); ns[j].used; j = (j + 1) & (cap - 1))
+			;
+		ns[j] = *o;
+	}
+	free(a->slot);
+	a->slot = ns;
+	a->cap = cap;
+	return 0;
+}
+
+static int
+acc_add(struct fn_accs *a, const struct cs_span *s)
+{
+	uint64_t off = acc_off(s);
+	struct fn_acc *f;
+	size_t j;
+
+	if ((a->n + 1) * 2 > a->cap && acc_grow(a) < 0)
+		return -ERR_NOMEM;
+	for (j = acc_hash(s->fn.name, s->fn.module, off) & (a->cap - 1);
+	    a->slot[j].used; j = (j + 1) & (a->cap - 1)) {
+		f = &a->slot[j];
+		if (f->name == s->fn.name && f->module == s->fn.module &&
+		    f->unnamed_off == off)
+			goto add;
+	}
+	f = &a->slot[j];
+	f->used = 1;
+	f->name = s->fn.name;
+	f->module = s->fn.module;
+	f->unnamed_off = off;
+	f->fn = s->fn;
+	f->entry = s->entry;
+	a->n++;
+add:
+	f->spans++;
+	f->calls += s->start == CS_START_SEEN;
+	f->self_ns += s->self_ns;
+	f->self_insns += s->self_insns;
+	f->insns += s->insns;
+	return 0;
+}
+
+/* The key fn_totals_add would give the spans of a. */
+static int
+acc_key(const struct fn_acc *a, char **out)
+{
+	char buf[512], key[1024];
+	const char *name = spans_fn_name(&a->fn, a->entry, buf, sizeof(buf));
+	const char *base = a->module ? strrchr(a->module, '/') : NULL;
+
+	base = base ? base + 1 : a->module ? a->module : "";
+	snprintf(key, sizeof(key), "%s\t%s", name, base);
+	return (*out = strdup(key)) == NULL ? -ERR_NOMEM : 0;
+}
+
+static int
+by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct fn_total *)a)->key,
+	    ((const struct fn_total *)b)->key);
+}
+
+/* r->totals from r->acc: one fn_total per key, as fn_totals_add made. */
+static int
+fn_totals_of_acc(struct run *r)
+{
+	struct fn_total *t;
+	size_t n = 0, k = 0;
+
+	if (r->acc.n == 0)
+		return 0;
+	if ((t = calloc(r->acc.n, sizeof(*t))) == NULL)
+		return -ERR_NOMEM;
+	for (size_t i = 0; i < r->acc.cap; i++) {
+		const struct fn_acc *a = &r->acc.slot[i];
+
+		if (!a->used)
+			continue;
+		if (acc_key(a, &t[n].key) < 0)
+			goto nomem;
+		t[n].calls = a->calls;
+		t[n].spans = a->spans;
+		t[n].self_ns = a->self_ns;
+		t[n].self_insns = a->self_insns;
+		t[n].insns = a->insns;
+		n++;
+	}
+	qsort(t, n, sizeof(*t), by_key);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(t[i].key, t[k].key) != 0) {
+			t[++k] = t[i];
+			continue;
+		}
+		t[k].calls += t[i].calls;
+		t[k].spans += t[i].spans;
+		t[k].self_ns += t[i].self_ns;
+		t[k].self_insns += t[i].self_insns;
+		t[k].insns += t[i].insns;
+		free(t[i].key);
+	}
+	for (size_t i = k + 1; i < n; i++)
+		t[i].key = NULL;
+	r->totals.slot = t;
+	r->totals.n = k + 1;
+	r->totals.cap = n;
+	return 0;
+nomem:
+	for (size_t i = 0; i < n; i++)
+		free(t[i].key);
+	free(t);
+	return -ERR_NOMEM;
+}
 
 /* ----------------------------------------------------------------- */
 /* Sinks */
@@ -94,12 +266,10 @@ sink_span(void *ctx, const struct cs_span *s)
 		for (size_t i = 0; i < r->tree.n; i++)
 			r->q.inline_insns += r->tree.node[i].own;
 	}
-	if (r->o->format == 0 && r->ix == NULL)
-		return 0;
-	name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
-	if (r->o->format == 1 && fn_totals_add(&r->totals, s, name) < 0)
+	if (r->o->format == 1 && acc_add(&r->acc, s) < 0)
 		return error_set(&r->err, ERR_NOMEM, "function totals");
 	if (r->ix != NULL) {
+		name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
 		memset(&row, 0, sizeof(row));
 		row.id = s->id;
 		row.parent = s->parent;
@@ -549,12 +719,16 @@ finish_outputs(struct run *r)
 /* ----------------------------------------------------------------- */
 /* Summary */
 
-static void
+static int
 print_summary(struct run *r)
 {
 	const struct quality *q = &r->q;
 	size_t shown = 0;
 
+	if (fn_totals_of_acc(r) < 0) {
+		report(tool, NULL, NULL, "out of memory");
+		return -1;
+	}
 	fn_totals_sort(&r->totals);
 	printf("threads %" PRIu64 ", spans %" PRIu64 ", instructions %"
 	    PRIu64 ", blocks %" PRIu64 "\n", q->threads, q->spans, q->insns,
@@ -586,6 +760,7 @@ print_summary(struct run *r)
 		    tab[1] ? " (" : "", tab + 1, tab[1] ? ")" : "");
 		shown++;
 	}
+	return 0;
 }
 
 /* ----------------------------------------------------------------- */
@@ -645,26 +820,27 @@ feed(struct run *r, const struct blks_record *rec)
 	return cs_feed(r->cs, rec, &r->err);
 }
 
-#define BLOCK_RUN 256	/* blocks read in one go */
-
 /*
- * Runs of plain BLOCK records come in batches (blks_read_blocks) and go
- * to the engine in one call; everything else, record by record.
+ * Runs of plain BLOCK records go to the engine where the reader holds
+ * them (cs_feed_run: no copy, no call per block); everything else,
+ * record by record.
  */
 static int
 read_all(struct run *r)
 {
-	struct blks_block blk[BLOCK_RUN];
 	struct blks_record rec;
-	size_t n;
+	struct blks_run run;
 	int rc;
 
 	for (;;) {
-		while ((n = blks_read_blocks(r->rd, blk, BLOCK_RUN)) > 0)
-			if (cs_feed_blocks(r->cs, blk, n, &r->err) < 0) {
+		if (blks_run_begin(r->rd, &run)) {
+			rc = cs_feed_run(r->cs, &run, &r->err);
+			blks_run_end(r->rd, &run);
+			if (rc < 0) {
 				report_error(tool, "stdin", &r->err, NULL);
 				return -1;
 			}
+		}
 		if ((rc = blks_read(r->rd, &rec, &r->err)) != 1)
 			break;
 		if ((rc = feed(r, &rec)) < 0) {
@@ -693,6 +869,7 @@ run_free(struct run *r)
 	codemap_free(r->cm);
 	blks_reader_free(r->rd);
 	fn_totals_free(&r->totals);
+	free(r->acc.slot);
 	free(r->tree.node);
 	free(r->cov);
 }
@@ -707,7 +884,7 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.o = o;
 	r.cleanup_slot = -1;
 	r.next_inline_id = 1;
-	/* main.c gives stdin a buffer as big: a read takes what it holds. */
+	/* The reader's window is as big: a read takes what the pipe holds. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);
 	if (blks_reader_open(&r.rd, in, "stdin", &r.err) < 0) {
 		report_error(tool, "stdin", &r.err, "expected a block stream "
@@ -725,8 +902,8 @@ spans_run(const struct spans_options *o, FILE *in)
 		report(tool, "stdout", NULL, "write failed");
 		goto out;
 	}
-	if (o->format == 1)
-		print_summary(&r);
+	if (o->format == 1 && print_summary(&r) < 0)
+		goto out;
 	rc = EXIT_OK;
 out:
 	/* What was made before an error is written, as it came. */

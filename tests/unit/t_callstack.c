@@ -87,9 +87,24 @@ fake_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 	return 0;
 }
 
+/*
+ * Inlined ranges of the synthetic program: the engine only compares
+ * their addresses, so any objects do.
+ */
+static const char inl_ranges[2];
+#define INL_A ((const struct sym_inline *)&inl_ranges[0])
+#define INL_B ((const struct sym_inline *)&inl_ranges[1])
+
+static int
+inl_index(const struct sym_inline *inl)
+{
+	return inl == INL_A ? 0 : inl == INL_B ? 1 : -1;
+}
+
 /* What came out, rendered as lines. */
 struct got {
 	struct cs_span span[64];
+	uint64_t inl[64][2];		/* span's instructions in A, B */
 	size_t n;
 	char gaps[1024];
 	char events[1024];
@@ -110,8 +125,14 @@ sink_span(void *ctx, const struct cs_span *s)
 {
 	struct got *g = ctx;
 
-	if (g->n < 64)
-		g->span[g->n++] = *s;
+	if (g->n >= 64)
+		return 0;
+	/* s->inl is the engine's, valid only now. */
+	for (size_t k = 0; k < s->n_inl; k++)
+		if (inl_index(s->inl[k].inl) >= 0)
+			g->inl[g->n][inl_index(s->inl[k].inl)] +=
+			    s->inl[k].insns;
+	g->span[g->n++] = *s;
 	return 0;
 }
 
@@ -147,7 +168,11 @@ sink_end(void *ctx, const struct cs_thread_stats *st)
 	return 0;
 }
 
-/* Spans, one per line: fn depth parent start end flags self/total time. */
+
+/*
+ * Spans, one per line: fn depth parent start end flags self/total time;
+ * then, for a span with inline counts, how many and those of A and B.
+ */
 static char *
 render(const struct got *g)
 {
@@ -165,6 +190,10 @@ render(const struct got *g)
 		    cs_end_name(s->end), s->tail_call ? " tail" : "",
 		    s->async ? " async" : "", s->self_insns, s->insns,
 		    s->start_ns, s->end_ns);
+		if (s->n_inl > 0)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			    "  n_inl=%zu A=%" PRIu64 " B=%" PRIu64 "\n",
+			    s->n_inl, g->inl[i][0], g->inl[i][1]);
 	}
 	return buf;
 }
@@ -258,6 +287,39 @@ fake_block_reuse(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	return 0;
 }
 
+/*
+ * The same with inline runs: a block of g with two or more instructions
+ * has its first in range A, the others in B (as codemap answers, only
+ * runs through inlined code).
+ */
+static int
+fake_block_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	static struct cs_inline_run runs[2];
+
+	fake_block(ctx, pid, ip, end_ip, ninsn, out);
+	if (ip >= 0x3000 && ip < 0x3100 && ninsn >= 2) {
+		runs[0].inl = INL_A;
+		runs[0].n = 1;
+		runs[1].inl = INL_B;
+		runs[1].n = ninsn - 1;
+		out->runs = runs;
+		out->n_runs = 2;
+	}
+	return 0;
+}
+
+static int
+fake_block_runs_reuse(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	block_calls++;
+	fake_block_runs(ctx, pid, ip, end_ip, ninsn, out);
+	out->reuse = 1;
+	return 0;
+}
+
 static int
 run_code(const struct cs_code *code, size_t max_depth)
 {
@@ -301,6 +363,112 @@ run_in_runs(const struct cs_code *code, size_t max_depth)
 	return rc;
 }
 
+/* What run_inline's code that asks gave. */
+static struct got got_inline;
+
+/* Streams encoded by run_stream, and those it could not encode. */
+static unsigned streams_fed, streams_refused;
+
+/*
+ * The same, through the block stream: the records encoded, read back and
+ * fed as ptspans does (runs of BLOCK records by cs_feed_run).  Returns 1
+ * when the writer refuses the records (a BLOCK outside a thread), *rc
+ * the engine's return otherwise.
+ */
+static int
+run_stream(const struct cs_code *code, size_t max_depth, int *rc)
+{
+	struct cs_sink sink = { &got, sink_span, sink_gap, sink_event,
+	    sink_end };
+	struct blks_header h = { 0 };
+	struct blks_record rec;
+	struct blks_writer *w;
+	struct blks_reader *rd;
+	struct blks_run br;
+	struct callstack *cs;
+	struct error e;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int bad = 0;
+
+	h.snapshot = "";
+	if (f == NULL || blks_writer_open_file(&w, f, &h, &e) < 0)
+		return -1;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = BLKS_EOS;
+	for (size_t i = 0; i < nrec && !bad; i++) {
+		bad = blks_write(w, &recs[i], &e) < 0;
+		rec.u.eos.nr_threads += recs[i].type == BLKS_THREAD;
+	}
+	if (!bad)
+		bad = blks_write(w, &rec, &e) < 0;
+	bad |= blks_writer_close(w, &e) < 0;
+	fclose(f);
+	if (bad) {
+		free(buf);
+		streams_refused++;
+		return 1;
+	}
+	streams_fed++;
+	if (blks_reader_open_mem(&rd, buf, len, "test", &e) < 0) {
+		free(buf);
+		return -1;
+	}
+	memset(&got, 0, sizeof(got));
+	cs = cs_new(code, &sink, max_depth);
+	for (*rc = 0; *rc == 0;) {
+		if (blks_run_begin(rd, &br)) {
+			*rc = cs_feed_run(cs, &br, &e);
+			blks_run_end(rd, &br);
+			if (*rc < 0)
+				break;
+		}
+		if (blks_read(rd, &rec, &e) != 1)
+			break;
+		*rc = cs_feed(cs, &rec, &e);
+	}
+	cs_free(cs);
+	blks_reader_free(rd);
+	free(buf);
+	return 0;
+}
+
+/* The history got holds, as one string. */
+static const char *
+history(int rc)
+{
+	static char s[8192 + 2048 + 64];
+
+	snprintf(s, sizeof(s), "%d\n%s%s\n%s\n%llu", rc, render(&got),
+	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
+	return s;
+}
+
+/*
+ * The scenario with inline runs in g: kept by the engine, fed by
+ * cs_feed_blocks and through the stream, the same as asked each time.
+ */
+static void
+run_inline(size_t max_depth)
+{
+	struct cs_code asked = { NULL, fake_insn, fake_fn, NULL,
+	    fake_block_runs };
+	struct cs_code kept = { NULL, fake_insn, fake_fn, NULL,
+	    fake_block_runs_reuse, &block_gen };
+	static char want[8192 + 2048 + 64];
+	int rc;
+
+	rc = run_code(&asked, max_depth);
+	got_inline = got;
+	snprintf(want, sizeof(want), "%s", history(rc));
+	rc = run_in_runs(&kept, max_depth);
+	IS_STR(want, history(rc), "kept inline runs give the same history");
+	if (run_stream(&kept, max_depth, &rc) == 0)
+		IS_STR(want, history(rc),
+		    "kept inline runs through the stream: the same history");
+}
+
 /*
  * Runs the records built so far through a fresh engine; first through
  * one that asks code.block, which must give the very same history.
@@ -332,6 +500,13 @@ run(size_t max_depth)
 	snprintf(have, sizeof(have), "%d\n%s%s\n%s\n%llu", rc, render(&got),
 	    got.gaps, got.events, (unsigned long long)got.st.unknown_insn);
 	IS_STR(want, have, "answers kept by the engine give the same history");
+	if (run_stream(&kept, max_depth, &rc) == 0) {
+		snprintf(have, sizeof(have), "%s", history(rc));
+		IS_STR(want, have, "fed through the stream (cs_feed_run): "
+		    "the same history");
+	}
+	run_inline(max_depth);
+	rc = run_code(&by_block, max_depth);
 	nrec = 0;
 	return rc;
 }
@@ -380,6 +555,40 @@ test_kept_answers(void)
 	IS_U64(block_calls, 6, "asked again after the code changed");
 	IS_INT(rc, 0, "no error");
 	cs_free(cs);
+}
+
+/*
+ * A loop in g whose blocks run through inlined code, in runs of blocks
+ * of the fast shape: the inline counts of the kept answers, the same as
+ * asked each time, and asked once per distinct block.
+ */
+static void
+test_stream_inline(void)
+{
+	uint64_t t = 10;
+
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, t);		/* main: call g */
+	for (int call = 0; call < 2; call++) {
+		for (int i = 0; i < 10; i++) {
+			blk(0x3000, 0x3004, 3, t += 1);	/* g */
+			blk(0x3005, 0x3008, 2, t += 2);
+		}
+		blk(0x3000, 0x3020, 4, t - 5);	/* ret, a time gone back */
+		if (call == 0)
+			blk(0x1015, 0x1020, 2, t += 1);	/* main: call g */
+	}
+	blk(0x1025, 0x1028, 2, t += 1);		/* main */
+	end();
+	IS_INT(run(0), 0, "inline loop: fed");
+	IS_STR(render(&got_inline),
+	    "g d=1 p=main seen/seen i=54/54 t=10-40\n"
+	    "  n_inl=2 A=21 B=33\n"
+	    "g d=1 p=main seen/seen i=54/54 t=41-71\n"
+	    "  n_inl=2 A=21 B=33\n"
+	    "main d=0 p=- trace_start/snapshot_end i=9/117 t=0-72\n",
+	    "inline loop: g's own counts, its end the latest time");
 }
 
 static void
@@ -688,5 +897,9 @@ main(void)
 	test_depth_limit();
 	test_bad_grouping();
 	test_kept_answers();
+	test_stream_inline();
+	/* Every scenario (run) went through the stream, twice. */
+	IS_INT(streams_fed, 2 * 14, "scenarios fed through the stream");
+	IS_INT(streams_refused, 0, "none refused by the writer");
 	return tap_done();
 }
