@@ -1214,90 +1214,154 @@ hot_ready(const struct callstack *cs)
 }
 
 /*
- * The blocks of run while each one stays in the top frame (stay_flags)
- * and the memo holds it with a known end: common_block's steps with its
- * state in locals, written back when the run ends (0) or a block needs
- * more (common_block takes that one, then 1).  Returns <0 on an error.
+ * What hot_run keeps in locals: the pending branch, the latest time, and
+ * the blocks and instructions not yet added to the thread and its top
+ * frame (f).
+ */
+struct hot {
+	struct frame *f;
+	uint64_t lo, width;		/* f's function: ip - lo < width */
+	unsigned stay;			/* stay_flags of the pending branch */
+	int valid;
+	uint8_t kind;
+	uint64_t end_ip, next_ip, time;	/* the pending branch's */
+	uint64_t last_time, last_ip;
+	uint64_t f_insns, insns, blocks;
+};
+
+static inline void
+hot_top(struct thread *t, struct hot *h)
+{
+	h->f = &t->f[t->n - 1];
+	h->lo = h->f->fn.lo;
+	h->width = h->f->fn.hi > h->lo ? h->f->fn.hi - h->lo : 0;
+}
+
+static inline void
+hot_load_pending(struct thread *t, struct hot *h)
+{
+	h->valid = t->pend.valid;
+	h->kind = t->pend.kind;
+	h->end_ip = t->pend.end_ip;
+	h->next_ip = t->pend.next_ip;
+	h->time = t->pend.time;
+	h->stay = stay_flags(h->valid, h->kind);
+}
+
+/* Writes h back: the engine's state is as common_block leaves it. */
+static inline void
+hot_flush(struct thread *t, struct hot *h)
+{
+	/* Not when 0: after a failed push, f may be gone. */
+	if (h->f_insns != 0)
+		h->f->self_insns += h->f_insns;
+	h->f_insns = 0;
+	if (h->blocks > 0) {
+		t->st.blocks += h->blocks;
+		t->st.insns += h->insns;
+		t->last_ip = h->last_ip;
+		t->have_time = 1;
+		h->blocks = h->insns = 0;
+	}
+	t->last_time = h->last_time;
+	t->pend.valid = h->valid;
+	t->pend.kind = h->kind;
+	t->pend.end_ip = h->end_ip;
+	t->pend.next_ip = h->next_ip;
+	t->pend.time = h->time;
+}
+
+/*
+ * The blocks of run, while the thread stays where hot_ready holds, with
+ * common_block's steps and the engine's state in locals (struct hot):
+ * a block that stays in the top frame's function and whose answers the
+ * memo keeps costs no call; a branch to resolve or a block to ask
+ * writes them back first.  Returns 0 when the run ends, 1 when a block
+ * left hot_ready's conditions or had no time (common_block took it),
+ * or <0 on an error.
  */
 static int
 hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 {
 	struct thread *t = &cs->t;
-	struct frame *f = &t->f[t->n - 1];
-	const uint64_t lo = f->fn.lo;
-	/* in_fn(fn, ip) as ip - lo < width: no width when hi <= lo. */
-	const uint64_t width = f->fn.hi > lo ? f->fn.hi - lo : 0;
-	const uint64_t pid = (uint64_t)t->pid << 32;
 	struct memo *const memo = cs->memo;
-	unsigned stay = stay_flags(t->pend.valid, t->pend.kind);
-	uint64_t next_ip = t->pend.next_ip;
-	uint64_t last_time = t->last_time;
-	uint64_t insns = 0, blocks = 0;
-	uint8_t kind = 0;
-	uint64_t end_ip = 0;
-	struct blks_run r = *run, at;
-	struct blks_block b;
+	const uint64_t pid = (uint64_t)t->pid << 32;
+	struct blks_run r = *run;
+	struct blks_block b, slow;
+	struct hot h;
 	int rc = 0;
 
-	if (*cs->code.gen != cs->memo_gen) {
-		memset(cs->memo, 0, ((size_t)1 << MEMO_BITS) *
-		    sizeof(*cs->memo));
-		cs->memo_gen = *cs->code.gen;
-	}
-	for (;;) {
-		const struct memo *m;
-		uint64_t h;
+	memset(&h, 0, sizeof(h));
+	hot_top(t, &h);
+	hot_load_pending(t, &h);
+	h.last_time = t->last_time;
+	while (blks_run_next(&r, &b)) {
+		struct memo *m;
+		uint64_t k;
 		unsigned stays;
 
-		at = r;
-		if (!blks_run_next(&r, &b))
-			break;
-		stays = (stay & STAY_ALWAYS) |
-		    ((stay >> 1) & (b.ip == next_ip)) |
-		    ((stay >> 2) & (b.ip - lo < width));
-		h = (b.ip ^ (b.end_ip << 17) ^ ((uint64_t)b.ninsn << 40)) *
-		    0x9e3779b97f4a7c15ull;
-		m = &memo[h >> (64 - MEMO_BITS)];
-		if (__builtin_expect(!stays || b.time == TIME_UNKNOWN ||
-		    m->ip != b.ip || m->end_ip != b.end_ip ||
-		    m->key != (b.ninsn | pid) || !m->hot, 0)) {
+		if (__builtin_expect(b.time == TIME_UNKNOWN, 0)) {
+			slow = b;
 			rc = 1;
 			break;
 		}
-		if (m->n_runs != 0 && (rc = memo_inline(cs, f, m, e)) < 0)
+		/* rec_time: the time is known, and 0 is the least. */
+		h.last_time = b.time > h.last_time ? b.time : h.last_time;
+		stays = (h.stay & STAY_ALWAYS) |
+		    ((h.stay >> 1) & (b.ip == h.next_ip)) |
+		    ((h.stay >> 2) & (b.ip - h.lo < h.width));
+		if (!stays) {
+			hot_flush(t, &h);
+			if ((rc = resolve(cs, b.ip, e)) < 0 ||
+			    (t->n == 0 && (rc = begin_segment(cs, b.ip, e)) < 0))
+				break;
+			hot_top(t, &h);
+			hot_load_pending(t, &h);
+		}
+		h.f_insns += b.ninsn;
+		h.insns += b.ninsn;
+		h.blocks++;
+		h.last_ip = b.end_ip;
+		if (*cs->code.gen != cs->memo_gen) {
+			memset(memo, 0, ((size_t)1 << MEMO_BITS) *
+			    sizeof(*memo));
+			cs->memo_gen = *cs->code.gen;
+		}
+		k = (b.ip ^ (b.end_ip << 17) ^ ((uint64_t)b.ninsn << 40)) *
+		    0x9e3779b97f4a7c15ull;
+		m = &memo[k >> (64 - MEMO_BITS)];
+		if (__builtin_expect(m->ip == b.ip && m->end_ip == b.end_ip &&
+		    m->key == (b.ninsn | pid) && m->hot, 1)) {
+			if (m->n_runs != 0 &&
+			    (rc = memo_inline(cs, h.f, m, e)) < 0)
+				break;
+			h.valid = 1;
+			h.kind = m->end.kind;
+			h.end_ip = b.end_ip;
+			h.next_ip = b.end_ip + m->end.len;
+			h.time = h.last_time;
+			h.stay = m->stay;
+			continue;
+		}
+		/* block_known's other answers (the block by value: b stays
+		 * in registers). */
+		hot_flush(t, &h);
+		slow = b;
+		if (m->valid && m->ip == b.ip && m->end_ip == b.end_ip &&
+		    m->key == (b.ninsn | pid)) {
+			if (m->n_runs != 0 &&
+			    (rc = memo_inline(cs, h.f, m, e)) < 0)
+				break;
+			set_pending(cs, &slow, NULL, h.last_time);
+		} else if ((rc = block_asked_once(cs, h.f, &slow, h.last_time,
+		    m, e)) < 0)
 			break;
-		/* rec_time: time is known, and last_time 0 is the least. */
-		last_time = b.time > last_time ? b.time : last_time;
-		insns += b.ninsn;
-		blocks++;
-		end_ip = b.end_ip;
-		kind = m->end.kind;
-		next_ip = b.end_ip + m->end.len;
-		stay = m->stay;
+		hot_load_pending(t, &h);
 	}
-	if (blocks > 0) {
-		f->self_insns += insns;
-		t->st.blocks += blocks;
-		t->st.insns += insns;
-		t->last_ip = end_ip;
-		t->last_time = last_time;
-		t->have_time = 1;
-		t->pend.valid = 1;
-		t->pend.kind = kind;
-		t->pend.end_ip = end_ip;
-		t->pend.next_ip = next_ip;
-		t->pend.time = last_time;
-	}
-	if (rc == 1) {
-		/* Decoded again, whole: the loop only took what it uses. */
-		struct blks_block whole;
-
-		r = at;
-		(void)blks_run_next(&r, &whole);
-		if ((rc = common_block(cs, &whole, e)) == 0)
-			rc = 1;
-	}
+	hot_flush(t, &h);
 	*run = r;
+	if (rc == 1 && (rc = common_block(cs, &slow, e)) == 0)
+		rc = 1;
 	return rc;
 }
 

@@ -304,12 +304,12 @@ int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
 /*
  * Feeds the BLOCK records of run (blkstream.h) until blks_run_next says
  * there are no more: the same as cs_feed_blocks on those blocks, for a
- * few ns a block.  A block that changes nothing but the top frame's
- * counts and the pending branch (no call, return or jump out of the
- * function; its answers kept, cs_code.gen) is taken with the engine's
- * state in registers; every other block goes the way cs_feed_blocks
- * takes it.  Returns as cs_feed_blocks; after an error the run stands
- * just past the block that failed.
+ * few ns a block.  While a thread has frames and tracing is on, blocks
+ * are taken with the engine's state in registers: one that stays in the
+ * top frame's function with its answers kept (cs_code.gen) costs no
+ * call; a call, return or jump out, or a block to ask code.block about,
+ * writes the state back first.  Returns as cs_feed_blocks; after an
+ * error the run stands just past the block that failed.
  */
 int cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e);
 
