@@ -11,8 +11,8 @@
  * inflates the same data about 2.4 times faster than zlib.  The other
  * sections keep their headers as SHT_NOBITS, so section indices stay.
  *
- * Owns nothing after it returns: the caller frees *image (after elf_end()
- * of the Elf made from it).
+ * Owns nothing after it returns: the caller frees *image with
+ * dwarfimg_free() (after elf_end() of the Elf made from it).
  */
 #ifndef PTKIT_DWARFIMG_H
 #define PTKIT_DWARFIMG_H
@@ -21,12 +21,15 @@
 #include <stddef.h>
 
 /*
- * Builds the image of src.  Returns 1 and *image (malloc'd, *size bytes),
+ * Builds the image of src.  Returns 1 and *image (*size bytes),
  * 0 when src is better read as it is (no zlib-compressed section that
  * symtab reads; a 32-bit, big-endian or relocatable file; GNU .zdebug
  * sections; a section that does not inflate: libdw then says what it
  * makes of it), or -ERR_NOMEM.
  */
 int dwarfimg_build(Elf *src, char **image, size_t *size);
+
+/* Frees an image dwarfimg_build() made (NULL is accepted). */
+void dwarfimg_free(char *image, size_t size);
 
 #endif

@@ -852,6 +852,7 @@ struct dwarf_lazy {
 	pthread_mutex_t lock;	/* held while libdw is used */
 	struct elf_file f;	/* the file the DWARF is in, or: */
 	char *image;		/* its sections decompressed (dwarfimg.h) */
+	size_t image_size;
 	Elf *image_elf;
 	Dwarf *dw;
 	struct alt_file alt;
@@ -1313,7 +1314,7 @@ dwarfinfo_free(struct dwarf_lazy *dl)
 	alt_close(&dl->alt);
 	if (dl->image_elf != NULL)
 		elf_end(dl->image_elf);
-	free(dl->image);
+	dwarfimg_free(dl->image, dl->image_size);
 	elf_file_close(&dl->f);
 	pthread_mutex_destroy(&dl->lock);
 	free(dl);
@@ -1322,6 +1323,7 @@ dwarfinfo_free(struct dwarf_lazy *dl)
 /* The DWARF a lazy table reads: the image, else the file itself. */
 struct lazy_src {
 	char *image;
+	size_t image_size;
 	Elf *image_elf;
 	Dwarf *dw;
 	struct alt_file alt;
@@ -1335,7 +1337,7 @@ lazy_src_close(struct lazy_src *ls)
 	alt_close(&ls->alt);
 	if (ls->image_elf != NULL)
 		elf_end(ls->image_elf);
-	free(ls->image);
+	dwarfimg_free(ls->image, ls->image_size);
 }
 
 /*
@@ -1347,15 +1349,15 @@ static int
 lazy_src_open(struct elf_file *f, const char *path,
     const struct symtab_options *opt, struct lazy_src *ls, struct error *e)
 {
-	size_t size;
 	int rc;
 
 	memset(ls, 0, sizeof(*ls));
 	ls->alt.fd = -1;
-	rc = dwarfimg_build(f->elf, &ls->image, &size);
+	rc = dwarfimg_build(f->elf, &ls->image, &ls->image_size);
 	if (rc < 0)
 		return error_set(e, ERR_NOMEM, "%s: DWARF", path);
-	if (rc == 1 && (ls->image_elf = elf_memory(ls->image, size)) != NULL)
+	if (rc == 1 && (ls->image_elf = elf_memory(ls->image,
+	    ls->image_size)) != NULL)
 		ls->dw = dwarf_begin_elf(ls->image_elf, DWARF_C_READ, NULL);
 	if (ls->dw == NULL) {
 		lazy_src_close(ls);
@@ -1393,6 +1395,7 @@ lazy_open(struct symtab *st, struct elf_file *f, struct lazy_src *ls,
 		f->elf = NULL;
 	}
 	dl->image = ls->image;
+	dl->image_size = ls->image_size;
 	dl->image_elf = ls->image_elf;
 	dl->dw = ls->dw;
 	dl->alt = ls->alt;
