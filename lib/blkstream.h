@@ -511,6 +511,22 @@ blks_run_next(struct blks_run *run, struct blks_block *b)
 #endif
 }
 
+/*
+ * The class byte's fields (iclass, flags, mode) of the block the last
+ * blks_run_next on run returned (it returned 1): a consumer that leaves
+ * them unread in most blocks takes them here for the few that need
+ * them.  The byte is the record's last but one.
+ */
+static inline void
+blks_run_class(const struct blks_run *run, struct blks_block *b)
+{
+	uint8_t cls = run->p[-2];
+
+	b->iclass = cls & 0xf;
+	b->flags = (cls >> 4) & 0x3;
+	b->mode = cls >> 6;
+}
+
 /* Byte offset of the next unread byte. */
 uint64_t blks_reader_offset(const struct blks_reader *r);
 

@@ -1222,11 +1222,11 @@ struct hot {
 	struct frame *f;
 	uint64_t lo, width;		/* f's function: ip - lo < width */
 	unsigned stay;			/* stay_flags of the pending branch */
-	int valid;
 	uint8_t kind;
-	uint64_t end_ip, next_ip, time;	/* the pending branch's */
-	uint64_t last_time, last_ip;
-	uint64_t f_insns, insns, blocks;
+	uint64_t end_ip, next_ip;	/* the pending branch's */
+	uint64_t last_time;
+	uint64_t insns, blocks;		/* f's and the thread's, since the
+					   last flush */
 };
 
 static inline void
@@ -1240,35 +1240,51 @@ hot_top(struct thread *t, struct hot *h)
 static inline void
 hot_load_pending(struct thread *t, struct hot *h)
 {
-	h->valid = t->pend.valid;
 	h->kind = t->pend.kind;
 	h->end_ip = t->pend.end_ip;
 	h->next_ip = t->pend.next_ip;
-	h->time = t->pend.time;
-	h->stay = stay_flags(h->valid, h->kind);
+	h->stay = stay_flags(t->pend.valid, h->kind);
 }
 
-/* Writes h back: the engine's state is as common_block leaves it. */
+/*
+ * Writes h back: the engine's state is as common_block leaves it.  The
+ * last block counted (there are blocks) set the pending branch, at the
+ * latest time; without blocks, the pending branch is still the one
+ * hot_load_pending read.
+ */
 static inline void
 hot_flush(struct thread *t, struct hot *h)
 {
-	/* Not when 0: after a failed push, f may be gone. */
-	if (h->f_insns != 0)
-		h->f->self_insns += h->f_insns;
-	h->f_insns = 0;
+	/* Not without blocks: after a failed push, f may be gone. */
 	if (h->blocks > 0) {
+		h->f->self_insns += h->insns;
 		t->st.blocks += h->blocks;
 		t->st.insns += h->insns;
-		t->last_ip = h->last_ip;
+		t->last_ip = h->end_ip;
 		t->have_time = 1;
+		t->pend.valid = 1;
+		t->pend.kind = h->kind;
+		t->pend.end_ip = h->end_ip;
+		t->pend.next_ip = h->next_ip;
+		t->pend.time = h->last_time;
 		h->blocks = h->insns = 0;
 	}
 	t->last_time = h->last_time;
-	t->pend.valid = h->valid;
-	t->pend.kind = h->kind;
-	t->pend.end_ip = h->end_ip;
-	t->pend.next_ip = h->next_ip;
-	t->pend.time = h->time;
+}
+
+/*
+ * b, whole: the loop below reads four members of most blocks, and leaves
+ * the class byte where it is.
+ */
+static inline void
+whole(const struct blks_run *r, const struct blks_block *b,
+    struct blks_block *out)
+{
+	out->ip = b->ip;
+	out->end_ip = b->end_ip;
+	out->ninsn = b->ninsn;
+	out->time = b->time;
+	blks_run_class(r, out);
 }
 
 /*
@@ -1297,31 +1313,33 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 	h.last_time = t->last_time;
 	while (blks_run_next(&r, &b)) {
 		struct memo *m;
-		uint64_t k;
+		uint64_t k, time;
 		unsigned stays;
 
 		if (__builtin_expect(b.time == TIME_UNKNOWN, 0)) {
-			slow = b;
+			whole(&r, &b, &slow);
 			rc = 1;
 			break;
 		}
 		/* rec_time: the time is known, and 0 is the least. */
-		h.last_time = b.time > h.last_time ? b.time : h.last_time;
+		time = b.time > h.last_time ? b.time : h.last_time;
 		stays = (h.stay & STAY_ALWAYS) |
 		    ((h.stay >> 1) & (b.ip == h.next_ip)) |
 		    ((h.stay >> 2) & (b.ip - h.lo < h.width));
 		if (!stays) {
+			/* The pending branch at its time, then this one's. */
 			hot_flush(t, &h);
+			t->last_time = h.last_time = time;
 			if ((rc = resolve(cs, b.ip, e)) < 0 ||
 			    (t->n == 0 && (rc = begin_segment(cs, b.ip, e)) < 0))
 				break;
 			hot_top(t, &h);
 			hot_load_pending(t, &h);
 		}
-		h.f_insns += b.ninsn;
+		h.last_time = time;
 		h.insns += b.ninsn;
 		h.blocks++;
-		h.last_ip = b.end_ip;
+		h.end_ip = b.end_ip;
 		if (*cs->code.gen != cs->memo_gen) {
 			memset(memo, 0, ((size_t)1 << MEMO_BITS) *
 			    sizeof(*memo));
@@ -1335,18 +1353,15 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 			if (m->n_runs != 0 &&
 			    (rc = memo_inline(cs, h.f, m, e)) < 0)
 				break;
-			h.valid = 1;
 			h.kind = m->end.kind;
-			h.end_ip = b.end_ip;
 			h.next_ip = b.end_ip + m->end.len;
-			h.time = h.last_time;
 			h.stay = m->stay;
 			continue;
 		}
 		/* block_known's other answers (the block by value: b stays
 		 * in registers). */
 		hot_flush(t, &h);
-		slow = b;
+		whole(&r, &b, &slow);
 		if (m->valid && m->ip == b.ip && m->end_ip == b.end_ip &&
 		    m->key == (b.ninsn | pid)) {
 			if (m->n_runs != 0 &&
