@@ -176,6 +176,7 @@ _Static_assert(sizeof(struct span_rec) == 128, "two cache lines a span");
  * keyed by everything the runs are made of.
  */
 #define SITE_RUN 80
+#define HEAD_RUN 192
 struct run_slot {
 	const char *name, *raw, *module;
 	uint64_t module_base, call_site, entry;
@@ -731,6 +732,10 @@ put_headed(char *p, const struct span_writer *w, struct num_head *h,
 static inline char *
 put_run(char *p, const char *run, size_t len)
 {
+	if (len <= HEAD_RUN) {
+		memcpy(p, run, HEAD_RUN);
+		return p + len;
+	}
 	for (size_t i = 0; i < len; i += RUN_SLACK)
 		memcpy(p + i, run + i, RUN_SLACK);
 	return p + len;
@@ -758,7 +763,8 @@ slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
 		need = fn_members_max(fn, s->raw, s->module);
 	}
 	/* tid, pid, depth and parent: 64 bytes at most. */
-	need += SITE_RUN + 64 + RUN_SLACK;
+	need += 64 + RUN_SLACK;
+	need = SITE_RUN + (need > HEAD_RUN ? need : HEAD_RUN);
 	if (t->cap < need) {
 		free(t->text);
 		t->cap = 0;
@@ -843,7 +849,7 @@ format_rec(struct span_writer *w, const struct span_rec *s)
 		w->error = -ERR_NOMEM;
 		return;
 	}
-	if ((rc = writer_room(w, LINE_MAX_FIXED + t->len_head +
+	if ((rc = writer_room(w, LINE_MAX_FIXED + HEAD_RUN + t->len_head +
 	    RUN_SLACK)) < 0) {
 		w->error = rc;
 		return;
