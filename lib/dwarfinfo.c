@@ -17,8 +17,9 @@
  * bounds it: the spans are the eager ones too.  The groups whose
  * functions would change what the symbol table says (a symbol of guessed
  * size, or of size 0, ends where the next function starts) are read at
- * open, into the symbol table, as the eager pass does.  The line table is
- * read whole on the first symtab_line(): only ptquery asks for lines.
+ * open, into the symbol table, as the eager pass does.  A group's line
+ * rows are read apart from its DIEs, on the first symtab_line() that
+ * needs them (ptspans never asks for lines).
  *
  * A lazy table opens compressed DWARF through dwarfimg.h (only the
  * sections read here, inflated with libdeflate): inflating is most of
@@ -668,13 +669,12 @@ unit_begin(struct dw_ctx *c, Dwarf_Die *cudie)
 	c->comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &a));
 }
 
-/* Every unit's DIEs (lines too, when want_lines). */
+/* Every unit's DIEs and line rows. */
 static int
-read_units(struct dw_ctx *c, Dwarf *dw, int want_dies, int want_lines)
+read_units(struct dw_ctx *c, Dwarf *dw)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
-	Dwarf_Attribute a;
 	uint8_t unit_type;
 	int rc = 0;
 
@@ -682,13 +682,9 @@ read_units(struct dw_ctx *c, Dwarf *dw, int want_dies, int want_lines)
 	    &cudie, &subdie) == 0) {
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
-		if (want_dies) {
-			unit_begin(c, &cudie);
-			rc = walk(c, &cudie, 0, 0, 0);
-		} else
-			c->comp_dir = dwarf_formstring(dwarf_attr(&cudie,
-			    DW_AT_comp_dir, &a));
-		if (rc == 0 && want_lines)
+		unit_begin(c, &cudie);
+		rc = walk(c, &cudie, 0, 0, 0);
+		if (rc == 0)
 			rc = read_lines(c, &cudie);
 	}
 	return rc;
@@ -796,7 +792,7 @@ read_eager(struct symtab *st, Dwarf *dw, struct symbuild *b,
 	if (solid_segs(st, &solid, &c.n_solid) != 0)
 		return nomem(&c);
 	c.solid = solid;
-	rc = read_units(&c, dw, 1, 1);
+	rc = read_units(&c, dw);
 	if (rc == 0)
 		rc = finish_inlines(&c, &t);
 	if (rc == 0)
@@ -833,6 +829,7 @@ struct dw_part {
 /* Units whose address ranges overlap, transitively: read together. */
 struct dw_group {
 	_Atomic(struct dw_part *) part;	/* NULL until read */
+	_Atomic(struct line_table *) lines;	/* NULL until read */
 	uint32_t first, n;		/* their units: unit_off[first ..] */
 };
 
@@ -866,8 +863,7 @@ struct dwarf_lazy {
 	struct file_set files;	/* call sites' files, shared by groups */
 	uint32_t n_calls;	/* call_ids handed out */
 	struct dw_part empty;	/* a group that could not be read */
-	_Atomic(struct line_table *) lines;
-	struct line_table no_lines;
+	struct line_table no_lines;	/* ... nor its line rows */
 	_Atomic(struct sym_list *) all;
 };
 
@@ -1291,13 +1287,14 @@ dwarfinfo_free(struct dwarf_lazy *dl)
 		    memory_order_relaxed);
 		if (p != NULL && p != &dl->empty)
 			part_free(p);
-	}
-	lt = atomic_load_explicit(&dl->lines, memory_order_relaxed);
-	if (lt != NULL && lt != &dl->no_lines) {
-		free(lt->rows);
-		free(lt->index);
-		free(lt->files);
-		free(lt);
+		lt = atomic_load_explicit(&dl->groups[g].lines,
+		    memory_order_relaxed);
+		if (lt != NULL && lt != &dl->no_lines) {
+			free(lt->rows);
+			free(lt->index);
+			free(lt->files);
+			free(lt);
+		}
 	}
 	all = atomic_load_explicit(&dl->all, memory_order_relaxed);
 	if (all != NULL) {
@@ -1492,15 +1489,19 @@ dwarfinfo_inline(const struct symtab *st, uint64_t addr, uint64_t *lo,
 	return lazy_find(st, PART_INL, addr, lo, hi);
 }
 
-/* Every unit's line rows, as the eager pass reads them. */
+/* The line rows of group g's units, as the eager pass reads them. */
 static struct line_table *
-lines_read(struct symtab *st, struct dwarf_lazy *dl)
+group_lines_read(struct symtab *st, struct dwarf_lazy *dl, uint32_t g)
 {
+	const struct dw_group *gr = &dl->groups[g];
 	struct file_set files;
 	struct line_table *lt;
 	struct dw_ctx c;
 	struct error e;
-	int rc;
+	Dwarf_Attribute a;
+	Dwarf_Die cudie;
+	uint32_t i;
+	int rc = 0, tag;
 
 	if ((lt = calloc(1, sizeof(*lt))) == NULL)
 		return NULL;
@@ -1509,7 +1510,17 @@ lines_read(struct symtab *st, struct dwarf_lazy *dl)
 	c.st = st;
 	c.e = &e;
 	c.files = &files;
-	rc = read_units(&c, dl->dw, 0, 1);
+	for (i = 0; i < gr->n && rc == 0; i++) {
+		if (dwarf_offdie(dl->dw, dl->unit_off[gr->first + i],
+		    &cudie) == NULL)
+			continue;
+		tag = dwarf_tag(&cudie);
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+			continue;
+		c.comp_dir = dwarf_formstring(dwarf_attr(&cudie,
+		    DW_AT_comp_dir, &a));
+		rc = read_lines(&c, &cudie);
+	}
 	if (rc == 0)
 		rc = lines_build(&c, lt);
 	ctx_free(&c);
@@ -1521,25 +1532,82 @@ lines_read(struct symtab *st, struct dwarf_lazy *dl)
 	return lt;
 }
 
-const struct line_table *
-dwarfinfo_lines(const struct symtab *st)
+/* Group g's line rows, read the first time they are asked for. */
+static const struct line_table *
+group_lines(const struct symtab *st, uint32_t g)
 {
 	struct dwarf_lazy *dl = st->dw;
 	struct line_table *lt;
 
-	lt = atomic_load_explicit(&dl->lines, memory_order_acquire);
+	lt = atomic_load_explicit(&dl->groups[g].lines, memory_order_acquire);
 	if (lt != NULL)
 		return lt;
 	pthread_mutex_lock(&dl->lock);
-	lt = atomic_load_explicit(&dl->lines, memory_order_relaxed);
+	lt = atomic_load_explicit(&dl->groups[g].lines, memory_order_relaxed);
 	if (lt == NULL) {
-		lt = lines_read((struct symtab *)st, dl);
+		lt = group_lines_read((struct symtab *)st, dl, g);
 		if (lt == NULL)
 			lt = &dl->no_lines;
-		atomic_store_explicit(&dl->lines, lt, memory_order_release);
+		atomic_store_explicit(&dl->groups[g].lines, lt,
+		    memory_order_release);
 	}
 	pthread_mutex_unlock(&dl->lock);
 	return lt;
+}
+
+/*
+ * Which of two rows at or before an address the sorted table would put
+ * last: the higher address; at one address an end of sequence sorts
+ * first.  (Two groups' rows meet only where one group's code ends and
+ * the next one's begins: an end and a row, or two ends, which answer
+ * the same.)
+ */
+static int
+row_later(const struct line_row *r, const struct line_row *best)
+{
+	if (best == NULL || r->addr != best->addr)
+		return best == NULL || r->addr > best->addr;
+	return best->file == LINE_END && r->file != LINE_END;
+}
+
+/*
+ * The last row at or before addr: the group whose region holds addr has
+ * it, unless its last such row lies below that region; then the regions
+ * below are read downwards until one ends before the best row so far.
+ */
+const struct line_row *
+dwarfinfo_line(const struct symtab *st, uint64_t addr,
+    const struct line_table **lt_out)
+{
+	const struct dwarf_lazy *dl = st->dw;
+	size_t down = regions_upper(dl, addr);
+	const struct line_table *lt;
+	const struct line_row *r, *best = NULL;
+
+	*lt_out = &dl->no_lines;
+	if (down > 0 && addr < dl->regions[down - 1].hi) {
+		const struct dw_region *reg = &dl->regions[--down];
+
+		lt = group_lines(st, reg->group);
+		best = line_table_find(lt, addr);
+		*lt_out = lt;
+		if (best != NULL && (best->addr > reg->lo ||
+		    (best->addr == reg->lo && best->file != LINE_END)))
+			return best;
+	}
+	for (; down > 0; down--) {
+		const struct dw_region *reg = &dl->regions[down - 1];
+
+		if (best != NULL && reg->hi < best->addr)
+			break;
+		lt = group_lines(st, reg->group);
+		r = line_table_find(lt, addr);
+		if (r != NULL && row_later(r, best)) {
+			best = r;
+			*lt_out = lt;
+		}
+	}
+	return best;
 }
 
 static int
@@ -1611,25 +1679,27 @@ dwarfinfo_sym(const struct symtab *st, size_t i)
 void
 dwarfinfo_stats(const struct symtab *st, struct symtab_stats *out)
 {
-	const struct line_table *lt = dwarfinfo_lines(st);
 	const struct dwarf_lazy *dl = st->dw;
+	const struct line_table *lt;
 	const struct dw_part *p;
 	size_t g;
 
+	out->n_bytes += sizeof(*dl);
 	for (g = 0; g < dl->n_groups; g++) {
 		p = group_part(st, (uint32_t)g);
+		lt = group_lines(st, (uint32_t)g);
 		out->n_syms += p->n_syms;
 		out->n_from_dwarf += p->n_syms;
 		out->n_inlines += p->inl.n_inl;
+		out->n_lines += lt->n_rows;
 		out->n_bytes += p->n_syms * sizeof(*p->syms) +
 		    p->n_segs * sizeof(*p->segs) +
 		    p->inl.n_inl * sizeof(*p->inl.inl) +
-		    p->inl.n_isegs * sizeof(*p->inl.isegs);
+		    p->inl.n_isegs * sizeof(*p->inl.isegs) +
+		    lt->n_rows * sizeof(*lt->rows) +
+		    lt->n_index * sizeof(*lt->index) +
+		    lt->n_files * sizeof(*lt->files);
 	}
-	out->n_lines = lt->n_rows;
-	out->n_bytes += sizeof(*dl) + lt->n_rows * sizeof(*lt->rows) +
-	    lt->n_index * sizeof(*lt->index) +
-	    lt->n_files * sizeof(*lt->files);
 }
 
 int

@@ -535,13 +535,10 @@ symtab_inline_at(const struct symtab *st, uint64_t addr)
  * The last line row at or before addr: first in the sampled index (small
  * enough to stay in cache), then among the LINE_STRIDE rows it points to.
  */
-int
-symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
+const struct line_row *
+line_table_find(const struct line_table *lt, uint64_t addr)
 {
-	const struct line_table *lt = st->dw != NULL ? dwarfinfo_lines(st) :
-	    &st->lines;
 	size_t lo = 0, hi = lt->n_index, mid, k, end;
-	const struct line_row *r;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -551,13 +548,25 @@ symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
 			hi = mid;
 	}
 	if (lo == 0)
-		return 0;
+		return NULL;
 	k = (lo - 1) * LINE_STRIDE;
 	end = k + LINE_STRIDE < lt->n_rows ? k + LINE_STRIDE : lt->n_rows;
 	while (k + 1 < end && lt->rows[k + 1].addr <= addr)
 		k++;
-	r = &lt->rows[k];
-	if (r->file == LINE_END)
+	return &lt->rows[k];
+}
+
+int
+symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out)
+{
+	const struct line_table *lt = &st->lines;
+	const struct line_row *r;
+
+	if (st->dw != NULL)
+		r = dwarfinfo_line(st, addr, &lt);
+	else
+		r = line_table_find(lt, addr);
+	if (r == NULL || r->file == LINE_END)
 		return 0;
 	out->file = lt->files[r->file];
 	out->line = r->line;

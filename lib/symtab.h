@@ -9,7 +9,7 @@
  * and the line table.  symtab_open() reads the symbol tables and an index
  * of the DWARF compile units' address ranges; a unit's functions and
  * inlined calls are read the first time an address near it is looked up,
- * the line table the first time symtab_line() is called (see Thread
+ * its line rows the first time symtab_line() needs them (see Thread
  * safety).  The answers are the same as reading everything at once would
  * give (SYMTAB_EAGER_DWARF does, for the tests).
  * Separate debuginfo is found by build-id and .gnu_debuglink (see

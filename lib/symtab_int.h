@@ -109,6 +109,10 @@ struct line_table {
 	size_t n_files;
 };
 
+/* The last row of lt at or before addr (maybe an end), or NULL. */
+const struct line_row *line_table_find(const struct line_table *lt,
+    uint64_t addr);
+
 /* An open ELF file: the descriptor and libelf's handle. */
 struct elf_file {
 	int fd;
@@ -215,8 +219,13 @@ const struct sym *dwarfinfo_fn(const struct symtab *st, uint64_t addr,
 const struct sym_inline *dwarfinfo_inline(const struct symtab *st,
     uint64_t addr, uint64_t *lo, uint64_t *hi);
 
-/* A lazy table's line rows, read on first use (empty when out of memory). */
-const struct line_table *dwarfinfo_lines(const struct symtab *st);
+/*
+ * The line row symtab_line() answers with at addr (maybe an end of
+ * sequence) in a lazy table, and in *lt the table that holds it; NULL
+ * when no row is at or before addr.
+ */
+const struct line_row *dwarfinfo_line(const struct symtab *st,
+    uint64_t addr, const struct line_table **lt);
 
 /*
  * Function i of a lazy table in address order (every unit read first),
