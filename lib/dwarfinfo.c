@@ -765,6 +765,11 @@ alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
 	if (a->fd < 0)
 		return 0;
 	a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL);
+	/* A lazy table keeps it for its life: not its descriptor. */
+	if (a->elf != NULL && elf_cntl(a->elf, ELF_C_FDREAD) == 0) {
+		close(a->fd);
+		a->fd = -1;
+	}
 	if (a->elf != NULL)
 		a->dw = dwarf_begin_elf(a->elf, DWARF_C_READ, NULL);
 	if (a->dw != NULL)
@@ -1390,6 +1395,14 @@ lazy_open(struct symtab *st, struct elf_file *f, struct lazy_src *ls,
 		dl->f = *f;
 		f->fd = -1;
 		f->elf = NULL;
+		/*
+		 * Mapped (or read in now): the descriptor need not stay
+		 * open.  FDREAD also does what FDDONE does.
+		 */
+		if (elf_cntl(dl->f.elf, ELF_C_FDREAD) == 0) {
+			close(dl->f.fd);
+			dl->f.fd = -1;
+		}
 	}
 	dl->image = ls->image;
 	dl->image_size = ls->image_size;

@@ -8,6 +8,7 @@
  * symtab fixtures (LTO, dwz, C++, stripped with separate debuginfo) and
  * libc and ld.so with their system debuginfo.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
@@ -345,6 +346,41 @@ compare_threads(const char *name, const char *path)
 	symtab_free(ea);
 }
 
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A lazy table keeps its DWARF open, but not a descriptor: a process
+ * with hundreds of images must not run out of them.
+ */
+static void
+check_descriptors(const char *name, const char *path)
+{
+	struct symtab *st;
+	int before = count_fds(), after;
+
+	if ((st = open_mode(path, SYMTAB_NO_SYSTEM_DEBUG)) == NULL) {
+		OK(0, "%s: open", name);
+		return;
+	}
+	after = count_fds();
+	OK(before >= 0 && after == before && symtab_inline_at(st, 0) == NULL,
+	    "%s: a lazy table holds no descriptor (%d before, %d after)",
+	    name, before, after);
+	symtab_free(st);
+}
+
 int
 main(void)
 {
@@ -377,5 +413,11 @@ main(void)
 	if (!compare_image("ld.so", ldso, 0, 1))
 		DIAG("skipped ld.so: no debuginfo (libc6-dbg)");
 	compare_threads("ld.so", ldso);
+	snprintf(path, sizeof(path), "%s/fixtures/sym/inl-pie", b);
+	check_descriptors("inl-pie", path);
+	snprintf(path, sizeof(path), "%s/fixtures/sym/inl-gz", b);
+	check_descriptors("inl-gz", path);
+	snprintf(path, sizeof(path), "%s/fixtures/sym/dwz/a", b);
+	check_descriptors("dwz/a", path);
 	return tap_done();
 }
