@@ -2,6 +2,7 @@
 #include "blkstream.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,8 +659,44 @@ blks_writer_close(struct blks_writer *w, struct error *e)
 /* ----------------------------------------------------------------- */
 /* Reader */
 
+/*
+ * An fd reader's chunks: a thread of the reader's own reads the fd into
+ * them, a chunk ahead, and the reader takes them in order.  A record cut
+ * by a chunk's end is made whole in the next chunk's head room: what the
+ * window still held (less than the reader wanted, at most 64 KiB, the
+ * largest header) is copied in front of the new bytes.
+ */
+#define CHUNK_HEAD (64 * 1024 + 64)
+#define CHUNK_DATA (1024 * 1024)
+#define CHUNK_MIN (CHUNK_DATA / 4)	/* a pipe read this much, handed on */
+#define CHUNKS 4
+
+struct chunk {
+	uint8_t *mem;			/* CHUNK_HEAD + CHUNK_DATA */
+	size_t n;			/* bytes read, at mem + CHUNK_HEAD */
+};
+
+struct feeder {
+	int fd;
+	int threaded;			/* else read in reader_fill */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cv_full, cv_free;
+	struct chunk chunk[CHUNKS];
+	struct chunk *full[CHUNKS];	/* ring, in stream order */
+	size_t head, n_full;
+	struct chunk *free_[CHUNKS];
+	size_t n_free;
+	int done;			/* the thread read its last chunk */
+	int err;			/* errno of a failed read, or 0 */
+	int stop;
+	struct chunk *cur;		/* the window's, the reader's */
+};
+
 struct blks_reader {
-	FILE *in;		/* NULL for a memory reader */
+	FILE *in;		/* NULL for a memory or fd reader */
+	struct feeder *fd;	/* an fd reader's, or NULL */
+	int refill;		/* in or fd: the window can be filled */
 	char *name;
 	uint8_t *own;		/* FILE mode window storage */
 	const uint8_t *buf;	/* window: buf[pos..len) unread */
@@ -679,6 +716,201 @@ struct blks_reader {
 	uint8_t payload[BLKS_PAYLOAD_MAX];
 };
 
+/*
+ * Reads into c until it holds CHUNK_MIN bytes or the fd ends; returns 0,
+ * or an errno.  *end is set at the end of the stream.
+ */
+static int
+chunk_read(int fd, struct chunk *c, int *end)
+{
+	ssize_t k;
+
+	c->n = 0;
+	while (c->n < CHUNK_MIN) {
+		k = read(fd, c->mem + CHUNK_HEAD + c->n, CHUNK_DATA - c->n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno;
+		if (k == 0) {
+			*end = 1;
+			break;
+		}
+		c->n += (size_t)k;
+	}
+	return 0;
+}
+
+static void *
+feeder_thread(void *arg)
+{
+	struct feeder *f = arg;
+	struct chunk *c;
+	int end = 0, err;
+
+	/* Cancelled (blks_reader_free) only while blocked in read(). */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		while (f->n_free == 0 && !f->stop)
+			pthread_cond_wait(&f->cv_free, &f->lock);
+		if (f->stop) {
+			pthread_mutex_unlock(&f->lock);
+			break;
+		}
+		c = f->free_[--f->n_free];
+		pthread_mutex_unlock(&f->lock);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		err = chunk_read(f->fd, c, &end);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		pthread_mutex_lock(&f->lock);
+		f->full[(f->head + f->n_full++) % CHUNKS] = c;
+		if (err != 0 || end) {
+			f->err = err;
+			f->done = 1;
+		}
+		pthread_cond_signal(&f->cv_full);
+		pthread_mutex_unlock(&f->lock);
+		if (err != 0 || end)
+			break;
+	}
+	return NULL;
+}
+
+/* The next chunk of the stream, or NULL and *err (0 at its end). */
+static struct chunk *
+feeder_next(struct feeder *f, int *err)
+{
+	struct chunk *c = NULL;
+	int end = 0;
+
+	*err = 0;
+	if (!f->threaded) {
+		if (f->done || f->n_free == 0) {
+			*err = f->err;
+			return NULL;
+		}
+		c = f->free_[--f->n_free];
+		f->err = chunk_read(f->fd, c, &end);
+		f->done = f->err != 0 || end;
+		return c;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (f->n_full == 0 && !f->done)
+		pthread_cond_wait(&f->cv_full, &f->lock);
+	if (f->n_full > 0) {
+		c = f->full[f->head];
+		f->head = (f->head + 1) % CHUNKS;
+		f->n_full--;
+	} else {
+		*err = f->err;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return c;
+}
+
+/* Gives c back to be read into again. */
+static void
+feeder_release(struct feeder *f, struct chunk *c)
+{
+	if (c == NULL)
+		return;
+	if (!f->threaded) {
+		f->free_[f->n_free++] = c;
+		return;
+	}
+	pthread_mutex_lock(&f->lock);
+	f->free_[f->n_free++] = c;
+	pthread_cond_signal(&f->cv_free);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void
+feeder_free(struct feeder *f)
+{
+	if (f == NULL)
+		return;
+	if (f->threaded) {
+		pthread_mutex_lock(&f->lock);
+		f->stop = 1;
+		pthread_cond_signal(&f->cv_free);
+		pthread_mutex_unlock(&f->lock);
+		pthread_cancel(f->thread);
+		pthread_join(f->thread, NULL);
+		pthread_mutex_destroy(&f->lock);
+		pthread_cond_destroy(&f->cv_full);
+		pthread_cond_destroy(&f->cv_free);
+	}
+	for (size_t i = 0; i < CHUNKS; i++)
+		free(f->chunk[i].mem);
+	free(f);
+}
+
+static struct feeder *
+feeder_new(int fd)
+{
+	struct feeder *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->fd = fd;
+	for (size_t i = 0; i < CHUNKS; i++) {
+		if ((f->chunk[i].mem = malloc(CHUNK_HEAD + CHUNK_DATA)) ==
+		    NULL) {
+			feeder_free(f);
+			return NULL;
+		}
+		f->free_[f->n_free++] = &f->chunk[i];
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cv_full, NULL);
+	pthread_cond_init(&f->cv_free, NULL);
+	/* No thread, no harm: reader_fill reads then. */
+	f->threaded = pthread_create(&f->thread, NULL, feeder_thread, f) == 0;
+	if (!f->threaded) {
+		pthread_mutex_destroy(&f->lock);
+		pthread_cond_destroy(&f->cv_full);
+		pthread_cond_destroy(&f->cv_free);
+	}
+	return f;
+}
+
+/* reader_fill for an fd reader: the next chunks, the window's rest
+ * copied in front of them. */
+static int
+reader_fill_fd(struct blks_reader *r, size_t want, struct error *e)
+{
+	struct feeder *f = r->fd;
+	struct chunk *c;
+	size_t left;
+	int err;
+
+	while (r->len - r->pos < want && !r->eof) {
+		if ((c = feeder_next(f, &err)) == NULL) {
+			if (err != 0)
+				return error_set_errno(e, err, "%s: read",
+				    r->name);
+			r->eof = 1;
+			break;
+		}
+		left = r->len - r->pos;
+		/* left < want, and no one wants more than a header. */
+		if (left > CHUNK_HEAD) {
+			feeder_release(f, c);
+			return error_set(e, ERR_INTERNAL, "%s: %zu bytes "
+			    "wanted at once", r->name, want);
+		}
+		memcpy(c->mem + CHUNK_HEAD - left, r->buf + r->pos, left);
+		feeder_release(f, f->cur);
+		f->cur = c;
+		r->base += r->pos;
+		r->buf = c->mem + CHUNK_HEAD - left;
+		r->len = left + c->n;
+		r->pos = 0;
+	}
+	return 0;
+}
+
 /* Makes at least want bytes unread in the window if the stream has them. */
 static int
 reader_fill(struct blks_reader *r, size_t want, struct error *e)
@@ -687,6 +919,8 @@ reader_fill(struct blks_reader *r, size_t want, struct error *e)
 
 	if (r->len - r->pos >= want || r->eof)
 		return 0;
+	if (r->fd != NULL)
+		return reader_fill_fd(r, want, e);
 	left = r->len - r->pos;
 	memmove(r->own, r->own + r->pos, left);
 	r->base += r->pos;
@@ -780,8 +1014,8 @@ read_header(struct blks_reader *r, struct error *e)
 }
 
 static int
-reader_new(struct blks_reader **out, FILE *in, const void *buf, size_t len,
-    const char *name, struct error *e)
+reader_new(struct blks_reader **out, FILE *in, int fd, const void *buf,
+    size_t len, const char *name, struct error *e)
 {
 	struct blks_reader *r;
 	int rc;
@@ -789,13 +1023,17 @@ reader_new(struct blks_reader **out, FILE *in, const void *buf, size_t len,
 	*out = NULL;
 	if ((r = calloc(1, sizeof(*r))) == NULL ||
 	    (r->name = strdup(name != NULL ? name : "block stream")) == NULL ||
-	    (in != NULL && (r->own = malloc(RBUF_SIZE)) == NULL)) {
+	    (in != NULL && (r->own = malloc(RBUF_SIZE)) == NULL) ||
+	    (fd >= 0 && (r->fd = feeder_new(fd)) == NULL)) {
 		blks_reader_free(r);
 		return error_set(e, ERR_NOMEM, "block stream reader");
 	}
 	r->in = in;
+	r->refill = in != NULL || fd >= 0;
 	if (in != NULL) {
 		r->buf = r->own;
+	} else if (fd >= 0) {
+		r->buf = (const uint8_t *)"";
 	} else {
 		r->buf = buf;
 		r->len = len;
@@ -813,14 +1051,21 @@ int
 blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
     struct error *e)
 {
-	return reader_new(out, in, NULL, 0, name, e);
+	return reader_new(out, in, -1, NULL, 0, name, e);
+}
+
+int
+blks_reader_open_fd(struct blks_reader **out, int fd, const char *name,
+    struct error *e)
+{
+	return reader_new(out, NULL, fd, NULL, 0, name, e);
 }
 
 int
 blks_reader_open_mem(struct blks_reader **out, const void *buf, size_t len,
     const char *name, struct error *e)
 {
-	return reader_new(out, NULL, buf, len, name, e);
+	return reader_new(out, NULL, -1, buf, len, name, e);
 }
 
 void
@@ -828,6 +1073,7 @@ blks_reader_free(struct blks_reader *r)
 {
 	if (r == NULL)
 		return;
+	feeder_free(r->fd);
 	free(r->own);
 	free(r->name);
 	free(r->snapshot);
@@ -1104,7 +1350,7 @@ reader_expect_end(struct blks_reader *r, struct error *e)
 {
 	int rc;
 
-	if (r->in != NULL && (rc = reader_fill(r, 1, e)) < 0)
+	if (r->refill && (rc = reader_fill(r, 1, e)) < 0)
 		return rc;
 	if (r->len > r->pos)
 		return error_set(e, ERR_FORMAT,
@@ -1123,7 +1369,7 @@ read_frame(struct blks_reader *r, uint8_t *type, size_t *plen,
 	uint64_t len;
 	int rc;
 
-	if (r->in != NULL && (rc = reader_fill(r, FRAME_MAX, e)) < 0)
+	if (r->refill && (rc = reader_fill(r, FRAME_MAX, e)) < 0)
 		return rc;
 	if (r->pos == r->len)
 		return error_set(e, ERR_TRUNCATED,
@@ -1142,7 +1388,7 @@ read_frame(struct blks_reader *r, uint8_t *type, size_t *plen,
 		    "%s: record length %" PRIu64 " too large at byte %" PRIu64,
 		    r->name, len, off);
 	r->pos = (size_t)(c.p - r->buf);
-	if (r->in != NULL && (rc = reader_fill(r, len, e)) < 0)
+	if (r->refill && (rc = reader_fill(r, len, e)) < 0)
 		return rc;
 	if (r->len - r->pos < len)
 		return error_set(e, ERR_TRUNCATED,

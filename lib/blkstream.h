@@ -402,6 +402,16 @@ struct blks_reader;
 int blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
     struct error *e);
 
+/*
+ * As blks_reader_open, reading fd (borrowed: not closed; nothing must
+ * have read from it through a FILE) on a thread of the reader's own, a
+ * chunk of up to 1 MiB ahead of the caller, who then spends no time in
+ * read(2).  Without a thread (pthread_create failed) it reads in the
+ * caller's.
+ */
+int blks_reader_open_fd(struct blks_reader **out, int fd, const char *name,
+    struct error *e);
+
 /* As blks_reader_open, over len bytes at buf (borrowed). */
 int blks_reader_open_mem(struct blks_reader **out, const void *buf,
     size_t len, const char *name, struct error *e);

@@ -75,9 +75,7 @@ main(int argc, char *argv[])
 
 	if ((rc = parse_options(argc, argv, &o)) >= 0)
 		return report_close_stdout(tool.name, rc);
-	/* The block stream reader reads a pipe's worth (1 MiB, see run.c)
-	 * at a time into its own window: unbuffered, stdin hands it over
-	 * without a copy through a buffer of its own. */
-	setvbuf(stdin, NULL, _IONBF, 0);
+	/* Nothing reads stdin through the FILE: the block stream reader
+	 * reads its fd (run.c). */
 	return report_close_stdout(tool.name, spans_run(&o, stdin));
 }

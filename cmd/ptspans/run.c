@@ -884,9 +884,9 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.o = o;
 	r.cleanup_slot = -1;
 	r.next_inline_id = 1;
-	/* The reader's window is as big: a read takes what the pipe holds. */
+	/* The reader reads as much at once, on a thread of its own. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);
-	if (blks_reader_open(&r.rd, in, "stdin", &r.err) < 0) {
+	if (blks_reader_open_fd(&r.rd, fileno(in), "stdin", &r.err) < 0) {
 		report_error(tool, "stdin", &r.err, "expected a block stream "
 		    "(ptdecode's output)");
 		run_free(&r);

@@ -1,7 +1,11 @@
 /* Tests for lib/blkstream: round trips, framing errors, JSON Lines. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blkstream.h"
 #include "error.h"
@@ -568,21 +572,69 @@ write_blocks(const struct blks_block *b, size_t n, int runs, size_t *len)
 	return buf;
 }
 
-/* Reads them back through a FILE, with blks_read_blocks when batch. */
+/* A pipe's writing end fed from a thread, in pieces of odd sizes. */
+struct pipe_feed {
+	int fd;
+	const char *buf;
+	size_t len;
+	pthread_t thread;
+};
+
+static void *
+pipe_feed_thread(void *arg)
+{
+	struct pipe_feed *pf = arg;
+	size_t off = 0, piece = 1;
+	ssize_t k;
+
+	while (off < pf->len) {
+		piece = piece * 7 % 300007 + 1;
+		k = write(pf->fd, pf->buf + off, piece < pf->len - off ? piece :
+		    pf->len - off);
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+	close(pf->fd);
+	return NULL;
+}
+
+/*
+ * Reads them back through a FILE (fd_mode 0) or a pipe's fd
+ * (blks_reader_open_fd), with blks_read_blocks when batch.
+ */
 static void
-read_blocks(const char *buf, size_t len, const struct blks_block *want,
-    size_t n, int batch)
+read_blocks_from(const char *buf, size_t len, const struct blks_block *want,
+    size_t n, int batch, int fd_mode)
 {
 	struct blks_block got[64];
 	struct blks_reader *r;
 	struct blks_record rec;
 	struct error e;
-	FILE *f = fmemopen((void *)buf, len, "rb");
+	struct pipe_feed pf = { -1, buf, len, 0 };
+	int fds[2] = { -1, -1 };
+	FILE *f = NULL;
 	size_t k = 0, bad = 0, fast = 0, m;
 	int rc;
 
-	if (blks_reader_open(&r, f, "blocks", &e) < 0) {
+	if (fd_mode) {
+		if (pipe(fds) < 0) {
+			OK(0, "a pipe");
+			return;
+		}
+		pf.fd = fds[1];
+		pthread_create(&pf.thread, NULL, pipe_feed_thread, &pf);
+		rc = blks_reader_open_fd(&r, fds[0], "blocks", &e);
+	} else {
+		f = fmemopen((void *)buf, len, "rb");
+		rc = blks_reader_open(&r, f, "blocks", &e);
+	}
+	if (rc < 0) {
 		OK(0, "open the block stream");
+		if (fd_mode) {
+			close(fds[0]);
+			pthread_join(pf.thread, NULL);
+		}
 		return;
 	}
 	for (;;) {
@@ -609,7 +661,52 @@ read_blocks(const char *buf, size_t len, const struct blks_block *want,
 		OK(fast > n / 4 && fast < n, "many, not all, by blks_read_blocks");
 	}
 	blks_reader_free(r);
-	fclose(f);
+	if (f != NULL)
+		fclose(f);
+	if (fd_mode) {
+		/* First: a writer left with bytes to write gets EPIPE. */
+		close(fds[0]);
+		pthread_join(pf.thread, NULL);
+	}
+}
+
+static void
+read_blocks(const char *buf, size_t len, const struct blks_block *want,
+    size_t n, int batch)
+{
+	read_blocks_from(buf, len, want, n, batch, 0);
+}
+
+/*
+ * The reader of an fd: a stream of some megabytes through a pipe, its
+ * records cut by the reader's chunks and the writer's pieces anywhere;
+ * a stream cut short; a read that fails.
+ */
+static void
+check_fd_reader(void)
+{
+	size_t n = 400000, len;
+	struct blks_block *b = calloc(n, sizeof(*b));
+	struct blks_reader *r;
+	struct error e;
+	char *a;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	make_blocks(b, n);
+	a = write_blocks(b, n, 1, &len);
+	DIAG("a stream of %zu bytes through a pipe", len);
+	OK(len > 3 * 1024 * 1024, "longer than three chunks");
+	read_blocks_from(a, len, b, n, 0, 1);
+	read_blocks_from(a, len, b, n, 1, 1);
+	free(a);
+	free(b);
+	if ((fd = open("/", O_RDONLY | O_DIRECTORY)) >= 0) {
+		IS_INT(blks_reader_open_fd(&r, fd, "dir", &e), -ERR_IO,
+		    "an fd that cannot be read: -ERR_IO");
+		IS_STR(e.msg, "dir: read: Is a directory", "saying why");
+		close(fd);
+	}
 }
 
 static void
@@ -694,6 +791,7 @@ main(int argc, char *argv[])
 	check_jsonl();
 	check_names();
 	check_block_paths();
+	check_fd_reader();
 	free(buf);
 	return tap_done();
 }
