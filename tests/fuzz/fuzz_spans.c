@@ -16,6 +16,7 @@
 #include "error.h"
 #include "jsonw.h"
 #include "spans.h"
+#include "symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,6 +56,40 @@ fz_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 	return 1;
 }
 
+/*
+ * code.block over fz_insn: answers kept by the engine (reuse, gen), and
+ * inline runs through two made-up ranges for blocks of function k, so
+ * that the engine's kept answers (cs_feed_run's path) are fuzzed too.
+ */
+static const struct sym_inline inl_outer = {
+	0, 0, "outer", "outer", "k.c", 10, 1, 1, 1, NULL,
+};
+static const struct sym_inline inl_ranges[2] = {
+	{ 0, 0, "outer", "outer", "k.c", 10, 1, 1, 1, NULL },
+	{ 0, 0, "inner", "inner", "k.c", 20, 1, 2, 2, &inl_outer },
+};
+static uint64_t fz_gen;
+
+static int
+fz_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
+    uint32_t ninsn, struct cs_block_info *out)
+{
+	static struct cs_inline_run runs[2];
+
+	out->end_known = (uint8_t)fz_insn(ctx, pid, end_ip, &out->end);
+	out->reuse = (ip & 0x30) != 0x30;
+	out->n_runs = 0;
+	out->runs = runs;
+	if (((ip >> 8) & 7) == 6 && ninsn >= 2) {
+		runs[0].inl = &inl_ranges[0];
+		runs[0].n = 1;
+		runs[1].inl = &inl_ranges[1];
+		runs[1].n = ninsn - 1;
+		out->n_runs = 2;
+	}
+	return 0;
+}
+
 struct fz {
 	struct jsonw w;
 	struct span_writer *sw;
@@ -90,6 +125,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
 	struct cs_code code = { NULL, fz_insn, fz_fn, NULL };
+	struct cs_code kept = { NULL, fz_insn, fz_fn, NULL, fz_block,
+	    &fz_gen };
+	struct blks_run run;
+	int rc = 0;
 	struct fz z;
 	struct cs_sink cs_sink = { &z, fz_span, fz_gap, fz_event, NULL };
 	struct blks_reader *r;
@@ -107,15 +146,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		blks_reader_free(r);
 		return 0;
 	}
-	/* A small depth limit reaches the stack-halving path too. */
-	if ((cs = cs_new(&code, &cs_sink, 64)) == NULL) {
+	/* A small depth limit reaches the stack-halving path too; half
+	 * the inputs go as ptspans feeds them (runs, kept answers). */
+	if ((cs = cs_new(size % 4 >= 2 ? &kept : &code, &cs_sink, 64)) ==
+	    NULL) {
 		spans_writer_free(z.sw);
 		blks_reader_free(r);
 		return 0;
 	}
-	while (blks_read(r, &rec, &e) > 0)
-		if (rec.type != BLKS_MAP && cs_feed(cs, &rec, &e) < 0)
+	while (rc == 0) {
+		if (size % 4 >= 2 && blks_run_begin(r, &run)) {
+			rc = cs_feed_run(cs, &run, &e);
+			blks_run_end(r, &run);
+			if (rc < 0)
+				break;
+		}
+		if (blks_read(r, &rec, &e) <= 0)
 			break;
+		if (rec.type == BLKS_MAP)
+			fz_gen++;
+		else
+			rc = cs_feed(cs, &rec, &e);
+	}
 	(void)spans_writer_flush(z.sw);
 	(void)jsonw_finish(&z.w);
 	spans_writer_free(z.sw);
