@@ -70,6 +70,19 @@ struct memo_runs {
 	struct cs_inline_run run[MEMO_RUNS];
 };
 
+/*
+ * fn_at's answers, kept like the memo's while *gen holds: a call costs
+ * a probe instead of a question to the code.
+ */
+struct fn_memo {
+	uint64_t ip;
+	uint32_t pid;
+	uint8_t valid;
+	struct cs_fn fn;
+};
+
+#define FN_MEMO_BITS 11
+
 struct callstack {
 	struct cs_code code;
 	struct cs_sink sink;
@@ -80,6 +93,8 @@ struct callstack {
 	struct memo *memo;		/* 1 << MEMO_BITS; NULL without gen */
 	struct memo_runs *memo_runs;	/* as many */
 	uint64_t memo_gen;		/* *code.gen the memo holds for */
+	struct fn_memo *fn_memo;	/* 1 << FN_MEMO_BITS; NULL without gen */
+	uint64_t fn_memo_gen;		/* *code.gen fn_memo holds for */
 };
 
 static const char *const start_names[CS_START_NR] = {
@@ -138,12 +153,17 @@ cs_new(const struct cs_code *code, const struct cs_sink *sink,
 		cs->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*cs->memo));
 		cs->memo_runs = calloc((size_t)1 << MEMO_BITS,
 		    sizeof(*cs->memo_runs));
-		if (cs->memo == NULL || cs->memo_runs == NULL) {
+		cs->fn_memo = calloc((size_t)1 << FN_MEMO_BITS,
+		    sizeof(*cs->fn_memo));
+		if (cs->memo == NULL || cs->memo_runs == NULL ||
+		    cs->fn_memo == NULL) {
 			free(cs->memo);
 			free(cs->memo_runs);
+			free(cs->fn_memo);
 			free(cs);
 			return NULL;
 		}
+		cs->fn_memo_gen = *code->gen;
 		cs->memo_gen = *code->gen;
 	}
 	return cs;
@@ -173,15 +193,16 @@ cs_free(struct callstack *cs)
 	frames_free(&cs->t);
 	free(cs->memo);
 	free(cs->memo_runs);
+	free(cs->fn_memo);
 	free(cs);
 }
 
 /* ----------------------------------------------------------------- */
 /* Code questions */
 
-/* The function at ip; an unnamed one-byte range when nothing is known. */
+/* The function at ip, asked of the code. */
 static int
-fn_at(struct callstack *cs, uint32_t pid, uint64_t ip, struct cs_fn *out)
+fn_asked(struct callstack *cs, uint32_t pid, uint64_t ip, struct cs_fn *out)
 {
 	int rc;
 
@@ -194,6 +215,42 @@ fn_at(struct callstack *cs, uint32_t pid, uint64_t ip, struct cs_fn *out)
 	out->flags = 0;
 	out->lo = ip;
 	out->hi = ip + 1;
+	return 0;
+}
+
+/*
+ * The function at ip; an unnamed one-byte range when nothing is known.
+ * Kept in fn_memo while *gen holds (the code's answers stand so long).
+ */
+static int
+fn_at(struct callstack *cs, uint32_t pid, uint64_t ip, struct cs_fn *out)
+{
+	struct fn_memo *m;
+	uint64_t h;
+	int rc;
+
+	if (cs->fn_memo == NULL)
+		return fn_asked(cs, pid, ip, out);
+	if (*cs->code.gen != cs->fn_memo_gen) {
+		memset(cs->fn_memo, 0, ((size_t)1 << FN_MEMO_BITS) *
+		    sizeof(*cs->fn_memo));
+		cs->fn_memo_gen = *cs->code.gen;
+	}
+	h = (ip ^ (uint64_t)pid << 40) * 0x9e3779b97f4a7c15ull;
+	m = &cs->fn_memo[h >> (64 - FN_MEMO_BITS)];
+	if (m->valid && m->ip == ip && m->pid == pid) {
+		*out = m->fn;
+		return 0;
+	}
+	if ((rc = fn_asked(cs, pid, ip, out)) < 0)
+		return rc;
+	/* The question may have moved *gen: keep only what still holds. */
+	if (*cs->code.gen == cs->fn_memo_gen) {
+		m->ip = ip;
+		m->pid = pid;
+		m->fn = *out;
+		m->valid = 1;
+	}
 	return 0;
 }
 
@@ -755,17 +812,28 @@ begin_segment(struct callstack *cs, uint64_t ip, struct error *e)
 	return 0;
 }
 
+/*
+ * Empties the memo when *gen moved.  Only a question to the code can
+ * move it while blocks are fed (and a MAP record between them): after
+ * each, and before the first block, is as good as before every block.
+ */
+static inline void
+memo_fresh(struct callstack *cs)
+{
+	if (*cs->code.gen != cs->memo_gen) {
+		memset(cs->memo, 0, ((size_t)1 << MEMO_BITS) *
+		    sizeof(*cs->memo));
+		cs->memo_gen = *cs->code.gen;
+	}
+}
+
 /* The memo slot of block b; the whole memo is emptied when *gen moved. */
 static inline struct memo *
 memo_slot(struct callstack *cs, const struct blks_block *b)
 {
 	uint64_t h;
 
-	if (*cs->code.gen != cs->memo_gen) {
-		memset(cs->memo, 0, ((size_t)1 << MEMO_BITS) *
-		    sizeof(*cs->memo));
-		cs->memo_gen = *cs->code.gen;
-	}
+	memo_fresh(cs);
 	h = (b->ip ^ (b->end_ip << 17) ^ ((uint64_t)b->ninsn << 40)) *
 	    0x9e3779b97f4a7c15ull;
 	return &cs->memo[h >> (64 - MEMO_BITS)];
@@ -1308,6 +1376,7 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 	int rc = 0;
 
 	memset(&h, 0, sizeof(h));
+	memo_fresh(cs);
 	hot_top(t, &h);
 	hot_load_pending(t, &h);
 	h.last_time = t->last_time;
@@ -1335,16 +1404,12 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 				break;
 			hot_top(t, &h);
 			hot_load_pending(t, &h);
+			memo_fresh(cs);
 		}
 		h.last_time = time;
 		h.insns += b.ninsn;
 		h.blocks++;
 		h.end_ip = b.end_ip;
-		if (*cs->code.gen != cs->memo_gen) {
-			memset(memo, 0, ((size_t)1 << MEMO_BITS) *
-			    sizeof(*memo));
-			cs->memo_gen = *cs->code.gen;
-		}
 		k = (b.ip ^ (b.end_ip << 17) ^ ((uint64_t)b.ninsn << 40)) *
 		    0x9e3779b97f4a7c15ull;
 		m = &memo[k >> (64 - MEMO_BITS)];
@@ -1372,6 +1437,7 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 		    m, e)) < 0)
 			break;
 		hot_load_pending(t, &h);
+		memo_fresh(cs);
 	}
 	hot_flush(t, &h);
 	*run = r;
