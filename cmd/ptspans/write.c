@@ -274,6 +274,7 @@ struct span_writer {
 	struct tail_run tail[TAILS];	/* see tails_init */
 	struct num_head id_head, parent_head, start_head, end_head;
 	uint32_t small[1000];		/* see smalls_init */
+	uint32_t quad[10000];		/* 0000..9999, see smalls_init */
 };
 
 static void format_rec(struct span_writer *w, const struct span_rec *r);
@@ -352,7 +353,8 @@ tail_index(unsigned start, unsigned end, int tail_call, int async)
 }
 
 /* The digits of every number below 1000 and, in the top byte, their
- * count (the digits first in memory on this little-endian machine). */
+ * count (the digits first in memory on this little-endian machine), and
+ * the four digits of every number below 10000, leading zeros kept. */
 static void
 smalls_init(struct span_writer *w)
 {
@@ -364,6 +366,14 @@ smalls_init(struct span_writer *w)
 		memset(d + n, 0, 4 - n);
 		memcpy(&w->small[v], d, 4);
 		w->small[v] = (w->small[v] & 0xffffffu) | n << 24;
+	}
+	/* The last four digits of ids and times: one load, where two
+	 * divisions and two pairs were a tenth of the formatting. */
+	for (uint32_t v = 0; v < 10000; v++) {
+		char q[4] = { (char)('0' + v / 1000), (char)('0' + v / 100 % 10),
+		    (char)('0' + v / 10 % 10), (char)('0' + v % 10) };
+
+		memcpy(&w->quad[v], q, 4);
 	}
 }
 
@@ -727,8 +737,7 @@ put_headed(char *p, const struct span_writer *w, struct num_head *h,
 	}
 	memcpy(p, h->s, sizeof(h->s));
 	p += h->len;
-	memcpy(p, json_digit_pairs + 2 * (tail / 100), 2);
-	memcpy(p + 2, json_digit_pairs + 2 * (tail % 100), 2);
+	memcpy(p, &w->quad[tail], 4);
 	return p + 4;
 }
 
