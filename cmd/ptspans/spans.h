@@ -53,9 +53,11 @@ struct inl_tree {
 /*
  * The span line writer.  Span lines are most of the output (gigabytes):
  * they are built in one large buffer and handed to out in big pieces, and
- * the fn, raw and module members of a named function are escaped once and
- * kept by the addresses of its strings, which must therefore stay valid
- * and unchanged while the writer lives (symbol tables and mappings do).
+ * the members that depend on the call rather than on its time (tid, pid,
+ * fn, raw, module, depth, call_site, entry) are rendered once and kept by
+ * their values and the addresses of the function's strings, which must
+ * therefore stay valid and unchanged while the writer lives (symbol
+ * tables and mappings do).
  * With threaded set, a thread of the writer's own formats the lines while
  * the caller goes on (the spans are copied in batches); nothing else may
  * write to out until spans_writer_flush returns.
