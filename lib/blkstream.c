@@ -1026,7 +1026,8 @@ reader_new(struct blks_reader **out, FILE *in, int fd, const void *buf,
 	    (in != NULL && (r->own = malloc(RBUF_SIZE)) == NULL) ||
 	    (fd >= 0 && (r->fd = feeder_new(fd)) == NULL)) {
 		blks_reader_free(r);
-		return error_set(e, ERR_NOMEM, "block stream reader");
+		return error_set(e, ERR_NOMEM, "%s: out of memory",
+		    name != NULL ? name : "block stream");
 	}
 	r->in = in;
 	r->refill = in != NULL || fd >= 0;

@@ -849,7 +849,8 @@ read_all(struct run *r)
 		}
 	}
 	if (rc < 0) {
-		report_error(tool, "stdin", &r->err, NULL);
+		/* The reader's messages name the stream themselves. */
+		report_error(tool, NULL, &r->err, NULL);
 		return -1;
 	}
 	return 0;
@@ -887,7 +888,7 @@ spans_run(const struct spans_options *o, FILE *in)
 	/* The reader reads as much at once, on a thread of its own. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);
 	if (blks_reader_open_fd(&r.rd, fileno(in), "stdin", &r.err) < 0) {
-		report_error(tool, "stdin", &r.err, "expected a block stream "
+		report_error(tool, NULL, &r.err, "expected a block stream "
 		    "(ptdecode's output)");
 		run_free(&r);
 		return EXIT_FAIL;
