@@ -235,12 +235,15 @@ test_expect_success 'a stream cut after many spans: exit 1, every time' '
 	ptdecode big >big.blocks 2>dec.err &&
 	size=$(wc -c <big.blocks) &&
 	head -c $((size * 9 / 10)) big.blocks >cut &&
+	# The recording differs run to run, so the cut may land in a record,
+	# on its type byte or between two records.
+	msg="(block )?record truncated|stream ends without its end record" &&
 	i=0 && while test $i -lt 16; do
 		i=$((i + 1))
 		must_exit 1 ptspans -o an <cut 2>err &&
 		test ! -e an &&
-		grep -q -E "^ptspans: stdin: (block )?record truncated at byte" \
-		    err || return 1
+		grep -q -E "^ptspans: stdin: ($msg) at byte" err ||
+		    return 1
 	done
 '
 
