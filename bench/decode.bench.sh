@@ -10,8 +10,9 @@
 #
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
 # 40 x 200000, about 72 MiB of PT, some 10 s to record); BENCH_KEEP=1
-# keeps the snapshot; BENCH_REPEAT (default 3) runs of each row, the one
-# with the least CPU printed.
+# keeps the snapshot; BENCH_REPEAT (default 3) rounds, each running every
+# row once (interleaved, so noise falls on all rows alike), the round with
+# the least CPU printed for each row.
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
@@ -53,25 +54,66 @@ if [ "$pt_bytes" -lt 67108864 ]; then
 	echo "decode: note: less than 64 MiB of PT (raise BENCH_ITERS)"
 fi
 
-# run NAME CMD...: times CMD (stdout to /dev/null) $repeat times, prints
-# a row for the run that took the least CPU (the machine may be shared:
-# every row the same way, so the ratios compare like with like), and
-# leaves its wall and CPU seconds in $dir/NAME.wall and .cpu.
+# row NAME [once] CMD...: adds a row to time.  The rows run in rounds,
+# each row once a round, so that a noisy stretch of a shared machine
+# falls on every row alike rather than on the few that ran during it; a
+# row marked once runs in the first round only.  Each row prints the
+# round that took the least CPU, and leaves its wall and CPU seconds in
+# $dir/NAME.wall and .cpu.
 repeat=${BENCH_REPEAT:-3}
-run() {
+nrows=0
+: >"$dir/rows"
+quote() {
+	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+row() {
+	nrows=$((nrows + 1))
 	name=$1
 	shift
-	i=0
+	once=0
+	if [ "$1" = once ]; then
+		once=1
+		shift
+	fi
+	{
+		echo '#!/bin/sh'
+		printf 'exec'
+		for a in "$@"; do
+			printf ' %s' "$(quote "$a")"
+		done
+		echo
+	} >"$dir/row$nrows.sh"
+	printf '%s\t%s\n' "$once" "$name" >>"$dir/rows"
 	: >"$dir/$name.times"
-	while [ "$i" -lt "$repeat" ]; do
-		i=$((i + 1))
-		/usr/bin/time -o "$dir/$name.time" -f "%e %U %S %M" "$@" \
-		    >/dev/null 2>"$dir/$name.err" || {
-			echo "decode: $name failed: $(tail -n 1 "$dir/$name.err")"
-			return 0
-		}
-		cat "$dir/$name.time" >>"$dir/$name.times"
+}
+
+# time_row N NAME: one timed run of row N, appended to NAME.times.
+time_row() {
+	/usr/bin/time -o "$dir/$2.time" -f "%e %U %S %M" sh "$dir/row$1.sh" \
+	    >/dev/null 2>"$dir/$2.err" || {
+		echo "decode: $2 failed: $(tail -n 1 "$dir/$2.err")"
+		return 0
+	}
+	cat "$dir/$2.time" >>"$dir/$2.times"
+}
+
+run_rows() {
+	round=0
+	while [ "$round" -lt "$repeat" ]; do
+		round=$((round + 1))
+		n=0
+		while IFS="$(printf '\t')" read -r once name; do
+			n=$((n + 1))
+			[ "$once" = 1 ] && [ "$round" -gt 1 ] && continue
+			time_row "$n" "$name" </dev/null
+		done <"$dir/rows"
 	done
+}
+
+# print_row NAME: the row's least-CPU run.
+print_row() {
+	name=$1
+	[ -s "$dir/$name.times" ] || return 0
 	set -- $(awk '{ c = $2 + $3; if (NR == 1 || c < b) { b = c; r = $0 } }
 	    END { print r }' "$dir/$name.times")
 	wall=$1 user=$2 sys=$3 rss=$4
@@ -85,43 +127,48 @@ run() {
 	}'
 }
 
-run "bare libipt loop -j1" "$bare" -j1 "$dir/snap"
-run "bare libipt loop -j2" "$bare" -j2 "$dir/snap"
-run "ptdecode -j1" ptdecode --decoder native -j1 "$dir/snap"
-run "ptdecode -j2" ptdecode --decoder native -j2 "$dir/snap"
-run "ptdecode --decoder fast -j1" ptdecode --decoder fast -j1 "$dir/snap"
-run "ptdecode --decoder fast -j2" ptdecode --decoder fast -j2 "$dir/snap"
+row "bare libipt loop -j1" "$bare" -j1 "$dir/snap"
+row "bare libipt loop -j2" "$bare" -j2 "$dir/snap"
+row "ptdecode -j1" ptdecode --decoder native -j1 "$dir/snap"
+row "ptdecode -j2" ptdecode --decoder native -j2 "$dir/snap"
+row "ptdecode --decoder fast -j1" ptdecode --decoder fast -j1 "$dir/snap"
+row "ptdecode --decoder fast -j2" ptdecode --decoder fast -j2 "$dir/snap"
 if command -v perf >/dev/null 2>&1; then
-	run "perf script --itrace=cr" perf --buildid-dir "$dir/snap/images" \
+	row "perf script --itrace=cr" perf --buildid-dir "$dir/snap/images" \
 	    script -i "$dir/snap/perf.data" --itrace=cr -F tid,ip,addr,flags
 	# perf's own output (names, modules, times: what ptspans' span lines
 	# say too), which the issue's command gives.  The row above, perf's
 	# fastest (-F tid,ip,addr,flags, no symbols), is the one the targets
 	# are held to; this one runs once, it takes a minute.
-	saved_repeat=$repeat
-	repeat=1
-	run "perf script --itrace=cr, default fields" perf --buildid-dir \
-	    "$dir/snap/images" script -i "$dir/snap/perf.data" --itrace=cr
-	repeat=$saved_repeat
+	row "perf script --itrace=cr, default fields" once perf \
+	    --buildid-dir "$dir/snap/images" script -i "$dir/snap/perf.data" \
+	    --itrace=cr
 fi
+spans_rows=0
 if ptspans --help >/dev/null 2>&1 &&
     ! ptspans </dev/null 2>&1 | grep -q "not built yet"; then
+	spans_rows=1
 	printf '#!/bin/sh\nptdecode --decoder "$1" -j2 "$2" | ptspans >/dev/null\n' \
 	    >"$dir/pipe.sh"
-	run "ptdecode -j2 | ptspans" sh "$dir/pipe.sh" native "$dir/snap"
-	run "ptdecode --decoder fast -j2 | ptspans" sh "$dir/pipe.sh" fast \
+	row "ptdecode -j2 | ptspans" sh "$dir/pipe.sh" native "$dir/snap"
+	row "ptdecode --decoder fast -j2 | ptspans" sh "$dir/pipe.sh" fast \
 	    "$dir/snap"
 	# ptspans alone: the engine and its writer over a block stream on
 	# disk; the summary run counts the spans.
 	if ptdecode --decoder fast -j2 "$dir/snap" >"$dir/blocks" \
 	    2>/dev/null; then
 		printf '#!/bin/sh\nptspans <"$1" >/dev/null\n' >"$dir/spans.sh"
-		run "ptspans <blocks" sh "$dir/spans.sh" "$dir/blocks"
+		row "ptspans <blocks" sh "$dir/spans.sh" "$dir/blocks"
 		spans=$(ptspans --format summary <"$dir/blocks" 2>/dev/null |
 		    sed -n 's/^threads [0-9]*, spans \([0-9]*\),.*/\1/p')
-		rm -f "$dir/blocks"
 	fi
-else
+fi
+run_rows
+rm -f "$dir/blocks"
+while IFS="$(printf '\t')" read -r once name; do
+	print_row "$name"
+done <"$dir/rows"
+if [ "$spans_rows" = 0 ]; then
 	echo "  ptdecode | ptspans           skipped: ptspans is not built yet"
 fi
 
