@@ -171,7 +171,7 @@ add:
 	return 0;
 }
 
-/* The key fn_totals_add would give the spans of a. */
+/* The "fn\tmodule" key of a's spans: display name, module base name. */
 static int
 acc_key(const struct fn_acc *a, char **out)
 {
@@ -191,7 +191,7 @@ by_key(const void *a, const void *b)
 	    ((const struct fn_total *)b)->key);
 }
 
-/* r->totals from r->acc: one fn_total per key, as fn_totals_add made. */
+/* r->totals from r->acc: one fn_total per key, the rows that share it summed. */
 static int
 fn_totals_of_acc(struct run *r)
 {

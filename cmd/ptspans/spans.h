@@ -93,8 +93,6 @@ void spans_write_map(struct jsonw *w, const struct blks_map *m);
 const char *spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf,
     size_t size);
 
-int fn_totals_add(struct fn_totals *t, const struct cs_span *s,
-    const char *name);
 void fn_totals_free(struct fn_totals *t);
 /* Sorts by self_insns, descending, then by key. */
 void fn_totals_sort(struct fn_totals *t);

@@ -1028,71 +1028,7 @@ spans_write_map(struct jsonw *w, const struct blks_map *m)
 }
 
 /* ----------------------------------------------------------------- */
-/* Per-function totals: open addressing on the "fn\tmodule" key. */
-
-static size_t
-key_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
-}
-
-static int
-totals_grow(struct fn_totals *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 256;
-	struct fn_total *ns = calloc(cap, sizeof(*ns));
-
-	if (ns == NULL)
-		return -ERR_NOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (t->slot[i].key == NULL)
-			continue;
-		for (j = key_hash(t->slot[i].key) & (cap - 1);
-		    ns[j].key != NULL; j = (j + 1) & (cap - 1))
-			;
-		ns[j] = t->slot[i];
-	}
-	free(t->slot);
-	t->slot = ns;
-	t->cap = cap;
-	return 0;
-}
-
-int
-fn_totals_add(struct fn_totals *t, const struct cs_span *s, const char *name)
-{
-	char key[1024];
-	struct fn_total *f;
-	size_t j;
-
-	if ((t->n + 1) * 2 > t->cap && totals_grow(t) < 0)
-		return -ERR_NOMEM;
-	snprintf(key, sizeof(key), "%s\t%s", name,
-	    s->fn.module ? base_name(s->fn.module) : "");
-	for (j = key_hash(key) & (t->cap - 1); t->slot[j].key != NULL;
-	    j = (j + 1) & (t->cap - 1))
-		if (strcmp(t->slot[j].key, key) == 0)
-			break;
-	f = &t->slot[j];
-	if (f->key == NULL) {
-		if ((f->key = strdup(key)) == NULL)
-			return -ERR_NOMEM;
-		t->n++;
-	}
-	f->spans++;
-	if (s->start == CS_START_SEEN)
-		f->calls++;
-	f->self_ns += s->self_ns;
-	f->self_insns += s->self_insns;
-	f->insns += s->insns;
-	return 0;
-}
+/* Per-function totals (built in run.c, keyed "fn\tmodule"). */
 
 void
 fn_totals_free(struct fn_totals *t)
