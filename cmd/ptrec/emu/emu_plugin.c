@@ -748,9 +748,14 @@ on_trigger(struct slot *s, const struct emu_tb *tb)
 			snapshot_request(s, tb->start, "stop-indicator", 0);
 		return;
 	}
-	if (!capture_started(s) || ++g.hit_count < g.hits)
+	/*
+	 * vCPU threads hit the symbol at once: a plain ++ lost counts, and a
+	 * reset to 0 could drop another thread's.  Each hit takes its own
+	 * number, and the one that reaches g.hits (then 2 g.hits, ...) fires.
+	 */
+	if (!capture_started(s) ||
+	    __atomic_add_fetch(&g.hit_count, 1, __ATOMIC_RELAXED) % g.hits != 0)
 		return;
-	g.hit_count = 0;
 	if (g.tail_ns > 0)
 		s->tail_deadline = s->th.clock + g.tail_ns;
 	else
