@@ -177,10 +177,9 @@ acc_key(const struct fn_acc *a, char **out)
 {
 	char buf[512], key[1024];
 	const char *name = spans_fn_name(&a->fn, a->entry, buf, sizeof(buf));
-	const char *base = a->module ? strrchr(a->module, '/') : NULL;
 
-	base = base ? base + 1 : a->module ? a->module : "";
-	snprintf(key, sizeof(key), "%s\t%s", name, base);
+	snprintf(key, sizeof(key), "%s\t%s", name,
+	    a->module ? spans_base_name(a->module) : "");
 	return (*out = strdup(key)) == NULL ? -ERR_NOMEM : 0;
 }
 

@@ -89,6 +89,9 @@ void spans_write_gap(struct jsonw *w, const struct cs_gap *g);
 void spans_write_event(struct jsonw *w, const struct cs_event *ev);
 void spans_write_map(struct jsonw *w, const struct blks_map *m);
 
+/* What follows path's last '/', or path. */
+const char *spans_base_name(const char *path);
+
 /* The display name of a span's function (unnamed: "module+0xoff"). */
 const char *spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf,
     size_t size);

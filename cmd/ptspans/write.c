@@ -45,8 +45,8 @@ kv_id(struct jsonw *w, const char *key, uint64_t id)
 		jsonw_u64(w, id);
 }
 
-static const char *
-base_name(const char *path)
+const char *
+spans_base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
@@ -59,8 +59,8 @@ spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf, size_t size)
 	if (fn->name != NULL)
 		return fn->name;
 	if (fn->module != NULL)
-		snprintf(buf, size, "%s+0x%" PRIx64, base_name(fn->module),
-		    entry - fn->module_base);
+		snprintf(buf, size, "%s+0x%" PRIx64,
+		    spans_base_name(fn->module), entry - fn->module_base);
 	else
 		snprintf(buf, size, "0x%" PRIx64, entry);
 	return buf;
