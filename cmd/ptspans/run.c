@@ -447,7 +447,7 @@ open_outputs(struct run *r)
 		setvbuf(r->f[i], NULL, _IOFBF, 1 << 20);
 		jsonw_init(&r->w[i], r->f[i]);
 	}
-	if ((r->sw = spans_writer_new(r->f[F_SPANS], 1)) == NULL) {
+	if ((r->sw = spans_writer_new(r->f[F_SPANS])) == NULL) {
 		report(tool, NULL, NULL, "out of memory");
 		return -1;
 	}
@@ -793,7 +793,7 @@ setup(struct run *r)
 	if (r->o->format == 0) {
 		r->f[F_SPANS] = stdout;
 		jsonw_init(&r->w[F_SPANS], stdout);
-		if ((r->sw = spans_writer_new(stdout, 1)) == NULL) {
+		if ((r->sw = spans_writer_new(stdout)) == NULL) {
 			report(tool, NULL, NULL, "out of memory");
 			return -1;
 		}

@@ -3,7 +3,6 @@
  * totals of the summary.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,18 +155,6 @@ struct frag {
 	size_t off, len;
 };
 
-/* What a span line needs: a span without its inline counts. */
-struct span_rec {
-	uint64_t id, parent, entry, call_site;
-	uint64_t start_ns, end_ns, self_ns, insns, self_insns, inline_insns;
-	const char *name, *raw, *module;
-	uint64_t module_base;
-	uint32_t tid, pid;
-	int32_t depth;
-	uint8_t start, end, tail_call, async;
-};
-_Static_assert(sizeof(struct span_rec) == 128, "two cache lines a span");
-
 /*
  * The members of a line that depend on where the span is in the program
  * rather than on when, rendered once: a program runs the same calls again
@@ -222,27 +209,6 @@ struct num_head {
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), \
 	(p) + sizeof(lit) - 1)
 
-#define BATCH_SPANS 2048
-#define BATCHES 8
-/* An idle formatting thread is woken when this many batches wait (or
- * at a flush): a wakeup costs tens of microseconds on a VM, one per
- * batch was a tenth of the reader's time.  The thread formats four
- * times faster than the reader makes spans, so it sleeps between
- * wakeups: 6 of 8 took a third fewer context switches than 4. */
-#define WAKE_AT 6
-
-struct batch {
-	struct span_rec rec[BATCH_SPANS];
-	size_t n;
-} __attribute__((aligned(64)));
-
-/*
- * With a formatting thread, spans travel in batches: the caller fills
- * `fill`, queues it in `full` and takes a free one (waiting while all are
- * queued); the thread formats the queued batches in order.  The line
- * buffer, the fragment cache and `out` belong to whoever formats: the
- * thread while it runs, the caller once writer_drain has seen it idle.
- */
 struct span_writer {
 	FILE *out;
 	char *buf;
@@ -252,23 +218,6 @@ struct span_writer {
 	size_t n_frag, cap_frag;
 	char *arena;
 	size_t n_arena, cap_arena;
-	/* The thread and its queue (threaded only). */
-	int threaded;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cv_full, cv_free;
-	struct batch *batch;		/* BATCHES of them */
-	struct batch *fill;		/* the caller's */
-	struct batch *full[BATCHES];	/* queued, in order: ring */
-	size_t head, n_full;
-	struct batch *free_[BATCHES];
-	size_t n_free;
-	int busy;			/* the thread is formatting a batch */
-	int idle;			/* the thread waits on cv_full */
-	int flush;			/* wake at any batch: a drain waits */
-	int stop;
-	int thread_error;		/* the thread's error, seen by the caller */
-	int caller_error;		/* what the caller has seen of it */
 	/* Members that repeat, rendered once. */
 	struct run_slot *slot;		/* SLOTS of them */
 	struct tail_run tail[TAILS];	/* see tails_init */
@@ -276,72 +225,6 @@ struct span_writer {
 	uint32_t small[1000];		/* see smalls_init */
 	uint32_t quad[10000];		/* 0000..9999, see smalls_init */
 };
-
-static void format_rec(struct span_writer *w, const struct span_rec *r);
-
-static void *
-writer_thread(void *arg)
-{
-	struct span_writer *w = arg;
-	struct batch *b;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		if (w->n_full == 0) {
-			w->idle = 1;
-			while ((w->n_full < WAKE_AT && !w->flush &&
-			    !w->stop) || (w->n_full == 0 && !w->stop))
-				pthread_cond_wait(&w->cv_full, &w->lock);
-			w->idle = 0;
-		}
-		if (w->n_full == 0)
-			break;
-		b = w->full[w->head];
-		w->head = (w->head + 1) % BATCHES;
-		w->n_full--;
-		w->busy = 1;
-		pthread_mutex_unlock(&w->lock);
-		for (size_t i = 0; i < b->n && w->error == 0; i++)
-			format_rec(w, &b->rec[i]);
-		b->n = 0;
-		pthread_mutex_lock(&w->lock);
-		w->busy = 0;
-		w->thread_error = w->error;
-		w->free_[w->n_free++] = b;
-		pthread_cond_broadcast(&w->cv_free);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-/* Starts the formatting thread; 0, or -1 when it cannot (then none). */
-static int
-writer_start(struct span_writer *w)
-{
-	/* Records of 128 bytes on cache lines of their own: each line
-	 * crosses from this core to the formatting thread's once. */
-	if ((w->batch = aligned_alloc(64, BATCHES * sizeof(*w->batch))) ==
-	    NULL)
-		return -1;
-	for (size_t i = 0; i < BATCHES; i++)
-		w->batch[i].n = 0;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cv_full, NULL);
-	pthread_cond_init(&w->cv_free, NULL);
-	w->fill = &w->batch[0];
-	for (size_t i = 1; i < BATCHES; i++)
-		w->free_[w->n_free++] = &w->batch[i];
-	if (pthread_create(&w->thread, NULL, writer_thread, w) != 0) {
-		pthread_cond_destroy(&w->cv_free);
-		pthread_cond_destroy(&w->cv_full);
-		pthread_mutex_destroy(&w->lock);
-		free(w->batch);
-		w->batch = NULL;
-		return -1;
-	}
-	w->threaded = 1;
-	return 0;
-}
 
 static size_t
 tail_index(unsigned start, unsigned end, int tail_call, int async)
@@ -397,7 +280,7 @@ tails_init(struct span_writer *w)
 }
 
 struct span_writer *
-spans_writer_new(FILE *out, int threaded)
+spans_writer_new(FILE *out)
 {
 	struct span_writer *w = calloc(1, sizeof(*w));
 
@@ -412,58 +295,10 @@ spans_writer_new(FILE *out, int threaded)
 	w->cap = WBUF_SIZE;
 	tails_init(w);
 	smalls_init(w);
-	/* No thread is no error: the caller formats then. */
-	if (threaded)
-		(void)writer_start(w);
 	return w;
 }
 
-/* Queues the caller's batch and takes a free one; the thread's error. */
-static int
-writer_submit(struct span_writer *w)
-{
-	int rc;
-
-	pthread_mutex_lock(&w->lock);
-	if (w->fill->n > 0) {
-		while (w->n_free == 0)
-			pthread_cond_wait(&w->cv_free, &w->lock);
-		w->full[(w->head + w->n_full) % BATCHES] = w->fill;
-		w->n_full++;
-		w->fill = w->free_[--w->n_free];
-		if (w->idle && (w->n_full >= WAKE_AT || w->flush))
-			pthread_cond_signal(&w->cv_full);
-	}
-	rc = w->thread_error;
-	pthread_mutex_unlock(&w->lock);
-	return rc;
-}
-
-/* Waits until the thread has formatted everything queued. */
-static int
-writer_drain(struct span_writer *w)
-{
-	int rc;
-
-	pthread_mutex_lock(&w->lock);
-	w->flush = 1;
-	pthread_mutex_unlock(&w->lock);
-	if ((rc = writer_submit(w)) < 0)
-		goto out;
-	pthread_mutex_lock(&w->lock);
-	pthread_cond_signal(&w->cv_full);
-	while (w->n_full > 0 || w->busy)
-		pthread_cond_wait(&w->cv_free, &w->lock);
-	rc = w->thread_error;
-	pthread_mutex_unlock(&w->lock);
-out:
-	pthread_mutex_lock(&w->lock);
-	w->flush = 0;
-	pthread_mutex_unlock(&w->lock);
-	return rc;
-}
-
-/* Writes out the line buffer (its owner calls it). */
+/* Writes out the line buffer. */
 static void
 writer_out(struct span_writer *w)
 {
@@ -476,8 +311,6 @@ writer_out(struct span_writer *w)
 int
 spans_writer_flush(struct span_writer *w)
 {
-	if (w->threaded && writer_drain(w) < 0)
-		return w->error;
 	writer_out(w);
 	return w->error;
 }
@@ -487,17 +320,6 @@ spans_writer_free(struct span_writer *w)
 {
 	if (w == NULL)
 		return;
-	if (w->threaded) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = 1;
-		pthread_cond_signal(&w->cv_full);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-		pthread_cond_destroy(&w->cv_free);
-		pthread_cond_destroy(&w->cv_full);
-		pthread_mutex_destroy(&w->lock);
-		free(w->batch);
-	}
 	free(w->buf);
 	if (w->slot != NULL)
 		for (size_t i = 0; i < SLOTS; i++)
@@ -595,7 +417,7 @@ frags_grow(struct span_writer *w)
  * function ends a span; NULL when out of memory.
  */
 static const struct frag *
-frag_for(struct span_writer *w, const struct span_rec *fn)
+frag_for(struct span_writer *w, const struct cs_fn *fn)
 {
 	struct frag *f;
 	size_t j, max;
@@ -757,7 +579,7 @@ put_run(char *p, const char *run, size_t len)
 
 /* Renders the runs of s into t; 0 or -ERR_NOMEM (t left empty). */
 static int
-slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
+slot_fill(struct span_writer *w, struct run_slot *t, const struct cs_span *s)
 {
 	const struct frag *f = NULL;
 	const char *fn = NULL;
@@ -765,16 +587,16 @@ slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
 	size_t need;
 
 	t->len_site = 0;
-	if (s->name != NULL) {
-		if ((f = frag_for(w, s)) == NULL)
+	if (s->fn.name != NULL) {
+		if ((f = frag_for(w, &s->fn)) == NULL)
 			return -ERR_NOMEM;
 		need = f->len;
 	} else {
-		struct cs_fn cf = { 0, 0, NULL, s->raw, s->module,
-		    s->module_base, 0 };
+		struct cs_fn cf = { 0, 0, NULL, s->fn.raw, s->fn.module,
+		    s->fn.module_base, 0 };
 
 		fn = spans_fn_name(&cf, s->entry, buf, sizeof(buf));
-		need = fn_members_max(fn, s->raw, s->module);
+		need = fn_members_max(fn, s->fn.raw, s->fn.module);
 	}
 	/* tid, pid, depth and parent: 64 bytes at most. */
 	need += 64 + RUN_SLACK;
@@ -800,15 +622,15 @@ slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
 		memcpy(p, w->arena + f->off, f->len);
 		p += f->len;
 	} else
-		p = put_fn_members(p, fn, s->raw, s->module);
+		p = put_fn_members(p, fn, s->fn.raw, s->fn.module);
 	p = PUT_LIT(p, ",\"depth\":");
 	p = put_i64(p, s->depth);
 	p = PUT_LIT(p, ",\"parent\":");
 	t->len_head = (uint32_t)(p - (t->text + SITE_RUN));
-	t->name = s->name;
-	t->raw = s->raw;
-	t->module = s->module;
-	t->module_base = s->module_base;
+	t->name = s->fn.name;
+	t->raw = s->fn.raw;
+	t->module = s->fn.module;
+	t->module_base = s->fn.module_base;
 	t->call_site = s->call_site;
 	t->entry = s->entry;
 	t->tid = s->tid;
@@ -819,7 +641,7 @@ slot_fill(struct span_writer *w, struct run_slot *t, const struct span_rec *s)
 
 /* The slot holding the runs of s, filled if need be; NULL: no memory. */
 static inline struct run_slot *
-slot_for(struct span_writer *w, const struct span_rec *s)
+slot_for(struct span_writer *w, const struct cs_span *s)
 {
 	uint64_t h = s->entry * 0x9e3779b97f4a7c15ull ^
 	    s->call_site * 0xc2b2ae3d27d4eb4full ^
@@ -830,10 +652,10 @@ slot_for(struct span_writer *w, const struct span_rec *s)
 	/* One test for the whole key: it mostly matches. */
 	if (t->len_site != 0 &&
 	    ((t->entry ^ s->entry) | (t->call_site ^ s->call_site) |
-	    ((uintptr_t)t->name ^ (uintptr_t)s->name) |
-	    ((uintptr_t)t->raw ^ (uintptr_t)s->raw) |
-	    ((uintptr_t)t->module ^ (uintptr_t)s->module) |
-	    (t->module_base ^ s->module_base) | (t->tid ^ s->tid) |
+	    ((uintptr_t)t->name ^ (uintptr_t)s->fn.name) |
+	    ((uintptr_t)t->raw ^ (uintptr_t)s->fn.raw) |
+	    ((uintptr_t)t->module ^ (uintptr_t)s->fn.module) |
+	    (t->module_base ^ s->fn.module_base) | (t->tid ^ s->tid) |
 	    (t->pid ^ s->pid) | (uint32_t)(t->depth ^ s->depth)) == 0)
 		return t;
 	return slot_fill(w, t, s) < 0 ? NULL : t;
@@ -850,24 +672,21 @@ spans_inline_insns(const struct cs_span *s)
 	return n;
 }
 
-/* Formats one line into the line buffer; errors are left in w->error. */
-static void
-format_rec(struct span_writer *w, const struct span_rec *s)
+int
+spans_write_span(struct span_writer *w, const struct cs_span *s)
 {
 	const struct run_slot *t;
 	const struct tail_run *tl;
 	char *p;
 	int rc;
 
-	if ((t = slot_for(w, s)) == NULL) {
-		w->error = -ERR_NOMEM;
-		return;
-	}
+	if (w->error != 0)
+		return w->error;
+	if ((t = slot_for(w, s)) == NULL)
+		return w->error = -ERR_NOMEM;
 	if ((rc = writer_room(w, LINE_MAX_FIXED + HEAD_RUN + t->len_head +
-	    RUN_SLACK)) < 0) {
-		w->error = rc;
-		return;
-	}
+	    RUN_SLACK)) < 0)
+		return w->error = rc;
 	p = w->buf + w->n;
 	p = PUT_LIT(p, "{\"v\":" SPANS_SCHEMA_STR ",\"id\":");
 	p = put_headed(p, w, &w->id_head, s->id);
@@ -888,62 +707,12 @@ format_rec(struct span_writer *w, const struct span_rec *s)
 	p = PUT_LIT(p, ",\"self_insns\":");
 	p = put_count(p, w, s->self_insns);
 	p = PUT_LIT(p, ",\"inline_insns\":");
-	p = put_count(p, w, s->inline_insns);
+	p = put_count(p, w, spans_inline_insns(s));
 	tl = &w->tail[tail_index(s->start, s->end, s->tail_call, s->async)];
 	memcpy(p, tl->s, TAIL_RUN);
 	p += tl->len;
 	w->n = (size_t)(p - w->buf);
-}
-
-/* The record of s (its inline counts summed). */
-static inline void
-rec_from_span(struct span_rec *r, const struct cs_span *s)
-{
-	r->id = s->id;
-	r->parent = s->parent;
-	r->entry = s->entry;
-	r->call_site = s->call_site;
-	r->start_ns = s->start_ns;
-	r->end_ns = s->end_ns;
-	r->self_ns = s->self_ns;
-	r->insns = s->insns;
-	r->self_insns = s->self_insns;
-	r->inline_insns = spans_inline_insns(s);
-	r->name = s->fn.name;
-	r->raw = s->fn.raw;
-	r->module = s->fn.module;
-	r->module_base = s->fn.module_base;
-	r->tid = s->tid;
-	r->pid = s->pid;
-	r->depth = s->depth;
-	r->start = s->start;
-	r->end = s->end;
-	r->tail_call = s->tail_call;
-	r->async = s->async;
-}
-
-int
-spans_write_span(struct span_writer *w, const struct cs_span *s)
-{
-	struct span_rec r;
-	int rc;
-
-	if (w->threaded) {
-		/* w->error is the thread's: the caller sees it through
-		 * thread_error, under the lock, at each batch. */
-		if (w->caller_error != 0)
-			return w->caller_error;
-		if (w->fill->n == BATCH_SPANS &&
-		    (rc = writer_submit(w)) < 0)
-			return w->caller_error = rc;
-		rec_from_span(&w->fill->rec[w->fill->n++], s);
-		return 0;
-	}
-	if (w->error != 0)
-		return w->error;
-	rec_from_span(&r, s);
-	format_rec(w, &r);
-	return w->error;
+	return 0;
 }
 
 void
