@@ -3,6 +3,7 @@
 
 #include <Zydis/Zydis.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct image {
 	size_t size;
 	const struct symtab *st;	/* owned by the symcache; may be NULL */
 	int tried;
+	int claimed;			/* a thread loads it: under pre.lock */
 };
 
 struct mapping {
@@ -71,15 +73,33 @@ struct blk_runs {
 	struct cs_inline_run run[BLK_CACHE_RUNS];
 };
 
+/*
+ * Symbol tables loaded ahead on a thread of their own, in the order the
+ * MAP records named their images: the main thread, which loads an image
+ * the first time a block needs it, then finds it loaded (or waits for
+ * the load under way, symcache.h) instead of loading it then.
+ */
+struct preload {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t thread;
+	int started;			/* thread runs; join it */
+	int stop;
+	struct image **img;		/* queued, in MAP order */
+	size_t head, n, cap;
+};
+
 struct codemap {
 	struct codemap_options opt;
 	char *snapshot;
 	struct symcache *syms;
+	struct preload pre;
 	struct image **img;
 	size_t n_img, cap_img;
 	struct mapping *map;
 	size_t n_map, cap_map;
 	size_t last_map;
+	int overlap;			/* two mappings of a pid overlap */
 	ZydisDecoder zydis;
 	struct insn_slot *icache;
 	struct fn_slot *fcache;
@@ -93,7 +113,98 @@ struct codemap {
 	uint64_t blk_hits, blk_hits_unwalked;
 	int walks;			/* inline walks are on */
 	uint64_t gen;			/* cs_code.gen: moved by codemap_add */
+	int cached;			/* the caches may hold answers */
 };
+
+/* ----------------------------------------------------------------- */
+/* Loading symbol tables ahead */
+
+static void *
+preload_thread(void *arg)
+{
+	struct codemap *m = arg;
+	struct preload *p = &m->pre;
+	const struct symtab *st;
+	struct image *img;
+	struct error e;
+
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		for (;;) {
+			while (p->head == p->n && !p->stop)
+				pthread_cond_wait(&p->cv, &p->lock);
+			if (p->stop) {
+				pthread_mutex_unlock(&p->lock);
+				return NULL;
+			}
+			/* One the main thread loads already: the next. */
+			img = p->img[p->head++];
+			if (!img->claimed)
+				break;
+		}
+		img->claimed = 1;
+		pthread_mutex_unlock(&p->lock);
+		/* What it loads, or fails to, image_load asks the cache for. */
+		error_clear(&e);
+		(void)symcache_get(m->syms, img->path, 0, &st, &e);
+	}
+}
+
+/*
+ * Queues img (which lives as long as m) to be loaded ahead, starting the
+ * thread the first time.  Without memory or a thread the image simply
+ * loads when it is first needed.
+ */
+static void
+preload_add(struct codemap *m, struct image *img)
+{
+	struct preload *p = &m->pre;
+	struct image **grown;
+	size_t cap;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->n == p->cap) {
+		cap = p->cap ? 2 * p->cap : 16;
+		if ((grown = realloc(p->img, cap * sizeof(*grown))) == NULL)
+			goto out;
+		p->img = grown;
+		p->cap = cap;
+	}
+	if (!p->started) {
+		if (pthread_create(&p->thread, NULL, preload_thread, m) != 0)
+			goto out;
+		p->started = 1;
+	}
+	p->img[p->n++] = img;
+	pthread_cond_signal(&p->cv);
+out:
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * The main thread is about to load img itself: the thread need not
+ * start it (if it has, the symcache makes the main thread wait for it).
+ */
+static void
+preload_claim(struct preload *p, struct image *img)
+{
+	pthread_mutex_lock(&p->lock);
+	img->claimed = 1;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Stops the thread: the load under way ends, no other one starts. */
+static void
+preload_stop(struct preload *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->lock);
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	p->started = 0;
+}
 
 int
 codemap_new(struct codemap **out, const struct codemap_options *opt,
@@ -107,6 +218,8 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	*out = NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return error_set(e, ERR_NOMEM, "code map");
+	pthread_mutex_init(&m->pre.lock, NULL);
+	pthread_cond_init(&m->pre.cv, NULL);
 	m->opt = *opt;
 	m->walks = !opt->no_inline && !opt->no_dwarf;
 	m->snapshot = strdup(opt->snapshot ? opt->snapshot : "");
@@ -157,6 +270,11 @@ codemap_free(struct codemap *m)
 {
 	if (m == NULL)
 		return;
+	/* Before the cache and the paths it reads go. */
+	preload_stop(&m->pre);
+	free(m->pre.img);
+	pthread_cond_destroy(&m->pre.cv);
+	pthread_mutex_destroy(&m->pre.lock);
 	for (size_t i = 0; i < m->n_img; i++) {
 		if (m->img[i]->bytes != NULL)
 			munmap((void *)m->img[i]->bytes, m->img[i]->size);
@@ -225,6 +343,7 @@ image_for(struct codemap *m, const char *path, struct error *e)
 	}
 	m->img[m->n_img++] = img;
 	m->st.images++;
+	preload_add(m, img);
 	return img;
 nomem:
 	error_set(e, ERR_NOMEM, "image %s", path);
@@ -243,6 +362,7 @@ image_load(struct codemap *m, struct image *img)
 	if (img->tried)
 		return;
 	img->tried = 1;
+	preload_claim(&m->pre, img);
 	if ((fd = open(img->path, O_RDONLY | O_CLOEXEC)) < 0) {
 		m->st.images_missing++;
 		return;
@@ -304,9 +424,17 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 	mp->start = map->start;
 	mp->end = map->start + map->size;
 	mp->pgoff = map->pgoff;
+	for (size_t i = 0; i < m->n_map && !m->overlap; i++)
+		m->overlap = m->map[i].pid == mp->pid &&
+		    m->map[i].start < mp->end && mp->start < m->map[i].end;
 	m->n_map++;
 	/* New code at known addresses: cached answers may be stale. */
 	m->gen++;
+	if (!m->cached)
+		return 0;
+	/* (Untouched, the caches are calloc's zero pages: a MAP record
+	 * before any block costs no page faults.) */
+	m->cached = 0;
 	memset(m->icache, 0, ((size_t)1 << INSN_CACHE_BITS) *
 	    sizeof(*m->icache));
 	memset(m->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
@@ -322,7 +450,8 @@ mapping_at(struct codemap *m, uint32_t pid, uint64_t ip)
 {
 	struct mapping *mp;
 
-	if (m->last_map < m->n_map) {
+	/* The last one found, unless a later one may hide part of it. */
+	if (m->last_map < m->n_map && !m->overlap) {
 		mp = &m->map[m->last_map];
 		if (mp->pid == pid && ip >= mp->start && ip < mp->end) {
 			image_load(m, mp->img);
@@ -453,6 +582,7 @@ cb_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
 	s->len = out->len;
 	s->kind = out->kind;
 	s->valid = 1;
+	m->cached = 1;
 	return 1;
 }
 
@@ -534,6 +664,7 @@ cb_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 		s->ip = ip;
 		s->pid = pid;
 		s->valid = 1;
+		m->cached = 1;
 		s->found = lookup_fn(m, pid, ip, &s->fn);
 		if (!s->found)
 			m->st.fn_unknown++;
@@ -679,6 +810,7 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 			sr->run[i] = out->runs[i];
 	}
 	s->valid = 1;
+	m->cached = 1;
 	return 0;
 }
 

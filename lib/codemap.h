@@ -20,7 +20,19 @@
  * when the block is truncated; the project decodes x86 with Zydis 4
  * (DECISIONS.md, Dependencies), which the emu recorder uses already.
  *
- * Not thread safe: one codemap per callstack engine.
+ * Symbol tables load ahead: each new image of a MAP record is queued for
+ * a thread of the codemap's own, which loads them (symcache_get) in MAP
+ * order while the caller waits for blocks or works on other code; the
+ * first block that needs an image finds its table loaded, or waits for
+ * the load under way, or (when the thread has not reached it) loads it
+ * itself.  Answers and counters are the same as loading each image when
+ * first needed: images_missing and images_no_symbols count only images a
+ * block needed.  codemap_free() lets the load under way finish and
+ * starts no other.  A MAP record before any question leaves the caches
+ * untouched (they are still empty).
+ *
+ * Not thread safe: one codemap per callstack engine (the loading thread
+ * is internal).
  */
 #ifndef PTKIT_CODEMAP_H
 #define PTKIT_CODEMAP_H

@@ -1,6 +1,7 @@
 /* output: see output.h. */
 #include "output.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,74 @@ output_record(struct output *out, const struct blks_record *r,
 	return 0;
 }
 
+/* fopencookie's write: drops what is left of skip, writes the rest. */
+static ssize_t
+skip_write(void *cookie, const char *buf, size_t size)
+{
+	struct output_skip *k = cookie;
+	size_t off = 0;
+	ssize_t n;
+
+	if (k->skip > 0) {
+		off = k->skip < size ? (size_t)k->skip : size;
+		k->skip -= off;
+	}
+	while (off < size) {
+		n = write(k->fd, buf + off, size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return (ssize_t)size;
+}
+
+/*
+ * The binary stream: the header and MAP records through a writer of
+ * their own, closed (so flushed) at once, then the writer of the rest,
+ * which writes the same header first (blkstream has no flush and no
+ * writer without a header): a FILE that drops that many bytes takes it.
+ * The bytes on stdout are those of one writer.
+ */
+static int
+open_blocks(struct output *out, const struct snap *s, uint32_t pid,
+    int has_tid, struct error *e)
+{
+	static const cookie_io_functions_t io = { .write = skip_write };
+	struct blks_writer *w;
+	struct blks_record r;
+	int rc;
+
+	pipebuf_widen(STDOUT_FILENO, PIPEBUF_WANT);
+	if ((rc = blks_writer_open_fd(&w, STDOUT_FILENO, &s->hdr, e)) < 0)
+		return rc;
+	out->ws.fd = STDOUT_FILENO;
+	out->ws.skip = blks_writer_bytes(w);
+	r.type = BLKS_MAP;
+	for (size_t i = 0; i < s->nr_maps && rc == 0; i++) {
+		if (has_tid && s->maps[i].pid != pid)
+			continue;
+		r.u.map = s->maps[i];
+		rc = blks_write(w, &r, e);
+	}
+	if (rc < 0) {
+		blks_writer_close(w, NULL);
+		return rc;
+	}
+	if ((rc = blks_writer_close(w, e)) < 0)
+		return rc;
+	if ((out->wf = fopencookie(&out->ws, "w", io)) == NULL)
+		return error_set(e, ERR_NOMEM, "stdout");
+	/* w's buffer is the only one: its writes go straight through. */
+	setvbuf(out->wf, NULL, _IONBF, 0);
+	if ((rc = blks_writer_open_file(&out->w, out->wf, &s->hdr, e)) < 0) {
+		fclose(out->wf);
+		out->wf = NULL;
+	}
+	return rc;
+}
+
 int
 output_open(struct output *out, int format, const struct snap *s,
     uint32_t tid, int has_tid, struct error *e)
@@ -47,14 +116,19 @@ output_open(struct output *out, int format, const struct snap *s,
 	struct blks_record r;
 	int rc;
 
-	if ((rc = output_open_header(out, format, &s->hdr, e)) < 0)
-		return rc;
+	memset(out, 0, sizeof(*out));
+	out->format = format;
+	progress_init(&out->prog, stderr, -1);
 	for (size_t i = 0; i < s->nr_threads; i++) {
 		if (has_tid && s->threads[i].tid != tid)
 			continue;
 		pid = s->threads[i].pid;
 		out->bytes_total += s->threads[i].queue->total_size;
 	}
+	if (format == OUTPUT_BLOCKS)
+		return open_blocks(out, s, pid, has_tid, e);
+	jsonw_init(&out->j, stdout);
+	blks_jsonl_header(&out->j, &s->hdr);
 	r.type = BLKS_MAP;
 	for (size_t i = 0; i < s->nr_maps; i++) {
 		if (has_tid && s->maps[i].pid != pid)
@@ -66,10 +140,14 @@ output_open(struct output *out, int format, const struct snap *s,
 	return 0;
 }
 
+/* The decoder's first records: its pass over the trace is done. */
 static int
 sink_emit(void *ctx, const struct blks_record *r, struct error *e)
 {
-	return output_record(ctx, r, e);
+	struct output *out = ctx;
+
+	prefault_stop(&out->pf);
+	return output_record(out, r, e);
 }
 
 /* Runs of blocks: straight into the binary writer, else one by one. */
@@ -81,6 +159,7 @@ sink_emit_blocks(void *ctx, const struct blks_block *b, size_t n,
 	struct blks_record r;
 	int rc = 0;
 
+	prefault_stop(&out->pf);
 	if (out->format == OUTPUT_BLOCKS)
 		return blks_write_blocks(out->w, b, n, e);
 	memset(&r, 0, sizeof(r));
@@ -99,6 +178,7 @@ sink_emit_encoded(void *ctx, const uint8_t *p, size_t len, uint64_t last_ip,
 {
 	struct output *out = ctx;
 
+	prefault_stop(&out->pf);
 	return blks_write_encoded(out->w, p, len, last_ip, last_time, e);
 }
 
@@ -135,9 +215,11 @@ output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
 	    .trace_bytes = th.len, .name = t->name };
 	s->cfg.progress = show_progress;
 	s->cfg.progress_ctx = out;
+	prefault_start(&out->pf, th.buf, th.len);
 	if ((rc = output_record(out, &r, e)) == 0)
 		rc = ptdec_decode_thread(out->backend, &s->cfg, &th,
 		    &sink, &r.u.end, e);
+	prefault_finish(&out->pf);
 	free(owned);
 	if (rc < 0)
 		return rc;
@@ -168,6 +250,9 @@ output_close(struct output *out, int rc, struct error *e)
 	if (out->format == OUTPUT_BLOCKS) {
 		crc = blks_writer_close(out->w, &ce);
 		out->w = NULL;
+		if (out->wf != NULL && fclose(out->wf) != 0 && crc == 0)
+			crc = error_set_errno(&ce, errno, "block stream write");
+		out->wf = NULL;
 	} else {
 		crc = jsonw_finish(&out->j);
 		if (crc < 0)

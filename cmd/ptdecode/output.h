@@ -7,30 +7,43 @@
 #define PTDECODE_OUTPUT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "blkstream.h"
 #include "error.h"
 #include "jsonw.h"
+#include "prefault.h"
 #include "progress.h"
 #include "snapload.h"
 
 enum { OUTPUT_BLOCKS, OUTPUT_JSONL };
 
+/* Standard output less the first skip bytes (see output_open). */
+struct output_skip {
+	int fd;
+	uint64_t skip;
+};
+
 struct output {
 	int format;
 	const struct ptdec_backend *backend;	/* the decoder */
 	struct blks_writer *w;
+	FILE *wf;			/* w's FILE (output_skip), or NULL */
+	struct output_skip ws;
 	struct jsonw j;
 	uint32_t tid;			/* the open thread */
 	uint64_t threads;
 	uint64_t total[BLKS_C_NR];	/* summed END counters */
 	struct progress prog;
 	uint64_t bytes_before, bytes_total;
+	struct prefault pf;		/* the open thread's trace */
 };
 
 /*
  * Writes the header and the MAP records (only the pid of thread tid when
- * has_tid) to stdout.  Returns 0 or -ERR_IO/-ERR_NOMEM/-ERR_INVALID.
+ * has_tid) to stdout, at once: a reader (ptspans) can load the images'
+ * symbols while the decoders are set up.  Returns 0 or
+ * -ERR_IO/-ERR_NOMEM/-ERR_INVALID.
  */
 int output_open(struct output *out, int format, const struct snap *s,
     uint32_t tid, int has_tid, struct error *e);

@@ -209,6 +209,23 @@ test_expect_success 'refuses binary to a terminal; --decoder fast equals native'
 	test_eq "ptdecode: nosuchdir: no such snapshot directory" "$(cat n.err)"
 '
 
+# The header and MAP records go out through a writer of their own, the
+# rest through one that drops its copy of the header (output.c): one
+# stream, the same through a pipe, to a file, with -j1 and -j3.
+test_expect_success 'binary stream: header and maps written first, once' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	ptdecode -j1 snap >file.bin 2>f.err &&
+	ptdecode -j3 snap 2>p.err | cat >pipe.bin &&
+	cmp file.bin pipe.bin &&
+	test "$(head -c 8 file.bin | od -An -c | tr -d " ")" = "211PTKBLK\\n" &&
+	test "$(grep -c "PTKBLK" file.bin)" = 1 &&
+	ptspans --format summary <file.bin >sum.out 2>sum.err &&
+	test -s sum.out &&
+	must_exit 1 ptdecode snap >/dev/full 2>full.err &&
+	test_eq "ptdecode: snap: block stream write: No space left on device" \
+	    "$(cat full.err)"
+'
+
 if ! test -x "$EMU_FIX/branchy" || ! ptrec --doctor >/dev/null 2>&1; then
 	test_skip 'emu snapshots decode as perf does' 'no emu recorder here'
 	test_done

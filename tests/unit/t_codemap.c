@@ -6,7 +6,10 @@
  * first time (a miss) and a second time (a hit), must give the same end
  * instruction, the same runs and the same counters (the manifest reports
  * inline_walks_failed and undecodable_insns), also for blocks whose walk
- * fails.
+ * fails.  Then what loading symbol tables ahead (a thread started at
+ * the MAP records) must not change: the same functions whichever image a
+ * later MAP maps at an address already answered, images counted missing
+ * only when a block needs them, and a code map freed while it loads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +144,104 @@ check_function(struct codemap *m, const struct cs_code *code,
 	}
 }
 
+/* The function at BASE + off in a fresh lookup, or "" when none. */
+static const char *
+fn_name(const struct cs_code *code, uint64_t ip)
+{
+	struct cs_fn fn;
+
+	return code->fn(code->ctx, PID, ip, &fn) == 1 ? fn.name : "";
+}
+
+static struct blks_map
+map_of(const char *path, uint64_t start, uint64_t size)
+{
+	struct blks_map map = { 0 };
+
+	map.pid = PID;
+	map.start = start;
+	map.size = size;
+	map.name = path;
+	map.image = path;
+	map.symbols = "";
+	return map;
+}
+
+/*
+ * A MAP record after answers empties the caches (a MAP before any does
+ * not need to): the same address then names the later image's function.
+ */
+static void
+check_remap(const char *a, const char *b)
+{
+	struct codemap_options co = { 0 };
+	struct codemap *m = NULL, *mb = NULL;
+	struct codemap_stats st;
+	struct blks_map map;
+	struct cs_code code, code_b;
+	struct error e;
+	char first[256], other[256];
+	uint64_t ip;
+
+	IS_INT(codemap_new(&m, &co, &e), 0, "remap: code map");
+	map = map_of("/nonexistent/image", BASE - 0x100000, 0x1000);
+	IS_INT(codemap_add(m, &map, &e), 0, "remap: a missing image");
+	map = map_of(a, BASE, 0x100000);
+	IS_INT(codemap_add(m, &map, &e), 0, "remap: image a");
+	codemap_code(m, &code);
+	codemap_get_stats(m, &st);
+	IS_U64(st.images_missing, 0, "remap: no image missing before a "
+	    "block needs one");
+	/* An address a names a function at, and b another (a code map of
+	 * b alone says). */
+	IS_INT(codemap_new(&mb, &co, &e), 0, "remap: b alone");
+	map = map_of(b, BASE, 0x100000);
+	IS_INT(codemap_add(mb, &map, &e), 0, "remap: image b alone");
+	codemap_code(mb, &code_b);
+	first[0] = '\0';
+	for (ip = BASE; ip < BASE + 0x100000; ip += 16) {
+		snprintf(first, sizeof(first), "%s", fn_name(&code, ip));
+		snprintf(other, sizeof(other), "%s", fn_name(&code_b, ip));
+		if (first[0] != '\0' && other[0] != '\0' &&
+		    strcmp(first, other) != 0)
+			break;
+	}
+	codemap_free(mb);
+	OK(ip < BASE + 0x100000, "remap: a names %s at %#llx, b %s", first,
+	    (unsigned long long)ip, other);
+	map = map_of(b, BASE, 0x100000);
+	IS_INT(codemap_add(m, &map, &e), 0, "remap: image b over a");
+	IS_STR(fn_name(&code, ip), other, "remap: b's answer, not a's "
+	    "cached one");
+	IS_STR(fn_name(&code, BASE - 0x100000), "", "remap: nothing in the "
+	    "missing image");
+	codemap_get_stats(m, &st);
+	IS_U64(st.images_missing, 1, "remap: the missing image counted once "
+	    "a lookup needed it");
+	IS_U64(st.images, 3, "remap: three images");
+	codemap_free(m);
+}
+
+/* Freed while the thread may still be loading: no leak, no race. */
+static void
+check_free_while_loading(const char *const *paths, size_t n)
+{
+	struct codemap_options co = { 0 };
+	struct codemap *m = NULL;
+	struct blks_map map;
+	struct error e;
+	int rc = 0;
+
+	IS_INT(codemap_new(&m, &co, &e), 0, "early free: code map");
+	for (size_t i = 0; i < n; i++) {
+		map = map_of(paths[i], BASE + i * 0x1000000, 0x100000);
+		rc |= codemap_add(m, &map, &e);
+	}
+	IS_INT(rc, 0, "early free: %zu images mapped", n);
+	codemap_free(m);
+	OK(1, "early free: freed");
+}
+
 int
 main(void)
 {
@@ -200,5 +301,14 @@ main(void)
 	IS_INT((int)t.mismatches, 0, "per block, per question, miss and hit "
 	    "agree: ends, runs and counters");
 	codemap_free(m);
+	{
+		char cxx[4096];
+		const char *paths[3] = { path, cxx, "/nonexistent/x" };
+
+		snprintf(cxx, sizeof(cxx), "%s/tests/fixtures/spans/cxx",
+		    build != NULL ? build : "build");
+		check_remap(path, cxx);
+		check_free_while_loading(paths, 3);
+	}
 	return tap_done();
 }
