@@ -19,6 +19,12 @@
 #define BLK_CACHE_BITS 14
 #define BLK_CACHE_RUNS 3	/* blocks with more runs are walked each time */
 #define BLK_WALK 0xff
+/*
+ * Images loaded ahead, at most: the first in MAP order (the program, the
+ * dynamic loader, the vDSO, libc and the libraries loaded with them), the
+ * likeliest to run; an image no block needs costs its load for nothing.
+ */
+#define PRELOAD_MAX 8
 
 struct image {
 	char *path;			/* resolved file path */
@@ -163,8 +169,10 @@ preload_add(struct codemap *m, struct image *img)
 	size_t cap;
 
 	pthread_mutex_lock(&p->lock);
+	if (p->n == PRELOAD_MAX)
+		goto out;
 	if (p->n == p->cap) {
-		cap = p->cap ? 2 * p->cap : 16;
+		cap = p->cap ? 2 * p->cap : PRELOAD_MAX;
 		if ((grown = realloc(p->img, cap * sizeof(*grown))) == NULL)
 			goto out;
 		p->img = grown;

@@ -20,9 +20,10 @@
  * when the block is truncated; the project decodes x86 with Zydis 4
  * (DECISIONS.md, Dependencies), which the emu recorder uses already.
  *
- * Symbol tables load ahead: each new image of a MAP record is queued for
- * a thread of the codemap's own, which loads them (symcache_get) in MAP
- * order while the caller waits for blocks or works on other code; the
+ * Symbol tables load ahead: each new image of a MAP record (the first
+ * eight) is queued for a thread of the codemap's own, which loads them
+ * (symcache_get) in MAP order while the caller waits for blocks or works
+ * on other code; the
  * first block that needs an image finds its table loaded, or waits for
  * the load under way, or (when the thread has not reached it) loads it
  * itself.  Answers and counters are the same as loading each image when

@@ -222,6 +222,54 @@ check_remap(const char *a, const char *b)
 	codemap_free(m);
 }
 
+/*
+ * More images than are loaded ahead (PRELOAD_MAX): the ones past it load
+ * when first needed, and every copy names the same function.  The paths
+ * differ ("dir/./././file") so that each is an image of its own.
+ */
+static void
+check_many(const char *path)
+{
+	struct codemap_options co = { 0 };
+	struct codemap *m = NULL;
+	struct codemap_stats st;
+	struct blks_map map;
+	struct cs_code code;
+	struct error e;
+	char p[12][4200], want[256] = "", dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t same = 0;
+	uint64_t off = 0;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	IS_INT(codemap_new(&m, &co, &e), 0, "many: code map");
+	for (int i = 0; i < 12; i++) {
+		int n = snprintf(p[i], sizeof(p[i]), "%s", dir);
+
+		for (int k = 0; k < i; k++)
+			n += snprintf(p[i] + n, sizeof(p[i]) - (size_t)n, "/.");
+		snprintf(p[i] + n, sizeof(p[i]) - (size_t)n, "%s", slash);
+		map = map_of(p[i], BASE + (uint64_t)i * 0x1000000, 0x100000);
+		(void)codemap_add(m, &map, &e);
+	}
+	codemap_code(m, &code);
+	/* The function at the first offset the last copy names one at. */
+	for (off = 0; off < 0x100000 && want[0] == '\0'; off += 16)
+		snprintf(want, sizeof(want), "%s", fn_name(&code,
+		    BASE + 11 * 0x1000000ull + off));
+	off -= 16;
+	for (int i = 0; i < 12; i++)
+		same += strcmp(fn_name(&code, BASE + (uint64_t)i * 0x1000000 +
+		    off), want) == 0;
+	IS_U64(same, 12, "many: 12 copies name %s at +%#llx", want,
+	    (unsigned long long)off);
+	codemap_get_stats(m, &st);
+	IS_U64(st.images, 12, "many: 12 images");
+	IS_U64(st.images_missing + st.images_no_symbols, 0, "many: all "
+	    "loaded, with symbols");
+	codemap_free(m);
+}
+
 /* Freed while the thread may still be loading: no leak, no race. */
 static void
 check_free_while_loading(const char *const *paths, size_t n)
@@ -308,6 +356,7 @@ main(void)
 		snprintf(cxx, sizeof(cxx), "%s/tests/fixtures/spans/cxx",
 		    build != NULL ? build : "build");
 		check_remap(path, cxx);
+		check_many(path);
 		check_free_while_loading(paths, 3);
 	}
 	return tap_done();
