@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -113,6 +114,8 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 }
 
 enum { DECODER_NATIVE, DECODER_FAST, DECODER_PERF };
+
+#define PIPE_NICE 10		/* see yield_to_reader */
 
 /* PTKIT_DECODER when --decoder was not given.  -1 go on, else exit. */
 static int
@@ -262,6 +265,22 @@ run_native(const char *path, const struct decode_options *o)
 	return rc < 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+/*
+ * Feeding a pipe, ptdecode runs ahead of its reader (ptspans takes about
+ * twice its time on the same blocks), and on a machine with few cores its
+ * threads would take turns with the reader's: it yields instead, with a
+ * lower priority that the decoder threads it starts inherit.  Alone, or
+ * writing a file, it keeps its priority.
+ */
+static void
+yield_to_reader(void)
+{
+	struct stat sb;
+
+	if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISFIFO(sb.st_mode))
+		(void)nice(PIPE_NICE);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -289,6 +308,7 @@ main(int argc, char *argv[])
 
 		o.jobs = n > 0 ? (uint64_t)n : 1;
 	}
+	yield_to_reader();
 	if (o.decoder == DECODER_PERF)
 		rc = run_perf(o.snapshot, o.format, o.has_tid ?
 		    (uint32_t)o.tid : UINT32_MAX);

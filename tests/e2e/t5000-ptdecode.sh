@@ -226,6 +226,25 @@ test_expect_success 'binary stream: header and maps written first, once' '
 	    "$(cat full.err)"
 '
 
+# Feeding a pipe it yields to its reader: nice 10 above the shell's,
+# which the perf it runs for --decoder perf inherits (a stand-in perf
+# notes its own); writing a file, it keeps the shell's.
+test_expect_success 'writing to a pipe, ptdecode lowers its priority by 10' '
+	"$MKSNAP" -o snap -e want -- "$FIX/snap_work.static" 2>mk.err &&
+	mkdir fakebin &&
+	printf "#!/bin/sh\nnice >\"%s\"\nexit 3\n" "$PWD/ni.out" \
+	    >fakebin/perf &&
+	chmod +x fakebin/perf &&
+	base=$(nice) &&
+	{ PATH=$PWD/fakebin:$PATH ptdecode --decoder perf snap 2>p.err |
+	    cat >/dev/null; } &&
+	test_eq "$((base + 10))" "$(cat ni.out)" &&
+	rm ni.out &&
+	{ PATH=$PWD/fakebin:$PATH ptdecode --decoder perf snap >f.out \
+	    2>f.err; true; } &&
+	test_eq "$base" "$(cat ni.out)"
+'
+
 if ! test -x "$EMU_FIX/branchy" || ! ptrec --doctor >/dev/null 2>&1; then
 	test_skip 'emu snapshots decode as perf does' 'no emu recorder here'
 	test_done
