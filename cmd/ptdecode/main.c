@@ -9,6 +9,7 @@
  * (perfconv.c).
  */
 #include <getopt.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,6 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 }
 
 enum { DECODER_NATIVE, DECODER_FAST, DECODER_PERF };
-
-#define PIPE_NICE 10		/* see yield_to_reader */
 
 /* PTKIT_DECODER when --decoder was not given.  -1 go on, else exit. */
 static int
@@ -268,17 +267,20 @@ run_native(const char *path, const struct decode_options *o)
 /*
  * Feeding a pipe, ptdecode runs ahead of its reader (ptspans takes about
  * twice its time on the same blocks), and on a machine with few cores its
- * threads would take turns with the reader's: it yields instead, with a
- * lower priority that the decoder threads it starts inherit.  Alone, or
- * writing a file, it keeps its priority.
+ * threads, woken as the pipe drains, would preempt the reader's.  Under
+ * SCHED_BATCH (inherited by the decoder threads) a wakeup preempts no
+ * one, while the share of the CPU stays what it was: nice 10 did as well
+ * on the bench pipeline, but would also yield to every other program.
+ * Alone, or writing a file, it keeps the normal policy.
  */
 static void
 yield_to_reader(void)
 {
+	const struct sched_param param = { .sched_priority = 0 };
 	struct stat sb;
 
 	if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISFIFO(sb.st_mode))
-		(void)nice(PIPE_NICE);
+		(void)sched_setscheduler(0, SCHED_BATCH, &param);
 }
 
 int
