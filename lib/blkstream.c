@@ -690,6 +690,7 @@ struct feeder {
 	int done;			/* the thread read its last chunk */
 	int err;			/* errno of a failed read, or 0 */
 	int stop;
+	int started;			/* a chunk was read (by its reader) */
 	struct chunk *cur;		/* the window's, the reader's */
 };
 
@@ -717,16 +718,16 @@ struct blks_reader {
 };
 
 /*
- * Reads into c until it holds CHUNK_MIN bytes or the fd ends; returns 0,
- * or an errno.  *end is set at the end of the stream.
+ * Reads into c until it holds min bytes or the fd ends; returns 0, or an
+ * errno.  *end is set at the end of the stream.
  */
 static int
-chunk_read(int fd, struct chunk *c, int *end)
+chunk_read(int fd, struct chunk *c, size_t min, int *end)
 {
 	ssize_t k;
 
 	c->n = 0;
-	while (c->n < CHUNK_MIN) {
+	while (c->n < min) {
 		k = read(fd, c->mem + CHUNK_HEAD + c->n, CHUNK_DATA - c->n);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -739,6 +740,21 @@ chunk_read(int fd, struct chunk *c, int *end)
 		c->n += (size_t)k;
 	}
 	return 0;
+}
+
+/*
+ * The first chunk is handed on with whatever the first read gives: the
+ * stream's header and MAP records come first, and a reader (ptspans)
+ * loads the images' symbols from them while the writer is still setting
+ * up its decoders.  Later chunks wait for CHUNK_MIN bytes.
+ */
+static int
+feeder_read(struct feeder *f, struct chunk *c, int *end)
+{
+	size_t min = f->started ? CHUNK_MIN : 1;
+
+	f->started = 1;
+	return chunk_read(f->fd, c, min, end);
 }
 
 static void *
@@ -761,7 +777,7 @@ feeder_thread(void *arg)
 		c = f->free_[--f->n_free];
 		pthread_mutex_unlock(&f->lock);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-		err = chunk_read(f->fd, c, &end);
+		err = feeder_read(f, c, &end);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		pthread_mutex_lock(&f->lock);
 		f->full[(f->head + f->n_full++) % CHUNKS] = c;
@@ -791,7 +807,7 @@ feeder_next(struct feeder *f, int *err)
 			return NULL;
 		}
 		c = f->free_[--f->n_free];
-		f->err = chunk_read(f->fd, c, &end);
+		f->err = feeder_read(f, c, &end);
 		f->done = f->err != 0 || end;
 		return c;
 	}
