@@ -142,7 +142,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&z, 0, sizeof(z));
 	jsonw_init(&z.w, sink);
-	if ((z.sw = spans_writer_new(sink, size % 2)) == NULL) {
+	if ((z.sw = spans_writer_new(sink)) == NULL) {
 		blks_reader_free(r);
 		return 0;
 	}
