@@ -1058,7 +1058,9 @@ build_groups(struct dwarf_lazy *dl, struct lazy_build *lb)
 	size_t i, j, n_r = 0;
 	uint32_t g, *fill;
 
-	qsort(lb->p, lb->n_p, sizeof(*lb->p), piece_cmp);
+	/* No pieces (a unit without ranges): no array to sort. */
+	if (lb->n_p > 1)
+		qsort(lb->p, lb->n_p, sizeof(*lb->p), piece_cmp);
 	dl->regions = malloc((lb->n_p + 1) * sizeof(*dl->regions));
 	if (dl->regions == NULL)
 		return -1;
@@ -1656,7 +1658,8 @@ all_build(const struct symtab *st, const struct dwarf_lazy *dl)
 		for (i = 0; i < p->n_syms; i++)
 			l->v[l->n++] = &p->syms[i];
 	}
-	qsort(l->v, l->n, sizeof(*l->v), sym_ptr_cmp);
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), sym_ptr_cmp);
 	return l;
 }
 

@@ -21,7 +21,8 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
 
 $(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/ptdec.c \
-    lib/ptdec_ipt.c lib/x86class.c lib/blkstream.c lib/jsonw.c lib/error.c \
+    lib/ptdec_ipt.c lib/bbcache.c lib/x86class.c lib/blkstream.c lib/jsonw.c \
+    lib/error.c \
     lib/ptdec.h lib/blkstream.h lib/x86class.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lipt -lZydis -lpthread
