@@ -33,6 +33,7 @@ struct ipt_worker {
 	uint64_t last_tsc;	/* the TSC time was computed from */
 	uint64_t last_ip;	/* last ip known */
 	uint8_t last_class;	/* of the last block pushed */
+	int mode;		/* the decoder's enum pt_exec_mode */
 	struct class_slot classes[CLASS_CACHE];
 };
 
@@ -188,7 +189,7 @@ push_block(struct ipt_worker *w, const struct pt_block *b,
 }
 
 static int
-push_gap(struct ipt_worker *w, unsigned cause, uint64_t ip, uint64_t off,
+push_gap_at(unsigned cause, uint64_t ip, uint64_t time, uint64_t off,
     uint64_t skipped, int err, const char *text, struct ptdec_out *out,
     struct error *e)
 {
@@ -198,12 +199,21 @@ push_gap(struct ipt_worker *w, unsigned cause, uint64_t ip, uint64_t off,
 	r.type = BLKS_GAP;
 	r.u.gap.cause = (uint8_t)cause;
 	r.u.gap.ip = ip;
-	r.u.gap.time = ipt_now(w);
+	r.u.gap.time = time;
 	r.u.gap.offset = off;
 	r.u.gap.bytes_skipped = skipped;
 	r.u.gap.errcode = err;
 	r.u.gap.text = text;
 	return ptdec_out_push(out, &r, e);
+}
+
+static int
+push_gap(struct ipt_worker *w, unsigned cause, uint64_t ip, uint64_t off,
+    uint64_t skipped, int err, const char *text, struct ptdec_out *out,
+    struct error *e)
+{
+	return push_gap_at(cause, ip, ipt_now(w), off, skipped, err, text, out,
+	    e);
 }
 
 /* Translates a libipt event; returns 0 and sets *keep when it is written. */
@@ -339,6 +349,8 @@ ipt_drain_events(struct ipt_worker *w, uint64_t stop, int status,
 		status = pt_blk_event(w->dec, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
+		if (ev.type == ptev_exec_mode)
+			w->mode = ev.variant.exec_mode.mode;
 		if (ev.status_update && ipt_offset(w) > stop)
 			return IPT_STOP;
 		if (ev.type == ptev_overflow) {
@@ -445,6 +457,26 @@ ipt_spin_gap(struct ipt_worker *w, uint64_t stop, struct ptdec_out *out,
 	    stop > off ? stop - off : 0, 0, PTDEC_SPIN_TEXT, out, e);
 }
 
+/*
+ * A block libipt returned while no MODE.exec had set the execution mode
+ * (a PSB+ without one, which trace should not have).  libipt cannot
+ * decode an instruction then (-pte_bad_insn), and the block comes from
+ * its block cache, filled in a mode earlier in the ring: the cache does
+ * not check the mode.  Such an answer depends on what the decoder met
+ * before (one chunk or many, native or the fast decoder's fallback), so
+ * the interval ends as libipt ends it without the cache: a GAP at the
+ * block's ip, with the offset and time from before pt_blk_next.
+ */
+static int
+ipt_cached_modeless(const struct pt_block *b, uint64_t stop, uint64_t off,
+    uint64_t time, struct ptdec_out *out, struct error *e)
+{
+	if (off > stop)
+		return 0;
+	return push_gap_at(BLKS_GAP_DECODE_ERROR, b->ip, time, off, stop - off,
+	    -pte_bad_insn, pt_errstr(pte_bad_insn), out, e);
+}
+
 /* Decodes from the PSB at start until the decoder reads past stop. */
 static int
 ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
@@ -452,10 +484,12 @@ ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
 {
 	struct pt_block b;
 	struct ipt_spin sp;
+	uint64_t off = 0, time = 0;
 	int status, fatal = 0, rc;
 
 	w->last_ip = 0;
 	w->time = PTDEC_TIME_UNKNOWN;
+	w->mode = ptem_unknown;
 	status = pt_blk_sync_set(w->dec, start);
 	ipt_spin_reset(w, &sp);
 	for (;;) {
@@ -470,8 +504,14 @@ ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
 			return ipt_error_gap(w, stop, status, 0, out, e);
 		if (status & pts_eos)
 			return 0;
+		if (w->mode == ptem_unknown) {
+			off = ipt_offset(w);
+			time = ipt_now(w);
+		}
 		memset(&b, 0, sizeof(b));
 		status = pt_blk_next(w->dec, &b, sizeof(b));
+		if (b.ninsn > 0 && w->mode == ptem_unknown)
+			return ipt_cached_modeless(&b, stop, off, time, out, e);
 		if (b.ninsn > 0 && (rc = push_block(w, &b, out, e)) < 0)
 			return rc;
 		if (status < 0)
