@@ -15,13 +15,18 @@ ptdec_images_init(struct ptdec_images *im, struct error *e)
 {
 	memset(im, 0, sizeof(*im));
 	if ((im->iscache = pt_iscache_alloc("ptdec")) == NULL ||
-	    (im->blocks = bbshared_new()) == NULL) {
-		pt_iscache_free(im->iscache);
-		im->iscache = NULL;
+	    (im->iscache_mode[PTDEC_MODE_16] = pt_iscache_alloc("ptdec16")) ==
+	    NULL ||
+	    (im->iscache_mode[PTDEC_MODE_32] = pt_iscache_alloc("ptdec32")) ==
+	    NULL || (im->blocks = bbshared_new()) == NULL) {
+		ptdec_images_fini(im);
 		return error_set(e, ERR_NOMEM, "image section cache");
 	}
-	/* Keep every section mapped: the decode reads them constantly. */
+	/* Keep every section mapped: the decode reads them constantly (the
+	 * narrow modes' are only mapped if such code runs). */
 	(void)pt_iscache_set_limit(im->iscache, 1ULL << 30);
+	for (int m = 0; m < PTDEC_NARROW_MODES; m++)
+		(void)pt_iscache_set_limit(im->iscache_mode[m], 1ULL << 30);
 	return 0;
 }
 
@@ -30,9 +35,13 @@ ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
     uint64_t size, uint64_t offset, const char *file, struct error *e)
 {
 	struct ptdec_section *s;
-	int isid;
+	int isid, isid_mode[PTDEC_NARROW_MODES];
 
 	isid = pt_iscache_add_file(im->iscache, file, offset, size, vaddr);
+	for (int m = 0; m < PTDEC_NARROW_MODES && isid >= 0; m++)
+		if ((isid_mode[m] = pt_iscache_add_file(im->iscache_mode[m],
+		    file, offset, size, vaddr)) < 0)
+			isid = isid_mode[m];
 	if (isid < 0)
 		return error_set(e, ERR_NOTFOUND,
 		    "%s: cannot map offset %#llx (+%#llx) at %#llx: %s", file,
@@ -52,6 +61,7 @@ ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
 	s->size = size;
 	s->offset = offset;
 	s->isid = isid;
+	memcpy(s->isid_mode, isid_mode, sizeof(isid_mode));
 	return 0;
 }
 
@@ -59,6 +69,8 @@ void
 ptdec_images_fini(struct ptdec_images *im)
 {
 	pt_iscache_free(im->iscache);
+	for (int m = 0; m < PTDEC_NARROW_MODES; m++)
+		pt_iscache_free(im->iscache_mode[m]);
 	bbshared_free(im->blocks);
 	free(im->sec);
 	memset(im, 0, sizeof(*im));

@@ -8,7 +8,9 @@
  * why that cuts seams exactly).  An error ends the interval
  * with a GAP; the next interval starts afresh at its own PSB, which is
  * where libipt's sync_forward would have gone, except when the error was
- * only noticed after the decoder had read that PSB+.
+ * only noticed after the decoder had read that PSB+.  Code in 16- or
+ * 32-bit mode is decoded through images of its own (see ptdec.h), switched
+ * at MODE.exec events.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +24,15 @@
 struct class_slot {
 	uint64_t ip;
 	int isid;
+	uint8_t mode;
 	uint8_t iclass;
 };
 
 struct ipt_worker {
 	const struct ptdec_config *cfg;
 	struct pt_block_decoder *dec;
-	struct pt_image *image;
+	struct pt_image *image;		/* 64-bit code (and unknown mode) */
+	struct pt_image *image_mode[PTDEC_NARROW_MODES];	/* see ptdec.h */
 	uint64_t time;		/* last time, ns, or PTDEC_TIME_UNKNOWN */
 	uint64_t last_tsc;	/* the TSC time was computed from */
 	uint64_t last_ip;	/* last ip known */
@@ -46,28 +50,58 @@ ipt_worker_free(void *wv)
 		return;
 	pt_blk_free_decoder(w->dec);
 	pt_image_free(w->image);
+	for (int m = 0; m < PTDEC_NARROW_MODES; m++)
+		pt_image_free(w->image_mode[m]);
 	free(w);
 }
 
+static int
+ipt_image_add(struct pt_image **out, struct pt_image_section_cache *iscache,
+    const struct ptdec_images *im, uint32_t pid, int mode,
+    struct error *e)
+{
+	int rc, isid;
+
+	if ((*out = pt_image_alloc(NULL)) == NULL)
+		return error_set(e, ERR_NOMEM, "decoder image");
+	for (size_t i = 0; im != NULL && i < im->nr; i++) {
+		if (im->sec[i].pid != pid)
+			continue;
+		isid = mode < 0 ? im->sec[i].isid : im->sec[i].isid_mode[mode];
+		if ((rc = pt_image_add_cached(*out, iscache, isid, NULL)) < 0)
+			return error_set(e, ERR_INTERNAL,
+			    "image section %d: %s", isid,
+			    pt_errstr(pt_errcode(rc)));
+	}
+	return 0;
+}
+
+/* The worker's images of pid: one per mode (see ptdec.h). */
 static int
 ipt_build_image(struct ipt_worker *w, const struct ptdec_images *im,
     uint32_t pid, struct error *e)
 {
 	int rc;
 
-	if ((w->image = pt_image_alloc(NULL)) == NULL)
-		return error_set(e, ERR_NOMEM, "decoder image");
-	for (size_t i = 0; im != NULL && i < im->nr; i++) {
-		if (im->sec[i].pid != pid)
-			continue;
-		rc = pt_image_add_cached(w->image, im->iscache,
-		    im->sec[i].isid, NULL);
-		if (rc < 0)
-			return error_set(e, ERR_INTERNAL,
-			    "image section %d: %s", im->sec[i].isid,
-			    pt_errstr(pt_errcode(rc)));
-	}
+	if ((rc = ipt_image_add(&w->image, im ? im->iscache : NULL, im, pid,
+	    -1, e)) < 0)
+		return rc;
+	for (int m = 0; m < PTDEC_NARROW_MODES; m++)
+		if ((rc = ipt_image_add(&w->image_mode[m],
+		    im ? im->iscache_mode[m] : NULL, im, pid, m, e)) < 0)
+			return rc;
 	return 0;
+}
+
+/* The image for code in mode (an enum pt_exec_mode). */
+static struct pt_image *
+ipt_image_for(const struct ipt_worker *w, int mode)
+{
+	if (mode == ptem_16bit)
+		return w->image_mode[PTDEC_MODE_16];
+	if (mode == ptem_32bit)
+		return w->image_mode[PTDEC_MODE_32];
+	return w->image;
 }
 
 static int
@@ -142,6 +176,17 @@ ipt_offset(const struct ipt_worker *w)
 	return off;
 }
 
+/* The iscache whose isids a block in mode (enum pt_exec_mode) has. */
+static struct pt_image_section_cache *
+ipt_iscache_for(const struct ptdec_images *im, int mode)
+{
+	if (mode == ptem_16bit)
+		return im->iscache_mode[PTDEC_MODE_16];
+	if (mode == ptem_32bit)
+		return im->iscache_mode[PTDEC_MODE_32];
+	return im->iscache;
+}
+
 /*
  * The class of a block's last instruction when libipt's block cache did
  * not say (indirect and far branches): decoded from the image.
@@ -157,14 +202,15 @@ ipt_block_class(struct ipt_worker *w, const struct pt_block *b)
 		return (uint8_t)b->iclass;
 	s = &w->classes[(b->end_ip ^ b->end_ip >> 12) %
 	    CLASS_CACHE];
-	if (s->ip == b->end_ip && s->isid == b->isid)
+	if (s->ip == b->end_ip && s->isid == b->isid && s->mode == b->mode)
 		return s->iclass;
-	n = pt_iscache_read(w->cfg->images->iscache, insn, sizeof(insn),
-	    b->isid, b->end_ip);
+	n = pt_iscache_read(ipt_iscache_for(w->cfg->images, b->mode), insn,
+	    sizeof(insn), b->isid, b->end_ip);
 	if (n <= 0)
 		return ptic_error;
 	s->ip = b->end_ip;
 	s->isid = b->isid;
+	s->mode = (uint8_t)b->mode;
 	s->iclass = (uint8_t)x86_insn_class(insn, (size_t)n,
 	    b->mode == ptem_64bit);
 	return s->iclass;
@@ -349,8 +395,11 @@ ipt_drain_events(struct ipt_worker *w, uint64_t stop, int status,
 		status = pt_blk_event(w->dec, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
-		if (ev.type == ptev_exec_mode)
+		if (ev.type == ptev_exec_mode) {
 			w->mode = ev.variant.exec_mode.mode;
+			(void)pt_blk_set_image(w->dec, ipt_image_for(w,
+			    w->mode));
+		}
 		if (ev.status_update && ipt_offset(w) > stop)
 			return IPT_STOP;
 		if (ev.type == ptev_overflow) {
@@ -490,6 +539,7 @@ ipt_decode_interval(struct ipt_worker *w, uint64_t start, uint64_t stop,
 	w->last_ip = 0;
 	w->time = PTDEC_TIME_UNKNOWN;
 	w->mode = ptem_unknown;
+	(void)pt_blk_set_image(w->dec, w->image);
 	status = pt_blk_sync_set(w->dec, start);
 	ipt_spin_reset(w, &sp);
 	for (;;) {
