@@ -547,6 +547,64 @@ check_modeless(const struct ptdec_images *im)
 	free(s.buf);
 }
 
+/*
+ * The loop run in 32-bit mode, then (after a PSB+ that says 64-bit) in
+ * 64-bit mode.  In 32-bit mode 48 is an instruction of its own (dec eax):
+ * 5 instructions to the jne instead of 3.  libipt's block cache, shared
+ * by both modes, made the 64-bit blocks 5 long in one decoder; each mode
+ * now has sections (and a cache) of its own.
+ */
+static void
+check_mode_caches(const struct ptdec_images *im)
+{
+	struct collect one, many;
+	struct pt_packet p;
+	struct pt_config cfg;
+	struct enc s;
+	uint64_t off;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	s.cap = 1 << 16;
+	s.buf = calloc(1, s.cap);
+	pt_config_init(&cfg);
+	cfg.begin = s.buf;
+	cfg.end = s.buf + s.cap;
+	s.enc = pt_alloc_encoder(&cfg);
+	s.tsc = 1000000;
+	emit_simple(&s, ppt_psb);
+	emit_simple(&s, ppt_tsc);
+	emit_simple(&s, ppt_psbend);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csd = 1;	/* 32-bit */
+	emit(&s, &p);
+	emit_ip(&s, ppt_tip_pge, LOOP);
+	for (int i = 0; i < 12; i++)
+		iteration(&s, 1, 0);
+	emit_psb(&s, LOOP);			/* 64-bit from here */
+	for (int i = 0; i < 12; i++)
+		iteration(&s, 1, 0);
+	flush_tnt(&s);
+	emit_ip(&s, ppt_tip_pgd, LOOP);
+	pt_enc_get_offset(s.enc, &off);
+	pt_free_encoder(s.enc);
+	len = s.failed ? 0 : (size_t)off;
+	OK(len > 0, "modes: stream encoded");
+	IS_INT(decode(&one, im, s.buf, len, 1 << 20, 1, 0), 0,
+	    "modes: one chunk decodes");
+	IS_U64(one.blocks, 24, "modes: 24 loops");
+	IS_U64(one.insns, 12 * 5 + 12 * 3, "modes: 5 insns in 32-bit, 3 in 64");
+	IS_U64(one.gaps, 0, "modes: no GAP");
+	IS_INT(decode(&many, im, s.buf, len, 1, 2, 0), 0,
+	    "modes: a chunk per PSB, 2 jobs");
+	OK(same_bytes(&one, &many), "modes: the same records");
+	collect_free(&one);
+	collect_free(&many);
+	free(s.buf);
+}
+
 /* Writes an encoded stream to path (the fuzz seed corpus). */
 static int
 write_seed(const char *path, int rounds, int psb_every, int mid_every)
@@ -596,6 +654,7 @@ main(int argc, char *argv[])
 	check_damage(&im);
 	check_no_image();
 	check_modeless(&im);
+	check_mode_caches(&im);
 	ptdec_images_fini(&im);
 	unlink(path);
 	return tap_done();
