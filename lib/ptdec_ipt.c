@@ -93,15 +93,25 @@ ipt_build_image(struct ipt_worker *w, const struct ptdec_images *im,
 	return 0;
 }
 
+/* The narrow mode (ptdec.h) of an enum pt_exec_mode, or -1 for 64-bit
+ * code and the unknown mode. */
+static int
+ipt_narrow(int mode)
+{
+	if (mode == ptem_16bit)
+		return PTDEC_MODE_16;
+	if (mode == ptem_32bit)
+		return PTDEC_MODE_32;
+	return -1;
+}
+
 /* The image for code in mode (an enum pt_exec_mode). */
 static struct pt_image *
 ipt_image_for(const struct ipt_worker *w, int mode)
 {
-	if (mode == ptem_16bit)
-		return w->image_mode[PTDEC_MODE_16];
-	if (mode == ptem_32bit)
-		return w->image_mode[PTDEC_MODE_32];
-	return w->image;
+	int m = ipt_narrow(mode);
+
+	return m < 0 ? w->image : w->image_mode[m];
 }
 
 static int
@@ -180,11 +190,9 @@ ipt_offset(const struct ipt_worker *w)
 static struct pt_image_section_cache *
 ipt_iscache_for(const struct ptdec_images *im, int mode)
 {
-	if (mode == ptem_16bit)
-		return im->iscache_mode[PTDEC_MODE_16];
-	if (mode == ptem_32bit)
-		return im->iscache_mode[PTDEC_MODE_32];
-	return im->iscache;
+	int m = ipt_narrow(mode);
+
+	return m < 0 ? im->iscache : im->iscache_mode[m];
 }
 
 /*

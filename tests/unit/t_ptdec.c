@@ -137,6 +137,43 @@ iteration(struct enc *s, int taken, int mid_psb)
 	tnt_bit(s, taken);
 }
 
+/* Starts encoding into a fresh buffer of cap bytes. */
+static void
+enc_begin(struct enc *s, size_t cap)
+{
+	struct pt_config cfg;
+
+	memset(s, 0, sizeof(*s));
+	s->cap = cap;
+	s->buf = calloc(1, s->cap);
+	pt_config_init(&cfg);
+	cfg.begin = s->buf;
+	cfg.end = s->buf + s->cap;
+	s->enc = pt_alloc_encoder(&cfg);
+	s->tsc = 1000000;
+}
+
+/* Ends encoding; the stream's length, 0 on failure. */
+static size_t
+enc_end(struct enc *s)
+{
+	uint64_t off = 0;
+
+	flush_tnt(s);
+	pt_enc_get_offset(s->enc, &off);
+	pt_free_encoder(s->enc);
+	return s->failed ? 0 : (size_t)off;
+}
+
+/* n taken loops, their TNT bits flushed. */
+static void
+loops(struct enc *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		iteration(s, 1, 0);
+	flush_tnt(s);
+}
+
 struct shape {
 	int rounds;
 	int psb_every;		/* rounds between PSBs at round starts */
@@ -147,17 +184,7 @@ struct shape {
 static size_t
 build(struct enc *s, const struct shape *sh, unsigned seed)
 {
-	struct pt_config cfg;
-	uint64_t off;
-
-	memset(s, 0, sizeof(*s));
-	s->cap = 1 << 20;
-	s->buf = calloc(1, s->cap);
-	pt_config_init(&cfg);
-	cfg.begin = s->buf;
-	cfg.end = s->buf + s->cap;
-	s->enc = pt_alloc_encoder(&cfg);
-	s->tsc = 1000000;
+	enc_begin(s, 1 << 20);
 	emit_psb(s, 0);
 	emit_simple(s, ppt_mode);
 	emit_ip(s, ppt_tip_pge, LOOP);
@@ -186,10 +213,7 @@ build(struct enc *s, const struct shape *sh, unsigned seed)
 		if (r % 5 == 4)
 			emit_simple(s, ppt_tsc);
 	}
-	flush_tnt(s);
-	pt_enc_get_offset(s->enc, &off);
-	pt_free_encoder(s->enc);
-	return s->failed ? 0 : (size_t)off;
+	return enc_end(s);
 }
 
 /* A sink that encodes the records with blkstream and tallies them. */
@@ -495,35 +519,20 @@ check_modeless(const struct ptdec_images *im)
 {
 	struct collect one, many, fast;
 	struct enc s;
-	uint64_t off;
-	struct pt_config cfg;
 	size_t len;
 
-	memset(&s, 0, sizeof(s));
-	s.cap = 1 << 16;
-	s.buf = calloc(1, s.cap);
-	pt_config_init(&cfg);
-	cfg.begin = s.buf;
-	cfg.end = s.buf + s.cap;
-	s.enc = pt_alloc_encoder(&cfg);
-	s.tsc = 1000000;
+	enc_begin(&s, 1 << 16);
 	emit_psb(&s, 0);
 	emit_simple(&s, ppt_mode);
 	emit_ip(&s, ppt_tip_pge, LOOP);
-	for (int i = 0; i < 12; i++)
-		iteration(&s, 1, 0);
-	flush_tnt(&s);
+	loops(&s, 12);
 	emit_simple(&s, ppt_psb);
 	emit_simple(&s, ppt_tsc);
 	emit_ip(&s, ppt_fup, LOOP);
 	emit_simple(&s, ppt_psbend);
-	for (int i = 0; i < 12; i++)
-		iteration(&s, 1, 0);
-	flush_tnt(&s);
+	loops(&s, 12);
 	emit_ip(&s, ppt_tip_pgd, LOOP);
-	pt_enc_get_offset(s.enc, &off);
-	pt_free_encoder(s.enc);
-	len = s.failed ? 0 : (size_t)off;
+	len = enc_end(&s);
 	OK(len > 0, "modeless: stream encoded");
 	IS_INT(decode(&one, im, s.buf, len, 1 << 20, 1, 0), 0,
 	    "modeless: one chunk decodes");
@@ -559,19 +568,10 @@ check_mode_caches(const struct ptdec_images *im)
 {
 	struct collect one, many;
 	struct pt_packet p;
-	struct pt_config cfg;
 	struct enc s;
-	uint64_t off;
 	size_t len;
 
-	memset(&s, 0, sizeof(s));
-	s.cap = 1 << 16;
-	s.buf = calloc(1, s.cap);
-	pt_config_init(&cfg);
-	cfg.begin = s.buf;
-	cfg.end = s.buf + s.cap;
-	s.enc = pt_alloc_encoder(&cfg);
-	s.tsc = 1000000;
+	enc_begin(&s, 1 << 16);
 	emit_simple(&s, ppt_psb);
 	emit_simple(&s, ppt_tsc);
 	emit_simple(&s, ppt_psbend);
@@ -581,16 +581,11 @@ check_mode_caches(const struct ptdec_images *im)
 	p.payload.mode.bits.exec.csd = 1;	/* 32-bit */
 	emit(&s, &p);
 	emit_ip(&s, ppt_tip_pge, LOOP);
-	for (int i = 0; i < 12; i++)
-		iteration(&s, 1, 0);
+	loops(&s, 12);
 	emit_psb(&s, LOOP);			/* 64-bit from here */
-	for (int i = 0; i < 12; i++)
-		iteration(&s, 1, 0);
-	flush_tnt(&s);
+	loops(&s, 12);
 	emit_ip(&s, ppt_tip_pgd, LOOP);
-	pt_enc_get_offset(s.enc, &off);
-	pt_free_encoder(s.enc);
-	len = s.failed ? 0 : (size_t)off;
+	len = enc_end(&s);
 	OK(len > 0, "modes: stream encoded");
 	IS_INT(decode(&one, im, s.buf, len, 1 << 20, 1, 0), 0,
 	    "modes: one chunk decodes");
