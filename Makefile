@@ -48,11 +48,30 @@ ALL_CPPFLAGS = -D_GNU_SOURCE -DPTKIT_VERSION='"$(VERSION)"' \
 	-DPTKIT_PKGLIBDIR='"$(PKGLIBDIR)"' -iquote lib $(CPPFLAGS)
 ALL_CFLAGS = -std=c17 $(WARNINGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
-LIBS_ALL = $(PKG_LIBS) -lipt -liberty -lpthread -lm $(LDLIBS)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c))
+# lib/ is built in layers (ARCHITECTURE.md says what each owns, and
+# scripts/layers.sh, run by make check, that a module includes only from
+# its own layer and those it may use).  One archive per layer, each with
+# the link flags its code needs.  LAYERS lists users before what they use,
+# the order in which a static link must see the archives.
+LAYERS := span dec rec fmt sym tool base
+LDLIBS_base := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
+LDLIBS_tool :=
+LDLIBS_sym := $(shell pkg-config --libs libelf libdw 2>/dev/null) -ldeflate \
+	-liberty
+LDLIBS_fmt := $(shell pkg-config --libs libzstd libelf jansson nettle \
+	2>/dev/null)
+LDLIBS_rec :=
+LDLIBS_dec := -lipt -lZydis -lpthread
+LDLIBS_span := -lZydis $(shell pkg-config --libs jansson 2>/dev/null)
+LIBS_ALL = $(foreach l,$(LAYERS),$(LDLIBS_$(l))) $(LDLIBS)
+
+layer_srcs = $(sort $(wildcard lib/$(1)/*.c))
+LIB_SRCS := $(foreach l,$(LAYERS),$(call layer_srcs,$(l)))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-LIBPTKIT := $(BUILD)/libptkit.a
+LAYER_ARCHIVES := $(LAYERS:%=$(BUILD)/lib/libptkit-%.a)
+# What a program of the project links: every layer, in link order.
+LIBPTKIT := $(LAYER_ARCHIVES)
 
 tool_srcs = $(sort $(wildcard cmd/$(1)/*.c))
 tool_objs = $(patsubst %.c,$(BUILD)/%.o,$(call tool_srcs,$(1)))
@@ -97,9 +116,12 @@ $(BUILD)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(LIBPTKIT): $(LIB_OBJS)
-	@rm -f $@
-	$(AR) rcs $@ $^
+define layer_rule
+$(BUILD)/lib/libptkit-$(1).a: $(patsubst %.c,$(BUILD)/%.o,$(call layer_srcs,$(1)))
+	@rm -f $$@
+	$$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 
 define tool_rule
 $(BUILD)/bin/$(1): $(call tool_objs,$(1)) $(LIBPTKIT)

@@ -35,9 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "ptdec.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 
 #define PSB_BYTES 32		/* PSB, PSBEND, PADs */
 #define PER_INTERVAL 1000	/* records a made-up PSB interval holds */

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "ptdec.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 #include "snapload.h"
 
 struct piece {

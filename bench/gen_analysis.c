@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "spanidx.h"
+#include "fmt/spanidx.h"
 
 struct gen {
 	struct spanidx_writer *w;

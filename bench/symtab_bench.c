@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "symtab.h"
+#include "sym/symtab.h"
 
 static double
 now(void)

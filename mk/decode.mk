@@ -1,7 +1,7 @@
 # ptdecode's area (issue 5): the fuzzers of the block stream reader and
 # of the decode core, Zydis for lib/x86class, and the bench helper.
 # Fuzzers build with clang's libFuzzer over the lib sources they exercise,
-# not over libptkit.a (which has no coverage).
+# not over the layer archives (which has no coverage).
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
@@ -9,8 +9,8 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -D_GNU_SOURCE -std=c17 -iquote lib
 DEC_FUZZ_DIR := $(BUILD)/fuzz
 
-$(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/blkstream.c \
-    lib/jsonw.c lib/error.c lib/blkstream.h
+$(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/fmt/blkstream.c \
+    lib/base/jsonw.c lib/base/error.c lib/fmt/blkstream.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^)
 
@@ -20,10 +20,10 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=1024 \
 	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
 
-$(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/ptdec.c \
-    lib/ptdec_ipt.c lib/bbcache.c lib/x86class.c lib/blkstream.c lib/jsonw.c \
-    lib/error.c \
-    lib/ptdec.h lib/blkstream.h lib/x86class.h
+$(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/dec/ptdec.c \
+    lib/dec/ptdec_ipt.c lib/dec/bbcache.c lib/dec/x86class.c lib/fmt/blkstream.c lib/base/jsonw.c \
+    lib/base/error.c \
+    lib/dec/ptdec.h lib/fmt/blkstream.h lib/dec/x86class.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lipt -lZydis -lpthread
 
@@ -35,8 +35,6 @@ fuzz-ptdec: $(DEC_FUZZ_DIR)/fuzz_ptdec
 FUZZ_RUNS += fuzz-blkstream fuzz-ptdec
 .PHONY: fuzz-blkstream fuzz-ptdec
 
-# lib/x86class (block classes the block cache leaves out) decodes with Zydis.
-LIBS_ALL += -lZydis
 
 # bench/decode.bench.sh compares ptdecode with a bare libipt loop.
 DEC_BARE := $(BUILD)/bench/decode_bare

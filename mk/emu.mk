@@ -57,7 +57,7 @@ $(BUILD)/tests/unit/t_emu_%.o: ALL_CPPFLAGS += $(EMU_INCLUDES)
 $(BUILD)/tests/unit/t_emu_enc: \
     $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EMU_UNIT_OBJS) $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
-	    $(LIBS_ALL) -lZydis
+	    $(LIBS_ALL)
 
 CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES)
 # bench/emu.bench.sh runs the branchy fixture natively, under plain qemu

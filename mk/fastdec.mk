@@ -3,7 +3,7 @@
 # when their records differ (tests/fuzz/fuzz_ptdec_fast.c).  The e2e
 # comparison on every fixture is tests/e2e/t5001-fast-decoder.sh.
 #
-# The fuzzer links an archive of every lib/*.c built with the fuzz flags
+# The fuzzer links an archive of every lib/*/*.c built with the fuzz flags
 # (see decode.mk), so that the modules the fast decoder grows into are
 # found without listing them here; the link takes only what it needs.  Its
 # code images are the static emu fixtures, whose rings the seeds in
@@ -14,12 +14,12 @@
 # program).  tests/fuzz/mkseeds-ptdec-fast.sh makes the seeds; the bug-*
 # seeds are the fuzzer's finds, kept so that a fix is checked first.
 
-# The walker's loop (lib/ptdec_fast.c, with the encoder inlined from
+# The walker's loop (lib/dec/ptdec_fast.c, with the encoder inlined from
 # blkstream.h and ptdec.h) runs some 5 % faster at -O3 than at -O2 on the
 # bench snapshot (CPU seconds, best of 9 alternating runs).  Appended, so
 # that -O3 comes after the CFLAGS default; a CFLAGS given on the command
 # line still wins.
-$(BUILD)/lib/ptdec_fast.o: CFLAGS += -O3
+$(BUILD)/lib/dec/ptdec_fast.o: CFLAGS += -O3
 
 FASTDEC_FUZZ := $(DEC_FUZZ_DIR)/fuzz_ptdec_fast
 FASTDEC_FUZZ_OBJS := $(LIB_SRCS:%.c=$(DEC_FUZZ_DIR)/obj/%.o)

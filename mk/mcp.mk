@@ -9,9 +9,9 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JSONRPC := $(BUILD)/fuzz/fuzz_jsonrpc
-FUZZ_JSONRPC_SRCS := tests/fuzz/fuzz_jsonrpc.c lib/jsonrpc.c lib/jsonw.c \
-	lib/error.c cmd/ptmcp/schema.c cmd/ptmcp/tools.c
-FUZZ_JSONRPC_HDRS := lib/jsonrpc.h lib/jsonw.h lib/error.h \
+FUZZ_JSONRPC_SRCS := tests/fuzz/fuzz_jsonrpc.c lib/fmt/jsonrpc.c lib/base/jsonw.c \
+	lib/base/error.c cmd/ptmcp/schema.c cmd/ptmcp/tools.c
+FUZZ_JSONRPC_HDRS := lib/fmt/jsonrpc.h lib/base/jsonw.h lib/base/error.h \
 	cmd/ptmcp/schema.h cmd/ptmcp/tools.h
 
 $(FUZZ_JSONRPC): $(FUZZ_JSONRPC_SRCS) $(FUZZ_JSONRPC_HDRS) | $(DEPS_STAMP)

@@ -8,7 +8,3 @@ $(QUERY_GEN): $(BUILD)/bench/gen_analysis.o $(LIBPTKIT)
 
 CHECK_DEPS += $(QUERY_GEN) $(DEMO_BIN)
 BENCH_DEPS += $(QUERY_GEN)
-
-# branches and insns look instruction lengths up through lib/codemap,
-# which decodes x86 with Zydis.
-$(BUILD)/bin/ptquery: LIBS_ALL += -lZydis

@@ -22,8 +22,7 @@ $(SNAP_DIR)/%.o: tests/snap/%.c | $(DEPS_STAMP)
 	$(CC) $(ALL_CPPFLAGS) -iquote tests/snap $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(SNAP_MKSNAP): $(SNAP_TOOL_OBJS) $(LIBPTKIT)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(SNAP_TOOL_OBJS) $(LIBPTKIT) $(LIBS_ALL) \
-	    -lZydis
+	$(CC) $(ALL_LDFLAGS) -o $@ $(SNAP_TOOL_OBJS) $(LIBPTKIT) $(LIBS_ALL)
 
 $(BUILD)/tests/fixtures/snap/%: tests/fixtures/snap/%.c
 	@mkdir -p $(@D)
@@ -44,8 +43,8 @@ SNAP_FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -D_GNU_SOURCE -std=c17 -iquote lib
 SNAP_FUZZ := $(BUILD)/fuzz/fuzz_perfdata
 
-$(SNAP_FUZZ): tests/fuzz/fuzz_perfdata.c lib/perfdata.c lib/perfdata_write.c \
-    lib/error.c lib/perfdata.h lib/perfdata_int.h
+$(SNAP_FUZZ): tests/fuzz/fuzz_perfdata.c lib/fmt/perfdata.c lib/fmt/perfdata_write.c \
+    lib/base/error.c lib/fmt/perfdata.h lib/fmt/perfdata_int.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(SNAP_FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lzstd
 

@@ -1,11 +1,4 @@
-# spans.mk: ptspans (issue #6): the call-stack engine's link needs, its
-# fuzzer, its e2e fixtures and its bench.
-#
-# lib/codemap.c decodes x86 with Zydis (see codemap.h for why), so every
-# program that links it adds -lZydis.
-
-$(BUILD)/bin/ptspans: LIBS_ALL += -lZydis
-$(BUILD)/tests/unit/t_codemap: LIBS_ALL += -lZydis
+# spans.mk: ptspans's fuzzer, its e2e fixtures and its bench.
 
 # Fixtures (tests/fixtures/spans): C and C++ built -O2 -g, each printing
 # its own call counts.  -z now: no lazy binding, so a PLT call is one stub
@@ -59,9 +52,9 @@ CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done
 # engine and ptspans' writers over any bytes.  Seeds: block streams of
 # real fixtures and of the unit tests' shapes.
 SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
-$(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/blkstream.c lib/callstack.c \
-    lib/jsonw.c lib/error.c cmd/ptspans/write.c lib/callstack.h \
-    lib/blkstream.h cmd/ptspans/spans.h
+$(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c lib/span/callstack.c \
+    lib/base/jsonw.c lib/base/error.c cmd/ptspans/write.c lib/span/callstack.h \
+    lib/fmt/blkstream.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^)
 
@@ -72,7 +65,6 @@ fuzz-spans: $(SPANS_FUZZ)
 
 FUZZ_RUNS += fuzz-spans
 .PHONY: fuzz-spans
-$(BUILD)/tests/unit/t_spans_hw: LIBS_ALL += -lZydis
 
 # JIT code: the recorders' archive (ELF images from dumped bytes) and the
 # emu plugin's dumps, each tested on its own objects.

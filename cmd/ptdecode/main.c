@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "tool/cli.h"
 #include "output.h"
 #include "perfconv.h"
-#include "ptdec.h"
-#include "report.h"
+#include "dec/ptdec.h"
+#include "tool/report.h"
 #include "snapload.h"
 
 static const struct tool_info tool = {

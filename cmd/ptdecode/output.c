@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipebuf.h"
-#include "ptdec.h"
+#include "base/pipebuf.h"
+#include "dec/ptdec.h"
 
 int
 output_open_header(struct output *out, int format,

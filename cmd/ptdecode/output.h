@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 #include "prefault.h"
-#include "progress.h"
+#include "tool/progress.h"
 #include "snapload.h"
 
 enum { OUTPUT_BLOCKS, OUTPUT_JSONL };

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "output.h"
-#include "report.h"
+#include "tool/report.h"
 #include "snapload.h"
-#include "spawn.h"
-#include "x86class.h"
+#include "base/spawn.h"
+#include "dec/x86class.h"
 
 #define WALK_MAX 1000000	/* instructions between two taken branches */
 

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "snapshot.h"
+#include "fmt/snapshot.h"
 
 static char *
 path_join(const char *a, const char *b)

@@ -15,11 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "manifest.h"
-#include "perfdata.h"
-#include "ptdec.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "fmt/manifest.h"
+#include "fmt/perfdata.h"
+#include "dec/ptdec.h"
 
 struct snap_thread {
 	uint32_t tid, pid;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "spanidx.h"
+#include "base/json.h"
+#include "fmt/spanidx.h"
 
 /* Relative change below which hardware times count as unchanged. */
 #define TIME_NOISE_PCT 2.0

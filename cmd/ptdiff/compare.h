@@ -17,9 +17,9 @@
 
 #include <jansson.h>
 
-#include "aggregate.h"
-#include "analysis.h"
-#include "error.h"
+#include "span/aggregate.h"
+#include "span/analysis.h"
+#include "base/error.h"
 
 enum metric {
 	M_CALLS,

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "tool/cli.h"
 #include "compare.h"
 #include "render.h"
-#include "report.h"
+#include "tool/report.h"
 
 static const struct tool_info tool = {
 	"ptdiff",

@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "jsonw.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 
 /* Metrics every format prints for both sides, in this order. */
 static const enum metric shown[] = {

@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "report.h"
+#include "base/cleanup.h"
+#include "tool/report.h"
 #include "server.h"
-#include "spawn.h"
-#include "store.h"
+#include "base/spawn.h"
+#include "fmt/store.h"
 #include "verbs.h"
 
 #define T "ptmcp"

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "report.h"
+#include "tool/cli.h"
+#include "tool/report.h"
 #include "serve.h"
 #include "verbs.h"
 

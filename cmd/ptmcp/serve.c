@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "report.h"
+#include "tool/cli.h"
+#include "tool/report.h"
 #include "schema.h"
 #include "serve.h"
 #include "server.h"

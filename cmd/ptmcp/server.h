@@ -20,10 +20,10 @@
 
 #include <jansson.h>
 
-#include "jsonrpc.h"
-#include "scratch.h"
-#include "spawn.h"
-#include "store.h"
+#include "fmt/jsonrpc.h"
+#include "base/scratch.h"
+#include "base/spawn.h"
+#include "fmt/store.h"
 #include "tools.h"
 
 #define JOB_MAX_CHILDREN 2

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "jsonrpc.h"
+#include "fmt/jsonrpc.h"
 
 #define ID_PATTERN "^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}$"
 #define REQUEST_ID "\"request_id\":{\"type\":\"string\"," \

@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
-#include "error.h"
-#include "jsonw.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 
 enum tool_id {
 	TOOL_DOCTOR, TOOL_START, TOOL_STATUS, TOOL_SNAPSHOT, TOOL_STOP,

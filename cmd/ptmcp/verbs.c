@@ -12,14 +12,14 @@
 
 #include <jansson.h>
 
-#include "json.h"
-#include "jsonrpc.h"
-#include "jsonw.h"
-#include "numparse.h"
-#include "report.h"
+#include "base/json.h"
+#include "fmt/jsonrpc.h"
+#include "base/jsonw.h"
+#include "base/numparse.h"
+#include "tool/report.h"
 #include "server.h"
-#include "spawn.h"
-#include "store.h"
+#include "base/spawn.h"
+#include "fmt/store.h"
 
 #define T "ptmcp"
 

@@ -7,7 +7,7 @@
 #ifndef PTMCP_VERBS_H
 #define PTMCP_VERBS_H
 
-#include "cli.h"
+#include "tool/cli.h"
 
 int verb_list(const struct tool_info *t, const char *store, int argc,
     char **argv);

@@ -15,12 +15,12 @@
 
 #include <jansson.h>
 
-#include "codemap.h"
+#include "span/codemap.h"
 #include "query.h"
-#include "report.h"
-#include "spawn.h"
-#include "symcache.h"
-#include "symtab.h"
+#include "tool/report.h"
+#include "base/spawn.h"
+#include "sym/symcache.h"
+#include "sym/symtab.h"
 
 #define MAX_MAPS 4096
 

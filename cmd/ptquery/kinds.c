@@ -9,11 +9,11 @@
 
 #include <jansson.h>
 
-#include "callstack.h"
-#include "jsonw.h"
-#include "manifest.h"
+#include "span/callstack.h"
+#include "base/jsonw.h"
+#include "fmt/manifest.h"
 #include "query.h"
-#include "report.h"
+#include "tool/report.h"
 
 void
 query_filter(const struct query_options *o, struct agg_filter *f)

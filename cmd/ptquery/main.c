@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "cli.h"
+#include "span/analysis.h"
+#include "tool/cli.h"
 #include "query.h"
-#include "report.h"
+#include "tool/report.h"
 
 const char *const query_tool = "ptquery";
 

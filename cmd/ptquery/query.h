@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "aggregate.h"
-#include "analysis.h"
+#include "span/aggregate.h"
+#include "span/analysis.h"
 
 extern const char *const query_tool;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
-#include "manifest.h"
+#include "base/jsonw.h"
+#include "fmt/manifest.h"
 #include "query.h"
-#include "report.h"
+#include "tool/report.h"
 
 #define SUMMARY_TOP 5
 

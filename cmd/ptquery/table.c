@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
+#include "base/jsonw.h"
 #include "query.h"
-#include "report.h"
+#include "tool/report.h"
 
 struct sort_key {
 	uint64_t key;

@@ -15,9 +15,9 @@
 
 #include <jansson.h>
 
-#include "jsonw.h"
+#include "base/jsonw.h"
 #include "query.h"
-#include "report.h"
+#include "tool/report.h"
 
 /* ----------------------------------------------------------------- */
 /* folded */

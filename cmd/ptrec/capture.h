@@ -28,10 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "options.h"
-#include "procmaps.h"
-#include "ptconfig.h"
+#include "rec/procmaps.h"
+#include "rec/ptconfig.h"
 
 /* ---- filters ------------------------------------------------------------ */
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonw.h"
-#include "report.h"
+#include "base/jsonw.h"
+#include "tool/report.h"
 #include "verdict.h"
 
 /* Caps whose value is a bitmask of allowed values, shown in hex. */

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /*
  * Looks name up in path's .symtab, then .dynsym (functions only) and

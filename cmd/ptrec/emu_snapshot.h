@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "emu_handoff.h"
-#include "error.h"
+#include "base/error.h"
 #include "options.h"
 
 enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM };

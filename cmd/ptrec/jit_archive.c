@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "manifest.h"
-#include "symtab.h"
+#include "fmt/manifest.h"
+#include "sym/symtab.h"
 
 #define JIT_IMAGE_MAX (256u << 20)
 #define BUILD_ID_LEN 20

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "snapshot.h"
+#include "base/error.h"
+#include "fmt/snapshot.h"
 
 #define REC_JIT_MAP_DIR SNAPSHOT_JIT_DIR
 #define REC_JIT_IMAGE_PREFIX SNAPSHOT_JIT_IMAGE_PREFIX

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "tool/cli.h"
 #include "doctor.h"
 #include "options.h"
 #include "rec_emu.h"
 #include "rec_perf.h"
 #include "rec_pt.h"
-#include "report.h"
+#include "tool/report.h"
 #include "verdict.h"
 
 /*

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numparse.h"
-#include "report.h"
+#include "base/numparse.h"
+#include "tool/report.h"
 
 const struct tool_info ptrec_tool = {
 	"ptrec",

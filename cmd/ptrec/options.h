@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "cli.h"
+#include "tool/cli.h"
 
 enum rec_recorder { REC_AUTO, REC_PT, REC_PERF, REC_EMU };
 enum rec_timing { TIMING_LOW, TIMING_NORMAL, TIMING_HIGH, TIMING_CONFIG };

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "jit_archive.h"
-#include "manifest.h"
-#include "perfdata.h"
+#include "fmt/manifest.h"
+#include "fmt/perfdata.h"
 #include "rec_manifest.h"
-#include "snapshot.h"
+#include "fmt/snapshot.h"
 
 static const struct perfdata_build_id *
 recorded_build_id(const struct perfdata *pd, const char *path)

@@ -14,9 +14,9 @@
 #ifndef PTREC_PERF_IMPORT_H
 #define PTREC_PERF_IMPORT_H
 
-#include "error.h"
+#include "base/error.h"
 #include "options.h"
-#include "ptcaps.h"
+#include "rec/ptcaps.h"
 
 struct perf_import_run {
 	const struct rec_options *opt;

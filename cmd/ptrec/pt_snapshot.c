@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "jit_archive.h"
-#include "manifest.h"
-#include "procmaps.h"
+#include "fmt/manifest.h"
+#include "rec/procmaps.h"
 #include "rec_manifest.h"
-#include "snapshot.h"
+#include "fmt/snapshot.h"
 
 /* ---- sideband ------------------------------------------------------------ */
 

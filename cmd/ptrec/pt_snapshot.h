@@ -18,12 +18,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "options.h"
-#include "perfdata.h"
-#include "ptcaps.h"
-#include "ptconfig.h"
-#include "ptsb.h"
+#include "fmt/perfdata.h"
+#include "rec/ptcaps.h"
+#include "rec/ptconfig.h"
+#include "rec/ptsb.h"
 
 /* Sideband records in the order drained, with their strings owned. */
 struct pt_sideband {

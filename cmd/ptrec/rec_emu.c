@@ -17,13 +17,13 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
-#include "report.h"
-#include "scratch.h"
-#include "spawn.h"
+#include "tool/report.h"
+#include "base/scratch.h"
+#include "base/spawn.h"
 
 #define TOOL "ptrec"
 #define QEMU "qemu-x86_64"

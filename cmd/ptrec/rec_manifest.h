@@ -11,10 +11,10 @@
 
 #include <stdint.h>
 
-#include "error.h"
-#include "manifest.h"
+#include "base/error.h"
+#include "fmt/manifest.h"
 #include "options.h"
-#include "ptcaps.h"
+#include "rec/ptcaps.h"
 
 /* Hostname and kernel from uname(2), CPU identity from cpu.  Returns 0 or
  * -ERR_NOMEM. */

@@ -17,7 +17,7 @@
 
 #include "options.h"
 
-#include "ptcaps.h"
+#include "rec/ptcaps.h"
 
 /* Records as o says; returns the tool's exit status (reports errors). */
 int rec_perf_run(const struct rec_options *o);

@@ -19,8 +19,8 @@
 #define PTREC_REC_PT_H
 
 #include "options.h"
-#include "ptcaps.h"
-#include "ptevent.h"
+#include "rec/ptcaps.h"
+#include "rec/ptevent.h"
 
 /* Records as o says; returns the tool's exit status (reports errors). */
 int rec_pt_run(const struct rec_options *o);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "tool/cli.h"
 #include "rec_emu.h"
-#include "report.h"
+#include "tool/report.h"
 
 /*
  * Which recorders this ptrec has.  emu arrives with issue #4, pt and perf

@@ -11,9 +11,9 @@
 #define PTREC_VERDICT_H
 
 #include "options.h"
-#include "ptcaps.h"
-#include "ptconfig.h"
-#include "ptprobe.h"
+#include "rec/ptcaps.h"
+#include "rec/ptconfig.h"
+#include "rec/ptprobe.h"
 
 enum { VERDICT_PT, VERDICT_PERF, VERDICT_EMU, VERDICT_COUNT };
 

@@ -6,8 +6,8 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cli.h"
-#include "report.h"
+#include "tool/cli.h"
+#include "tool/report.h"
 #include "spans.h"
 
 static const struct tool_info tool = {

@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "codemap.h"
-#include "manifest.h"
-#include "mkpath.h"
-#include "pipebuf.h"
-#include "report.h"
-#include "spanidx.h"
+#include "base/cleanup.h"
+#include "span/codemap.h"
+#include "fmt/manifest.h"
+#include "base/mkpath.h"
+#include "base/pipebuf.h"
+#include "tool/report.h"
+#include "fmt/spanidx.h"
 #include "spans.h"
 
 static const char *const tool = "ptspans";

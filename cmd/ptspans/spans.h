@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "blkstream.h"
-#include "callstack.h"
-#include "error.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "span/callstack.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 
 #define SPANS_SCHEMA 1
 

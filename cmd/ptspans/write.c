@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "spans.h"
-#include "symtab.h"
+#include "sym/symtab.h"
 
 static void
 kv_str_or_null(struct jsonw *w, const char *key, const char *s)

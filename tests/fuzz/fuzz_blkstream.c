@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

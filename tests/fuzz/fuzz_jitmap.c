@@ -1,10 +1,10 @@
-/* libFuzzer target: the perf JIT map reader (lib/jitmap.c) on any text. */
+/* libFuzzer target: the perf JIT map reader (lib/sym/jitmap.c) on any text. */
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symtab.h"
+#include "sym/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "jsonrpc.h"
+#include "fmt/jsonrpc.h"
 #include "schema.h"
 #include "tools.h"
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_perfdata: libFuzzer target for the perf.data reader
- * (lib/perfdata.c).  Every input must either parse, after which the
+ * (lib/fmt/perfdata.c).  Every input must either parse, after which the
  * consumer-facing data (queues, strings) must be readable, or be rejected
  * with one of the errors a damaged file may give and a message that names
  * the offset.  Anything else traps.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata.h"
+#include "fmt/perfdata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

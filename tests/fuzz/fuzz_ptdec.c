@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "ptdec.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

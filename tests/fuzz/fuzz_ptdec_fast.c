@@ -31,9 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "ptdec.h"
-#include "x86class.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
+#include "dec/x86class.h"
 
 #ifndef FASTDEC_FIXTURES
 #define FASTDEC_FIXTURES ""

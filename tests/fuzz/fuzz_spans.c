@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkstream.h"
-#include "callstack.h"
-#include "error.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "span/callstack.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 #include "spans.h"
-#include "symtab.h"
+#include "sym/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -42,9 +42,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfdata.h"
+#include "fmt/perfdata.h"
 #include "ptenc.h"
-#include "snapshot.h"
+#include "fmt/snapshot.h"
 
 #define TSC0 1000000000000ULL		/* first traced instruction */
 #define SIDEBAND_LEAD 1000		/* sideband this much earlier */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "perfdata.h"
+#include "fmt/perfdata.h"
 
 static void
 print_summary(const struct perfdata *pd)

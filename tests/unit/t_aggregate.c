@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aggregate.h"
-#include "analysis.h"
+#include "span/aggregate.h"
+#include "span/analysis.h"
 #include "tap.h"
 
 /* Thread 1: main [0,100) > work [10,50) > leaf [20,40);

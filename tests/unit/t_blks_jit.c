@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkstream.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "base/jsonw.h"
 #include "tap.h"
 
 static const struct blks_header hdr = { .version = BLKS_VERSION,

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "jsonw.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 #include "tap.h"
 
 static const struct blks_header test_header = {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callstack.h"
+#include "span/callstack.h"
 #include "tap.h"
 
 /* The synthetic program. */

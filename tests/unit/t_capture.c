@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "procmaps.h"
-#include "pttrace.h"
+#include "rec/procmaps.h"
+#include "rec/pttrace.h"
 #include "tap.h"
 
 /* A function of ours to filter on and to find at run time. */

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codemap.h"
-#include "error.h"
+#include "span/codemap.h"
+#include "base/error.h"
 #include "tap.h"
 
 #define BASE 0x555555554000ull

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symtab.h"
+#include "sym/symtab.h"
 #include "tap.h"
 
 struct range {

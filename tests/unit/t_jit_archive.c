@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "jit_archive.h"
-#include "manifest.h"
-#include "snapshot.h"
-#include "symtab.h"
+#include "fmt/manifest.h"
+#include "fmt/snapshot.h"
+#include "sym/symtab.h"
 #include "tap.h"
 
 #define PID 424242

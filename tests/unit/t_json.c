@@ -1,8 +1,8 @@
 /* Tests for lib/json (typed reads) and lib/error (messages, prefixes). */
 #include <string.h>
 
-#include "error.h"
-#include "json.h"
+#include "base/error.h"
+#include "base/json.h"
 #include "tap.h"
 
 static void

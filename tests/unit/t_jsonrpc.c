@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jsonrpc.h"
+#include "fmt/jsonrpc.h"
 #include "tap.h"
 
 /* A reader over a pipe holding data, the write end closed. */

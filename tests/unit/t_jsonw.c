@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "jsonw.h"
+#include "base/error.h"
+#include "base/jsonw.h"
 #include "tap.h"
 
 /* Output of one writer session, as a malloc'd string. */

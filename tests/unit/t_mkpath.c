@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "mkpath.h"
+#include "base/error.h"
+#include "base/mkpath.h"
 #include "tap.h"
 
 static int

@@ -1,8 +1,8 @@
 /* Tests for lib/numparse: bounds, suffixes, rejection of junk. */
 #include <stdint.h>
 
-#include "error.h"
-#include "numparse.h"
+#include "base/error.h"
+#include "base/numparse.h"
 #include "tap.h"
 
 static void

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "manifest.h"
+#include "base/cleanup.h"
+#include "fmt/manifest.h"
 #include "perf_import.h"
-#include "perfdata.h"
-#include "ptcaps.h"
+#include "fmt/perfdata.h"
+#include "rec/ptcaps.h"
 #include "tap.h"
 
 static char tmp[] = "/tmp/t_perf_import.XXXXXX";

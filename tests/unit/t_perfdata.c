@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfdata.h"
+#include "fmt/perfdata.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/t_perfdata.XXXXXX";

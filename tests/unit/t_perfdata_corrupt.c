@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdata.h"
+#include "fmt/perfdata.h"
 #include "tap.h"
 
 #define NR_TRUNCATIONS 100

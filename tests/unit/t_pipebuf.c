@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "pipebuf.h"
+#include "base/pipebuf.h"
 #include "tap.h"
 
 static int

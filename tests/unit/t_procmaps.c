@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "procmaps.h"
+#include "rec/procmaps.h"
 #include "tap.h"
 
 static const char sample[] =

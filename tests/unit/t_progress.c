@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "tool/progress.h"
 #include "tap.h"
 
 /* Reads what is waiting on fd without blocking. */

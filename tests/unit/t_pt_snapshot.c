@@ -10,12 +10,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "manifest.h"
-#include "perfdata.h"
+#include "base/cleanup.h"
+#include "fmt/manifest.h"
+#include "fmt/perfdata.h"
 #include "pt_snapshot.h"
-#include "ptcaps.h"
-#include "ptconfig.h"
+#include "rec/ptcaps.h"
+#include "rec/ptconfig.h"
 #include "tap.h"
 
 static char tmp[] = "/tmp/t_pt_snapshot.XXXXXX";

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptaux.h"
+#include "rec/ptaux.h"
 #include "tap.h"
 
 #define SIZE (16 * 1024)

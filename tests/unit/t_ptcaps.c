@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ptcaps.h"
+#include "rec/ptcaps.h"
 #include "tap.h"
 
 static char fixtures[4096];

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptconfig.h"
+#include "rec/ptconfig.h"
 #include "tap.h"
 
 static struct ptcaps skylake;

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blkstream.h"
-#include "error.h"
-#include "ptdec.h"
+#include "fmt/blkstream.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 #include "tap.h"
 
 #define CODE_VA 0x401000ULL

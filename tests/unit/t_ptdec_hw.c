@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "ptdec.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 #include "tap.h"
 
 struct tally {

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blkstream.h"
+#include "fmt/blkstream.h"
 
-#include "ptdec.h"
+#include "dec/ptdec.h"
 #include "tap.h"
 
 #define NR_PSB 12

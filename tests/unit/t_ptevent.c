@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ptevent.h"
-#include "ptprobe.h"
-#include "pttrace.h"
+#include "rec/ptevent.h"
+#include "rec/ptprobe.h"
+#include "rec/pttrace.h"
 #include "tap.h"
 
 #define MAXT 16

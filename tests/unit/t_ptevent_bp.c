@@ -14,11 +14,11 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#include "procmaps.h"
-#include "ptevent.h"
-#include "ptprobe.h"
-#include "pttrace.h"
-#include "symtab.h"
+#include "rec/procmaps.h"
+#include "rec/ptevent.h"
+#include "rec/ptprobe.h"
+#include "rec/pttrace.h"
+#include "sym/symtab.h"
 #include "tap.h"
 
 static char helper[4200], out[] = "/tmp/t_ptevent_bp.XXXXXX";

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptconfig.h"
-#include "ptperf.h"
+#include "rec/ptconfig.h"
+#include "rec/ptperf.h"
 #include "tap.h"
 
 static struct ptcaps skylake;

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ptprobe.h"
+#include "rec/ptprobe.h"
 #include "tap.h"
 
 static void

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pttrace.h"
+#include "rec/pttrace.h"
 #include "tap.h"
 
 struct seen {

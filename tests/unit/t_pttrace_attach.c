@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pttrace.h"
+#include "rec/pttrace.h"
 #include "tap.h"
 
 extern char **environ;

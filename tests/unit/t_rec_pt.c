@@ -25,9 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
+#include "base/cleanup.h"
 #include "elfsym.h"
-#include "manifest.h"
+#include "fmt/manifest.h"
 #include "options.h"
 #include "rec_perf.h"
 #include "rec_pt.h"

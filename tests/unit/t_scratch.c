@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "error.h"
-#include "scratch.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/scratch.h"
 #include "tap.h"
 
 enum child_end { END_EXIT, END_WAIT_FOR_SIGNAL };

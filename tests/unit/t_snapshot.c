@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "manifest.h"
-#include "snapshot.h"
+#include "base/cleanup.h"
+#include "fmt/manifest.h"
+#include "fmt/snapshot.h"
 #include "tap.h"
 
 static char root[] = "/tmp/t_snapshot.XXXXXX";

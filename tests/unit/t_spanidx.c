@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spanidx.h"
+#include "fmt/spanidx.h"
 #include "tap.h"
 
 static char path[256];

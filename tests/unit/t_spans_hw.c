@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callstack.h"
-#include "codemap.h"
-#include "error.h"
-#include "ptdec.h"
+#include "span/callstack.h"
+#include "span/codemap.h"
+#include "base/error.h"
+#include "dec/ptdec.h"
 #include "tap.h"
 
 struct got {

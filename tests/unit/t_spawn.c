@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "spawn.h"
+#include "base/error.h"
+#include "base/spawn.h"
 #include "tap.h"
 
 static int

@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cleanup.h"
-#include "store.h"
+#include "base/cleanup.h"
+#include "fmt/store.h"
 #include "tap.h"
 
 static const char ID1[] = "20260101T000000Z-00000001";

@@ -15,12 +15,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "debugfind.h"
-#include "demangle.h"
-#include "error.h"
-#include "spawn.h"
-#include "symcache.h"
-#include "symtab.h"
+#include "sym/debugfind.h"
+#include "sym/demangle.h"
+#include "base/error.h"
+#include "base/spawn.h"
+#include "sym/symcache.h"
+#include "sym/symtab.h"
 #include "tap.h"
 
 #define LIBC_PATH "/lib/x86_64-linux-gnu/libc.so.6"

@@ -7,7 +7,7 @@
 #include <intel-pt.h>
 
 #include "tap.h"
-#include "x86class.h"
+#include "dec/x86class.h"
 
 struct want {
 	const char *name;

@@ -1,0 +1,109 @@
+/* json: see json.h. */
+#include "base/json.h"
+
+#include <stdint.h>
+
+static json_t *
+json_check_loaded(json_t *doc, const json_error_t *je, struct error *e)
+{
+	if (doc == NULL)
+		error_set(e, ERR_FORMAT, "line %d column %d: %s", je->line,
+		    je->column, je->text);
+	return doc;
+}
+
+json_t *
+json_read_file(const char *path, struct error *e)
+{
+	json_error_t je;
+
+	return json_check_loaded(json_load_file(path, JSON_REJECT_DUPLICATES,
+	    &je), &je, e);
+}
+
+json_t *
+json_read_buffer(const char *buf, size_t len, struct error *e)
+{
+	json_error_t je;
+
+	return json_check_loaded(json_loadb(buf, len, JSON_REJECT_DUPLICATES,
+	    &je), &je, e);
+}
+
+static int
+json_member(const json_t *obj, const char *key, json_t **out, struct error *e)
+{
+	json_t *v = NULL;
+
+	if (!json_is_object(obj))
+		return error_set(e, ERR_FORMAT, "'%s': parent is not an object",
+		    key);
+	v = json_object_get(obj, key);
+	if (v == NULL)
+		return error_set(e, ERR_NOTFOUND, "missing member '%s'", key);
+	*out = v;
+	return 0;
+}
+
+int
+json_get_string(const json_t *obj, const char *key, const char **out,
+    struct error *e)
+{
+	json_t *v = NULL;
+	int rc;
+
+	if ((rc = json_member(obj, key, &v, e)) < 0)
+		return rc;
+	if (!json_is_string(v))
+		return error_set(e, ERR_FORMAT, "'%s' is not a string", key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+int
+json_get_i64(const json_t *obj, const char *key, int64_t *out,
+    struct error *e)
+{
+	json_t *v = NULL;
+	int rc;
+
+	if ((rc = json_member(obj, key, &v, e)) < 0)
+		return rc;
+	if (!json_is_integer(v))
+		return error_set(e, ERR_FORMAT, "'%s' is not an integer", key);
+	*out = (int64_t)json_integer_value(v);
+	return 0;
+}
+
+/*
+ * jansson stores integers as long long, so values above INT64_MAX cannot
+ * come through it; the manifest writer keeps u64 fields below 2^63.
+ */
+int
+json_get_u64(const json_t *obj, const char *key, uint64_t *out,
+    struct error *e)
+{
+	int64_t v;
+	int rc;
+
+	if ((rc = json_get_i64(obj, key, &v, e)) < 0)
+		return rc;
+	if (v < 0)
+		return error_set(e, ERR_FORMAT, "'%s' is negative", key);
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int
+json_get_bool(const json_t *obj, const char *key, int *out, struct error *e)
+{
+	json_t *v = NULL;
+	int rc;
+
+	if ((rc = json_member(obj, key, &v, e)) < 0)
+		return rc;
+	if (!json_is_boolean(v))
+		return error_set(e, ERR_FORMAT, "'%s' is not a boolean", key);
+	*out = json_is_true(v);
+	return 0;
+}

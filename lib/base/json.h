@@ -1,0 +1,41 @@
+/*
+ * json: reading JSON documents (manifests, requests) through jansson.
+ *
+ * Owns the mapping from jansson's errors to struct error, and typed member
+ * access that says which member was missing or of the wrong type.  Values
+ * returned are borrowed from the json_t they came from.
+ */
+#ifndef PTKIT_JSON_H
+#define PTKIT_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+
+/*
+ * Loads a JSON document from path.  Returns a new reference (the caller
+ * json_decref()s it) or NULL with e saying "line L column C: reason".
+ */
+json_t *json_read_file(const char *path, struct error *e);
+
+/* Parses len bytes of buf as one JSON document, as json_read_file. */
+json_t *json_read_buffer(const char *buf, size_t len, struct error *e);
+
+/*
+ * Typed members of an object.  Each returns 0, -ERR_NOTFOUND (no such
+ * member) or -ERR_FORMAT (wrong type or out of range), with e naming key.
+ * *out is untouched on failure.
+ */
+int json_get_string(const json_t *obj, const char *key, const char **out,
+    struct error *e);
+int json_get_u64(const json_t *obj, const char *key, uint64_t *out,
+    struct error *e);
+int json_get_i64(const json_t *obj, const char *key, int64_t *out,
+    struct error *e);
+int json_get_bool(const json_t *obj, const char *key, int *out,
+    struct error *e);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * scratch: the per-process scratch directory.
+ *
+ * Owns $TMPDIR/ptkit-<uid>/ (created 0700, refused if another user owns
+ * it or it is not a plain directory) and one directory per process inside
+ * it, <tool>.XXXXXX, which is removed on every exit path: normal exit,
+ * scratch_close(), and SIGINT/SIGTERM/SIGHUP/SIGPIPE through the cleanup
+ * module.  PTKIT_KEEP_WASTE=1 keeps it (scratch_close says where).
+ */
+#ifndef PTKIT_SCRATCH_H
+#define PTKIT_SCRATCH_H
+
+#include <stddef.h>
+
+#include "base/error.h"
+
+struct scratch {
+	char path[4096];	/* the process's own directory */
+	int slot;		/* cleanup slot, or -1 */
+};
+
+/*
+ * Creates the scratch directory for tool.  Installs the cleanup handlers
+ * if that has not been done.  Returns 0, or -ERR_IO / -ERR_PERM with e
+ * naming the directory.
+ */
+int scratch_open(struct scratch *s, const char *tool, struct error *e);
+
+/*
+ * Writes "<scratch>/<name>" into buf.  Returns 0, or -ERR_RANGE when it
+ * does not fit.
+ */
+int scratch_path(const struct scratch *s, const char *name, char *buf,
+    size_t size);
+
+/*
+ * Removes the directory (unless PTKIT_KEEP_WASTE=1) and forgets it.
+ * Returns 0, or -ERR_IO if something could not be removed.
+ */
+int scratch_close(struct scratch *s);
+
+#endif

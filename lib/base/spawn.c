@@ -1,0 +1,245 @@
+/* spawn: see spawn.h. */
+#include "base/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+void
+spawn_init(struct spawn *sp, char *const *argv)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->argv = argv;
+	sp->exit_code = -1;
+}
+
+/* Pipes made for one stream: child end [0], parent end [1]. */
+struct stream_plan {
+	int child_fd;
+	int parent_fd;
+};
+
+static void
+plan_close(struct stream_plan *p)
+{
+	if (p->child_fd >= 0)
+		close(p->child_fd);
+	if (p->parent_fd >= 0)
+		close(p->parent_fd);
+	p->child_fd = p->parent_fd = -1;
+}
+
+/* target is 0, 1 or 2; setting is the struct spawn field. */
+static int
+plan_stream(int target, int setting, struct stream_plan *p,
+    posix_spawn_file_actions_t *fa)
+{
+	int fds[2];
+
+	p->child_fd = p->parent_fd = -1;
+	if (setting == SPAWN_INHERIT)
+		return 0;
+	if (setting == SPAWN_NULL)
+		return posix_spawn_file_actions_addopen(fa, target, "/dev/null",
+		    target == 0 ? O_RDONLY : O_WRONLY, 0);
+	if (setting >= SPAWN_FD_BASE)
+		return posix_spawn_file_actions_adddup2(fa,
+		    setting - SPAWN_FD_BASE, target);
+	if (setting != SPAWN_PIPE)
+		return EINVAL;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return errno;
+	/* fds[0] reads; the child reads stdin and writes the others. */
+	p->child_fd = target == 0 ? fds[0] : fds[1];
+	p->parent_fd = target == 0 ? fds[1] : fds[0];
+	return posix_spawn_file_actions_adddup2(fa, p->child_fd, target);
+}
+
+static int
+spawn_setup(struct spawn *sp, posix_spawn_file_actions_t *fa,
+    posix_spawnattr_t *attr, struct stream_plan plan[3])
+{
+	int settings[3] = { sp->in, sp->out, sp->err };
+	int i, rc;
+
+	for (i = 0; i < 3; i++) {
+		if ((rc = plan_stream(i, settings[i], &plan[i], fa)) != 0)
+			return rc;
+	}
+	if (sp->new_pgroup) {
+		if ((rc = posix_spawnattr_setpgroup(attr, 0)) != 0)
+			return rc;
+		return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP |
+		    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	}
+	return posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF |
+	    POSIX_SPAWN_SETSIGMASK);
+}
+
+/* The child starts with default dispositions and an empty mask. */
+static int
+spawn_attr_signals(posix_spawnattr_t *attr)
+{
+	sigset_t all, none;
+	int rc;
+
+	sigfillset(&all);
+	sigemptyset(&none);
+	if ((rc = posix_spawnattr_setsigdefault(attr, &all)) != 0)
+		return rc;
+	return posix_spawnattr_setsigmask(attr, &none);
+}
+
+int
+spawn_start(struct spawn *sp, struct error *e)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	struct stream_plan plan[3] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	int rc, i;
+
+	if (sp->argv == NULL || sp->argv[0] == NULL)
+		return error_set(e, ERR_INVALID, "spawn: empty argv");
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	rc = spawn_setup(sp, &fa, &attr, plan);
+	if (rc == 0)
+		rc = spawn_attr_signals(&attr);
+	if (rc == 0)
+		rc = posix_spawnp(&sp->pid, sp->argv[0], &fa, &attr,
+		    sp->argv, sp->envp != NULL ? sp->envp : environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		for (i = 0; i < 3; i++)
+			plan_close(&plan[i]);
+		sp->pid = 0;
+		sp->in = sp->out = sp->err = -1;
+		if (rc == ENOENT)
+			return error_set(e, ERR_NOTFOUND,
+			    "%s: program not found", sp->argv[0]);
+		return error_set(e, ERR_IO, "%s: cannot start: %s",
+		    sp->argv[0], strerror(rc));
+	}
+	for (i = 0; i < 3; i++) {
+		if (plan[i].child_fd >= 0)
+			close(plan[i].child_fd);
+	}
+	sp->in = plan[0].parent_fd >= 0 ? plan[0].parent_fd : -1;
+	sp->out = plan[1].parent_fd >= 0 ? plan[1].parent_fd : -1;
+	sp->err = plan[2].parent_fd >= 0 ? plan[2].parent_fd : -1;
+	return 0;
+}
+
+static void
+close_parent_end(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int
+spawn_finish(struct spawn *sp, struct error *e)
+{
+	int status;
+	pid_t r;
+
+	close_parent_end(&sp->in);
+	close_parent_end(&sp->out);
+	close_parent_end(&sp->err);
+	if (sp->pid <= 0)
+		return error_set(e, ERR_INVALID, "spawn: no child to wait for");
+	do
+		r = waitpid(sp->pid, &status, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return error_set_errno(e, errno, "%s: wait", sp->argv[0]);
+	sp->pid = 0;
+	if (WIFSIGNALED(status)) {
+		sp->term_signal = WTERMSIG(status);
+		sp->exit_code = -1;
+		return error_set(e, ERR_CHILD, "%s: killed by signal %d (%s)",
+		    sp->argv[0], sp->term_signal, strsignal(sp->term_signal));
+	}
+	sp->exit_code = WEXITSTATUS(status);
+	if (sp->exit_code != 0)
+		return error_set(e, ERR_CHILD, "%s: exited with status %d",
+		    sp->argv[0], sp->exit_code);
+	return 0;
+}
+
+int
+spawn_kill(struct spawn *sp, int sig)
+{
+	if (sp->pid <= 0)
+		return -ERR_INVALID;
+	if (kill(sp->new_pgroup ? -sp->pid : sp->pid, sig) < 0)
+		return -ERR_IO;
+	return 0;
+}
+
+/* Reads fd to EOF into a growing buffer.  Returns 0 or -ERR_NOMEM/-ERR_IO. */
+static int
+read_all(int fd, char **out, size_t *out_len, struct error *e)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *grown;
+	ssize_t n;
+
+	if (buf == NULL)
+		return error_set(e, ERR_NOMEM, "spawn: out of memory");
+	for (;;) {
+		if (cap - len < 2) {
+			if ((grown = realloc(buf, cap * 2)) == NULL) {
+				free(buf);
+				return error_set(e, ERR_NOMEM,
+				    "spawn: out of memory");
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return error_set_errno(e, errno, "spawn: read");
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+int
+spawn_capture(char *const *argv, char **out, size_t *out_len,
+    struct error *e)
+{
+	struct spawn sp;
+	int rc, rrc;
+
+	*out = NULL;
+	*out_len = 0;
+	spawn_init(&sp, argv);
+	sp.in = SPAWN_NULL;
+	sp.out = SPAWN_PIPE;
+	if ((rc = spawn_start(&sp, e)) < 0)
+		return rc;
+	rrc = read_all(sp.out, out, out_len, e);
+	rc = spawn_finish(&sp, rrc < 0 ? NULL : e);
+	if (rrc < 0)
+		return rrc;
+	return rc;
+}

@@ -1,0 +1,1749 @@
+/*
+ * ptdec_fast: the fast ptdec backend (issue #11).
+ *
+ * Owns the flow walk of one PSB interval by table lookups: packets read
+ * straight from the trace (lib/ptdec_fast's own reader for the packets
+ * user-space tracing writes), runs of instructions from lib/bbcache, and
+ * the exact semantics of libipt's block decoder (v2.0) for what it
+ * reports: the same blocks, the same times, the same events.
+ *
+ * Exactness rests on reproducing when libipt's query decoder updates the
+ * time a block reports.  pt_blk_time() is the time at the last packet the
+ * query decoder *consumed* (a TNT packet when its first bit is needed, a
+ * TIP, an event), while timing packets after it are applied to a second
+ * clock by its read-ahead; and the block decoder fetches a pending event
+ * before it returns the block that ends where the event became visible.
+ * The walker below therefore keeps both clocks and fetches events at the
+ * same points (see fetch_event and trailing_event).
+ *
+ * Anything outside what is reproduced here (overflows, MTC/TMA timing,
+ * CBR changes, TSX, paging, PTWRITE, power events, 16/32-bit code, errata
+ * that change decoding, any decode error, code the block cache cannot
+ * read) makes the walker give up on the interval: its records are
+ * dropped and libipt's block decoder decodes it instead (counted in the
+ * END record's fallbacks).  A mismatch with libipt is a bug here, never a
+ * tolerance: tests/e2e/t5001-fast-decoder.sh and the fuzzer compare both.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dec/bbcache.h"
+#include "dec/ptdec.h"
+
+/* ----------------------------------------------------------------- */
+/* Packets */
+
+enum pkind {
+	PK_EOS, PK_BAD, PK_OTHER, PK_PAD, PK_TNT, PK_TIP, PK_PGE, PK_PGD,
+	PK_FUP, PK_CYC, PK_TSC, PK_MODE, PK_PSB, PK_PSBEND, PK_CBR, PK_MTC,
+	PK_TMA,
+};
+
+struct pkt {
+	int kind;
+	unsigned size;
+	unsigned ipc;		/* IP packets: compression */
+	unsigned nbits;		/* TNT: number of bits */
+	uint64_t v;		/* payload */
+};
+
+static unsigned
+bsr64(uint64_t v)
+{
+	return 63u - (unsigned)__builtin_clzll(v);
+}
+
+static uint64_t
+le_bytes(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A long TNT at p, its 8 bytes there: bits below the stop bit. */
+static inline void
+pkt_tnt64(const uint8_t *p, struct pkt *k)
+{
+	k->kind = PK_TNT;
+	k->size = 8;
+	if ((k->v = le_bytes(p + 2, 6)) == 0) {
+		k->kind = PK_BAD;
+		return;
+	}
+	k->nbits = bsr64(k->v);
+	k->v &= ~(1ull << k->nbits);
+}
+
+static void
+pkt_ext(const uint8_t *p, const uint8_t *end, struct pkt *k)
+{
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+	    2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+	size_t left = (size_t)(end - p);
+
+	if (left < 2) {
+		k->kind = PK_BAD;
+		return;
+	}
+	switch (p[1]) {
+	case 0xa3:
+		if (left < 8) {
+			k->kind = PK_BAD;
+			k->size = 8;
+			return;
+		}
+		pkt_tnt64(p, k);
+		return;
+	case 0x82:
+		k->kind = left >= 16 && memcmp(p, psb, 16) == 0 ? PK_PSB :
+		    PK_BAD;
+		k->size = 16;
+		return;
+	case 0x23:
+		k->kind = PK_PSBEND;
+		k->size = 2;
+		return;
+	case 0x03:
+		k->kind = left >= 4 ? PK_CBR : PK_BAD;
+		k->size = 4;
+		k->v = left >= 4 ? p[2] : 0;
+		return;
+	case 0x73:
+		/* ctc in v, fast counter in nbits; reserved bits must be 0 */
+		k->size = 7;
+		if (left < 7 || p[4] != 0 || (p[6] & 0xfe) != 0) {
+			k->kind = PK_BAD;
+			return;
+		}
+		k->kind = PK_TMA;
+		k->v = (uint64_t)p[2] | (uint64_t)p[3] << 8;
+		k->nbits = (unsigned)p[5] | (unsigned)(p[6] & 1) << 8;
+		return;
+	default:
+		k->kind = PK_OTHER;
+		return;
+	}
+}
+
+static inline void
+pkt_cyc(const uint8_t *p, const uint8_t *end, struct pkt *k)
+{
+	const uint8_t *q = p + 1;
+	unsigned shift = 5;
+
+	k->kind = PK_CYC;
+	k->v = p[0] >> 3;
+	if (p[0] & 4) {
+		for (;;) {
+			uint8_t x;
+
+			if (q >= end) {
+				k->kind = PK_BAD;
+				return;
+			}
+			x = *q++;
+			k->v |= (uint64_t)(x >> 1) << shift;
+			/* libipt refuses a payload past 64 bits, even if 0 */
+			if ((shift += 7) > 64) {
+				k->kind = PK_BAD;
+				return;
+			}
+			if (!(x & 1))
+				break;
+		}
+	}
+	k->size = (unsigned)(q - p);
+}
+
+/* A one-byte TNT: its bits below the stop bit, the first the highest. */
+static inline void
+pkt_tnt8(uint8_t b, struct pkt *k)
+{
+	k->kind = PK_TNT;
+	k->size = 1;
+	k->nbits = bsr64(b >> 1);
+	k->v = (uint64_t)(b >> 1) & ~(1ull << k->nbits);
+}
+
+static const unsigned ip_bytes[8] = { 0, 2, 4, 6, 6, 99, 8, 99 };
+
+/* A TIP, TIP.PGE, TIP.PGD or FUP (kind) at p: its compression and ip. */
+static inline void
+pkt_ip(const uint8_t *p, const uint8_t *end, int kind, struct pkt *k)
+{
+	k->kind = kind;
+	k->ipc = p[0] >> 5;
+	if (ip_bytes[k->ipc] > 8 ||
+	    (size_t)(end - p) < 1 + ip_bytes[k->ipc]) {
+		k->kind = PK_BAD;
+		return;
+	}
+	k->size = 1 + ip_bytes[k->ipc];
+	k->v = le_bytes(p + 1, ip_bytes[k->ipc]);
+}
+
+/* Reads the packet at p (p < end) into *k. */
+static void
+pkt_read(const uint8_t *p, const uint8_t *end, struct pkt *k)
+{
+	uint8_t b;
+
+	if (p >= end) {
+		k->kind = PK_EOS;
+		return;
+	}
+	b = p[0];
+	k->size = 1;
+	if (b == 0) {
+		k->kind = PK_PAD;
+	} else if (b == 2) {
+		pkt_ext(p, end, k);
+	} else if (!(b & 1)) {
+		pkt_tnt8(b, k);
+	} else if ((b & 3) == 3) {
+		pkt_cyc(p, end, k);
+	} else if (b == 0x19) {
+		k->kind = end - p >= 8 ? PK_TSC : PK_BAD;
+		k->size = 8;
+		k->v = end - p >= 8 ? le_bytes(p + 1, 7) : 0;
+	} else if (b == 0x59) {
+		k->kind = end - p >= 2 ? PK_MTC : PK_BAD;
+		k->size = 2;
+		k->v = end - p >= 2 ? p[1] : 0;
+	} else if (b == 0x99) {
+		k->kind = end - p >= 2 ? PK_MODE : PK_BAD;
+		k->size = 2;
+		k->v = end - p >= 2 ? p[1] : 0;
+	} else {
+		switch (b & 0x1f) {
+		case 0x0d: pkt_ip(p, end, PK_TIP, k); break;
+		case 0x11: pkt_ip(p, end, PK_PGE, k); break;
+		case 0x01: pkt_ip(p, end, PK_PGD, k); break;
+		case 0x1d: pkt_ip(p, end, PK_FUP, k); break;
+		default: k->kind = PK_OTHER; return;
+		}
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Time: libipt's pt_time and pt_time_cal for TSC, CBR and CYC */
+
+struct ftime {
+	uint64_t tsc, base, fc;
+	uint32_t ctc, ctc_cyc, lost_cyc;
+	int have_tsc, have_tma, have_mtc;
+};
+
+struct ftcal {
+	uint64_t fcr, min_fcr, max_fcr;
+	uint64_t tsc, cyc_tsc, cyc_mtc;
+	uint32_t ctc;
+	int have_mtc, check_skl168;
+};
+
+/* What the time calculation needs of the configuration. */
+struct ftconf {
+	uint8_t nom_freq, mtc_freq;
+	uint32_t eax, ebx;		/* CPUID 0x15 */
+	int skl168;			/* erratum SKL168 applies */
+};
+
+#define FCR_SHIFT 8		/* libipt's pt_tcal_fcr_shr */
+
+static void
+tcal_set_fcr(struct ftcal *c, uint64_t fcr)
+{
+	c->fcr = fcr;
+	if (fcr < c->min_fcr)
+		c->min_fcr = fcr;
+	if (fcr > c->max_fcr)
+		c->max_fcr = fcr;
+}
+
+/* ----------------------------------------------------------------- */
+/* The emulated query decoder */
+
+#define FAIL (-1)		/* give the interval to libipt */
+#define BAD_CONFIG (-2)		/* libipt's -pte_bad_config: ignored */
+
+/* Query status bits (libipt's pts_*). */
+#define ST_EVENT 0x1
+#define ST_EOS 0x2
+
+enum fev_type { EV_NONE, EV_ENABLED, EV_DISABLED, EV_ASYNC_DISABLED,
+	EV_EXEC_MODE, EV_CBR, EV_ASYNC_BRANCH };
+
+struct fev {
+	int type;
+	int status_update;
+	int ip_suppressed;
+	int has_tsc;
+	uint64_t tsc;
+	uint64_t ip, at;
+	uint64_t arg;
+};
+
+#define EVQ_MAX 8
+
+struct evq {
+	struct fev ev[EVQ_MAX];
+	unsigned head, n;
+};
+
+struct fq {
+	const uint8_t *begin, *end, *pos;
+	struct ftconf conf;
+	struct ftime time;
+	/* the time at the last consumed packet (pt_blk_time): its TSC */
+	uint64_t last_tsc;
+	int last_have_tsc;
+	struct ftcal tcal;
+	uint64_t tnt;		/* cached TNT bits, the next in bit tnt_n-1 */
+	unsigned tnt_n;
+	uint64_t last_ip;
+	int have_ip, ip_suppressed;
+	int consume_packet;
+	struct pkt next;	/* the packet at pos */
+	struct evq tipq, psbq;	/* events bound to TIP, to PSBEND */
+	struct fev published;	/* the event the last decode made */
+	int have_published;
+};
+
+/* A packet is consumed: blocks now report the time so far. */
+static inline void
+consume_time(struct fq *q)
+{
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+}
+
+static int
+evq_push(struct evq *q, const struct fev *ev)
+{
+	if (q->n == EVQ_MAX)
+		return FAIL;
+	q->ev[(q->head + q->n++) % EVQ_MAX] = *ev;
+	return 0;
+}
+
+static struct fev *
+evq_pop(struct evq *q)
+{
+	struct fev *ev;
+
+	if (q->n == 0)
+		return NULL;
+	ev = &q->ev[q->head];
+	q->head = (q->head + 1) % EVQ_MAX;
+	q->n--;
+	return ev;
+}
+
+static void
+event_time(const struct fq *q, struct fev *ev)
+{
+	ev->has_tsc = q->time.have_tsc;
+	ev->tsc = q->time.tsc;
+}
+
+static void
+apply_tsc(struct fq *q, uint64_t tsc, int header)
+{
+	struct ftcal *c = &q->tcal;
+
+	if (header) {
+		uint64_t last = c->tsc, cyc = c->cyc_tsc;
+
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+		if (last != 0 && cyc != 0 && !c->have_mtc) {
+			uint64_t t = tsc, d;
+
+			if (t < last)
+				t += 1ull << 56;
+			d = t - last;
+			/* libipt fails these; so do we (to libipt) */
+			if (t >= last && !(d & ~(~0ull >> FCR_SHIFT)))
+				tcal_set_fcr(c, (d << FCR_SHIFT) / cyc);
+		}
+	} else {
+		c->tsc = tsc;
+		c->cyc_tsc = 0;
+	}
+	q->time.have_tsc = 1;
+	q->time.have_tma = 0;
+	q->time.have_mtc = 0;
+	q->time.tsc = q->time.base = tsc;
+	q->time.ctc = 0;
+	q->time.fc = 0;
+	q->time.lost_cyc = 0;
+}
+
+/* CTC difference, correcting one wrap.  0 or FAIL. */
+static int
+ctc_delta(const struct fq *q, uint32_t ctc, uint32_t last, uint32_t *d)
+{
+	if (ctc < last) {
+		ctc += 1u << (q->conf.mtc_freq + 8);
+		if (ctc < last)
+			return FAIL;
+	}
+	*d = ctc - last;
+	return 0;
+}
+
+/* Fast-counter ticks of a CTC difference.  0 or BAD_CONFIG. */
+static int
+ctc_fc(const struct fq *q, uint64_t ctc, uint64_t *fc)
+{
+	if (q->conf.eax == 0 || q->conf.ebx == 0)
+		return BAD_CONFIG;
+	*fc = (ctc * q->conf.ebx) / q->conf.eax;
+	return 0;
+}
+
+static int
+apply_tma(struct fq *q, uint32_t ctc, uint32_t fc)
+{
+	struct ftime *t = &q->time;
+	unsigned hi = q->conf.mtc_freq + 8u;
+
+	if (!t->have_tsc || t->have_tma || t->have_mtc)
+		return FAIL;
+	t->have_tma = 1;
+	t->base -= fc;
+	t->fc += fc;
+	if (hi <= 16)
+		t->have_mtc = 1;
+	t->ctc = t->ctc_cyc = ctc & ((1u << hi) - 1u);
+	return 0;
+}
+
+/* pt_tcal_update_mtc.  0, BAD_CONFIG or FAIL. */
+static int
+tcal_mtc(struct fq *q, uint32_t ctc)
+{
+	struct ftcal *c = &q->tcal;
+	uint32_t last = c->ctc, d;
+	uint64_t cyc = c->cyc_mtc, fc, fcr;
+	int check = c->check_skl168, rc;
+
+	c->check_skl168 = 0;
+	if (!c->have_mtc) {
+		c->cyc_mtc = 0;
+		c->ctc = ctc;
+		c->have_mtc = 1;
+		return 0;
+	}
+	if (cyc == 0)
+		return 0;
+	c->cyc_mtc = 0;
+	c->ctc = ctc;
+	if (ctc_delta(q, ctc, last, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	if (fc & ~(~0ull >> FCR_SHIFT))
+		return FAIL;
+	fcr = (fc << FCR_SHIFT) / cyc;
+	if (check) {
+		if ((1u << q->conf.mtc_freq) < d)
+			return 0;
+		if (q->conf.mtc_freq < 10 && c->min_fcr <= c->max_fcr &&
+		    ((c->fcr * (cyc + 0xf00)) >> FCR_SHIFT) < fc)
+			return 0;
+	}
+	tcal_set_fcr(c, fcr);
+	return 0;
+}
+
+/* pt_time_update_mtc.  0, BAD_CONFIG or FAIL. */
+static int
+time_mtc(struct fq *q, uint32_t ctc)
+{
+	struct ftime *t = &q->time;
+	int had_tma = t->have_tma, had_mtc = t->have_mtc;
+	uint32_t last = t->ctc, d;
+	uint64_t base = t->base, fc;
+	int rc;
+
+	if (t->have_tsc && !had_tma)
+		return 0;
+	if (t->fc || t->lost_cyc || !had_mtc)
+		t->ctc_cyc = ctc;
+	t->have_mtc = 1;
+	t->fc = 0;
+	t->ctc = ctc;
+	t->lost_cyc = 0;
+	if (!had_mtc) {
+		uint32_t lo = ctc & 0xffff, hi = ctc & ~0xffffu;
+
+		if (!had_tma)
+			return 0;
+		if (last & ~0xffffu)
+			return FAIL;
+		if (lo < last) {
+			hi -= 1u << 16;
+			hi &= 0xffu << q->conf.mtc_freq;
+		}
+		last |= hi;
+	}
+	if (ctc_delta(q, ctc, last, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	t->tsc = t->base = base + fc;
+	return 0;
+}
+
+static int
+apply_mtc(struct fq *q, uint8_t mtc)
+{
+	uint32_t ctc = (uint32_t)mtc << q->conf.mtc_freq;
+
+	if (tcal_mtc(q, ctc) == FAIL || time_mtc(q, ctc) == FAIL)
+		return FAIL;
+	return 0;
+}
+
+/* pt_time_adjust_cyc: the part of cyc in earlier MTC periods.  0 or rc */
+static int
+adjust_cyc(const struct fq *q, uint64_t *cyc, uint64_t fcr)
+{
+	uint32_t d;
+	uint64_t fc, old;
+	int rc;
+
+	if (q->time.ctc == q->time.ctc_cyc)
+		return 0;
+	if (ctc_delta(q, q->time.ctc, q->time.ctc_cyc, &d) < 0)
+		return FAIL;
+	if ((rc = ctc_fc(q, d, &fc)) < 0)
+		return rc;
+	old = (fc << FCR_SHIFT) / fcr;
+	*cyc = (*cyc < old ? old : *cyc) - old;
+	return 0;
+}
+
+static inline int
+apply_cyc(struct fq *q, uint64_t cyc)
+{
+	uint64_t fcr;
+	int rc;
+
+	q->tcal.cyc_tsc += cyc;
+	q->tcal.cyc_mtc += cyc;
+	fcr = q->tcal.min_fcr <= q->tcal.max_fcr ? q->tcal.fcr : 0;
+	if (fcr == 0) {
+		q->time.lost_cyc++;
+		return 0;
+	}
+	if (q->time.fc == 0 && (rc = adjust_cyc(q, &cyc, fcr)) < 0)
+		return rc == FAIL ? FAIL : 0;
+	q->time.fc += (cyc * fcr) >> FCR_SHIFT;
+	q->time.tsc = q->time.base + q->time.fc;
+	return 0;
+}
+
+static int
+update_ip(struct fq *q, const struct pkt *k)
+{
+	uint64_t ip = q->last_ip;
+
+	switch (k->ipc) {
+	case 0:
+		q->ip_suppressed = 1;
+		return 0;
+	case 1:
+		ip = (ip & ~0xffffull) | (k->v & 0xffff);
+		break;
+	case 2:
+		ip = (ip & ~0xffffffffull) | (k->v & 0xffffffff);
+		break;
+	case 3:
+		ip = (k->v & 0xffffffffffffull) | ((k->v & (1ull << 47)) ?
+		    0xffff000000000000ull : 0);
+		break;
+	case 4:
+		ip = (ip & ~0xffffffffffffull) | (k->v & 0xffffffffffffull);
+		break;
+	case 6:
+		ip = k->v;
+		break;
+	default:
+		return FAIL;
+	}
+	q->last_ip = ip;
+	q->have_ip = 1;
+	q->ip_suppressed = 0;
+	return 0;
+}
+
+/* The last ip as an event ip: 0 and sets *suppressed if there is none. */
+static uint64_t
+event_ip(const struct fq *q, int *suppressed)
+{
+	if (!q->have_ip || q->ip_suppressed) {
+		*suppressed = 1;
+		return 0;
+	}
+	return q->last_ip;
+}
+
+static void
+fetch(struct fq *q)
+{
+	pkt_read(q->pos, q->end, &q->next);
+}
+
+/* libipt's pt_qry_will_event for the packet at pos. */
+static int
+will_event(const struct fq *q)
+{
+	switch (q->next.kind) {
+	case PK_PGE:
+	case PK_PGD:
+	case PK_MODE:
+	case PK_CBR:
+	case PK_OTHER:		/* treated as an event: fetching it fails */
+		return 1;
+	case PK_PSBEND:
+		return q->psbq.n > 0;
+	case PK_TIP:
+		return q->tipq.n > 0;
+	default:
+		return 0;
+	}
+}
+
+/* Applies the timing packet q->next (CYC, MTC, TMA).  0 or FAIL. */
+static int
+apply_timing(struct fq *q)
+{
+	switch (q->next.kind) {
+	case PK_CYC:
+		return apply_cyc(q, q->next.v);
+	case PK_MTC:
+		return apply_mtc(q, (uint8_t)q->next.v);
+	default:
+		return apply_tma(q, (uint32_t)q->next.v, q->next.nbits);
+	}
+}
+
+/* Reads a PSB+ header (pos at the PSB) up to its PSBEND. */
+static int
+read_psb_header(struct fq *q)
+{
+	struct fev ev;
+
+	q->pos += q->next.size;
+	if (q->conf.skl168)
+		q->tcal.check_skl168 = 1;
+	q->have_ip = 0;
+	q->ip_suppressed = 0;
+	q->last_ip = 0;
+	for (;;) {
+		fetch(q);
+		memset(&ev, 0, sizeof(ev));
+		switch (q->next.kind) {
+		case PK_PSBEND:
+			return 0;
+		case PK_PAD:
+			break;
+		case PK_TSC:
+			apply_tsc(q, q->next.v, 1);
+			break;
+		case PK_CBR:
+			if (q->next.v == 0)
+				return FAIL;
+			if (q->conf.nom_freq != 0)
+				tcal_set_fcr(&q->tcal, ((uint64_t)
+				    q->conf.nom_freq << FCR_SHIFT) / q->next.v);
+			ev.type = EV_CBR;
+			ev.arg = q->next.v;
+			if (evq_push(&q->psbq, &ev) < 0)
+				return FAIL;
+			break;
+		case PK_MODE:
+			if ((q->next.v >> 5) != 0)
+				return FAIL;	/* MODE.TSX */
+			ev.type = EV_EXEC_MODE;
+			ev.arg = q->next.v & 3;
+			if (evq_push(&q->psbq, &ev) < 0)
+				return FAIL;
+			break;
+		case PK_FUP:
+			if (update_ip(q, &q->next) < 0)
+				return FAIL;
+			break;
+		case PK_CYC:
+		case PK_MTC:
+		case PK_TMA:
+			if (apply_timing(q) < 0)
+				return FAIL;
+			break;
+		default:
+			return FAIL;
+		}
+		q->pos += q->next.size;
+	}
+}
+
+/* libipt's read-ahead: applies packets up to a TNT, TIP or event. */
+static int
+read_ahead(struct fq *q)
+{
+	struct fev ev;
+
+	for (;;) {
+		/* the packets between branches, without the general reader */
+		if (q->pos < q->end) {
+			uint8_t b = *q->pos;
+
+			/* a one-byte CYC, the most common packet of all */
+			if ((b & 7) == 3) {
+				if (apply_cyc(q, b >> 3) < 0)
+					return FAIL;
+				q->pos++;
+				continue;
+			}
+			if ((b & 3) == 3) {
+				pkt_cyc(q->pos, q->end, &q->next);
+				if (q->next.kind != PK_CYC ||
+				    apply_cyc(q, q->next.v) < 0)
+					return FAIL;
+				q->pos += q->next.size;
+				continue;
+			}
+			if (!(b & 1) && b > 2) {
+				pkt_tnt8(b, &q->next);
+				return 0;
+			}
+			/* a TIP or a long TNT ends the read-ahead */
+			if ((b & 0x1f) == 0x0d) {
+				pkt_ip(q->pos, q->end, PK_TIP, &q->next);
+				if (q->next.kind == PK_TIP)
+					return 0;
+			} else if (b == 2 && q->end - q->pos >= 8 &&
+			    q->pos[1] == 0xa3) {
+				pkt_tnt64(q->pos, &q->next);
+				if (q->next.kind == PK_TNT)
+					return 0;
+			}
+		}
+		fetch(q);
+		if (q->next.kind == PK_TNT || q->next.kind == PK_TIP ||
+		    q->next.kind == PK_EOS || will_event(q))
+			return 0;
+		switch (q->next.kind) {
+		case PK_PAD:
+			break;
+		case PK_CYC:
+		case PK_MTC:
+		case PK_TMA:
+			if (apply_timing(q) < 0)
+				return FAIL;
+			break;
+		case PK_TSC:
+			apply_tsc(q, q->next.v, 0);
+			break;
+		case PK_PSBEND:		/* no events pending */
+			break;
+		case PK_PSB:
+			if (read_psb_header(q) < 0)
+				return FAIL;
+			continue;	/* pos is at the PSBEND */
+		case PK_FUP:
+			memset(&ev, 0, sizeof(ev));
+			if (update_ip(q, &q->next) < 0 || !q->have_ip ||
+			    q->ip_suppressed)
+				return FAIL;
+			ev.type = EV_ASYNC_BRANCH;
+			ev.at = q->last_ip;
+			event_time(q, &ev);
+			if (evq_push(&q->tipq, &ev) < 0)
+				return FAIL;
+			break;
+		default:
+			return FAIL;
+		}
+		q->pos += q->next.size;
+	}
+}
+
+static int
+status_flags(const struct fq *q)
+{
+	if (q->tnt_n > 0)
+		return 0;
+	if (will_event(q))
+		return ST_EVENT;
+	return q->next.kind == PK_EOS ? ST_EOS : 0;
+}
+
+/* pt_qry_cond_branch.  Returns status flags or FAIL (also bad query). */
+static int __attribute__((noinline))
+qry_cond_fill(struct fq *q)
+{
+	if (q->tnt_n == 0) {
+		for (;;) {
+			if (will_event(q) || q->next.kind != PK_TNT)
+				return FAIL;
+			q->tnt = q->next.v;
+			q->tnt_n = q->next.nbits;
+			q->pos += q->next.size;
+			if (q->tnt_n > 0)
+				break;
+			return FAIL;	/* an empty TNT: libipt's */
+		}
+		consume_time(q);
+		if (read_ahead(q) < 0)
+			return FAIL;
+	}
+	return 0;
+}
+
+static inline int
+qry_cond(struct fq *q, int *taken)
+{
+	if (q->tnt_n == 0 && qry_cond_fill(q) < 0)
+		return FAIL;
+	*taken = (int)(q->tnt >> --q->tnt_n) & 1;
+	return q->tnt_n > 0 ? 0 : status_flags(q);
+}
+
+/* Is the next query a TIP (an uncompressed return)? */
+static int
+tip_next(const struct fq *q)
+{
+	return q->tnt_n == 0 && q->next.kind == PK_TIP && q->tipq.n == 0;
+}
+
+/* pt_qry_indirect_branch.  Returns status flags or FAIL. */
+static int
+qry_indirect(struct fq *q, uint64_t *ip)
+{
+	int sup = 0;
+
+	if (!tip_next(q))
+		return FAIL;
+	if (update_ip(q, &q->next) < 0)
+		return FAIL;
+	*ip = event_ip(q, &sup);
+	if (sup)
+		return FAIL;	/* libipt: -pte_noip in the block decoder */
+	q->pos += q->next.size;
+	consume_time(q);
+	if (read_ahead(q) < 0)
+		return FAIL;
+	return status_flags(q);
+}
+
+/* Decodes the event packet at pos; sets q->published when it made one. */
+static int
+decode_event_packet(struct fq *q)
+{
+	struct fev ev, *qe;
+	int sup = 0;
+
+	memset(&ev, 0, sizeof(ev));
+	q->have_published = 0;
+	switch (q->next.kind) {
+	case PK_MODE:
+		if ((q->next.v >> 5) != 0)
+			return FAIL;
+		ev.type = EV_EXEC_MODE;
+		ev.arg = q->next.v & 3;
+		event_time(q, &ev);
+		if (evq_push(&q->tipq, &ev) < 0)
+			return FAIL;
+		q->pos += q->next.size;
+		return 0;
+	case PK_PSBEND:
+		if ((qe = evq_pop(&q->psbq)) == NULL) {
+			q->pos += q->next.size;
+			return 0;
+		}
+		ev = *qe;
+		ev.status_update = 1;
+		event_time(q, &ev);
+		if (ev.type == EV_EXEC_MODE)
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		break;
+	case PK_PGE:
+		if (update_ip(q, &q->next) < 0)
+			return FAIL;
+		if (!q->consume_packet) {
+			ev.type = EV_ENABLED;
+			ev.ip = event_ip(q, &sup);
+			if (sup)
+				return FAIL;
+			event_time(q, &ev);
+			q->tnt_n = 0;
+			q->consume_packet = 1;
+		} else {
+			if ((qe = evq_pop(&q->tipq)) == NULL ||
+			    qe->type != EV_EXEC_MODE)
+				return FAIL;
+			ev = *qe;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		}
+		if (q->tipq.n > 0)
+			break;
+		q->consume_packet = 0;
+		q->pos += q->next.size;
+		break;
+	case PK_PGD:
+		if (update_ip(q, &q->next) < 0)
+			return FAIL;
+		if ((qe = evq_pop(&q->tipq)) != NULL) {
+			if (qe->type != EV_ASYNC_BRANCH)
+				return FAIL;
+			ev = *qe;
+			ev.type = EV_ASYNC_DISABLED;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+		} else {
+			ev.type = EV_DISABLED;
+			ev.ip = event_ip(q, &ev.ip_suppressed);
+			event_time(q, &ev);
+		}
+		if (q->tipq.n > 0)
+			return FAIL;
+		q->pos += q->next.size;
+		break;
+	default:
+		return FAIL;	/* async branch, CBR, OVF, ...: libipt's */
+	}
+	q->published = ev;
+	q->have_published = 1;
+	return 0;
+}
+
+/* pt_qry_event: the next event into *ev.  Returns status flags or FAIL. */
+static int
+qry_event(struct fq *q, struct fev *ev)
+{
+	if (q->tnt_n > 0)
+		return FAIL;
+	for (;;) {
+		if ((q->next.kind == PK_TIP || q->next.kind == PK_TNT) &&
+		    !will_event(q))
+			return FAIL;
+		if (q->next.kind == PK_EOS || decode_event_packet(q) < 0)
+			return FAIL;
+		if (q->have_published)
+			break;
+		if (read_ahead(q) < 0)
+			return FAIL;
+	}
+	*ev = q->published;
+	consume_time(q);
+	/* stops at once where the packet still has events to give */
+	if (read_ahead(q) < 0)
+		return FAIL;
+	return status_flags(q);
+}
+
+/* ----------------------------------------------------------------- */
+/* The emulated block decoder */
+
+#define RS_SIZE 64
+
+struct fworker {
+	const struct ptdec_config *cfg;
+	void *ipt;			/* libipt's worker, for fallbacks */
+	struct bbcache cache;
+	const uint8_t *buf;
+	size_t len;
+	struct fq q;
+	/* block decoder state */
+	uint64_t ip;
+	int enabled;
+	int mode;			/* enum pt_exec_mode */
+	int status;
+	int process_event;
+	struct fev ev;
+	uint64_t rs[RS_SIZE];
+	unsigned rs_top, rs_n;
+	/* where the interval's records go, under a mark until it is done */
+	struct ptdec_out *out;
+	struct error *err;
+	int fatal;			/* the output failed: a real error */
+	uint64_t now;			/* record time of last_time */
+	uint64_t now_tsc;
+	int now_valid;
+	/* blocks since a packet was read, nearly (FAST_SPIN_MAX) */
+	unsigned spin;
+};
+
+/*
+ * How far the walker goes without reading a packet before it gives the
+ * interval to libipt, which ends a loop of direct branches with a GAP
+ * after PTDEC_SPIN_MAX blocks that read no packet (see ptdec.h).  The
+ * walker counts (in spin) the blocks run_blocks ends at a direct branch
+ * and every blk_next, and starts again at 0 when a packet is read; the
+ * only blocks it does not count are those that take a bit of a TNT read
+ * before, at most 47 since the count started.  So at 64 fewer it gives
+ * up before libipt would: the GAP is always libipt's, and the records
+ * the native decoder's.  Counting costs run_blocks an increment and a
+ * compare at a direct branch only.
+ */
+#define FAST_SPIN_MAX (PTDEC_SPIN_MAX - 64)
+
+/* The current block being built. */
+struct fblock {
+	uint64_t ip, end_ip;
+	uint32_t ninsn;
+	int iclass;
+	int mode;
+};
+
+static int
+out_push(struct fworker *w, const struct blks_record *r)
+{
+	int rc = ptdec_out_push(w->out, r, w->err);
+
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
+	}
+	return 0;
+}
+
+/* ipt_now of ptdec_ipt: the record time of the last consumed packet. */
+static inline uint64_t
+fast_now(struct fworker *w)
+{
+	const struct fq *q = &w->q;
+
+	if (q->last_have_tsc && (!w->now_valid || q->last_tsc != w->now_tsc)) {
+		w->now = ptdec_tsc_to_ns(&w->cfg->time, q->last_tsc);
+		w->now_tsc = q->last_tsc;
+		w->now_valid = 1;
+	}
+	return w->now;
+}
+
+/* Appends a block at time ns; an output failure is fatal, not FAIL's. */
+static inline int
+out_block(struct fworker *w, uint64_t ip, uint64_t end_ip, uint32_t ninsn,
+    int iclass, int mode, uint64_t time)
+{
+	int rc = ptdec_out_push_block(w->out, ip, end_ip, ninsn,
+	    (uint8_t)iclass, 0, (uint8_t)mode, time, w->err);
+
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
+	}
+	return 0;
+}
+
+/* out_block for a block that ends at a branch (see ptdec_out_push_final). */
+static inline int
+out_final(struct fworker *w, uint64_t ip, const struct bb *bb, uint64_t time)
+{
+	int rc = ptdec_out_push_final(w->out, ip, bb->end_ip, bb->ninsn,
+	    bb->iclass, (uint8_t)w->mode, time, w->err);
+
+	if (rc < 0) {
+		w->fatal = rc;
+		return FAIL;
+	}
+	return 0;
+}
+
+static inline int
+push_block(struct fworker *w, const struct fblock *b)
+{
+	return out_block(w, b->ip, b->end_ip, b->ninsn, b->iclass, b->mode,
+	    fast_now(w));
+}
+
+static int
+push_event(struct fworker *w, const struct fev *ev)
+{
+	struct blks_record r;
+	struct blks_event *be = &r.u.event;
+
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_EVENT;
+	be->flags = (uint8_t)(ev->ip_suppressed ? BLKS_EVF_IP_SUPPRESSED : 0);
+	switch (ev->type) {
+	case EV_ENABLED:
+		be->kind = BLKS_EV_ENABLED;
+		be->ip = ev->ip;
+		be->arg = ev->arg;
+		break;
+	case EV_DISABLED:
+		be->kind = BLKS_EV_DISABLED;
+		be->ip = ev->ip;
+		be->arg = BLKS_DIS_SYNC;
+		break;
+	case EV_ASYNC_DISABLED:
+		be->kind = BLKS_EV_DISABLED;
+		be->ip = ev->ip;
+		be->at = ev->at;
+		be->arg = BLKS_DIS_ASYNC;
+		be->flags |= BLKS_EVF_ASYNC;
+		break;
+	case EV_EXEC_MODE:
+		be->kind = BLKS_EV_EXEC_MODE;
+		be->ip = ev->ip;
+		be->arg = ev->arg == 1 ? ptem_64bit : ev->arg == 2 ?
+		    ptem_32bit : ev->arg == 0 ? ptem_16bit : ptem_unknown;
+		break;
+	default:
+		return FAIL;
+	}
+	be->time = ev->has_tsc ? ptdec_tsc_to_ns(&w->cfg->time, ev->tsc) :
+	    fast_now(w);
+	return out_push(w, &r);
+}
+
+static int
+mode_of(uint64_t arg)
+{
+	/* MODE.exec bits: CS.L (bit 0), CS.D (bit 1) */
+	switch (arg & 3) {
+	case 1: return ptem_64bit;
+	case 2: return ptem_32bit;
+	case 0: return ptem_16bit;
+	default: return ptem_unknown;
+	}
+}
+
+/* pt_blk_fetch_event: 1 when an event is in process, 0 none, FAIL. */
+static int
+fetch_event(struct fworker *w)
+{
+	int st;
+
+	if (w->process_event)
+		return 1;
+	if (!(w->status & ST_EVENT))
+		return 0;
+	if ((st = qry_event(&w->q, &w->ev)) < 0)
+		return FAIL;
+	w->process_event = 1;
+	w->status = st;
+	return 1;
+}
+
+/* pt_blk_status */
+static int
+blk_status(const struct fworker *w, int flags)
+{
+	if ((w->status & ST_EOS) && !w->process_event)
+		flags |= ST_EOS;
+	return flags;
+}
+
+/*
+ * pt_blk_proceed_trailing_event: fetches an event that became pending
+ * and says whether it applies here.  Returns status flags or FAIL.
+ */
+static int
+trailing_event_slow(struct fworker *w)
+{
+	int rc = fetch_event(w);
+
+	if (rc <= 0)
+		return rc < 0 ? FAIL : blk_status(w, 0);
+	switch (w->ev.type) {
+	case EV_DISABLED:
+		break;		/* binds on the event flow */
+	case EV_ENABLED:
+	case EV_CBR:
+		return blk_status(w, ST_EVENT);
+	case EV_ASYNC_DISABLED:
+		if (w->ip != w->ev.at)
+			break;
+		return blk_status(w, ST_EVENT);
+	case EV_EXEC_MODE:
+		if (!w->ev.ip_suppressed && w->ip != w->ev.ip)
+			break;
+		return blk_status(w, ST_EVENT);
+	default:
+		return FAIL;
+	}
+	return blk_status(w, 0);
+}
+
+static inline int
+trailing_event(struct fworker *w)
+{
+	if (!w->process_event && !(w->status & ST_EVENT))
+		return w->status & ST_EOS;
+	return trailing_event_slow(w);
+}
+
+static inline void
+rs_push(struct fworker *w, uint64_t ip)
+{
+	w->rs[w->rs_top] = ip;
+	w->rs_top = (w->rs_top + 1) % RS_SIZE;
+	if (w->rs_n < RS_SIZE)
+		w->rs_n++;
+}
+
+static inline int
+rs_pop(struct fworker *w, uint64_t *ip)
+{
+	if (w->rs_n == 0)
+		return FAIL;
+	w->rs_top = (w->rs_top + RS_SIZE - 1) % RS_SIZE;
+	w->rs_n--;
+	*ip = w->rs[w->rs_top];
+	return 0;
+}
+
+/* take_branch for a conditional jump: the next TNT bit. */
+static inline int
+take_cond(struct fworker *w, const struct bb *bb)
+{
+	int st, taken;
+
+	if (!(bb->flags & BB_DIRECT) || (st = qry_cond(&w->q, &taken)) < 0)
+		return FAIL;
+	w->ip = taken ? bb->target : bb->end_ip + bb->size;
+	w->status = st;
+	return 0;
+}
+
+/* take_branch for a return: compressed (a taken bit) or to a TIP. */
+static inline int
+take_return(struct fworker *w)
+{
+	int st, taken;
+
+	if (!tip_next(&w->q)) {
+		if ((st = qry_cond(&w->q, &taken)) < 0 || !taken ||
+		    rs_pop(w, &w->ip) < 0)
+			return FAIL;
+	} else if ((st = qry_indirect(&w->q, &w->ip)) < 0) {
+		return FAIL;
+	}
+	w->status = st;
+	return 0;
+}
+
+/*
+ * Takes the branch that ends bb using trace (pt_blk_next_ip): sets w->ip
+ * and w->status.  Returns 0 or FAIL.
+ */
+static inline int
+take_branch(struct fworker *w, const struct bb *bb)
+{
+	int st;
+
+	switch (bb->iclass) {
+	case ptic_cond_jump:
+		return take_cond(w, bb);
+	case ptic_return:
+		return take_return(w);
+	case ptic_call:
+	case ptic_jump:
+		if (bb->flags & BB_DIRECT)
+			return FAIL;
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		break;
+	default:
+		return FAIL;
+	}
+	if ((st = qry_indirect(&w->q, &w->ip)) < 0)
+		return FAIL;
+	w->status = st;
+	return 0;
+}
+
+/* Proceeds one run from w->ip (pt_blk_proceed_no_event).  0 or FAIL. */
+static inline int
+proceed_run(struct fworker *w, struct fblock *b)
+{
+	const struct bb *bb = bbcache_get(&w->cache, w->ip);
+
+	if (bb == NULL)
+		return FAIL;
+	b->ninsn += bb->ninsn;
+	b->end_ip = bb->end_ip;
+	b->iclass = bb->iclass;
+	if (bb->flags & BB_PUSH)
+		rs_push(w, bb->end_ip + bb->size);
+	if ((bb->iclass == ptic_call || bb->iclass == ptic_jump) &&
+	    (bb->flags & BB_DIRECT)) {
+		w->ip = bb->target;	/* end_on_call, end_on_jump */
+		return 0;
+	}
+	return take_branch(w, bb);
+}
+
+/* What walk_to stops at. */
+#define WALK_IP 0x1		/* stop_ip */
+#define WALK_BRANCH 0x2		/* an instruction that needs trace */
+#define WALK_CR3 0x4		/* a mov to CR3 */
+
+/*
+ * Walks instruction by instruction from w->ip, as libipt's
+ * pt_blk_proceed_to_ip / _to_insn do.  Returns 1 at stop_ip (WALK_IP),
+ * 3 at an instruction that needs trace (WALK_BRANCH; *branch and *blen
+ * say which, w->ip stays at it), 2 at a mov to CR3 (WALK_CR3, w->ip at
+ * it), 0 when the block ended first (a direct call or jump), FAIL when
+ * the walk meets what it may not (trace needed without WALK_BRANCH).
+ */
+static int
+walk_to(struct fworker *w, struct fblock *b, uint64_t stop_ip, int how,
+    int *branch, unsigned *blen)
+{
+	unsigned len;
+	int iclass, cr3;
+	uint64_t target;
+
+	for (;;) {
+		if ((how & WALK_IP) && w->ip == stop_ip)
+			return 1;
+		if (w->mode != ptem_64bit)
+			return FAIL;
+		if (bbcache_insn(&w->cache, w->ip, &len, &iclass, &target,
+		    &cr3) < 0)
+			return FAIL;
+		b->ninsn++;
+		b->end_ip = w->ip;
+		b->iclass = iclass;
+		if (iclass == ptic_call && !(target != 0 &&
+		    target == w->ip + len))
+			rs_push(w, w->ip + len);
+		if ((how & WALK_CR3) && cr3)
+			return 2;
+		if (iclass == ptic_other) {
+			w->ip += len;
+			continue;
+		}
+		if ((iclass == ptic_call || iclass == ptic_jump) &&
+		    target != 0) {
+			w->ip = target;
+			return (how & WALK_IP) && w->ip == stop_ip;
+		}
+		if (!(how & WALK_BRANCH))
+			return FAIL;	/* libipt would need trace: an error */
+		*branch = iclass;
+		*blen = len;
+		return 3;
+	}
+}
+
+/* pt_blk_proceed_event for the events handled here.  Status or FAIL. */
+static int
+proceed_event(struct fworker *w, struct fblock *b)
+{
+	int rc, branch = ptic_other;
+	unsigned blen = 0;
+
+	switch (w->ev.type) {
+	case EV_ENABLED:
+	case EV_CBR:
+		break;
+	case EV_DISABLED:
+		/* binds at its ip, else at the next branch needing trace */
+		rc = walk_to(w, b, w->ev.ip, w->ev.ip_suppressed ?
+		    WALK_BRANCH | WALK_CR3 : WALK_IP | WALK_BRANCH, &branch,
+		    &blen);
+		if (rc <= 0)
+			return rc;
+		/* where tracing is expected to resume */
+		if (rc == 3)
+			w->ip = branch == ptic_call || branch == ptic_far_call ?
+			    w->ip + blen : 0;
+		break;
+	case EV_ASYNC_DISABLED:
+		if ((rc = walk_to(w, b, w->ev.at, WALK_IP, NULL, NULL)) <= 0)
+			return rc;
+		break;
+	case EV_EXEC_MODE:
+		if (w->ev.ip_suppressed)
+			break;
+		if ((rc = walk_to(w, b, w->ev.ip, WALK_IP, NULL, NULL)) < 0)
+			return rc;
+		if (w->ip != w->ev.ip)
+			return 0;
+		break;
+	default:
+		return FAIL;
+	}
+	return blk_status(w, ST_EVENT);
+}
+
+/* pt_blk_next: one block into *b.  Returns status flags or FAIL. */
+static int
+blk_next(struct fworker *w, struct fblock *b)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->ip = w->ip;
+	b->mode = w->mode;
+	if ((rc = fetch_event(w)) != 0)
+		return rc < 0 ? FAIL : proceed_event(w, b);
+	if (!w->enabled)
+		return FAIL;	/* -pte_eos or -pte_no_enable: libipt's */
+	if (proceed_run(w, b) < 0)
+		return FAIL;
+	return trailing_event(w);
+}
+
+/* pt_blk_event: applies the event in process.  Status flags or FAIL. */
+static int
+blk_event(struct fworker *w, struct fev *ev)
+{
+	*ev = w->ev;
+	switch (ev->type) {
+	case EV_ENABLED:
+		if (ev->status_update || ev->ip_suppressed || w->enabled)
+			return FAIL;
+		ev->arg = ev->ip == w->ip;	/* resumed */
+		w->ip = ev->ip;
+		w->enabled = 1;
+		break;
+	case EV_ASYNC_DISABLED:
+		if (w->ip != ev->at)
+			return FAIL;
+		/* fall through */
+	case EV_DISABLED:
+		if (ev->status_update || !w->enabled)
+			return FAIL;
+		w->enabled = 0;
+		break;
+	case EV_EXEC_MODE:
+		if (!ev->ip_suppressed && w->ip != ev->ip)
+			return FAIL;
+		if (ev->status_update && w->enabled &&
+		    w->mode != ptem_unknown && w->mode != mode_of(ev->arg))
+			return FAIL;
+		w->mode = mode_of(ev->arg);
+		break;
+	case EV_CBR:
+		break;
+	default:
+		return FAIL;
+	}
+	w->process_event = 0;
+	return trailing_event(w);
+}
+
+/* ----------------------------------------------------------------- */
+/* Intervals */
+
+/*
+ * Drains events like ptdec_ipt.  Returns the status, or FAIL; sets
+ * *stopped at the next interval's PSB+.
+ */
+static int
+drain_events(struct fworker *w, uint64_t stop, int status, int *stopped)
+{
+	struct fev ev;
+
+	while (status & ST_EVENT) {
+		if ((status = blk_event(w, &ev)) < 0)
+			return FAIL;
+		if (ev.status_update) {
+			if ((uint64_t)(w->q.pos - w->q.begin) > stop) {
+				*stopped = 1;
+				return 0;
+			}
+			continue;
+		}
+		if (ev.type == EV_CBR || (ev.type == EV_EXEC_MODE &&
+		    mode_of(ev.arg) != ptem_64bit))
+			return FAIL;
+		if (push_event(w, &ev) < 0)
+			return FAIL;
+	}
+	return status;
+}
+
+/* pt_qry_start + pt_blk_start at the PSB at start.  Status or FAIL. */
+static int
+interval_start(struct fworker *w, uint64_t start)
+{
+	struct fq *q = &w->q;
+	struct ftconf conf = q->conf;
+	int sup = 0;
+
+	memset(q, 0, sizeof(*q));
+	q->begin = w->buf;
+	q->end = w->buf + w->len;
+	q->pos = w->buf + start;
+	q->conf = conf;
+	q->tcal.min_fcr = UINT64_MAX;
+	fetch(q);
+	if (q->next.kind != PK_PSB || read_psb_header(q) < 0)
+		return FAIL;
+	w->ip = event_ip(q, &sup);
+	w->enabled = !sup;
+	w->mode = ptem_unknown;
+	w->process_event = 0;
+	w->rs_n = w->rs_top = 0;
+	w->now_valid = 0;
+	w->now = PTDEC_TIME_UNKNOWN;
+	if (read_ahead(q) < 0)
+		return FAIL;
+	w->status = status_flags(q);
+	return trailing_event(w);
+}
+
+/*
+ * out_final through the cursor c: most blocks are encoded in registers;
+ * the others, and those that find no room, go through the out, which may
+ * open a run or make room.  Always inline: c stays in registers only
+ * while its address goes nowhere.
+ */
+static inline __attribute__((always_inline)) int
+cursor_final(struct fworker *w, struct ptdec_cursor *c, uint64_t ip,
+    const struct bb *bb, uint64_t time)
+{
+	if (time != PTDEC_TIME_UNKNOWN && bb->rest != 0 &&
+	    ptdec_cursor_put_rest(c, ip, bb->end_ip, bb->ninsn, bb->rest,
+	    time))
+		return 0;
+	ptdec_out_cursor_end(w->out, c);
+	if (out_final(w, ip, bb, time) < 0)
+		return FAIL;
+	(void)ptdec_out_cursor_begin(w->out, c);
+	return 0;
+}
+
+/*
+ * The common case, as one loop: tracing is on and no event is in sight.
+ * Each turn is what blk_next, take_branch and trailing_event do for a run
+ * that ends in a branch, with the time kept in a local until a packet is
+ * consumed.  The blocks go out through c (run_blocks holds it).  Returns
+ * the status that ends the loop, or FAIL.
+ */
+static int
+run_blocks_held(struct fworker *w, struct ptdec_cursor *c)
+{
+	struct fq *q = &w->q;
+	uint64_t now = fast_now(w);
+	unsigned spin = w->spin;
+
+	for (;;) {
+		const struct bb *bb = bbcache_get(&w->cache, w->ip);
+		uint64_t ip = w->ip;
+		int st;
+
+		if (bb == NULL)
+			return FAIL;
+		if (bb->flags & BB_PUSH)
+			rs_push(w, bb->end_ip + bb->size);
+		if (bb->iclass == ptic_cond_jump && q->tnt_n > 0) {
+			w->ip = (q->tnt >> --q->tnt_n) & 1 ? bb->target :
+			    bb->end_ip + bb->size;
+			if (q->tnt_n == 0)
+				w->status = status_flags(q);
+		} else if (bb->iclass == ptic_return && q->tnt_n > 0) {
+			/* a compressed return: a taken bit, the call's ip */
+			if (!((q->tnt >> --q->tnt_n) & 1) ||
+			    rs_pop(w, &w->ip) < 0)
+				return FAIL;
+			if (q->tnt_n == 0)
+				w->status = status_flags(q);
+		} else if ((bb->iclass == ptic_call || bb->iclass ==
+		    ptic_jump) && (bb->flags & BB_DIRECT)) {
+			w->ip = bb->target;
+			if (++spin >= FAST_SPIN_MAX)
+				return FAIL;
+		} else {
+			/* a jump table for the rest: the common ones go around */
+			if ((bb->iclass == ptic_cond_jump ? take_cond(w, bb) :
+			    bb->iclass == ptic_return ? take_return(w) :
+			    take_branch(w, bb)) < 0)
+				return FAIL;
+			now = fast_now(w);
+			spin = 0;	/* each of those read a packet */
+		}
+		if (w->status & (ST_EVENT | ST_EOS)) {
+			w->spin = spin;
+			if ((st = trailing_event(w)) < 0)
+				return FAIL;
+			if (cursor_final(w, c, ip, bb, fast_now(w)) < 0)
+				return FAIL;
+			return st;
+		}
+		if (cursor_final(w, c, ip, bb, now) < 0)
+			return FAIL;
+	}
+}
+
+static int
+run_blocks(struct fworker *w)
+{
+	struct ptdec_cursor c = { 0 };
+	int rc;
+
+	/* libipt decodes in the mode MODE.exec set: none is an error */
+	if (w->mode != ptem_64bit)
+		return FAIL;
+	(void)ptdec_out_cursor_begin(w->out, &c);
+	rc = run_blocks_held(w, &c);
+	ptdec_out_cursor_end(w->out, &c);
+	return rc;
+}
+
+/* Decodes the interval [start, stop) into w->out.  0 or FAIL. */
+static int
+fast_interval(struct fworker *w, uint64_t start, uint64_t stop)
+{
+	struct fblock b;
+	const uint8_t *pos;
+	int status, stopped = 0;
+
+	if ((status = interval_start(w, start)) < 0)
+		return FAIL;
+	w->spin = 0;
+	pos = w->q.pos;
+	for (;;) {
+		if ((status = drain_events(w, stop, status, &stopped)) < 0)
+			return FAIL;
+		if (stopped)
+			return 0;
+		if (status & ST_EOS)
+			return 0;
+		/* a packet read since the last turn: no loop so far */
+		if (w->q.pos != pos) {
+			pos = w->q.pos;
+			w->spin = 0;
+		}
+		if (!w->process_event && w->enabled) {
+			if ((status = run_blocks(w)) < 0)
+				return FAIL;
+			pos = w->q.pos;		/* it counted its own */
+			continue;
+		}
+		/* walking to an event's ip, which a loop may never reach */
+		if (++w->spin >= FAST_SPIN_MAX)
+			return FAIL;
+		if ((status = blk_next(w, &b)) < 0)
+			return FAIL;
+		if (b.ninsn > 0 && push_block(w, &b) < 0)
+			return FAIL;
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* The backend */
+
+static void
+fast_worker_free(void *wv)
+{
+	struct fworker *w = wv;
+
+	if (w == NULL)
+		return;
+	ptdec_backend_libipt.worker_free(w->ipt);
+	bbcache_fini(&w->cache);
+	free(w);
+}
+
+static int
+fast_worker_new(void **out, const struct ptdec_config *cfg,
+    const struct ptdec_thread *th, struct error *e)
+{
+	struct fworker *w;
+	int rc;
+
+	*out = NULL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return error_set(e, ERR_NOMEM, "fast decoder");
+	w->cfg = cfg;
+	w->buf = th->buf;
+	w->len = th->len;
+	w->q.conf.nom_freq = cfg->nom_freq;
+	w->q.conf.mtc_freq = cfg->mtc_freq;
+	w->q.conf.eax = cfg->cpuid_0x15_eax;
+	w->q.conf.ebx = cfg->cpuid_0x15_ebx;
+	if (cfg->cpu.vendor == pcv_intel) {
+		struct pt_errata er;
+
+		memset(&er, 0, sizeof(er));
+		if (pt_cpu_errata(&er, &cfg->cpu) == 0)
+			w->q.conf.skl168 = er.skl168;
+	}
+	if ((rc = bbcache_init(&w->cache, cfg->images, th->pid, e)) < 0 ||
+	    (rc = ptdec_backend_libipt.worker_new(&w->ipt, cfg, th, e)) < 0) {
+		fast_worker_free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+/*
+ * Whether the walker can decode this configuration at all: libipt works
+ * around CPU errata in ways not reproduced here, and MTC needs the
+ * CPUID 0x15 ratio the walker does not model yet.
+ */
+static int
+fast_config_ok(const struct ptdec_config *cfg)
+{
+	struct pt_errata er;
+
+	if (cfg->cpu.vendor != pcv_intel)
+		return 1;
+	memset(&er, 0, sizeof(er));
+	if (pt_cpu_errata(&er, &cfg->cpu) < 0)
+		return 0;
+	return !er.bdm70 && !er.bdm64 && !er.skd007 && !er.skd022 &&
+	    !er.skl014;
+}
+
+static int
+fast_decode_chunk(void *wv, const struct ptdec_chunk *c,
+    struct ptdec_out *out, struct error *e)
+{
+	struct fworker *w = wv;
+	struct ptdec_out_mark mark;
+	struct ptdec_chunk one;
+	int rc;
+
+	w->out = out;
+	w->err = e;
+	for (size_t i = 0; i < c->nr_psb; i++) {
+		uint64_t stop = i + 1 < c->nr_psb ? c->psb[i + 1] : c->next;
+
+		if (fast_config_ok(w->cfg)) {
+			w->fatal = 0;
+			ptdec_out_mark(out, &mark);
+			rc = fast_interval(w, c->psb[i], stop);
+			if (rc < 0)
+				ptdec_out_rollback(out, &mark);
+			ptdec_out_unmark(out);
+			if (w->fatal < 0)
+				return w->fatal;
+			if (rc == 0)
+				continue;
+		}
+		out->fallbacks++;
+		one = *c;
+		one.psb = &c->psb[i];
+		one.nr_psb = 1;
+		one.begin = c->psb[i];
+		one.next = stop;
+		if ((rc = ptdec_backend_libipt.decode_chunk(w->ipt, &one, out,
+		    e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+const struct ptdec_backend ptdec_backend_fast = {
+	"fast",
+	fast_worker_new,
+	fast_decode_chunk,
+	fast_worker_free,
+};

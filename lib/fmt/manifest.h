@@ -1,0 +1,187 @@
+/*
+ * manifest: the snapshot's manifest.json, as a C structure, written with
+ * jsonw and read back with json (jansson).
+ *
+ * Owns the manifest's fields, their JSON names and types, and the format
+ * version.  man/ptkit-snapshot.5 documents every field; keep the two in
+ * step.  All strings in a struct manifest are owned by it (the add/set
+ * helpers copy) and freed by manifest_free().
+ *
+ * Times: *_ns fields named "perf time" are in the perf clock of perf.data
+ * (what TIME_CONV converts TSC to); *_wall_ns are nanoseconds since the
+ * Unix epoch.  Under emu, the TSC is virtual (1 GHz, see DECISIONS.md) and
+ * pt.clock says so.
+ */
+#ifndef PTKIT_MANIFEST_H
+#define PTKIT_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/error.h"
+
+#define MANIFEST_FORMAT_VERSION 1
+#define MANIFEST_ID_MAX 32		/* "YYYYmmddTHHMMSSZ-xxxxxxxx" + NUL */
+
+struct manifest_kv {
+	char *key;
+	char *value;
+};
+
+struct manifest_counter {
+	char *name;
+	uint64_t value;
+};
+
+struct manifest_thread {
+	uint32_t tid;
+	uint32_t pid;
+	char *name;			/* comm, or NULL */
+	uint32_t auxtrace_idx;		/* its AUXTRACE queue in perf.data */
+	uint64_t ring_size;		/* bytes of the AUX ring */
+	uint64_t bytes_kept;		/* bytes of trace in perf.data */
+	int wrapped;			/* the ring overwrote older data */
+	int exited;			/* the thread ended before the snapshot */
+	uint64_t start_ns, end_ns;	/* perf time; 0 when unknown */
+};
+
+struct manifest_image {
+	char *path;			/* as the program mapped it; "[vdso]" */
+	char *build_id;			/* lower-case hex, or NULL */
+	char *sha256;			/* lower-case hex of the file content */
+	char *archived;			/* relative to the snapshot directory */
+	char *debug;			/* separate debuginfo, relative, or NULL */
+	uint64_t size;			/* bytes */
+	int is_vdso;
+};
+
+/* A JIT map (perf's /tmp/perf-PID.map format) the recorder archived. */
+struct manifest_jit_map {
+	uint32_t pid;
+	char *path;			/* where the program wrote it */
+	char *archived;			/* relative to the snapshot directory */
+};
+
+struct manifest {
+	int format_version;		/* MANIFEST_FORMAT_VERSION */
+	char id[MANIFEST_ID_MAX];
+	char *created;			/* ISO 8601 UTC, "2026-11-29T08:42:02Z" */
+	uint64_t created_wall_ns;
+
+	struct {
+		char *hostname, *kernel;	/* uname nodename, release */
+		char *cpu_vendor, *cpu_model_name;
+		uint32_t cpu_family, cpu_model, cpu_stepping;
+		uint32_t nr_cpus;
+		int emulated;			/* the CPU identity is emu's */
+	} host;
+
+	struct {
+		char *backend;			/* "pt", "perf" or "emu" */
+		char *version;			/* ptkit version that recorded */
+		size_t nr_settings;
+		struct manifest_kv *settings;	/* backend options, as strings */
+	} recorder;
+
+	struct {
+		uint64_t config;		/* intel_pt attr.config */
+		uint32_t pmu_type;
+		int branch, tsc, mtc, cyc, noretcomp;
+		uint32_t mtc_period;		/* MTC frequency exponent */
+		uint32_t cyc_threshold;
+		uint32_t psb_period;
+		char *clock;			/* "tsc" or "virtual" */
+		uint64_t tsc_hz;		/* TSC frequency; 0 unknown */
+		uint32_t nom_freq;		/* max non-turbo ratio */
+		uint32_t tsc_ctc_n, tsc_ctc_d;	/* CPUID 0x15 EBX/EAX */
+		uint64_t time_shift, time_mult, time_zero;
+		char *timing_profile;		/* "low", "normal", "high", ... */
+	} pt;
+
+	struct {
+		size_t argc;
+		char **argv;
+		uint32_t pid;
+		char *cwd;
+		char *state;		/* "exited", "signaled", "running" */
+		int exit_code;		/* when exited */
+		int signal;		/* when signaled: the number */
+	} target;
+
+	struct {
+		char *kind;		/* "exit", "after-ms", "symbol", ... */
+		char *detail;		/* what matched, or NULL */
+		uint64_t fired_ns;	/* perf time */
+		uint64_t fired_wall_ns;
+	} trigger;
+
+	struct {
+		uint64_t start_ns, end_ns;		/* perf time */
+		uint64_t start_wall_ns, end_wall_ns;
+		uint64_t start_tsc, end_tsc;
+	} capture;
+
+	size_t nr_threads;
+	struct manifest_thread *threads;
+	size_t nr_images;
+	struct manifest_image *images;
+	size_t nr_jit_maps;
+	struct manifest_jit_map *jit_maps;	/* absent before ptkit 0.2:
+						   read as none */
+	size_t nr_warnings;
+	char **warnings;
+	size_t nr_counters;
+	struct manifest_counter *counters;
+};
+
+/* Zeroes m and sets format_version.  */
+void manifest_init(struct manifest *m);
+
+/* Frees everything m owns and zeroes it. */
+void manifest_free(struct manifest *m);
+
+/*
+ * Setters and adders (all copy their strings).  Each returns 0 or
+ * -ERR_NOMEM.  manifest_set_string replaces *field (a char * inside m).
+ */
+int manifest_set_string(char **field, const char *value, struct error *e);
+int manifest_set_argv(struct manifest *m, size_t argc,
+    const char *const *argv, struct error *e);
+int manifest_set_setting(struct manifest *m, const char *key,
+    const char *value, struct error *e);
+/* Adds a row (copying name); returns its index or -ERR_NOMEM. */
+int manifest_add_thread(struct manifest *m, const struct manifest_thread *t,
+    struct error *e);
+int manifest_add_image(struct manifest *m, const struct manifest_image *im,
+    struct error *e);
+int manifest_add_warning(struct manifest *m, struct error *e,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Sets (adding or replacing) a named counter. */
+int manifest_set_counter(struct manifest *m, const char *name,
+    uint64_t value, struct error *e);
+
+/* Adds a JIT map row (copying its strings): its index, or -ERR_NOMEM. */
+int manifest_add_jit_map(struct manifest *m, const struct manifest_jit_map *j,
+    struct error *e);
+
+/* The JIT map of pid, or NULL. */
+const struct manifest_jit_map *manifest_find_jit_map(const struct manifest *m,
+    uint32_t pid);
+
+/* The image whose path is path, or NULL. */
+const struct manifest_image *manifest_find_image(const struct manifest *m,
+    const char *path);
+
+/* Writes m as a JSON document (with a final newline).  0 or -ERR_IO. */
+int manifest_write(FILE *out, const struct manifest *m, struct error *e);
+
+/*
+ * Reads path into m (manifest_init'ed by it; manifest_free it after).
+ * Returns 0, -ERR_IO/-ERR_NOTFOUND, -ERR_FORMAT (not JSON, a member
+ * missing or of the wrong type: the message names it), -ERR_UNSUPPORTED
+ * (a newer format_version), -ERR_NOMEM.
+ */
+int manifest_read(const char *path, struct manifest *m, struct error *e);
+
+#endif

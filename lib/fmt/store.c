@@ -1,0 +1,951 @@
+/* store: see store.h. */
+#include "fmt/store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/cleanup.h"
+
+static const char *const area_names[STORE_AREA_COUNT] = {
+	"snapshots", "reports", "sessions", "jobs",
+};
+
+const char *
+store_area_name(enum store_area a)
+{
+	return (unsigned)a < STORE_AREA_COUNT ? area_names[a] : "?";
+}
+
+int
+store_default_path(char *buf, size_t size, struct error *e)
+{
+	const char *v = getenv("PTKIT_STORE"), *home;
+	struct passwd *pw;
+	int n;
+
+	if (v != NULL && v[0] != '\0')
+		n = snprintf(buf, size, "%s", v);
+	else if ((v = getenv("XDG_DATA_HOME")) != NULL && v[0] == '/')
+		n = snprintf(buf, size, "%s/ptkit", v);
+	else {
+		home = getenv("HOME");
+		if ((home == NULL || home[0] != '/') &&
+		    (pw = getpwuid(getuid())) != NULL)
+			home = pw->pw_dir;
+		if (home == NULL || home[0] != '/')
+			return error_set(e, ERR_NOTFOUND, "no home directory; "
+			    "set PTKIT_STORE or use --store");
+		n = snprintf(buf, size, "%s/.local/share/ptkit", home);
+	}
+	if (n < 0 || (size_t)n >= size)
+		return error_set(e, ERR_RANGE, "store path too long");
+	return 0;
+}
+
+/* mkdir -p with mode 0700 for every directory it creates. */
+static int
+make_dirs(const char *path, struct error *e)
+{
+	char tmp[PATH_MAX];
+	size_t i, n = strlen(path);
+
+	if (n == 0 || n >= sizeof(tmp))
+		return error_set(e, ERR_RANGE, "%s: path too long", path);
+	memcpy(tmp, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(e, errno, "%s", tmp);
+		tmp[i] = path[i];
+	}
+	return 0;
+}
+
+static int
+check_owned_dir(const char *path, struct error *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
+		    "%s: no store here", path) :
+		    error_set_errno(e, errno, "%s", path);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(e, ERR_PERM, "%s: not a directory", path);
+	if (st.st_uid != getuid())
+		return error_set(e, ERR_PERM, "%s: owned by uid %u, not by us",
+		    path, (unsigned)st.st_uid);
+	/* Snapshots hold program memory images: nobody else reads them. */
+	if ((st.st_mode & 077) != 0 && chmod(path, 0700) < 0)
+		return error_set_errno(e, errno, "%s: chmod 0700", path);
+	return 0;
+}
+
+int
+store_open(struct store *s, const char *path, int create, struct error *e)
+{
+	char def[PATH_MAX], sub[PATH_MAX];
+	int rc, i, n;
+
+	if (path == NULL) {
+		if ((rc = store_default_path(def, sizeof(def), e)) < 0)
+			return rc;
+		path = def;
+	}
+	if (create && (rc = make_dirs(path, e)) < 0)
+		return rc;
+	if ((rc = check_owned_dir(path, e)) < 0)
+		return rc;
+	if (realpath(path, s->root) == NULL)
+		return error_set_errno(e, errno, "%s", path);
+	for (i = 0; create && i < STORE_AREA_COUNT; i++) {
+		n = snprintf(sub, sizeof(sub), "%s/%s", s->root, area_names[i]);
+		if (n < 0 || (size_t)n >= sizeof(sub))
+			return error_set(e, ERR_RANGE, "%s: path too long",
+			    s->root);
+		if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+			return error_set_errno(e, errno, "%s", sub);
+	}
+	return 0;
+}
+
+int
+store_id_new(char id[STORE_ID_SIZE], struct error *e)
+{
+	char buf[64];
+	uint32_t r;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return error_set_errno(e, errno, "getrandom");
+	if (gmtime_r(&now, &tm) == NULL)
+		return error_set(e, ERR_RANGE, "the clock is out of range");
+	if (tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0 ||
+	    strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm) != 16)
+		return error_set(e, ERR_RANGE, "the clock is out of range");
+	snprintf(buf + 16, sizeof(buf) - 16, "-%08x", (unsigned)r);
+	memcpy(id, buf, STORE_ID_SIZE);
+	return 0;
+}
+
+static int
+all_in(const char *s, size_t n, const char *set)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == '\0' || strchr(set, s[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+int
+store_id_valid(const char *id)
+{
+	static const char digits[] = "0123456789";
+
+	if (id == NULL || strlen(id) != STORE_ID_SIZE - 1)
+		return 0;
+	return all_in(id, 8, digits) && id[8] == 'T' &&
+	    all_in(id + 9, 6, digits) && id[15] == 'Z' && id[16] == '-' &&
+	    all_in(id + 17, 8, "0123456789abcdef");
+}
+
+int
+store_analysis_id_valid(const char *id)
+{
+	size_t n;
+
+	if (id == NULL)
+		return 0;
+	n = strlen(id);
+	return n >= 1 && n <= 64 && all_in(id, n,
+	    "abcdefghijklmnopqrstuvwxyz0123456789");
+}
+
+int
+store_name_valid(const char *name)
+{
+	size_t n;
+
+	if (name == NULL)
+		return 0;
+	n = strlen(name);
+	return n >= 1 && n <= STORE_NAME_MAX && name[0] != '.' &&
+	    all_in(name, n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789._-");
+}
+
+static int
+fmt_path(char *buf, size_t size, struct error *e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+fmt_path(char *buf, size_t size, struct error *e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size)
+		return error_set(e, ERR_RANGE, "path too long");
+	return 0;
+}
+
+int
+store_path(const struct store *s, enum store_area a, const char *id,
+    char *buf, size_t size, struct error *e)
+{
+	if ((unsigned)a >= STORE_AREA_COUNT)
+		return error_set(e, ERR_INVALID, "no such store area");
+	if (a == STORE_JOBS ? !store_name_valid(id) : !store_id_valid(id))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid id "
+		    "(ids look like 20261129T101500Z-0123abcd)", id);
+	if (a == STORE_SNAPSHOTS)
+		return fmt_path(buf, size, e, "%s/%s/%s", s->root,
+		    area_names[a], id);
+	return fmt_path(buf, size, e, "%s/%s/%s.json", s->root,
+	    area_names[a], id);
+}
+
+int
+store_resolve(const struct store *s, enum store_area a, const char *id,
+    char *buf, size_t size, struct error *e)
+{
+	char path[PATH_MAX], real[PATH_MAX], area[PATH_MAX];
+	size_t n;
+	int rc;
+
+	if ((rc = store_path(s, a, id, path, sizeof(path), e)) < 0)
+		return rc;
+	if (realpath(path, real) == NULL)
+		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
+		    "%s: not in the store", id) :
+		    error_set_errno(e, errno, "%s", path);
+	if ((rc = fmt_path(area, sizeof(area), e, "%s/%s/", s->root,
+	    area_names[a])) < 0)
+		return rc;
+	n = strlen(area);
+	if (strncmp(real, area, n) != 0 || strchr(real + n, '/') != NULL)
+		return error_set(e, ERR_PERM, "%s: resolves outside the store",
+		    id);
+	return fmt_path(buf, size, e, "%s", real);
+}
+
+int
+store_analysis_path(const struct store *s, const char *sid, const char *aid,
+    char *buf, size_t size, struct error *e)
+{
+	if (!store_id_valid(sid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "snapshot id", sid);
+	if (!store_analysis_id_valid(aid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "analysis id", aid);
+	return fmt_path(buf, size, e, "%s/snapshots/%s/derived/%s", s->root,
+	    sid, aid);
+}
+
+int
+store_lock(const struct store *s, int exclusive, struct error *e)
+{
+	char path[PATH_MAX];
+	int fd, rc;
+
+	if ((rc = fmt_path(path, sizeof(path), e, "%s/.lock", s->root)) < 0)
+		return rc;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(e, errno, "%s", path);
+	while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) < 0) {
+		if (errno != EINTR) {
+			rc = error_set_errno(e, errno, "%s: lock", path);
+			close(fd);
+			return rc;
+		}
+	}
+	return fd;
+}
+
+void
+store_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static int
+write_all(int fd, const char *data, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+store_write_json(const struct store *s, enum store_area a, const char *name,
+    const char *data, size_t len, struct error *e)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int fd, rc;
+
+	if (!store_name_valid(name) || a == STORE_SNAPSHOTS ||
+	    (unsigned)a >= STORE_AREA_COUNT)
+		return error_set(e, ERR_INVALID, "'%.80s': not a valid name",
+		    name);
+	if ((rc = fmt_path(path, sizeof(path), e, "%s/%s/%s.json", s->root,
+	    area_names[a], name)) < 0 ||
+	    (rc = fmt_path(tmp, sizeof(tmp), e, "%s/%s/.%s.XXXXXX", s->root,
+	    area_names[a], name)) < 0)
+		return rc;
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", tmp);
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		rc = error_set_errno(e, errno, "%s", tmp);
+		close(fd);
+		unlink(tmp);
+		return rc;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		rc = error_set_errno(e, errno, "%s", path);
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+int
+store_read_json(const struct store *s, enum store_area a, const char *name,
+    char **out, struct error *e)
+{
+	char path[PATH_MAX], *buf;
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	*out = NULL;
+	if (!store_name_valid(name) || (unsigned)a >= STORE_AREA_COUNT)
+		return error_set(e, ERR_INVALID, "'%.80s': not a valid name",
+		    name);
+	if ((rc = fmt_path(path, sizeof(path), e, "%s/%s/%s.json", s->root,
+	    area_names[a], name)) < 0)
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
+		    "%s: not in the store", name) :
+		    error_set_errno(e, errno, "%s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (1 << 20)) {
+		close(fd);
+		return error_set(e, ERR_RANGE, "%s: not a file of at most "
+		    "1 MiB", path);
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return error_set(e, ERR_NOMEM, "out of memory");
+	}
+	n = read(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return error_set_errno(e, errno, "%s", path);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	return 0;
+}
+
+static int
+session_lock_path(const struct store *s, const char *id, char *buf,
+    size_t size, struct error *e)
+{
+	if (!store_id_valid(id))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "session id", id);
+	return fmt_path(buf, size, e, "%s/sessions/%s.lock", s->root, id);
+}
+
+int
+store_session_begin(const struct store *s, const char *id, struct error *e)
+{
+	char path[PATH_MAX];
+	int fd, rc;
+
+	if ((rc = session_lock_path(s, id, path, sizeof(path), e)) < 0)
+		return rc;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return error_set_errno(e, errno, "%s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? error_set(e, ERR_EXISTS,
+		    "session %s is already live", id) :
+		    error_set_errno(e, errno, "%s", path);
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+void
+store_session_end(const struct store *s, const char *id, int fd)
+{
+	char path[PATH_MAX];
+
+	if (session_lock_path(s, id, path, sizeof(path), NULL) == 0)
+		unlink(path);
+	if (fd >= 0)
+		close(fd);
+}
+
+int
+store_session_live(const struct store *s, const char *id)
+{
+	char path[PATH_MAX];
+	int fd, live;
+
+	if (session_lock_path(s, id, path, sizeof(path), NULL) < 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return live;
+}
+
+/* What live sessions protect: named snapshots, and all from `since` on. */
+struct protection {
+	char (*ids)[STORE_ID_SIZE];
+	size_t n, cap;
+	char since[STORE_ID_SIZE];	/* "" when none */
+};
+
+static int
+protect_id(struct protection *p, const char *id)
+{
+	void *grown;
+
+	if (!store_id_valid(id))
+		return 0;
+	if (p->n == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 8;
+		if ((grown = realloc(p->ids, p->cap * sizeof(*p->ids))) == NULL)
+			return -ERR_NOMEM;
+		p->ids = grown;
+	}
+	memcpy(p->ids[p->n++], id, STORE_ID_SIZE);
+	return 0;
+}
+
+static int
+protect_session(const struct store *s, const char *sid,
+    struct protection *p)
+{
+	char *text;
+	json_t *root, *snaps, *since, *v;
+	size_t i;
+	int rc = 0;
+
+	if (!store_session_live(s, sid))
+		return 0;
+	if (store_read_json(s, STORE_SESSIONS, sid, &text, NULL) < 0)
+		return 0;
+	root = json_loads(text, 0, NULL);
+	free(text);
+	if (root == NULL)
+		return 0;
+	snaps = json_object_get(root, "snapshots");
+	json_array_foreach(snaps, i, v)
+		if (rc == 0 && json_is_string(v))
+			rc = protect_id(p, json_string_value(v));
+	since = json_object_get(root, "since");
+	if (json_is_string(since) && store_id_valid(json_string_value(since)) &&
+	    (p->since[0] == '\0' ||
+	    strcmp(json_string_value(since), p->since) < 0))
+		memcpy(p->since, json_string_value(since), STORE_ID_SIZE);
+	json_decref(root);
+	return rc;
+}
+
+/* Reads every live session's protection. */
+static int
+protection_load(const struct store *s, struct protection *p,
+    struct error *e)
+{
+	char dir[PATH_MAX], sid[STORE_ID_SIZE];
+	struct dirent *d;
+	size_t len;
+	DIR *dp;
+	int rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	if ((rc = fmt_path(dir, sizeof(dir), e, "%s/sessions", s->root)) < 0)
+		return rc;
+	if ((dp = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : error_set_errno(e, errno, "%s", dir);
+	while (rc == 0 && (d = readdir(dp)) != NULL) {
+		len = strlen(d->d_name);
+		if (len != STORE_ID_SIZE - 1 + 5 ||
+		    strcmp(d->d_name + STORE_ID_SIZE - 1, ".json") != 0)
+			continue;
+		memcpy(sid, d->d_name, STORE_ID_SIZE - 1);
+		sid[STORE_ID_SIZE - 1] = '\0';
+		if (store_id_valid(sid))
+			rc = protect_session(s, sid, p);
+	}
+	closedir(dp);
+	if (rc < 0)
+		return error_set(e, ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+static int
+protected(const struct protection *p, const char *id)
+{
+	size_t i;
+
+	if (p->since[0] != '\0' && strcmp(id, p->since) >= 0)
+		return 1;
+	for (i = 0; i < p->n; i++)
+		if (strcmp(p->ids[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+du_fd(int dirfd, uint64_t *bytes, int depth)
+{
+	struct dirent *d;
+	struct stat st;
+	DIR *dp;
+	int fd, rc = 0;
+
+	if (depth > 64 || (dp = fdopendir(dirfd)) == NULL) {
+		close(dirfd);
+		return -1;
+	}
+	while (rc == 0 && (d = readdir(dp)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;	/* removed meanwhile */
+		if (S_ISREG(st.st_mode))
+			*bytes += (uint64_t)st.st_size;
+		else if (S_ISDIR(st.st_mode)) {
+			fd = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				rc = du_fd(fd, bytes, depth + 1);
+		}
+	}
+	closedir(dp);
+	return rc;
+}
+
+int
+store_du(const char *path, uint64_t *bytes, struct error *e)
+{
+	struct stat st;
+	int fd;
+
+	*bytes = 0;
+	if (lstat(path, &st) < 0)
+		return error_set_errno(e, errno, "%s", path);
+	if (S_ISREG(st.st_mode)) {
+		*bytes = (uint64_t)st.st_size;
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return error_set_errno(e, errno, "%s", path);
+	if (du_fd(fd, bytes, 0) < 0)
+		return error_set(e, ERR_IO, "%s: cannot measure", path);
+	return 0;
+}
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct store_entry *)a)->id,
+	    ((const struct store_entry *)b)->id);
+}
+
+/* The id of a directory entry of area a, or 0 when it is not one. */
+static int
+entry_id(enum store_area a, const char *name, char id[STORE_ID_SIZE])
+{
+	size_t len = strlen(name);
+
+	if (a == STORE_SNAPSHOTS) {
+		if (len != STORE_ID_SIZE - 1)
+			return 0;
+	} else if (len != STORE_ID_SIZE - 1 + 5 ||
+	    strcmp(name + STORE_ID_SIZE - 1, ".json") != 0)
+		return 0;
+	memcpy(id, name, STORE_ID_SIZE - 1);
+	id[STORE_ID_SIZE - 1] = '\0';
+	return store_id_valid(id);
+}
+
+static int
+list_add(struct store_entry **v, size_t *n, size_t *cap,
+    const struct store_entry *ent)
+{
+	void *grown;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		if ((grown = realloc(*v, *cap * sizeof(**v))) == NULL)
+			return -ERR_NOMEM;
+		*v = grown;
+	}
+	(*v)[(*n)++] = *ent;
+	return 0;
+}
+
+static int
+list_read(const struct store *s, enum store_area a,
+    const struct protection *prot, struct store_entry **out, size_t *n,
+    struct error *e)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct store_entry ent;
+	struct dirent *d;
+	struct stat st;
+	size_t cap = 0;
+	DIR *dp;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = fmt_path(dir, sizeof(dir), e, "%s/%s", s->root,
+	    area_names[a])) < 0)
+		return rc;
+	if ((dp = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : error_set_errno(e, errno, "%s", dir);
+	while ((d = readdir(dp)) != NULL) {
+		memset(&ent, 0, sizeof(ent));
+		if (!entry_id(a, d->d_name, ent.id) ||
+		    fmt_path(path, sizeof(path), NULL, "%s/%s", dir,
+		    d->d_name) < 0 || lstat(path, &st) < 0)
+			continue;
+		if (a == STORE_SNAPSHOTS ? !S_ISDIR(st.st_mode) :
+		    !S_ISREG(st.st_mode))
+			continue;	/* a link or a stray: never listed */
+		ent.mtime = st.st_mtime;
+		if (store_du(path, &ent.bytes, NULL) < 0)
+			continue;
+		ent.in_use = a == STORE_SNAPSHOTS && protected(prot, ent.id);
+		if (list_add(out, n, &cap, &ent) < 0) {
+			closedir(dp);
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return error_set(e, ERR_NOMEM, "out of memory");
+		}
+	}
+	closedir(dp);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), entry_cmp);
+	return 0;
+}
+
+int
+store_list(const struct store *s, enum store_area a,
+    struct store_entry **out, size_t *n, struct error *e)
+{
+	struct protection prot;
+	int rc;
+
+	if ((unsigned)a >= STORE_AREA_COUNT)
+		return error_set(e, ERR_INVALID, "no such store area");
+	if ((rc = protection_load(s, &prot, e)) < 0)
+		return rc;
+	rc = list_read(s, a, &prot, out, n, e);
+	free(prot.ids);
+	return rc;
+}
+
+/* Renames the entry out of sight, then deletes it.  Lock held. */
+static int
+remove_locked(const struct store *s, enum store_area a, const char *id,
+    struct error *e)
+{
+	char path[PATH_MAX], trash[PATH_MAX];
+	int rc;
+
+	if ((rc = store_path(s, a, id, path, sizeof(path), e)) < 0)
+		return rc;
+	if ((rc = fmt_path(trash, sizeof(trash), e, "%s/%s/.trash-%s-%ld",
+	    s->root, area_names[a], id, (long)getpid())) < 0)
+		return rc;
+	if (rename(path, trash) < 0)
+		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
+		    "%s: not in the store", id) :
+		    error_set_errno(e, errno, "%s", path);
+	if (cleanup_remove_tree(trash) < 0)
+		return error_set(e, ERR_IO, "%s: could not remove all of it",
+		    trash);
+	return 0;
+}
+
+int
+store_remove(const struct store *s, enum store_area a, const char *id,
+    struct error *e)
+{
+	struct protection prot;
+	int lock, rc;
+
+	if (a != STORE_SNAPSHOTS && a != STORE_REPORTS)
+		return error_set(e, ERR_INVALID, "only snapshots and reports "
+		    "are removed");
+	if (!store_id_valid(id))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid id",
+		    id);
+	if ((lock = store_lock(s, 1, e)) < 0)
+		return lock;
+	rc = protection_load(s, &prot, e);
+	if (rc == 0 && a == STORE_SNAPSHOTS && protected(&prot, id))
+		rc = error_set(e, ERR_PERM, "%s: in use by a live session", id);
+	if (rc == 0)
+		rc = remove_locked(s, a, id, e);
+	free(prot.ids);
+	store_unlock(lock);
+	return rc;
+}
+
+/* Whether entry i (of n, oldest first) breaks a limit of p. */
+static int
+over_limit(const struct store_prune *p, const struct store_entry *ent,
+    size_t kept_after, uint64_t bytes_total)
+{
+	if (p->max_age_s >= 0 && p->now - ent->mtime > p->max_age_s)
+		return 1;
+	if (p->max_count >= 0 && kept_after >= (uint64_t)p->max_count)
+		return 1;
+	if (p->max_bytes >= 0 && bytes_total > (uint64_t)p->max_bytes)
+		return 1;
+	return 0;
+}
+
+int
+store_prune(const struct store *s, const struct store_prune *p,
+    void (*removed)(const char *id, uint64_t bytes, void *arg), void *arg,
+    struct error *e)
+{
+	struct protection prot;
+	struct store_entry *v = NULL;
+	uint64_t total = 0;
+	size_t n = 0, i, live = 0;
+	int lock, rc, count = 0;
+
+	if ((lock = store_lock(s, 1, e)) < 0)
+		return lock;
+	if ((rc = protection_load(s, &prot, e)) < 0 ||
+	    (rc = list_read(s, STORE_SNAPSHOTS, &prot, &v, &n, e)) < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	live = n;
+	/* Oldest first: count limits keep the newest. */
+	for (i = 0; i < n && rc == 0; i++) {
+		if (v[i].in_use || !over_limit(p, &v[i], live - 1, total))
+			continue;
+		if (!p->dry_run && (rc = remove_locked(s, STORE_SNAPSHOTS,
+		    v[i].id, e)) < 0)
+			break;
+		live--;
+		total -= v[i].bytes;
+		count++;
+		if (removed != NULL)
+			removed(v[i].id, v[i].bytes, arg);
+	}
+out:
+	free(v);
+	free(prot.ids);
+	store_unlock(lock);
+	return rc < 0 ? rc : count;
+}
+
+/* Copying a snapshot directory in, for store_import. */
+struct copy_ctx {
+	char top[PATH_MAX];		/* realpath of the source */
+	struct error *e;
+};
+
+static int copy_tree(struct copy_ctx *c, const char *src, const char *dst,
+    int depth);
+
+static int
+copy_file(struct copy_ctx *c, const char *src, const char *dst)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out, rc = 0;
+
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(c->e, errno, "%s", src);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		rc = error_set_errno(c->e, errno, "%s", dst);
+		close(in);
+		return rc;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write_all(out, buf, (size_t)n) < 0) {
+			rc = error_set_errno(c->e, errno, "copying %s", src);
+			break;
+		}
+	}
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = error_set_errno(c->e, errno, "%s", dst);
+	return rc;
+}
+
+/* A link is followed only when what it names lies inside the source. */
+static int
+copy_entry(struct copy_ctx *c, const char *src, const char *dst, int depth)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	size_t n = strlen(c->top);
+
+	if (lstat(src, &st) < 0)
+		return error_set_errno(c->e, errno, "%s", src);
+	if (S_ISLNK(st.st_mode)) {
+		if (realpath(src, real) == NULL ||
+		    strncmp(real, c->top, n) != 0 || real[n] != '/')
+			return error_set(c->e, ERR_PERM, "%s: a symbolic link "
+			    "that leaves the snapshot; not imported", src);
+		if (stat(real, &st) < 0)
+			return error_set_errno(c->e, errno, "%s", real);
+		src = real;
+	}
+	if (S_ISDIR(st.st_mode))
+		return copy_tree(c, src, dst, depth + 1);
+	if (S_ISREG(st.st_mode))
+		return copy_file(c, src, dst);
+	return error_set(c->e, ERR_PERM, "%s: not a file or directory; "
+	    "not imported", src);
+}
+
+static int
+copy_tree(struct copy_ctx *c, const char *src, const char *dst, int depth)
+{
+	char s2[PATH_MAX], d2[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int rc = 0;
+
+	if (depth > 32)
+		return error_set(c->e, ERR_RANGE, "%s: nested too deep", src);
+	if (mkdir(dst, 0700) < 0 && !(depth == 0 && errno == EEXIST))
+		return error_set_errno(c->e, errno, "%s", dst);
+	if ((dp = opendir(src)) == NULL)
+		return error_set_errno(c->e, errno, "%s", src);
+	while (rc == 0 && (d = readdir(dp)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		if ((rc = fmt_path(s2, sizeof(s2), c->e, "%s/%s", src,
+		    d->d_name)) < 0 || (rc = fmt_path(d2, sizeof(d2), c->e,
+		    "%s/%s", dst, d->d_name)) < 0)
+			break;
+		rc = copy_entry(c, s2, d2, depth);
+	}
+	closedir(dp);
+	return rc;
+}
+
+/* Renames tmp to snapshots/<id>, picking a new id if id is taken. */
+static int
+import_rename(const struct store *s, const char *tmp, char id[STORE_ID_SIZE],
+    struct error *e)
+{
+	char path[PATH_MAX];
+	int tries, rc;
+
+	for (tries = 0; tries < 8; tries++) {
+		if ((rc = store_path(s, STORE_SNAPSHOTS, id, path, sizeof(path),
+		    e)) < 0)
+			return rc;
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path,
+		    RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return error_set_errno(e, errno, "%s", path);
+		if ((rc = store_id_new(id, e)) < 0)
+			return rc;
+	}
+	return error_set(e, ERR_EXISTS, "no free snapshot id");
+}
+
+int
+store_import(const struct store *s, const char *dir,
+    char id[STORE_ID_SIZE], struct error *e)
+{
+	struct copy_ctx c = { .e = e };
+	char tmp[PATH_MAX], manifest[PATH_MAX];
+	const char *base;
+	struct stat st;
+	int rc, lock;
+
+	if (realpath(dir, c.top) == NULL)
+		return error_set_errno(e, errno, "%s", dir);
+	if ((rc = fmt_path(manifest, sizeof(manifest), e, "%s/manifest.json",
+	    c.top)) < 0)
+		return rc;
+	if (stat(manifest, &st) < 0 || !S_ISREG(st.st_mode))
+		return error_set(e, ERR_FORMAT, "%s: no manifest.json; not a "
+		    "snapshot directory", dir);
+	base = strrchr(c.top, '/') + 1;
+	if (store_id_valid(base))
+		memcpy(id, base, STORE_ID_SIZE);
+	else if ((rc = store_id_new(id, e)) < 0)
+		return rc;
+	if ((rc = fmt_path(tmp, sizeof(tmp), e, "%s/snapshots/.import-XXXXXX",
+	    s->root)) < 0)
+		return rc;
+	if (mkdtemp(tmp) == NULL)
+		return error_set_errno(e, errno, "%s", tmp);
+	rc = copy_tree(&c, c.top, tmp, 0);
+	if (rc == 0 && (lock = store_lock(s, 1, e)) >= 0) {
+		rc = import_rename(s, tmp, id, e);
+		store_unlock(lock);
+	} else if (rc == 0) {
+		rc = lock;
+	}
+	if (rc < 0)
+		cleanup_remove_tree(tmp);
+	return rc;
+}

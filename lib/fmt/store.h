@@ -1,0 +1,203 @@
+/*
+ * store: the snapshot store that ptmcp manages (man ptkit-store.5).
+ *
+ *   STORE/                       0700, owned by the user
+ *     .lock                      flock(2): exclusive while renaming in or out
+ *     snapshots/<id>/            snapshot directories (ptrec --store)
+ *       derived/<analysis>/      analyses of that snapshot ("default", ...)
+ *     reports/<id>.json          comparison reports
+ *     sessions/<id>.json         a recording or decode in progress ...
+ *     sessions/<id>.lock         ... held (flock) by the process running it
+ *     jobs/<name>.json           request_id bookkeeping (idempotent calls)
+ *
+ * Owns: where the store is, creating it 0700, ids, turning ids into paths
+ * (ids are never paths: anything outside the id grammar is refused, and a
+ * resolved path that leaves its area, through a symbolic link say, is
+ * refused too), writing files atomically (temporary name, then rename),
+ * listing, importing, removing and pruning snapshots.  Removal renames a
+ * snapshot out of sight before deleting it, under the store lock, so a
+ * concurrent ptmcp never sees half a snapshot.  A snapshot that a live
+ * session protects (see store_session_*) is never removed.
+ *
+ * Snapshot, report, session and job ids are YYYYmmddTHHMMSSZ-<8 hex>
+ * (UTC; they sort by time); analysis ids are "default" or 1-64 characters
+ * of [a-z0-9].
+ */
+#ifndef PTKIT_STORE_H
+#define PTKIT_STORE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/error.h"
+
+#define STORE_ID_SIZE 26		/* 25 characters and the NUL */
+#define STORE_NAME_MAX 96		/* longest jobs/ name */
+
+enum store_area {
+	STORE_SNAPSHOTS,
+	STORE_REPORTS,
+	STORE_SESSIONS,
+	STORE_JOBS,
+	STORE_AREA_COUNT
+};
+
+struct store {
+	char root[PATH_MAX];		/* canonical (realpath) */
+};
+
+/*
+ * Writes the default store path: $PTKIT_STORE, else $XDG_DATA_HOME/ptkit
+ * (when absolute), else $HOME/.local/share/ptkit.  Returns 0, or
+ * -ERR_RANGE (too long), -ERR_NOTFOUND (no home directory).
+ */
+int store_default_path(char *buf, size_t size, struct error *e);
+
+/*
+ * Opens the store at path (NULL: the default).  With create, makes it and
+ * its areas (missing parents too), all 0700.  Refuses a store that is not
+ * a directory or not owned by the user (-ERR_PERM); tightens a store
+ * readable by others to 0700.  Returns 0, -ERR_NOTFOUND (absent, without
+ * create), -ERR_PERM, -ERR_IO, -ERR_RANGE.
+ */
+int store_open(struct store *s, const char *path, int create,
+    struct error *e);
+
+/* The directory name of an area ("snapshots", ...). */
+const char *store_area_name(enum store_area a);
+
+/* Makes a new id from the current UTC time and 32 random bits. */
+int store_id_new(char id[STORE_ID_SIZE], struct error *e);
+
+/* 1 if id follows the id grammar, else 0. */
+int store_id_valid(const char *id);
+
+/* 1 if id is "default" or 1-64 characters of [a-z0-9], else 0. */
+int store_analysis_id_valid(const char *id);
+
+/* 1 if name is 1-STORE_NAME_MAX characters of [A-Za-z0-9._-], no leading '.'. */
+int store_name_valid(const char *name);
+
+/*
+ * Writes the path of an area's entry for id (snapshots: the directory;
+ * reports, sessions, jobs: "<id>.json"), whether or not it exists.
+ * Returns 0, -ERR_INVALID (id outside the grammar), -ERR_RANGE.
+ */
+int store_path(const struct store *s, enum store_area a, const char *id,
+    char *buf, size_t size, struct error *e);
+
+/*
+ * Like store_path, for an entry that must exist, resolved with realpath:
+ * -ERR_NOTFOUND when it does not exist, -ERR_PERM when it resolves outside
+ * its area.  buf receives the resolved path.
+ */
+int store_resolve(const struct store *s, enum store_area a, const char *id,
+    char *buf, size_t size, struct error *e);
+
+/*
+ * The directory of analysis aid of snapshot sid
+ * (snapshots/<sid>/derived/<aid>), whether or not it exists.  Returns as
+ * store_path.
+ */
+int store_analysis_path(const struct store *s, const char *sid,
+    const char *aid, char *buf, size_t size, struct error *e);
+
+/*
+ * Takes the store lock (blocking).  Returns a descriptor >= 0 to pass to
+ * store_unlock, or -ERR_IO.
+ */
+int store_lock(const struct store *s, int exclusive, struct error *e);
+void store_unlock(int fd);
+
+/*
+ * Writes len bytes as the area's file "<name>.json" atomically: a
+ * temporary file in the same directory, fsync, rename.  name follows
+ * store_name_valid.  Returns 0, -ERR_INVALID, -ERR_IO.
+ */
+int store_write_json(const struct store *s, enum store_area a,
+    const char *name, const char *data, size_t len, struct error *e);
+
+/*
+ * Reads the area's "<name>.json" into a malloc'd NUL-terminated buffer
+ * (at most 1 MiB).  Returns 0, -ERR_INVALID, -ERR_NOTFOUND, -ERR_RANGE,
+ * -ERR_IO, -ERR_NOMEM.
+ */
+int store_read_json(const struct store *s, enum store_area a,
+    const char *name, char **out, struct error *e);
+
+/*
+ * Sessions: work in progress that protects snapshots from removal.
+ * store_session_begin creates sessions/<id>.lock and holds it (flock) for
+ * as long as the returned descriptor is open: the session is live exactly
+ * as long as its process runs.  The session's record, sessions/<id>.json
+ * (written with store_write_json), protects every snapshot named in its
+ * "snapshots" array and, when it has a "since" id, every snapshot whose id
+ * sorts at or after it (snapshots a running recording is about to write).
+ */
+int store_session_begin(const struct store *s, const char *id,
+    struct error *e);
+
+/* Releases the lock and removes the lock file (the record stays). */
+void store_session_end(const struct store *s, const char *id, int fd);
+
+/* 1 if a process holds the session's lock, 0 if not (or no such lock). */
+int store_session_live(const struct store *s, const char *id);
+
+struct store_entry {
+	char id[STORE_ID_SIZE];
+	uint64_t bytes;			/* regular files, apparent size */
+	int64_t mtime;			/* seconds since the epoch */
+	int in_use;			/* protected by a live session */
+};
+
+/*
+ * Lists an area's entries with valid ids (anything else, temporary names
+ * included, is not listed), sorted by id, so oldest first.  *out is
+ * malloc'd (the caller frees it); *n may be 0.  Returns 0, -ERR_IO,
+ * -ERR_NOMEM.
+ */
+int store_list(const struct store *s, enum store_area a,
+    struct store_entry **out, size_t *n, struct error *e);
+
+/* Total size of regular files under path (not following links). */
+int store_du(const char *path, uint64_t *bytes, struct error *e);
+
+/*
+ * Removes snapshot or report id: renamed out of sight under the exclusive
+ * store lock, then deleted.  Refuses a snapshot in use (-ERR_PERM).
+ * Returns 0, -ERR_INVALID, -ERR_NOTFOUND, -ERR_PERM, -ERR_IO.
+ */
+int store_remove(const struct store *s, enum store_area a, const char *id,
+    struct error *e);
+
+struct store_prune {
+	int64_t max_age_s;		/* remove older; -1: no limit */
+	int64_t max_count;		/* keep the newest N; -1: no limit */
+	int64_t max_bytes;		/* keep under N bytes; -1: no limit */
+	int dry_run;			/* say what, remove nothing */
+	int64_t now;			/* seconds since the epoch */
+};
+
+/*
+ * Removes snapshots, oldest first, until every limit holds; snapshots in
+ * use are kept (and still count).  Calls removed(id, bytes, arg) for each
+ * one removed (or that would be, with dry_run).  Returns the number
+ * removed, or -ERR_IO and the like.
+ */
+int store_prune(const struct store *s, const struct store_prune *p,
+    void (*removed)(const char *id, uint64_t bytes, void *arg), void *arg,
+    struct error *e);
+
+/*
+ * Copies the snapshot directory dir (it must hold manifest.json) into the
+ * store and renames it into place.  The id is dir's own name when that is
+ * a valid id not yet in the store, else a new one; it is written to id.
+ * Symbolic links are followed only when they stay inside dir (others are
+ * refused, -ERR_PERM).  Returns 0, -ERR_FORMAT (no manifest), -ERR_PERM,
+ * -ERR_IO, -ERR_NOMEM.
+ */
+int store_import(const struct store *s, const char *dir,
+    char id[STORE_ID_SIZE], struct error *e);
+
+#endif

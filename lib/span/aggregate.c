@@ -1,0 +1,558 @@
+/*
+ * aggregate: see aggregate.h.  Groups are found through an open
+ * addressing table on a 64-bit key made of string table offsets (the
+ * index interns every string once), so a span costs one probe.
+ */
+#include "span/aggregate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "span/callstack.h"
+
+#define NO_KEY UINT64_MAX
+
+struct keymap {
+	uint64_t *key;
+	uint32_t *val;
+	size_t cap, n;
+};
+
+static uint64_t
+mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void
+keymap_free(struct keymap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+static int
+keymap_grow(struct keymap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 1024;
+	uint64_t *k = malloc(cap * sizeof(*k));
+	uint32_t *v = malloc(cap * sizeof(*v));
+
+	if (k == NULL || v == NULL) {
+		free(k);
+		free(v);
+		return -ERR_NOMEM;
+	}
+	memset(k, 0xff, cap * sizeof(*k));
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (m->key[i] == NO_KEY)
+			continue;
+		for (j = mix64(m->key[i]) & (cap - 1); k[j] != NO_KEY;
+		    j = (j + 1) & (cap - 1))
+			;
+		k[j] = m->key[i];
+		v[j] = m->val[i];
+	}
+	free(m->key);
+	free(m->val);
+	m->key = k;
+	m->val = v;
+	m->cap = cap;
+	return 0;
+}
+
+/* The slot of key in *slot: 1 found, 0 inserted (val to set), <0 nomem. */
+static int
+keymap_get(struct keymap *m, uint64_t key, size_t *slot)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && keymap_grow(m) < 0)
+		return -ERR_NOMEM;
+	for (j = mix64(key) & (m->cap - 1); m->key[j] != NO_KEY;
+	    j = (j + 1) & (m->cap - 1))
+		if (m->key[j] == key) {
+			*slot = j;
+			return 1;
+		}
+	m->key[j] = key;
+	m->n++;
+	*slot = j;
+	return 0;
+}
+
+void
+agg_free(struct agg *g)
+{
+	for (size_t i = 0; i < g->n_owned; i++)
+		free(g->owned[i]);
+	free(g->owned);
+	free(g->row);
+	memset(g, 0, sizeof(*g));
+}
+
+static struct agg_row *
+agg_new_row(struct agg *g)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct agg_row *r = realloc(g->row, cap * sizeof(*r));
+
+		if (r == NULL)
+			return NULL;
+		g->row = r;
+		g->cap = cap;
+	}
+	memset(&g->row[g->n], 0, sizeof(g->row[0]));
+	return &g->row[g->n++];
+}
+
+static const char *
+agg_own(struct agg *g, const char *s)
+{
+	char **o = realloc(g->owned, (g->n_owned + 1) * sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	g->owned = o;
+	if ((o[g->n_owned] = strdup(s)) == NULL)
+		return NULL;
+	return o[g->n_owned++];
+}
+
+/* The row of key, created with name and module when new. */
+static struct agg_row *
+group_row(struct agg *g, struct keymap *m, uint64_t key, const char *name,
+    const char *module, uint32_t *index)
+{
+	struct agg_row *r;
+	size_t slot;
+	int rc;
+
+	if ((rc = keymap_get(m, key, &slot)) < 0)
+		return NULL;
+	if (rc == 1) {
+		*index = m->val[slot];
+		return &g->row[m->val[slot]];
+	}
+	if ((r = agg_new_row(g)) == NULL) {
+		m->key[slot] = NO_KEY;	/* never leave a key without a row */
+		m->n--;
+		return NULL;
+	}
+	m->val[slot] = (uint32_t)(g->n - 1);
+	*index = m->val[slot];
+	r->name = name;
+	r->module = module;
+	return r;
+}
+
+
+/* The columns every aggregate reads, as arrays. */
+struct cols {
+	const uint64_t *start, *end, *self_ns, *insns, *self_insns;
+	const uint32_t *tid, *fn, *module;
+	const uint8_t *cause;
+};
+
+static void
+cols_init(struct cols *c, const struct analysis *a)
+{
+	c->start = analysis_u64s(a, SPANIDX_START_NS);
+	c->end = analysis_u64s(a, SPANIDX_END_NS);
+	c->self_ns = analysis_u64s(a, SPANIDX_SELF_NS);
+	c->insns = analysis_u64s(a, SPANIDX_INSNS);
+	c->self_insns = analysis_u64s(a, SPANIDX_SELF_INSNS);
+	c->tid = analysis_u32s(a, SPANIDX_TID);
+	c->fn = analysis_u32s(a, SPANIDX_FN);
+	c->module = analysis_u32s(a, SPANIDX_MODULE);
+	c->cause = analysis_u8s(a, SPANIDX_START);
+}
+
+static void
+add_span(struct agg_row *r, const struct cols *c, uint64_t row,
+    int outermost)
+{
+	uint64_t dur = c->end[row] - c->start[row];
+
+	r->spans++;
+	r->calls += c->cause[row] == CS_START_SEEN;
+	r->self_ns += c->self_ns[row];
+	r->self_insns += c->self_insns[row];
+	r->sum_ns += dur;
+	if (dur > r->max_ns)
+		r->max_ns = dur;
+	if (outermost) {
+		r->total_ns += dur;
+		r->insns += c->insns[row];
+	}
+}
+
+/* ----------------------------------------------------------------- */
+/* Hotpaths */
+
+static int
+filter_pass(const struct cols *c, const struct agg_filter *f, uint64_t row)
+{
+	if (f == NULL)
+		return 1;
+	if (f->has_tid && c->tid[row] != f->tid)
+		return 0;
+	return c->start[row] >= f->from_ns && c->start[row] < f->to_ns;
+}
+
+struct hot {
+	const struct analysis *a;
+	struct cols c;
+	uint64_t last_key;		/* the group of the previous span */
+	uint32_t last_g;
+	const struct agg_filter *f;
+	enum agg_group group;
+	struct agg *out;
+	struct keymap groups;
+	struct keymap inl;		/* span id -> index in inl_insns */
+	uint64_t *inl_insns;
+	size_t n_inl;
+	/* Group of each stack position and how often a group is on it. */
+	uint32_t *slot_at;
+	size_t cap_at, n_at;
+	uint32_t *active;
+	size_t cap_active;
+	struct error *e;
+};
+
+static int
+hot_track(struct hot *h, size_t depth, uint32_t g)
+{
+	while (h->n_at > depth)
+		h->active[h->slot_at[--h->n_at]]--;
+	if (depth >= h->cap_at) {
+		size_t cap = h->cap_at ? h->cap_at * 2 : 64;
+		uint32_t *n = realloc(h->slot_at, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ERR_NOMEM;
+		h->slot_at = n;
+		h->cap_at = cap;
+	}
+	if (g >= h->cap_active) {
+		size_t cap = h->cap_active ? h->cap_active * 2 : 1024;
+		uint32_t *n;
+
+		while (cap <= g)
+			cap *= 2;
+		if ((n = realloc(h->active, cap * sizeof(*n))) == NULL)
+			return -ERR_NOMEM;
+		memset(n + h->cap_active, 0, (cap - h->cap_active) *
+		    sizeof(*n));
+		h->active = n;
+		h->cap_active = cap;
+	}
+	/* The stack positions below depth are this span's ancestors. */
+	h->slot_at[h->n_at++] = g;
+	h->active[g]++;
+	return 0;
+}
+
+static int
+hot_visit(void *ctx, const struct analysis_visit *v)
+{
+	struct hot *h = ctx;
+	const struct spanidx *ix = &h->a->ix;
+	uint32_t fn = h->c.fn[v->row];
+	uint32_t mod = h->c.module[v->row];
+	uint64_t key = h->group == AGG_MODULE ? mod :
+	    (uint64_t)fn << 32 | mod;
+	struct agg_row *r;
+	uint32_t g;
+	int outer;
+
+	if (key == h->last_key && h->out->n > 0) {
+		g = h->last_g;
+		r = &h->out->row[g];
+	} else if ((r = group_row(h->out, &h->groups, key, h->group ==
+	    AGG_MODULE ? spanidx_str(ix, mod) : spanidx_str(ix, fn),
+	    h->group == AGG_MODULE ? "" : spanidx_str(ix, mod), &g)) == NULL)
+		return error_set(h->e, ERR_NOMEM, "hotpaths");
+	h->last_key = key;
+	h->last_g = g;
+	while (h->n_at > v->depth)
+		h->active[h->slot_at[--h->n_at]]--;
+	outer = g >= h->cap_active || h->active[g] == 0;
+	if (hot_track(h, v->depth, g) < 0)
+		return error_set(h->e, ERR_NOMEM, "hotpaths");
+	if (!filter_pass(&h->c, h->f, v->row))
+		return 0;
+	add_span(r, &h->c, v->row, outer);
+	if (h->inl.n > 0) {
+		size_t slot;
+		uint64_t id = spanidx_u64(ix, SPANIDX_ID, v->row);
+
+		for (slot = mix64(id) & (h->inl.cap - 1);
+		    h->inl.key[slot] != NO_KEY; slot = (slot + 1) &
+		    (h->inl.cap - 1))
+			if (h->inl.key[slot] == id) {
+				r->self_insns -= h->inl_insns[h->inl.val[slot]];
+				break;
+			}
+	}
+	return 0;
+}
+
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h == NO_KEY ? 0 : h;
+}
+
+/* One record of inline.jsonl into the inline rows and the span sums. */
+static int
+inline_record(struct hot *h, struct keymap *names, const json_t *o)
+{
+	const json_t *fn = json_object_get(o, "fn");
+	uint64_t span = (uint64_t)json_integer_value(json_object_get(o,
+	    "span"));
+	uint64_t own = (uint64_t)json_integer_value(json_object_get(o,
+	    "insns"));
+	uint64_t total = (uint64_t)json_integer_value(json_object_get(o,
+	    "total_insns"));
+	uint64_t tid = (uint64_t)json_integer_value(json_object_get(o, "tid"));
+	struct agg_row *r = NULL;
+	const char *name;
+	uint64_t key;
+	size_t slot, g;
+	int rc;
+
+	if (!json_is_string(fn))
+		return -ERR_FORMAT;
+	if (h->f != NULL && h->f->has_tid && tid != h->f->tid)
+		return 0;
+	/* Inline rows by the hash of their name (a collision: a scan). */
+	key = name_hash(json_string_value(fn));
+	if ((rc = keymap_get(names, key, &slot)) < 0)
+		return rc;
+	if (rc == 1) {
+		r = &h->out->row[names->val[slot]];
+		if (strcmp(r->name, json_string_value(fn)) != 0)
+			for (r = NULL, g = 0; g < h->out->n; g++)
+				if (h->out->row[g].is_inline &&
+				    strcmp(h->out->row[g].name,
+				    json_string_value(fn)) == 0) {
+					r = &h->out->row[g];
+					break;
+				}
+	}
+	if (r == NULL) {
+		if ((name = agg_own(h->out, json_string_value(fn))) == NULL ||
+		    (r = agg_new_row(h->out)) == NULL)
+			return -ERR_NOMEM;
+		r->name = name;
+		r->module = "";
+		r->is_inline = 1;
+		if (rc == 0)
+			names->val[slot] = (uint32_t)(h->out->n - 1);
+	}
+	r->calls++;
+	r->spans++;
+	r->insns += total;
+	r->self_insns += own;
+	if (!json_is_null(json_object_get(o, "parent")))
+		return 0;
+	if ((rc = keymap_get(&h->inl, span, &slot)) < 0)
+		return rc;
+	if (rc == 0) {
+		uint64_t *n = realloc(h->inl_insns, (h->n_inl + 1) *
+		    sizeof(*n));
+
+		if (n == NULL)
+			return -ERR_NOMEM;
+		h->inl_insns = n;
+		h->inl_insns[h->n_inl] = 0;
+		h->inl.val[slot] = (uint32_t)h->n_inl++;
+	}
+	h->inl_insns[h->inl.val[slot]] += total;
+	return 0;
+}
+
+static int
+read_inline(struct hot *h)
+{
+	char path[PATH_MAX + 16];
+	struct keymap names = { 0 };
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t lineno = 0;
+	ssize_t n;
+	json_t *o;
+	FILE *in;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/inline.jsonl", h->a->dir);
+	if ((in = fopen(path, "re")) == NULL)
+		return errno == ENOENT ? 0 :
+		    error_set_errno(h->e, errno, "inline.jsonl");
+	while (rc == 0 && (n = getline(&line, &cap, in)) > 0) {
+		lineno++;
+		o = json_loadb(line, (size_t)n, 0, NULL);
+		rc = o == NULL ? -ERR_FORMAT : inline_record(h, &names, o);
+		json_decref(o);
+	}
+	free(line);
+	fclose(in);
+	keymap_free(&names);
+	if (rc == -ERR_FORMAT)
+		return error_set(h->e, ERR_FORMAT, "inline.jsonl line %" PRIu64
+		    ": not an inline record", lineno);
+	if (rc < 0)
+		return error_set(h->e, -rc, "inline.jsonl");
+	return 0;
+}
+
+int
+agg_hotpaths(struct agg *out, const struct analysis *a,
+    enum agg_group group, const struct agg_filter *f, struct error *e)
+{
+	struct hot h;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&h, 0, sizeof(h));
+	h.a = a;
+	cols_init(&h.c, a);
+	h.last_key = NO_KEY;
+	h.f = f;
+	h.group = group;
+	h.out = out;
+	h.e = e;
+	if (group == AGG_INLINE)
+		rc = read_inline(&h);
+	if (rc == 0)
+		rc = analysis_walk(a, hot_visit, &h, e);
+	keymap_free(&h.groups);
+	keymap_free(&h.inl);
+	free(h.inl_insns);
+	free(h.slot_at);
+	free(h.active);
+	if (rc < 0)
+		agg_free(out);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- */
+/* Callers and callees */
+
+int64_t
+agg_find_string(const struct analysis *a, const char *s)
+{
+	const char *t = a->ix.strtab;
+	size_t len = strlen(s);
+
+	for (uint64_t off = 0; off < a->ix.strtab_size;) {
+		size_t n = strlen(t + off);
+
+		if (n == len && memcmp(t + off, s, len) == 0)
+			return (int64_t)off;
+		off += n + 1;
+	}
+	return -1;
+}
+
+struct calls {
+	const struct analysis *a;
+	struct cols c;
+	const struct agg_filter *f;
+	uint32_t fn;
+	struct agg *callers, *callees;
+	struct keymap kcallers, kcallees;
+	uint64_t seen;
+	struct error *e;
+};
+
+static int
+calls_add(struct calls *c, struct agg *g, struct keymap *m, uint64_t key_row,
+    int has_key_row, uint64_t span_row)
+{
+	const struct spanidx *ix = &c->a->ix;
+	uint64_t key = UINT64_MAX - 1;
+	const char *name = "(none)", *mod = "";
+	struct agg_row *r;
+	uint32_t idx;
+
+	if (has_key_row) {
+		uint32_t fn = spanidx_u32(ix, SPANIDX_FN, key_row);
+		uint32_t md = spanidx_u32(ix, SPANIDX_MODULE, key_row);
+
+		key = (uint64_t)fn << 32 | md;
+		name = spanidx_str(ix, fn);
+		mod = spanidx_str(ix, md);
+	}
+	if ((r = group_row(g, m, key, name, mod, &idx)) == NULL)
+		return error_set(c->e, ERR_NOMEM, "calls");
+	add_span(r, &c->c, span_row, 1);
+	return 0;
+}
+
+static int
+calls_visit(void *ctx, const struct analysis_visit *v)
+{
+	struct calls *c = ctx;
+	int rc = 0;
+
+	if (!filter_pass(&c->c, c->f, v->row))
+		return 0;
+	if (c->c.fn[v->row] == c->fn) {
+		c->seen++;
+		rc = calls_add(c, c->callers, &c->kcallers,
+		    v->depth ? v->stack[v->depth - 1] : 0, v->depth > 0,
+		    v->row);
+	}
+	if (rc == 0 && v->depth > 0 && c->c.fn[v->stack[v->depth - 1]] == c->fn)
+		rc = calls_add(c, c->callees, &c->kcallees, v->row, 1, v->row);
+	return rc;
+}
+
+int
+agg_calls(struct agg *callers, struct agg *callees,
+    const struct analysis *a, const char *fn, const struct agg_filter *f,
+    struct error *e)
+{
+	struct calls c;
+	int64_t off = agg_find_string(a, fn);
+	int rc;
+
+	memset(callers, 0, sizeof(*callers));
+	memset(callees, 0, sizeof(*callees));
+	if (off < 0)
+		return error_set(e, ERR_NOTFOUND, "no function named '%s'", fn);
+	memset(&c, 0, sizeof(c));
+	c.a = a;
+	cols_init(&c.c, a);
+	c.f = f;
+	c.fn = (uint32_t)off;
+	c.callers = callers;
+	c.callees = callees;
+	c.e = e;
+	rc = analysis_walk(a, calls_visit, &c, e);
+	keymap_free(&c.kcallers);
+	keymap_free(&c.kcallees);
+	if (rc < 0) {
+		agg_free(callers);
+		agg_free(callees);
+	}
+	return rc;
+}

@@ -1,0 +1,455 @@
+/*
+ * analysis: see analysis.h.
+ */
+#include "span/analysis.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "span/callstack.h"
+#include "base/json.h"
+
+static int
+is_dir(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int
+exists(const char *dir, const char *name, struct stat *sb)
+{
+	char path[PATH_MAX + 64];
+	struct stat tmp;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, sb ? sb : &tmp) == 0;
+}
+
+/* The analysis directory path names: itself, or a snapshot's default. */
+static int
+find_dir(struct analysis *a, const char *path, struct error *e)
+{
+	char sub[PATH_MAX + 32];
+
+	if (!is_dir(path))
+		return error_set(e, ERR_NOTFOUND, "no such directory");
+	snprintf(sub, sizeof(sub), "%s/derived/default", path);
+	if (!exists(path, "spans.jsonl", NULL) &&
+	    !exists(path, "index.bin", NULL) && is_dir(sub))
+		path = sub;
+	if (snprintf(a->dir, sizeof(a->dir), "%s", path) >=
+	    (int)sizeof(a->dir))
+		return error_set(e, ERR_INVALID, "path too long");
+	if (!exists(a->dir, "spans.jsonl", NULL) &&
+	    !exists(a->dir, "index.bin", NULL))
+		return error_set(e, ERR_NOTFOUND, "not an analysis directory "
+		    "(no spans.jsonl, no index.bin)");
+	return 0;
+}
+
+static const json_t *
+manifest_member(const struct analysis *a, const char *path)
+{
+	const json_t *v = a->manifest;
+	char key[64];
+
+	while (v != NULL && *path != '\0') {
+		size_t n = strcspn(path, ".");
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		v = json_object_get(v, key);
+		path += n + (path[n] == '.');
+	}
+	return v;
+}
+
+uint64_t
+analysis_manifest_u64(const struct analysis *a, const char *path,
+    uint64_t dflt)
+{
+	const json_t *v = manifest_member(a, path);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ?
+	    (uint64_t)json_integer_value(v) : dflt;
+}
+
+const char *
+analysis_manifest_str(const struct analysis *a, const char *path,
+    const char *dflt)
+{
+	const json_t *v = manifest_member(a, path);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+/* Whether the open index must be rebuilt; says why in a->rebuilt. */
+static int
+index_stale(struct analysis *a)
+{
+	struct stat si, sj;
+	uint64_t want;
+
+	if (exists(a->dir, "spans.jsonl", &sj) &&
+	    exists(a->dir, "index.bin", &si) &&
+	    (si.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
+	    (si.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
+	    si.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))) {
+		snprintf(a->rebuilt, sizeof(a->rebuilt),
+		    "older than spans.jsonl");
+		return 1;
+	}
+	want = analysis_manifest_u64(a, "quality.spans", a->ix.rows);
+	if (want != a->ix.rows && exists(a->dir, "spans.jsonl", NULL)) {
+		snprintf(a->rebuilt, sizeof(a->rebuilt), "holds %" PRIu64
+		    " spans, the manifest says %" PRIu64, a->ix.rows, want);
+		return 1;
+	}
+	return 0;
+}
+
+/* The writer aligns every column; the array accessors rely on it. */
+static int
+columns_aligned(const struct spanidx *ix)
+{
+	for (unsigned c = 0; c < SPANIDX_NCOLS; c++)
+		if ((uintptr_t)ix->col[c] % 8 != 0)
+			return 0;
+	return 1;
+}
+
+static int
+open_index(struct analysis *a, struct error *e)
+{
+	char path[PATH_MAX + 16];
+	struct error ie;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/index.bin", a->dir);
+	rc = spanidx_open(&a->ix, path, &ie);
+	if (rc == 0 && !columns_aligned(&a->ix)) {
+		spanidx_close(&a->ix);
+		rc = error_set(&ie, ERR_FORMAT, "columns not 8-byte aligned");
+	}
+	if (rc == 0 && !index_stale(a))
+		return 0;
+	if (rc == 0)
+		spanidx_close(&a->ix);
+	else if (rc == -ERR_NOTFOUND)
+		snprintf(a->rebuilt, sizeof(a->rebuilt), "missing");
+	else {
+		const char *why = ie.msg[0] ? ie.msg : err_str(rc);
+		size_t n = strlen(path);
+
+		if (strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+			why += n + 2;
+		snprintf(a->rebuilt, sizeof(a->rebuilt), "%s", why);
+	}
+	if (!exists(a->dir, "spans.jsonl", NULL)) {
+		if (rc < 0)
+			*e = ie;
+		return rc < 0 ? rc : error_set(e, ERR_INTERNAL, "stale");
+	}
+	if (analysis_rebuild_index(a->dir, e) < 0)
+		return -e->code;
+	if ((rc = spanidx_open(&a->ix, path, e)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+analysis_open(struct analysis *a, const char *path, struct error *e)
+{
+	char mpath[PATH_MAX + 16];
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	if ((rc = find_dir(a, path, e)) < 0)
+		return rc;
+	snprintf(mpath, sizeof(mpath), "%s/manifest.json", a->dir);
+	if (exists(a->dir, "manifest.json", NULL) &&
+	    (a->manifest = json_read_file(mpath, e)) == NULL)
+		return error_prefix(e, "manifest.json");
+	if ((rc = open_index(a, e)) < 0) {
+		json_decref(a->manifest);
+		a->manifest = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+void
+analysis_close(struct analysis *a)
+{
+	spanidx_close(&a->ix);
+	json_decref(a->manifest);
+	a->manifest = NULL;
+}
+
+const char *
+analysis_fn(const struct analysis *a, uint64_t r)
+{
+	return spanidx_str(&a->ix, spanidx_u32(&a->ix, SPANIDX_FN, r));
+}
+
+const char *
+analysis_module(const struct analysis *a, uint64_t r)
+{
+	return spanidx_str(&a->ix, spanidx_u32(&a->ix, SPANIDX_MODULE, r));
+}
+
+/* ----------------------------------------------------------------- */
+/* Rebuilding index.bin from spans.jsonl */
+
+static int
+cause_of(const char *name, const char *(*namer)(unsigned), unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(namer(i), name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static uint64_t
+member_u64(const json_t *o, const char *key, int *bad)
+{
+	const json_t *v = json_object_get(o, key);
+	const char *s;
+	char *end;
+	uint64_t x;
+
+	if (json_is_integer(v))
+		return (uint64_t)json_integer_value(v);
+	if (json_is_null(v))
+		return 0;
+	if (json_is_string(v)) {		/* "0x..." addresses */
+		s = json_string_value(v);
+		errno = 0;
+		x = strtoull(s, &end, 0);
+		if (errno == 0 && end != s && *end == '\0')
+			return x;
+	}
+	*bad = 1;
+	return 0;
+}
+
+static const char *
+member_str(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int
+row_from_json(const json_t *o, struct spanidx_row *r)
+{
+	const char *st = member_str(o, "start"), *en = member_str(o, "end");
+	int bad = 0, s, t;
+
+	memset(r, 0, sizeof(*r));
+	r->id = member_u64(o, "id", &bad);
+	r->parent = member_u64(o, "parent", &bad);
+	r->tid = (uint32_t)member_u64(o, "tid", &bad);
+	r->pid = (uint32_t)member_u64(o, "pid", &bad);
+	r->depth = (int32_t)member_u64(o, "depth", &bad);
+	r->fn = member_str(o, "fn");
+	r->raw = member_str(o, "raw");
+	r->module = member_str(o, "module");
+	r->call_site = member_u64(o, "call_site", &bad);
+	r->entry = member_u64(o, "entry", &bad);
+	r->start_ns = member_u64(o, "start_ns", &bad);
+	r->end_ns = member_u64(o, "end_ns", &bad);
+	r->self_ns = member_u64(o, "self_ns", &bad);
+	r->insns = member_u64(o, "insns", &bad);
+	r->self_insns = member_u64(o, "self_insns", &bad);
+	s = st ? cause_of(st, cs_start_name, CS_START_NR) : -1;
+	t = en ? cause_of(en, cs_end_name, CS_END_NR) : -1;
+	if (bad || r->fn == NULL || r->id == 0 || s < 0 || t < 0)
+		return -1;
+	r->start = (uint8_t)s;
+	r->end = (uint8_t)t;
+	r->flags = (uint8_t)(
+	    (json_is_true(json_object_get(o, "tail_call")) ?
+	    SPANIDX_F_TAIL_CALL : 0) |
+	    (json_is_true(json_object_get(o, "async")) ? SPANIDX_F_ASYNC : 0) |
+	    (r->raw == NULL ? SPANIDX_F_UNNAMED : 0));
+	return 0;
+}
+
+static int64_t
+rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
+{
+	struct spanidx_row row;
+	json_error_t je;
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t lineno = 0;
+	int64_t rows = 0;
+	ssize_t n;
+	json_t *o;
+
+	while ((n = getline(&line, &cap, in)) > 0) {
+		lineno++;
+		if ((o = json_loadb(line, (size_t)n, 0, &je)) == NULL ||
+		    !json_is_object(o) || row_from_json(o, &row) < 0) {
+			json_decref(o);
+			free(line);
+			return error_set(e, ERR_FORMAT, "spans.jsonl line %"
+			    PRIu64 ": not a span record", lineno);
+		}
+		if (spanidx_add(w, &row, e) < 0) {
+			json_decref(o);
+			free(line);
+			return -e->code;
+		}
+		json_decref(o);
+		rows++;
+	}
+	free(line);
+	if (ferror(in))
+		return error_set_errno(e, errno, "spans.jsonl");
+	return rows;
+}
+
+int64_t
+analysis_rebuild_index(const char *dir, struct error *e)
+{
+	char src[PATH_MAX + 16], dst[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	struct spanidx_writer *w;
+	FILE *in;
+	int64_t rows;
+
+	snprintf(src, sizeof(src), "%s/spans.jsonl", dir);
+	snprintf(dst, sizeof(dst), "%s/index.bin", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.index.bin.%ld", dir, (long)getpid());
+	if ((in = fopen(src, "re")) == NULL)
+		return error_set_errno(e, errno, "spans.jsonl");
+	if (spanidx_writer_new(&w, e) < 0) {
+		fclose(in);
+		return -e->code;
+	}
+	rows = rebuild_from(in, w, e);
+	fclose(in);
+	if (rows < 0) {
+		spanidx_writer_free(w);
+		return rows;
+	}
+	if (spanidx_writer_finish(w, tmp, e) < 0) {
+		unlink(tmp);
+		return -e->code;
+	}
+	if (rename(tmp, dst) < 0) {
+		int err = errno;
+
+		unlink(tmp);
+		return error_set_errno(e, err, "index.bin");
+	}
+	return rows;
+}
+
+/* ----------------------------------------------------------------- */
+/* The walk */
+
+struct frame {
+	uint64_t row, id;
+	uint32_t tid;
+};
+
+/*
+ * A walk reads every page of the columns aggregates use, backwards: fault
+ * them in ahead (one system call per column instead of a fault every few
+ * pages).  Only advice: without MADV_POPULATE_READ nothing changes.
+ */
+static void
+prefault(const struct analysis *a)
+{
+#ifdef MADV_POPULATE_READ
+	static const unsigned cols[] = { SPANIDX_ID, SPANIDX_PARENT,
+	    SPANIDX_TID, SPANIDX_FN, SPANIDX_MODULE, SPANIDX_START_NS,
+	    SPANIDX_END_NS, SPANIDX_SELF_NS, SPANIDX_INSNS,
+	    SPANIDX_SELF_INSNS, SPANIDX_START };
+	static const unsigned width[] = { 8, 8, 4, 4, 4, 8, 8, 8, 8, 8, 1 };
+
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		uintptr_t p = (uintptr_t)a->ix.col[cols[i]];
+		uintptr_t page = p & ~(uintptr_t)4095;
+
+		(void)madvise((void *)page, p - page + a->ix.rows * width[i],
+		    MADV_POPULATE_READ);
+	}
+#else
+	(void)a;
+#endif
+}
+
+int
+analysis_walk(const struct analysis *a,
+    int (*visit)(void *ctx, const struct analysis_visit *v), void *ctx,
+    struct error *e)
+{
+	const uint64_t *parents = analysis_u64s(a, SPANIDX_PARENT);
+	const uint64_t *ids = analysis_u64s(a, SPANIDX_ID);
+	const uint32_t *tids = analysis_u32s(a, SPANIDX_TID);
+	struct frame *st = NULL;
+	uint64_t *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct analysis_visit v;
+	int rc = 0;
+
+	prefault(a);
+	for (uint64_t r = a->ix.rows; r-- > 0;) {
+		uint64_t parent = parents[r];
+		uint32_t tid = tids[r];
+
+		while (n > 0 && (st[n - 1].id != parent || st[n - 1].tid != tid))
+			n--;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct frame *ns = realloc(st, nc * sizeof(*ns));
+			uint64_t *nr = realloc(rows, nc * sizeof(*nr));
+
+			if (ns != NULL)
+				st = ns;
+			if (nr != NULL)
+				rows = nr;
+			if (ns == NULL || nr == NULL) {
+				rc = error_set(e, ERR_NOMEM, "span stack");
+				break;
+			}
+			cap = nc;
+		}
+		v.row = r;
+		v.stack = rows;
+		v.depth = n;
+		if ((rc = visit(ctx, &v)) < 0)
+			break;
+		st[n].row = r;
+		st[n].id = ids[r];
+		st[n].tid = tid;
+		rows[n] = r;
+		n++;
+	}
+	free(st);
+	free(rows);
+	return rc;
+}
+
+int64_t
+analysis_find_span(const struct analysis *a, uint64_t id)
+{
+	for (uint64_t r = 0; r < a->ix.rows; r++)
+		if (spanidx_u64(&a->ix, SPANIDX_ID, r) == id)
+			return (int64_t)r;
+	return -1;
+}

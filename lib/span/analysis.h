@@ -1,0 +1,112 @@
+/*
+ * analysis: an analysis directory (man ptkit-spans.5) opened for reading.
+ *
+ * Owns finding the directory (an analysis directory, or a snapshot
+ * directory whose derived/default/ is used), its manifest.json, and the
+ * mapping of index.bin, which it rebuilds from spans.jsonl when the index
+ * is missing, unreadable, older than spans.jsonl or holds another number
+ * of spans than the manifest says.  It also owns the one walk every
+ * aggregate needs: the spans of each thread with their ancestors, in
+ * O(max depth) memory (analysis_walk).  ptquery and ptdiff use it.
+ */
+#ifndef PTKIT_ANALYSIS_H
+#define PTKIT_ANALYSIS_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "fmt/spanidx.h"
+
+struct analysis {
+	char dir[PATH_MAX];		/* the analysis directory itself */
+	json_t *manifest;		/* manifest.json, NULL if absent */
+	struct spanidx ix;		/* index.bin, mapped */
+	/* Why index.bin was rebuilt by analysis_open ("" when it was not):
+	 * "missing", "older than spans.jsonl", "holds 3 spans, the manifest
+	 * says 4" or the reader's complaint. */
+	char rebuilt[ERROR_MSG_MAX];
+};
+
+/*
+ * Opens path (analysis or snapshot directory) into a.  Returns 0, or
+ * -ERR_NOTFOUND (no such directory, or neither index.bin nor spans.jsonl:
+ * "not an analysis directory"), -ERR_FORMAT (spans.jsonl or manifest.json
+ * unreadable; e says line and why), -ERR_IO, -ERR_NOMEM.  On failure
+ * nothing is left open.
+ */
+int analysis_open(struct analysis *a, const char *path, struct error *e);
+void analysis_close(struct analysis *a);
+
+/*
+ * Rebuilds dir/index.bin from dir/spans.jsonl (written beside it and
+ * renamed into place).  Returns the number of rows (>= 0), or -ERR_IO,
+ * -ERR_FORMAT (e: "spans.jsonl line N: why"), -ERR_NOMEM.
+ */
+int64_t analysis_rebuild_index(const char *dir, struct error *e);
+
+/* Convenience accessors of row r. */
+static inline uint64_t
+analysis_rows(const struct analysis *a)
+{
+	return a->ix.rows;
+}
+
+/*
+ * The columns as arrays, for loops over millions of rows (index.bin
+ * aligns every column to 8 bytes and the mapping is page aligned, so the
+ * host's little-endian values can be read in place).
+ */
+static inline const uint64_t *
+analysis_u64s(const struct analysis *a, unsigned col)
+{
+	return (const uint64_t *)a->ix.col[col];
+}
+
+static inline const uint32_t *
+analysis_u32s(const struct analysis *a, unsigned col)
+{
+	return (const uint32_t *)a->ix.col[col];
+}
+
+static inline const uint8_t *
+analysis_u8s(const struct analysis *a, unsigned col)
+{
+	return (const uint8_t *)a->ix.col[col];
+}
+
+const char *analysis_fn(const struct analysis *a, uint64_t r);
+const char *analysis_module(const struct analysis *a, uint64_t r);
+
+/*
+ * A member of the manifest: "quality.spans" style dotted paths.  Returns
+ * the value or dflt when absent or not a number / string.
+ */
+uint64_t analysis_manifest_u64(const struct analysis *a, const char *path,
+    uint64_t dflt);
+const char *analysis_manifest_str(const struct analysis *a, const char *path,
+    const char *dflt);
+
+/*
+ * The walk.  Rows are visited from the last to the first: ptspans writes
+ * a span when it ends, so backwards every span comes after its caller.
+ * For each row, stack[0..depth) are the rows of its ancestors, outermost
+ * first (as far as they are in the analysis).  visit returns 0 to go on
+ * or a negative -ERR_* that stops the walk and is returned.
+ */
+struct analysis_visit {
+	uint64_t row;
+	const uint64_t *stack;		/* ancestor rows, outermost first */
+	size_t depth;
+};
+
+int analysis_walk(const struct analysis *a,
+    int (*visit)(void *ctx, const struct analysis_visit *v), void *ctx,
+    struct error *e);
+
+/* The row of span id, or -1 (a linear scan: for one-off lookups). */
+int64_t analysis_find_span(const struct analysis *a, uint64_t id);
+
+#endif

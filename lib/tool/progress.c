@@ -1,0 +1,55 @@
+/* progress: see progress.h. */
+#include "tool/progress.h"
+
+#include <inttypes.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void
+progress_init(struct progress *p, FILE *out, int force)
+{
+	p->out = out;
+	p->enabled = force >= 0 ? force : isatty(fileno(out));
+	p->drawn = 0;
+	p->last_ms = 0;
+}
+
+void
+progress_update(struct progress *p, const char *label, uint64_t done,
+    uint64_t total)
+{
+	uint64_t t;
+
+	if (!p->enabled)
+		return;
+	t = now_ms();
+	if (p->drawn && t - p->last_ms < 100)
+		return;
+	p->last_ms = t;
+	p->drawn = 1;
+	if (total > 0)
+		fprintf(p->out, "\r\033[K%s: %" PRIu64 "/%" PRIu64 " (%u%%)",
+		    label, done, total, (unsigned)(done * 100 / total));
+	else
+		fprintf(p->out, "\r\033[K%s: %" PRIu64, label, done);
+	fflush(p->out);
+}
+
+void
+progress_done(struct progress *p)
+{
+	if (p->enabled && p->drawn) {
+		fputs("\r\033[K", p->out);
+		fflush(p->out);
+	}
+	p->drawn = 0;
+}

@@ -1,0 +1,45 @@
+/*
+ * report: how tools tell people what went wrong.
+ *
+ * Owns the one message shape of every tool, on stderr:
+ *     tool: object: what went wrong[: hint]
+ * lib/ modules never call this (they fill a struct error); tools do, from
+ * main and their own helpers.  Writing to stderr is the only side effect.
+ */
+#ifndef PTKIT_REPORT_H
+#define PTKIT_REPORT_H
+
+#include <stdio.h>
+
+#include "base/error.h"
+
+/* Exit statuses shared by every tool (see each tool's EXIT STATUS). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2,
+};
+
+/*
+ * Prints "tool: object: what[: hint]".  object and hint may be NULL.
+ * what is a printf format.
+ */
+void report(const char *tool, const char *object, const char *hint,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Prints "tool: object: <e->msg or err_str(e->code)>[: hint]". */
+void report_error(const char *tool, const char *object,
+    const struct error *e, const char *hint);
+
+/* Prints "tool: warning: object: what". */
+void report_warning(const char *tool, const char *object,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Flushes and closes stdout, reporting a write error (full disk, EIO) as
+ * "tool: stdout: ...".  Returns EXIT_OK or EXIT_FAIL, so main can end with
+ * `return report_close_stdout(tool, status)`: a failed write can never exit 0.
+ */
+int report_close_stdout(const char *tool, int status);
+
+#endif
