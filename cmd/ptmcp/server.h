@@ -108,7 +108,6 @@ struct server {
 	struct jsonrpc_reader in;
 	struct jsonrpc_out out;
 	struct scratch scratch;
-	char bindir[PATH_MAX];	/* where the other ptkit tools are */
 	char version[16];	/* negotiated protocol version */
 	struct job *jobs;
 	struct session *sessions;
@@ -130,7 +129,7 @@ void reply_error(struct server *srv, const json_t *id, int code,
 struct job *job_new(struct server *srv, const struct tool_def *tool,
     const json_t *req_id, const json_t *token, const json_t *args);
 /*
- * Builds "<bindir>/<tool>" argv from a NULL-terminated list of strings
+ * Builds the argv of a sibling tool (progpath_sibling_tool) from a NULL-terminated list of strings
  * and starts it as child n of the job, stdin from in_fd (or /dev/null
  * when -1), stdout and stderr to pipes (stdout to a pipe handed to the
  * next child when pass_out).  Returns 0 or a negative err_code with e.
@@ -175,8 +174,5 @@ void session_forget_call(struct server *srv, const json_t *req_id);
 void sessions_end_all(struct server *srv);
 /* Releases every session's lock and memory. */
 void sessions_free(struct server *srv);
-
-/* The bin directory of the running ptmcp (for its sibling tools). */
-int serve_bindir(char *buf, size_t size);
 
 #endif
