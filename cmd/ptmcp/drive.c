@@ -56,15 +56,12 @@ run_tool(char **argv)
 static int
 guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
 {
-	char rec[128];
-	int fd, n;
+	int fd;
 
 	if (store_id_new(gid, NULL) < 0 ||
 	    (fd = store_session_begin(s, gid, NULL)) < 0)
 		return -1;
-	n = snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"],"
-	    "\"state\":\"running\",\"kind\":\"decode\"}", sid);
-	store_write_json(s, STORE_SESSIONS, gid, rec, (size_t)n, NULL);
+	session_guard_record(s, gid, sid, "decode", NULL);
 	return fd;
 }
 

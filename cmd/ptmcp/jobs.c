@@ -308,8 +308,7 @@ int
 job_guard(struct server *srv, struct job *j, const char *sid,
     struct error *e)
 {
-	char rec[128];
-	int n, rc;
+	int rc;
 
 	if ((rc = store_id_new(j->guard, e)) < 0)
 		return rc;
@@ -319,10 +318,7 @@ job_guard(struct server *srv, struct job *j, const char *sid,
 		j->guard[0] = '\0';
 		return rc;
 	}
-	n = snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"],"
-	    "\"state\":\"running\",\"kind\":\"job\"}", sid);
-	return store_write_json(&srv->store, STORE_SESSIONS, j->guard, rec,
-	    (size_t)n, e);
+	return session_guard_record(&srv->store, j->guard, sid, "job", e);
 }
 
 void

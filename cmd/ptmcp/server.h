@@ -7,6 +7,13 @@
  *   calls.c    what each tool does (argument checks, argv, results)
  *   sessions.c recording sessions started by trace_start
  *
+ * JSON: the protocol lines go out through jsonw (fmt/jsonrpc.h); tool
+ * results and the records ptmcp keeps in the store (sessions, jobs) are
+ * jansson values, read back and edited as such, and their free-form
+ * strings (paths, the recorder's messages) are made with
+ * json_string_bytes so that a byte that is not UTF-8 cannot make jansson
+ * drop a whole record.
+ *
  * One thread.  Nothing blocks except poll: children run with their pipes
  * non-blocking and are reaped with WNOHANG, so a tool call never holds
  * up the protocol, and notifications/cancelled is seen at once.
@@ -164,6 +171,15 @@ int idem_lookup(struct server *srv, const struct tool_def *tool,
 void idem_save(struct server *srv, const char *name, const json_t *result);
 
 /* sessions.c */
+/*
+ * sessions/<gid>.json for a guard: {"snapshots":[sid],"state":"running",
+ * "kind":kind}, which keeps prune off sid while a decode or job reads it.
+ * Every session and job record ptmcp writes is a jansson value, so that
+ * it reads back as one; free-form strings in them go through
+ * json_string_bytes (base/json.h).
+ */
+int session_guard_record(const struct store *st, const char *gid,
+    const char *sid, const char *kind, struct error *e);
 void session_start(struct server *srv, const json_t *id,
     const json_t *args, const char *request_name);
 void session_status(struct server *srv, const json_t *id, const char *sid);
