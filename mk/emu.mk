@@ -4,12 +4,15 @@
 # The plugin is a shared object qemu-x86_64 dlopens: position-independent,
 # hidden visibility except the two qemu_plugin_* symbols, never built with
 # SANITIZE flags (qemu is not sanitized), linked against libipt (encoder)
-# and Zydis (instruction classes).  ptrec finds it beside itself at
+# and Zydis (instruction classes, through lib/dec/x86class).  ptrec finds it beside itself at
 # ../lib/ptkit/libptkit-emu.so, which is where both the build tree and
 # `make install` ($(PKGLIBDIR)) put it.
 
 EMU_PLUGIN := $(BUILD)/lib/ptkit/libptkit-emu.so
-EMU_PLUGIN_SRCS := $(sort $(wildcard cmd/ptrec/emu/*.c)) cmd/ptrec/emu_handoff.c
+# lib/dec/x86class.c is built in too: the plugin classifies branches with
+# the same table as the decoders (and no sanitizer flags come with it).
+EMU_PLUGIN_SRCS := $(sort $(wildcard cmd/ptrec/emu/*.c)) cmd/ptrec/emu_handoff.c \
+	lib/dec/x86class.c
 EMU_PLUGIN_OBJS := $(EMU_PLUGIN_SRCS:%.c=$(BUILD)/emu-plugin/%.o)
 # -flto: the per-block path crosses emu_plugin, emu_trace and emu_enc;
 # inlining across them is worth 10-20% of the recording rate.

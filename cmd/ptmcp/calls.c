@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "server.h"
 
 #define MAX_ARGV 96
@@ -195,8 +196,8 @@ doctor_done(struct server *srv, struct job *j)
 	for (i = 0; i < n; i++)
 		bytes += v[i].bytes;
 	free(v);
-	out = json_pack("{s:{s:s,s:I,s:I},s:o}", "store", "path",
-	    srv->store.root, "snapshots", (json_int_t)n, "bytes",
+	out = json_pack("{s:{s:o,s:I,s:I},s:o}", "store", "path",
+	    json_string_bytes(srv->store.root), "snapshots", (json_int_t)n, "bytes",
 	    (json_int_t)bytes, "report", rep);
 	snprintf(summary, sizeof(summary), "%s The store at %s holds %zu "
 	    "snapshots (%llu bytes).", c->exit_code == 0 ?

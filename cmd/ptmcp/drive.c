@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/progpath.h"
 #include "tool/report.h"
 #include "server.h"
 #include "base/spawn.h"
@@ -21,19 +22,6 @@
 
 #define T "ptmcp"
 #define MAX_ARGS 512
-
-/* "<dir of ptmcp>/<name>" when it is there, else name (from PATH). */
-static void
-tool_path(const char *name, char *buf, size_t size)
-{
-	char dir[PATH_MAX];
-
-	if (serve_bindir(dir, sizeof(dir)) == 0 &&
-	    snprintf(buf, size, "%s/%s", dir, name) < (int)size &&
-	    access(buf, X_OK) == 0)
-		return;
-	snprintf(buf, size, "%s", name);
-}
 
 static int
 open_store(struct store *s, const char *path, int create)
@@ -68,15 +56,12 @@ run_tool(char **argv)
 static int
 guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
 {
-	char rec[128];
-	int fd, n;
+	int fd;
 
 	if (store_id_new(gid, NULL) < 0 ||
 	    (fd = store_session_begin(s, gid, NULL)) < 0)
 		return -1;
-	n = snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"],"
-	    "\"state\":\"running\",\"kind\":\"decode\"}", sid);
-	store_write_json(s, STORE_SESSIONS, gid, rec, (size_t)n, NULL);
+	session_guard_record(s, gid, sid, "decode", NULL);
 	return fd;
 }
 
@@ -136,8 +121,8 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		return -1;
 	}
 	snprintf(made, sizeof(made), "%s/a", tmp);
-	tool_path("ptdecode", dec, sizeof(dec));
-	tool_path("ptspans", spans, sizeof(spans));
+	progpath_sibling_tool("ptdecode", dec, sizeof(dec));
+	progpath_sibling_tool("ptspans", spans, sizeof(spans));
 	spawn_init(&sp1, argv1);
 	sp1.in = SPAWN_NULL;
 	sp1.out = SPAWN_PIPE;
@@ -220,7 +205,7 @@ verb_query(const struct tool_info *t, const char *store_path, int argc,
 	if (open_store(&s, store_path, 0) < 0 ||
 	    analysis_of(&s, argv[1], dir) < 0)
 		return EXIT_FAIL;
-	tool_path("ptquery", prog, sizeof(prog));
+	progpath_sibling_tool("ptquery", prog, sizeof(prog));
 	args[n++] = prog;
 	args[n++] = dir;
 	for (i = 2; i < argc; i++)
@@ -247,7 +232,7 @@ verb_compare(const struct tool_info *t, const char *store_path, int argc,
 	    analysis_of(&s, argv[1], da) < 0 ||
 	    analysis_of(&s, argv[2], db) < 0)
 		return EXIT_USAGE;	/* ptdiff's status for trouble */
-	tool_path("ptdiff", prog, sizeof(prog));
+	progpath_sibling_tool("ptdiff", prog, sizeof(prog));
 	args[n++] = prog;
 	for (i = 3; i < argc; i++)
 		args[n++] = argv[i];
@@ -273,7 +258,7 @@ record(const char *store_path, char **rec_args, int nrec)
 
 	if (open_store(&s, store_path, 1) < 0)
 		return EXIT_FAIL;
-	tool_path("ptrec", prog, sizeof(prog));
+	progpath_sibling_tool("ptrec", prog, sizeof(prog));
 	args[n++] = prog;
 	args[n++] = "--store";
 	args[n++] = s.root;
@@ -285,7 +270,7 @@ record(const char *store_path, char **rec_args, int nrec)
 		report_error(T, "ptrec", &e, NULL);
 		return EXIT_FAIL;
 	}
-	tool_path("ptquery", qprog, sizeof(qprog));
+	progpath_sibling_tool("ptquery", qprog, sizeof(qprog));
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		base = strrchr(line, '/') != NULL ? strrchr(line, '/') + 1 :

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/progpath.h"
 #include "server.h"
 
 #define KILL_GRACE_MS 1000
@@ -38,15 +39,12 @@ job_new(struct server *srv, const struct tool_def *tool,
 }
 
 static char *
-tool_path(const struct server *srv, const char *name)
+tool_path(const char *name)
 {
 	char path[PATH_MAX];
 
-	if (snprintf(path, sizeof(path), "%s/%s", srv->bindir, name) <
-	    (int)sizeof(path) && srv->bindir[0] != '\0' &&
-	    access(path, X_OK) == 0)
-		return strdup(path);
-	return strdup(name);	/* from PATH */
+	progpath_sibling_tool(name, path, sizeof(path));
+	return strdup(path);
 }
 
 static void
@@ -60,7 +58,7 @@ argv_free(char **argv)
 }
 
 static char **
-argv_copy(const struct server *srv, char **argv)
+argv_copy(char **argv)
 {
 	size_t n = 0, i;
 	char **v;
@@ -70,7 +68,7 @@ argv_copy(const struct server *srv, char **argv)
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		v[i] = i == 0 ? tool_path(srv, argv[0]) : strdup(argv[i]);
+		v[i] = i == 0 ? tool_path(argv[0]) : strdup(argv[i]);
 		if (v[i] == NULL) {
 			argv_free(v);
 			return NULL;
@@ -95,12 +93,13 @@ job_spawn(struct server *srv, struct job *j, char **argv, int in_fd,
 	struct child *c;
 	int rc;
 
+	(void)srv;
 	if (j->nch >= JOB_MAX_CHILDREN)
 		return error_set(e, ERR_INTERNAL, "too many children");
 	c = &j->ch[j->nch];
 	memset(c, 0, sizeof(*c));
 	c->out_fd = c->err_fd = -1;
-	if ((c->argv = argv_copy(srv, argv)) == NULL)
+	if ((c->argv = argv_copy(argv)) == NULL)
 		return error_set(e, ERR_NOMEM, "out of memory");
 	c->out.max = OUT_MAX;
 	c->err.max = ERR_KEEP;
@@ -309,8 +308,7 @@ int
 job_guard(struct server *srv, struct job *j, const char *sid,
     struct error *e)
 {
-	char rec[128];
-	int n, rc;
+	int rc;
 
 	if ((rc = store_id_new(j->guard, e)) < 0)
 		return rc;
@@ -320,10 +318,7 @@ job_guard(struct server *srv, struct job *j, const char *sid,
 		j->guard[0] = '\0';
 		return rc;
 	}
-	n = snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"],"
-	    "\"state\":\"running\",\"kind\":\"job\"}", sid);
-	return store_write_json(&srv->store, STORE_SESSIONS, j->guard, rec,
-	    (size_t)n, e);
+	return session_guard_record(&srv->store, j->guard, sid, "job", e);
 }
 
 void

@@ -42,21 +42,6 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int
-serve_bindir(char *buf, size_t size)
-{
-	char *slash;
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((slash = strrchr(buf, '/')) == NULL)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 void
 reply_error(struct server *srv, const json_t *id, int code,
     const char *message)
@@ -410,8 +395,6 @@ serve_open(struct server *srv, const char *store_path)
 	}
 	/* A client that leaves is EPIPE, not death: we still clean up. */
 	signal(SIGPIPE, SIG_IGN);
-	if (serve_bindir(srv->bindir, sizeof(srv->bindir)) < 0)
-		srv->bindir[0] = '\0';
 	return 0;
 }
 

@@ -7,6 +7,13 @@
  *   calls.c    what each tool does (argument checks, argv, results)
  *   sessions.c recording sessions started by trace_start
  *
+ * JSON: the protocol lines go out through jsonw (fmt/jsonrpc.h); tool
+ * results and the records ptmcp keeps in the store (sessions, jobs) are
+ * jansson values, read back and edited as such, and their free-form
+ * strings (paths, the recorder's messages) are made with
+ * json_string_bytes so that a byte that is not UTF-8 cannot make jansson
+ * drop a whole record.
+ *
  * One thread.  Nothing blocks except poll: children run with their pipes
  * non-blocking and are reaped with WNOHANG, so a tool call never holds
  * up the protocol, and notifications/cancelled is seen at once.
@@ -108,7 +115,6 @@ struct server {
 	struct jsonrpc_reader in;
 	struct jsonrpc_out out;
 	struct scratch scratch;
-	char bindir[PATH_MAX];	/* where the other ptkit tools are */
 	char version[16];	/* negotiated protocol version */
 	struct job *jobs;
 	struct session *sessions;
@@ -130,7 +136,7 @@ void reply_error(struct server *srv, const json_t *id, int code,
 struct job *job_new(struct server *srv, const struct tool_def *tool,
     const json_t *req_id, const json_t *token, const json_t *args);
 /*
- * Builds "<bindir>/<tool>" argv from a NULL-terminated list of strings
+ * Builds the argv of a sibling tool (progpath_sibling_tool) from a NULL-terminated list of strings
  * and starts it as child n of the job, stdin from in_fd (or /dev/null
  * when -1), stdout and stderr to pipes (stdout to a pipe handed to the
  * next child when pass_out).  Returns 0 or a negative err_code with e.
@@ -165,6 +171,15 @@ int idem_lookup(struct server *srv, const struct tool_def *tool,
 void idem_save(struct server *srv, const char *name, const json_t *result);
 
 /* sessions.c */
+/*
+ * sessions/<gid>.json for a guard: {"snapshots":[sid],"state":"running",
+ * "kind":kind}, which keeps prune off sid while a decode or job reads it.
+ * Every session and job record ptmcp writes is a jansson value, so that
+ * it reads back as one; free-form strings in them go through
+ * json_string_bytes (base/json.h).
+ */
+int session_guard_record(const struct store *st, const char *gid,
+    const char *sid, const char *kind, struct error *e);
 void session_start(struct server *srv, const json_t *id,
     const json_t *args, const char *request_name);
 void session_status(struct server *srv, const json_t *id, const char *sid);
@@ -175,8 +190,5 @@ void session_forget_call(struct server *srv, const json_t *req_id);
 void sessions_end_all(struct server *srv);
 /* Releases every session's lock and memory. */
 void sessions_free(struct server *srv);
-
-/* The bin directory of the running ptmcp (for its sibling tools). */
-int serve_bindir(char *buf, size_t size);
 
 #endif

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "server.h"
 
 #define MAX_REC_ARGV 320
@@ -35,9 +36,9 @@ session_save(struct server *srv, const struct session *s)
 	/* Every snapshot from this second on may be this session's. */
 	memcpy(since, s->id, STORE_ID_SIZE);
 	memcpy(since + 17, "00000000", 8);
-	rec = json_pack("{s:s,s:s,s:s,s:O,s:I,s:s}", "id", s->id, "state",
+	rec = json_pack("{s:s,s:s,s:s,s:O,s:I,s:o}", "id", s->id, "state",
 	    state_names[s->state], "since", since, "snapshots", s->snapshots,
-	    "pid", (json_int_t)getpid(), "error", s->error);
+	    "pid", (json_int_t)getpid(), "error", json_string_bytes(s->error));
 	if (rec == NULL)
 		return;
 	if (s->state != SESSION_RUNNING)
@@ -58,11 +59,28 @@ status_result(const struct session *s)
 	    (json_int_t)(end - s->start_ms), "snapshots", s->snapshots);
 
 	if (r != NULL && s->error[0] != '\0')
-		json_object_set_new(r, "error", json_string(s->error));
+		json_object_set_new(r, "error", json_string_bytes(s->error));
 	if (r != NULL && s->state != SESSION_RUNNING && s->exit_code >= 0)
 		json_object_set_new(r, "exit_code",
 		    json_integer(s->exit_code));
 	return r;
+}
+
+int
+session_guard_record(const struct store *st, const char *gid,
+    const char *sid, const char *kind, struct error *e)
+{
+	json_t *rec = json_pack("{s:[s],s:s,s:s}", "snapshots", sid, "state",
+	    "running", "kind", kind);
+	char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+	int rc;
+
+	json_decref(rec);
+	if (text == NULL)
+		return error_set(e, ERR_NOMEM, "session record");
+	rc = store_write_json(st, STORE_SESSIONS, gid, text, strlen(text), e);
+	free(text);
+	return rc;
 }
 
 /* A line ptrec printed on stdout: the path of a snapshot it wrote. */

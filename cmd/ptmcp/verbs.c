@@ -16,6 +16,7 @@
 #include "fmt/jsonrpc.h"
 #include "base/jsonw.h"
 #include "base/numparse.h"
+#include "base/progpath.h"
 #include "tool/report.h"
 #include "server.h"
 #include "base/spawn.h"
@@ -277,7 +278,7 @@ int
 verb_doctor(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
 {
-	char bindir[PATH_MAX], prog[PATH_MAX + 8];
+	char prog[PATH_MAX];
 	char *rec_argv[] = { prog, "--doctor", NULL };
 	struct store_entry *v = NULL;
 	struct store s;
@@ -301,9 +302,7 @@ verb_doctor(const struct tool_info *t, const char *store_path, int argc,
 		    s.root, n, (unsigned long long)bytes);
 	}
 	fflush(stdout);
-	snprintf(prog, sizeof(prog), "ptrec");
-	if (serve_bindir(bindir, sizeof(bindir)) == 0)
-		snprintf(prog, sizeof(prog), "%s/ptrec", bindir);
+	progpath_sibling_tool("ptrec", prog, sizeof(prog));
 	spawn_init(&sp, rec_argv);
 	sp.in = SPAWN_NULL;
 	if (spawn_start(&sp, &e) < 0 || spawn_finish(&sp, &e) < 0) {

@@ -18,6 +18,7 @@
 #include "span/codemap.h"
 #include "query.h"
 #include "tool/report.h"
+#include "base/progpath.h"
 #include "base/spawn.h"
 #include "sym/symcache.h"
 #include "sym/symtab.h"
@@ -233,25 +234,6 @@ record(struct decoded *d, const json_t *o, uint32_t *pid)
 	    hex_member(o, "ninsn"), hex_member(o, "time"));
 }
 
-/* The ptdecode beside this program, else the one on PATH. */
-static void
-ptdecode_path(char *buf, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-
-	snprintf(buf, size, "ptdecode");
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) == NULL)
-		return;
-	snprintf(buf, size, "%.*s/ptdecode", (int)(slash - self), self);
-	if (access(buf, X_OK) != 0)
-		snprintf(buf, size, "ptdecode");
-}
-
 /* Runs ptdecode for tid in [from, to) and feeds its records to d. */
 static int
 decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
@@ -268,7 +250,7 @@ decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
 	ssize_t n;
 	int rc = 0;
 
-	ptdecode_path(prog, sizeof(prog));
+	progpath_sibling_tool("ptdecode", prog, sizeof(prog));
 	snprintf(t, sizeof(t), "%" PRIu64, tid);
 	snprintf(f, sizeof(f), "%" PRIu64, from);
 	snprintf(u, sizeof(u), "%" PRIu64, to);

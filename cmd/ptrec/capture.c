@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/progpath.h"
 #include "elfsym.h"
 
 /* ---- filters ------------------------------------------------------------ */
@@ -64,27 +65,6 @@ capture_filters_resolve(const char *program, const char *const *specs,
 
 /* ---- the program -------------------------------------------------------- */
 
-static int
-search_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH"), *p, *colon;
-	size_t len;
-
-	if (strchr(name, '/') != NULL)
-		return (size_t)snprintf(out, size, "%s", name) < size &&
-		    access(out, X_OK) == 0 ? 0 : -1;
-	for (p = path != NULL ? path : "/usr/bin:/bin"; *p; p = colon + 1) {
-		colon = strchr(p, ':');
-		len = colon != NULL ? (size_t)(colon - p) : strlen(p);
-		if ((size_t)snprintf(out, size, "%.*s/%s", (int)len,
-		    len ? p : ".", name) < size && access(out, X_OK) == 0)
-			return 0;
-		if (colon == NULL)
-			break;
-	}
-	return -1;
-}
-
 int
 capture_program_path(const struct rec_options *o, char *out, size_t size,
     struct error *e)
@@ -93,7 +73,8 @@ capture_program_path(const struct rec_options *o, char *out, size_t size,
 
 	if (o->pid != 0)
 		snprintf(found, sizeof(found), "/proc/%" PRIu64 "/exe", o->pid);
-	else if (search_path(o->program[0], found, sizeof(found)) < 0)
+	else if (progpath_search(o->program[0], NULL, found, sizeof(found),
+	    NULL) < 0)
 		return error_set(e, ERR_NOTFOUND, "%s: no such program",
 		    o->program[0]);
 	if (realpath(found, real) == NULL)

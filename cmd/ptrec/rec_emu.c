@@ -22,6 +22,7 @@
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
 #include "tool/report.h"
+#include "base/progpath.h"
 #include "base/scratch.h"
 #include "base/spawn.h"
 
@@ -74,50 +75,20 @@ struct recorder {
 
 /* ---- finding things ---------------------------------------------------- */
 
-static int
-find_in_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH"), *p, *colon;
-	size_t len;
-
-	if (strchr(name, '/') != NULL) {
-		snprintf(out, size, "%s", name);
-		return access(out, X_OK) == 0 ? 0 : -1;
-	}
-	for (p = path != NULL ? path : "/usr/bin:/bin"; *p; p = colon + 1) {
-		colon = strchr(p, ':');
-		len = colon != NULL ? (size_t)(colon - p) : strlen(p);
-		snprintf(out, size, "%.*s/%s", (int)len, len ? p : ".", name);
-		if (access(out, X_OK) == 0)
-			return 0;
-		if (colon == NULL)
-			break;
-	}
-	return -1;
-}
-
 /* The plugin: $PTKIT_EMU_PLUGIN, else ../lib/ptkit/ beside ptrec, else
  * the install directory. */
 static int
 find_plugin(char *out, size_t size)
 {
 	const char *env = getenv("PTKIT_EMU_PLUGIN");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
 
 	if (env != NULL && env[0] != '\0') {
 		snprintf(out, size, "%s", env);
 		return access(out, R_OK) == 0 ? 0 : -1;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL)
-			*slash = '\0';
-		if (snprintf(out, size, "%s/../lib/ptkit/%s", self,
-		    PLUGIN_NAME) < (int)size && access(out, R_OK) == 0)
-			return 0;
-	}
+	if (progpath_beside_self("../lib/ptkit/" PLUGIN_NAME, R_OK, out, size,
+	    NULL) == 0)
+		return 0;
 	snprintf(out, size, "%s/%s", PTKIT_PKGLIBDIR, PLUGIN_NAME);
 	return access(out, R_OK) == 0 ? 0 : -1;
 }
@@ -127,7 +98,7 @@ rec_emu_available(char *why, size_t size)
 {
 	char path[PATH_MAX];
 
-	if (find_in_path(QEMU, path, sizeof(path)) < 0) {
+	if (progpath_search(QEMU, NULL, path, sizeof(path), NULL) < 0) {
 		snprintf(why, size, "%s not found (install qemu-user)", QEMU);
 		return 0;
 	}
@@ -764,7 +735,8 @@ prepare(struct recorder *r)
 	struct error e;
 	char found[PATH_MAX];
 
-	if (find_in_path(r->o->program[0], found, sizeof(found)) < 0 ||
+	if (progpath_search(r->o->program[0], NULL, found, sizeof(found),
+	    NULL) < 0 ||
 	    realpath(found, r->program) == NULL) {
 		report(TOOL, r->o->program[0], NULL, "no such program");
 		return -1;

@@ -1,6 +1,12 @@
 /*
  * ptspans: JSON Lines records (man ptkit-spans.5) and the per-function
  * totals of the summary.
+ *
+ * The one JSON writer of the project that does not go through struct
+ * jsonw: span lines are built in memory (json_escape, json_format_u64,
+ * cached number strings) because they are a measured hot path:
+ * gigabytes of lines, where a writer call per member shows (jsonw.h,
+ * json_format_u64).  The other records here use jsonw.
  */
 #include <inttypes.h>
 #include <stdio.h>

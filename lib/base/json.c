@@ -2,6 +2,10 @@
 #include "base/json.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonw.h"
 
 static json_t *
 json_check_loaded(json_t *doc, const json_error_t *je, struct error *e)
@@ -106,4 +110,37 @@ json_get_bool(const json_t *obj, const char *key, int *out, struct error *e)
 		return error_set(e, ERR_FORMAT, "'%s' is not a boolean", key);
 	*out = json_is_true(v);
 	return 0;
+}
+
+json_t *
+json_string_bytes(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, o = 0, n;
+	json_t *v;
+	char *buf;
+
+	if ((v = json_stringn(s, len)) != NULL)
+		return v;	/* well-formed UTF-8 as it is */
+	/* every byte becomes at most the three of U+FFFD */
+	if (len > (SIZE_MAX - 1) / 3 || (buf = malloc(3 * len + 1)) == NULL)
+		return NULL;
+	while (i < len) {
+		if (u[i] < 0x80)
+			n = 1;
+		else
+			n = json_utf8_len(u + i, len - i);
+		if (n > 0) {
+			memcpy(buf + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(buf + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	v = json_stringn(buf, o);
+	free(buf);
+	return v;
 }

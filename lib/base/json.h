@@ -25,6 +25,15 @@ json_t *json_read_file(const char *path, struct error *e);
 json_t *json_read_buffer(const char *buf, size_t len, struct error *e);
 
 /*
+ * A new jansson string of s's bytes whatever they are (paths, messages):
+ * each byte that is not part of well-formed UTF-8 becomes U+FFFD, as
+ * jsonw writes it, where json_string() would refuse the whole string
+ * (NULL) and json_pack("s") the whole value.  NULL only when out of
+ * memory.
+ */
+json_t *json_string_bytes(const char *s);
+
+/*
  * Typed members of an object.  Each returns 0, -ERR_NOTFOUND (no such
  * member) or -ERR_FORMAT (wrong type or out of range), with e naming key.
  * *out is untouched on failure.

@@ -154,6 +154,12 @@ utf8_sequence_len(const unsigned char *s, size_t avail)
 	return n;
 }
 
+size_t
+json_utf8_len(const unsigned char *s, size_t avail)
+{
+	return avail > 0 ? utf8_sequence_len(s, avail) : 0;
+}
+
 static void
 write_escaped_byte(FILE *out, unsigned char c)
 {

@@ -8,6 +8,15 @@
  * surrogates and code points past U+10FFFF included) becomes \ufffd, so the
  * output is always valid JSON and valid UTF-8 whatever the input.
  *
+ * Two writers do not go through struct jsonw, on purpose:
+ *   - ptspans' span line writer (cmd/ptspans/write.c) builds its lines in
+ *     memory with json_escape and json_format_u64 below: a measured hot
+ *     path (gigabytes of lines), where a call per member costs too much;
+ *   - ptmcp's store records and tool results are jansson values
+ *     (lib/base/json.h), because ptmcp reads them back, edits and echoes
+ *     them; json_string_bytes gives their free-form strings the same
+ *     U+FFFD policy as here.
+ *
  * The writer does not own its FILE; errors are sticky and reported by
  * jsonw_finish().  Nesting is bounded by JSONW_MAX_DEPTH; misuse (a value
  * where a key is due, closing what is not open, too deep) is recorded as
@@ -82,6 +91,13 @@ int json_write_escaped(FILE *out, const char *s, size_t len);
  */
 #define JSON_ESCAPED_MAX(len) (6 * (size_t)(len) + 2)
 size_t json_escape(char *dst, const char *s, size_t len);
+
+/*
+ * Length of the well-formed UTF-8 sequence at s (avail bytes there) that
+ * starts with a byte of 0x80 or more, or 0 when there is none: the test
+ * by which the escaping above replaces bytes with \ufffd.
+ */
+size_t json_utf8_len(const unsigned char *s, size_t avail);
 
 /*
  * The decimal digits of v written at dst (at most 20 bytes; no NUL).

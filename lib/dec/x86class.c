@@ -11,10 +11,14 @@ far_or(const ZydisDecodedInstruction *in, int near_class, int far_class)
 	    near_class;
 }
 
-
+/*
+ * libipt's class of a decoded instruction; *trap says whether a far call
+ * is a system instruction (see x86class.h).
+ */
 static int
-class_of(const ZydisDecodedInstruction *in)
+class_of(const ZydisDecodedInstruction *in, int *trap)
 {
+	*trap = 0;
 	/* TSX begins and ends are no branches to libipt */
 	if (in->mnemonic == ZYDIS_MNEMONIC_XBEGIN ||
 	    in->mnemonic == ZYDIS_MNEMONIC_XEND ||
@@ -36,6 +40,7 @@ class_of(const ZydisDecodedInstruction *in)
 		return ptic_cond_jump;
 	case ZYDIS_CATEGORY_SYSCALL:
 	case ZYDIS_CATEGORY_INTERRUPT:
+		*trap = 1;
 		return ptic_far_call;
 	case ZYDIS_CATEGORY_SYSRET:
 		return ptic_far_return;
@@ -45,8 +50,10 @@ class_of(const ZydisDecodedInstruction *in)
 	if (in->mnemonic == ZYDIS_MNEMONIC_PTWRITE)
 		return ptic_ptwrite;
 	/* libipt's classes for the VMX transfers and user interrupts */
-	if (in->mnemonic == ZYDIS_MNEMONIC_VMCALL)
+	if (in->mnemonic == ZYDIS_MNEMONIC_VMCALL) {
+		*trap = 1;
 		return ptic_far_call;
+	}
 	if (in->mnemonic == ZYDIS_MNEMONIC_VMLAUNCH ||
 	    in->mnemonic == ZYDIS_MNEMONIC_VMRESUME ||
 	    in->mnemonic == ZYDIS_MNEMONIC_UIRET)
@@ -98,19 +105,26 @@ x86_insn_decode(const uint8_t *buf, size_t len, int mode64,
 {
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
-	int c;
+	ZyanStatus st;
+	int c, trap;
 
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, mode64 ?
 	    ZYDIS_MACHINE_MODE_LONG_64 : ZYDIS_MACHINE_MODE_LONG_COMPAT_32,
-	    mode64 ? ZYDIS_STACK_WIDTH_64 : ZYDIS_STACK_WIDTH_32)) ||
-	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, ZYAN_NULL, buf,
-	    len, &in)))
-		return -1;
-	c = class_of(&in);
+	    mode64 ? ZYDIS_STACK_WIDTH_64 : ZYDIS_STACK_WIDTH_32)))
+		return X86_INSN_INVALID;
+	st = ZydisDecoderDecodeInstruction(&dec, ZYAN_NULL, buf, len, &in);
+	if (st == ZYDIS_STATUS_NO_MORE_DATA)
+		return X86_INSN_TRUNCATED;
+	if (!ZYAN_SUCCESS(st))
+		return X86_INSN_INVALID;
+	c = class_of(&in, &trap);
 	out->length = in.length;
 	out->iclass = c;
 	out->direct = 0;
 	out->disp = 0;
+	out->trap = trap;
+	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP |
+	    ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 	out->mov_cr3 = in.opcode_map == ZYDIS_OPCODE_MAP_0F &&
 	    in.opcode == 0x22 && in.raw.modrm.reg == 3;
 	if ((c == ptic_call || c == ptic_jump || c == ptic_cond_jump) &&

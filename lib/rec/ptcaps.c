@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/numparse.h"
+#include "base/progpath.h"
 #include "base/spawn.h"
 
 #define PT_DIR "sys/bus/event_source/devices/intel_pt"
@@ -515,36 +516,6 @@ read_perm(struct ptcaps *c, struct error *e)
 	return read_memlock(c, e);
 }
 
-/* Looks name up in $PATH, with the root in front of each directory. */
-static int
-find_program(const struct ptcaps *c, const char *name, char *out,
-    size_t size)
-{
-	const char *path = getenv("PATH"), *s, *colon;
-	char cand[2 * PATH_MAX + 64];
-	struct stat st;
-
-	for (s = path != NULL ? path : "/usr/bin:/bin"; *s != '\0'; s = colon +
-	    (*colon != '\0')) {
-		size_t len;
-
-		colon = strchr(s, ':');
-		if (colon == NULL)
-			colon = s + strlen(s);
-		len = (size_t)(colon - s);
-		if (len == 0 || s[0] != '/')
-			continue;	/* relative entries mean nothing here */
-		snprintf(cand, sizeof(cand), "%s%.*s/%s", c->root, (int)len, s,
-		    name);
-		if (strlen(cand) < size && stat(cand, &st) == 0 &&
-		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			memcpy(out, cand, strlen(cand) + 1);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* "perf version 6.1.192" (Debian adds nothing; others add -suffixes). */
 static void
 read_perf_version(struct ptcaps_tools *t)
@@ -580,9 +551,11 @@ find_tools(struct ptcaps *c)
 	struct ptcaps_tools *t = &c->tools;
 
 	t->perf_major = t->perf_minor = -1;
-	if (find_program(c, "perf", t->perf_path, sizeof(t->perf_path)))
+	if (progpath_search("perf", c->root, t->perf_path,
+	    sizeof(t->perf_path), NULL) == 0)
 		read_perf_version(t);
-	find_program(c, "qemu-x86_64", t->qemu_path, sizeof(t->qemu_path));
+	progpath_search("qemu-x86_64", c->root, t->qemu_path,
+	    sizeof(t->qemu_path), NULL);
 }
 
 int

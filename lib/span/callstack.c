@@ -1,6 +1,7 @@
 /* callstack: see callstack.h for the rules this file implements. */
 #include "span/callstack.h"
 
+#include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,16 +261,17 @@ in_fn(const struct cs_fn *fn, uint64_t ip)
 	return ip >= fn->lo && ip < fn->hi;
 }
 
-static uint8_t
-kind_of_iclass(uint8_t iclass)
+uint8_t
+cs_kind_of(int iclass, int trap)
 {
 	switch (iclass) {
-	case 2: return CS_CALL;		/* ptic_call */
-	case 3: return CS_RET;		/* ptic_return */
-	case 4: return CS_JMP;		/* ptic_jump */
-	case 5: return CS_JCC;		/* ptic_cond_jump */
-	case 6: case 7: case 8: return CS_FAR;
-	default: return CS_OTHER;
+	case ptic_call: return CS_CALL;
+	case ptic_return: return CS_RET;
+	case ptic_jump: return CS_JMP;
+	case ptic_cond_jump: return CS_JCC;
+	case ptic_far_call: return trap ? CS_SYSCALL : CS_FAR;
+	case ptic_far_return: case ptic_far_jump: return CS_FAR;
+	default: return CS_OTHER;	/* ptwrite, other, error */
 	}
 }
 
@@ -292,9 +294,7 @@ set_pending(struct callstack *cs, const struct blks_block *b,
 		p->kind = in->kind;
 		p->next_ip = b->end_ip + in->len;
 	} else {
-		p->kind = kind_of_iclass(b->iclass);
-		if (p->kind == CS_FAR && b->iclass == 6)
-			p->kind = CS_SYSCALL;
+		p->kind = cs_kind_of(b->iclass, 1);
 		p->next_ip = 0;
 		cs->t.st.unknown_insn++;
 	}

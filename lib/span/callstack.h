@@ -81,6 +81,13 @@ struct cs_insn {
 	uint8_t kind;		/* enum cs_kind */
 };
 
+/*
+ * The kind of an instruction of libipt class iclass (enum pt_insn_class,
+ * as lib/dec/x86class gives it); trap says a far call is a system
+ * instruction (struct x86_insn), which becomes CS_SYSCALL.
+ */
+uint8_t cs_kind_of(int iclass, int trap);
+
 enum cs_fn_flag {
 	CS_FN_PLT = 1 << 0,	/* a PLT stub: its jump is not a tail call */
 	CS_FN_COLD = 1 << 1,	/* a split-off part (foo.cold): never called */

@@ -1,7 +1,6 @@
 /* codemap: see codemap.h. */
 #include "span/codemap.h"
 
-#include <Zydis/Zydis.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dec/x86class.h"
 #include "sym/symcache.h"
 #include "sym/symtab.h"
 
@@ -106,7 +106,6 @@ struct codemap {
 	size_t n_map, cap_map;
 	size_t last_map;
 	int overlap;			/* two mappings of a pid overlap */
-	ZydisDecoder zydis;
 	struct insn_slot *icache;
 	struct fn_slot *fcache;
 	struct blk_slot *bcache;
@@ -260,11 +259,6 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	dirs = NULL;
 	if (m->syms == NULL)
 		goto nomem;
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&m->zydis,
-	    ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64))) {
-		codemap_free(m);
-		return error_set(e, ERR_INTERNAL, "Zydis decoder init");
-	}
 	*out = m;
 	return 0;
 nomem:
@@ -480,62 +474,23 @@ mapping_at(struct codemap *m, uint32_t pid, uint64_t ip)
 /* ----------------------------------------------------------------- */
 /* Instructions */
 
-static uint8_t
-kind_of_jump(const ZydisDecodedInstruction *in, uint8_t near)
-{
-	return in->meta.branch_type == ZYDIS_BRANCH_TYPE_FAR ? CS_FAR : near;
-}
-
-static uint8_t
-kind_of(const ZydisDecodedInstruction *in)
-{
-	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR:
-		return CS_JCC;
-	case ZYDIS_CATEGORY_UNCOND_BR:
-		return kind_of_jump(in, CS_JMP);
-	case ZYDIS_CATEGORY_CALL:
-		return kind_of_jump(in, CS_CALL);
-	case ZYDIS_CATEGORY_RET:
-		if (in->mnemonic == ZYDIS_MNEMONIC_IRET ||
-		    in->mnemonic == ZYDIS_MNEMONIC_IRETD ||
-		    in->mnemonic == ZYDIS_MNEMONIC_IRETQ)
-			return CS_FAR;
-		return kind_of_jump(in, CS_RET);
-	case ZYDIS_CATEGORY_SYSCALL:
-	case ZYDIS_CATEGORY_INTERRUPT:
-		return CS_SYSCALL;
-	case ZYDIS_CATEGORY_SYSRET:
-		return CS_FAR;
-	default:
-		return in->mnemonic == ZYDIS_MNEMONIC_IRETQ ? CS_FAR : CS_OTHER;
-	}
-}
-
+/* Length and kind from the one x86 class table (lib/dec/x86class). */
 static int
-decode_with(const ZydisDecoder *z, const uint8_t *bytes, size_t size,
-    struct cs_insn *out)
+decode_insn(const uint8_t *bytes, size_t size, struct cs_insn *out)
 {
-	ZydisDecoderContext ctx;
-	ZydisDecodedInstruction in;
+	struct x86_insn in;
 
-	if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(z, &ctx, bytes, size,
-	    &in)))
+	if (x86_insn_decode(bytes, size, 1, &in) < 0)
 		return 0;
-	out->len = in.length;
-	out->kind = kind_of(&in);
+	out->len = (uint8_t)in.length;
+	out->kind = cs_kind_of(in.iclass, in.trap);
 	return 1;
 }
 
 int
 codemap_decode(const uint8_t *bytes, size_t size, struct cs_insn *out)
 {
-	ZydisDecoder z;
-
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&z, ZYDIS_MACHINE_MODE_LONG_64,
-	    ZYDIS_STACK_WIDTH_64)))
-		return 0;
-	return decode_with(&z, bytes, size, out);
+	return decode_insn(bytes, size, out);
 }
 
 /* The bytes at ip (up to 15), or NULL; *avail says how many. */
@@ -547,8 +502,8 @@ bytes_at(struct codemap *m, struct mapping *mp, uint64_t ip, size_t *avail)
 	if (mp->img->bytes == NULL || off >= mp->img->size)
 		return NULL;
 	*avail = mp->img->size - off;
-	if (*avail > ZYDIS_MAX_INSTRUCTION_LENGTH)
-		*avail = ZYDIS_MAX_INSTRUCTION_LENGTH;
+	if (*avail > X86_MAX_INSN_LEN)
+		*avail = X86_MAX_INSN_LEN;
 	if (ip + *avail > mp->end)
 		*avail = mp->end - ip;
 	(void)m;
@@ -581,7 +536,7 @@ cb_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
 	m->st.insn_misses++;
 	if ((mp = mapping_at(m, pid, ip)) == NULL ||
 	    (b = bytes_at(m, mp, ip, &avail)) == NULL ||
-	    !decode_with(&m->zydis, b, avail, out)) {
+	    !decode_insn(b, avail, out)) {
 		m->st.insn_undecodable++;
 		return 0;
 	}

@@ -4,7 +4,8 @@
  *
  * Owns: the mappings of every pid (later MAP records win where they
  * overlap), the image files' bytes (mapped read-only, once per file),
- * instruction lengths and branch kinds decoded with Zydis, function
+ * instruction lengths and branch kinds (decoded by lib/dec/x86class, the
+ * one x86 class table, and mapped with cs_kind_of), function
  * lookups through symcache/symtab (names, PLT stubs, .cold parts; in JIT
  * regions the names of their JIT map, module CODEMAP_JIT_MODULE), inline
  * runs through symtab's inline ranges, and small caches in front of all
@@ -15,10 +16,10 @@
  * keep, those that replay nothing; every MAP record empties the caches
  * and moves cs_code.gen).
  *
- * Why Zydis: a call's return address is end_ip plus the call's length, and
- * libipt's struct pt_block gives the length of its last instruction only
- * when the block is truncated; the project decodes x86 with Zydis 4
- * (DECISIONS.md, Dependencies), which the emu recorder uses already.
+ * Why decode: a call's return address is end_ip plus the call's length,
+ * and libipt's struct pt_block gives the length of its last instruction
+ * only when the block is truncated; x86class decodes with Zydis 4
+ * (DECISIONS.md, Dependencies), as the emu recorder and ptdec do.
  *
  * Symbol tables load ahead: each new image of a MAP record (the first
  * eight) is queued for a thread of the codemap's own, which loads them

@@ -138,6 +138,9 @@ mcp_fakes() {
 		echo "the program says hi" >&2
 		echo "ptrec: recording is not built yet (issue #4)" >&2
 		exit 1 ;;
+	failbytes)
+		printf 'ptrec: /tmp/d\377/app: not an x86-64 ELF executable\n' >&2
+		exit 1 ;;
 	hang) exec sleep 3001 ;;
 	control)
 		exec 4<>"$ctl"

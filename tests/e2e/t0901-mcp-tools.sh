@@ -88,6 +88,29 @@ test_expect_success 'a failed recording: state failed with the recorder line' "
 	test_eq 'ptrec: recording is not built yet (issue #4)' \"\$(text <st)\"
 "
 
+# The recorder's last line names a path that is not UTF-8 (byte 0xff):
+# the session record keeps the message, that byte as U+FFFD, and reads
+# back, in this ptmcp and in another.
+test_expect_success 'a failure naming a non-UTF-8 path: its record is written' "
+	$setup
+	FAKE_PTREC=failbytes && export FAKE_PTREC &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./app\"]}' >r &&
+	sid=\$(sc .session_id <r | tr -d '\"') &&
+	$poll_status
+	mcp_close &&
+	want=\$(printf 'ptrec: /tmp/d\\357\\277\\275/app: not an x86-64 ELF executable') &&
+	test_eq failed \"\$state\" &&
+	test_eq \"\$want\" \"\$(jq -r .result.structuredContent.error st)\" &&
+	test -f store/sessions/\$sid.json &&
+	test_eq failed \"\$(jq -r .state store/sessions/\$sid.json)\" &&
+	test_eq \"\$want\" \"\$(jq -r .error store/sessions/\$sid.json)\" &&
+	mcp_open out2 &&
+	mcp_tool 2 trace_status \"{\\\"session_id\\\":\\\"\$sid\\\"}\" >other &&
+	mcp_close &&
+	test_eq failed \"\$(sc .state <other | tr -d '\"')\"
+"
+
 test_expect_success 'trace_start argument rules say the fix' "
 	$setup
 	mcp_open out &&

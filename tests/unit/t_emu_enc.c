@@ -233,7 +233,7 @@ test_ring_put(void)
 }
 
 static struct emu_insn_class
-cls(const struct emu_cls *c, const char *hex, uint64_t ip)
+cls(const char *hex, uint64_t ip)
 {
 	uint8_t b[16];
 	size_t n = 0;
@@ -245,36 +245,43 @@ cls(const struct emu_cls *c, const char *hex, uint64_t ip)
 		while (*hex == ' ')
 			hex++;
 	}
-	return emu_cls_classify(c, b, n, ip);
+	return emu_cls_classify(b, n, ip);
 }
 
 static void
 test_classes(void)
 {
-	struct emu_cls c;
 	struct emu_insn_class k;
 
-	IS_INT(emu_cls_init(&c), 0, "Zydis decoder for 64-bit code");
-	k = cls(&c, "e8 10 00 00 00", 0x1000);
+	k = cls("e8 10 00 00 00", 0x1000);
 	IS_INT(k.kind, EMU_CALL, "call rel32");
 	IS_U64(k.target, 0x1015, "its target");
-	k = cls(&c, "e8 00 00 00 00", 0x1000);
+	k = cls("e8 00 00 00 00", 0x1000);
 	IS_INT(k.call_next, 1, "call to the next instruction");
-	IS_INT(cls(&c, "ff d0", 0).kind, EMU_CALL_IND, "call *%%rax");
-	IS_INT(cls(&c, "ff 25 e2 3f 0a 00", 0).kind, EMU_JMP_IND,
+	IS_INT(cls("ff d0", 0).kind, EMU_CALL_IND, "call *%%rax");
+	IS_INT(cls("ff 25 e2 3f 0a 00", 0).kind, EMU_JMP_IND,
 	    "jmp *rip-relative is indirect");
-	IS_INT(cls(&c, "3e ff e0", 0).kind, EMU_JMP_IND, "notrack jmp *%%rax");
-	IS_INT(cls(&c, "f2 e9 00 01 00 00", 0).kind, EMU_JMP, "bnd jmp rel32");
-	IS_INT(cls(&c, "c3", 0).kind, EMU_RET, "ret");
-	IS_INT(cls(&c, "74 05", 0).kind, EMU_JCC, "je rel8");
-	IS_INT(cls(&c, "e2 fe", 0).kind, EMU_JCC, "loop");
-	IS_INT(cls(&c, "0f 05", 0).kind, EMU_SYSCALL, "syscall");
-	IS_INT(cls(&c, "48 89 c3", 0).kind, EMU_OTHER, "mov");
-	k = cls(&c, "0f 8e", 0);
+	IS_INT(cls("3e ff e0", 0).kind, EMU_JMP_IND, "notrack jmp *%%rax");
+	IS_INT(cls("f2 e9 00 01 00 00", 0).kind, EMU_JMP, "bnd jmp rel32");
+	IS_INT(cls("c3", 0).kind, EMU_RET, "ret");
+	IS_INT(cls("74 05", 0).kind, EMU_JCC, "je rel8");
+	IS_INT(cls("e2 fe", 0).kind, EMU_JCC, "loop");
+	IS_INT(cls("0f 05", 0).kind, EMU_SYSCALL, "syscall");
+	IS_INT(cls("48 89 c3", 0).kind, EMU_OTHER, "mov");
+	k = cls("0f 8e", 0);
 	IS_INT(k.truncated, 1, "a jle cut to 2 bytes is a phantom");
 	IS_INT(k.kind, EMU_OTHER, "and no branch");
-	k = cls(&c, "f3 a4", 0);
+	k = cls("f3 a4", 0);
 	IS_INT(k.rep, 1, "rep movsb");
+	/* x86class's classes, which libipt's decoder expects packets of */
+	IS_INT(cls("0f 01 c1", 0).kind, EMU_SYSCALL, "vmcall leaves");
+	IS_INT(cls("cc", 0).kind, EMU_SYSCALL, "int3 leaves");
+	IS_INT(cls("ff 18", 0).kind, EMU_FAR, "call far [rax]");
+	IS_INT(cls("48 cf", 0).kind, EMU_FAR, "iretq");
+	IS_INT(cls("c7 f8 10 00 00 00", 0).kind, EMU_OTHER,
+	    "xbegin: no TNT bit");
+	IS_INT(cls("c6 f8 01", 0).kind, EMU_OTHER, "xabort: no TIP");
+	IS_INT(cls("f3 48 0f ae e0", 0).kind, EMU_OTHER, "ptwrite");
 }
 
 int

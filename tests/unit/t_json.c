@@ -1,4 +1,5 @@
 /* Tests for lib/json (typed reads) and lib/error (messages, prefixes). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -83,11 +84,53 @@ test_errors(void)
 	}
 }
 
+/* Strings of any bytes become jansson strings, bad bytes as U+FFFD. */
+static void
+test_string_bytes(void)
+{
+	static const struct {
+		const char *in, *want, *name;
+	} cases[] = {
+		{ "plain /tmp/x", "plain /tmp/x", "ASCII as it is" },
+		{ "caf\xc3\xa9", "caf\xc3\xa9", "UTF-8 as it is" },
+		{ "/tmp/d\xff/app", "/tmp/d\xef\xbf\xbd/app",
+		    "a byte that starts nothing" },
+		{ "a\xc3", "a\xef\xbf\xbd", "a sequence cut at the end" },
+		{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd",
+		    "an overlong '/', byte by byte" },
+		{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
+		    "a surrogate, byte by byte" },
+		{ "", "", "empty" },
+	};
+	char *text;
+	json_t *v, *back;
+
+	OK(json_string("/tmp/d\xff/app") == NULL,
+	    "(jansson alone refuses such a string)");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		v = json_string_bytes(cases[i].in);
+		IS_STR(json_string_value(v), cases[i].want, "%s", cases[i].name);
+		json_decref(v);
+	}
+	/* as in a session record: packed, dumped, read back */
+	v = json_pack("{s:s,s:o}", "state", "failed", "error",
+	    json_string_bytes("ptrec: /tmp/d\xff/app: not an ELF"));
+	text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+	OK(text != NULL, "a record with such an error is written");
+	back = text != NULL ? json_loads(text, 0, NULL) : NULL;
+	IS_STR(json_string_value(json_object_get(back, "error")),
+	    "ptrec: /tmp/d\xef\xbf\xbd/app: not an ELF", "and reads back");
+	free(text);
+	json_decref(back);
+	json_decref(v);
+}
+
 int
 main(void)
 {
 	test_reads();
 	test_parse_errors();
 	test_errors();
+	test_string_bytes();
 	return tap_done();
 }

@@ -8,11 +8,13 @@
  * instruction, notes/emu.md 4.5) and whether it is a REP string
  * instruction (re-run as a one-instruction TB per iteration, 4.6).
  *
- * Zydis 4 decodes, not a hand-written opcode table: it knows every prefix
- * combination (notrack/bnd jumps, 66-prefixed rel16 branches, VEX/EVEX
- * lengths) and says "no more data" exactly when bytes are missing, which
- * is the phantom test.  Classification runs once per translated block, so
- * its cost does not show in the recording rate.
+ * The class itself is lib/dec/x86class's, the table every tool uses, so
+ * that the packets written for an instruction are the ones libipt's
+ * decoder expects of its class; this module only maps it to what the
+ * tracer does.  Zydis (under x86class) says "no more data" exactly when
+ * bytes are missing, which is the phantom test.  Classification runs
+ * once per translated block, so its cost does not show in the recording
+ * rate.
  */
 #ifndef PTKIT_EMU_CLS_H
 #define PTKIT_EMU_CLS_H
@@ -41,20 +43,12 @@ struct emu_insn_class {
 	uint64_t target;	/* direct branch target, else 0 */
 };
 
-/* One decoder per classifier; not shared between threads. */
-struct emu_cls {
-	unsigned char decoder[64];	/* a ZydisDecoder, kept opaque */
-};
-
-/* Returns 0, or -1 when Zydis refuses the 64-bit mode (not expected). */
-int emu_cls_init(struct emu_cls *c);
-
 /*
- * Classifies the size bytes at ip.  Undecodable bytes are EMU_OTHER with
- * truncated set only when more bytes would have helped.
+ * Classifies the size bytes at ip (64-bit code).  Undecodable bytes are
+ * EMU_OTHER with truncated set only when more bytes would have helped.
  */
-struct emu_insn_class emu_cls_classify(const struct emu_cls *c,
-    const uint8_t *bytes, size_t size, uint64_t ip);
+struct emu_insn_class emu_cls_classify(const uint8_t *bytes, size_t size,
+    uint64_t ip);
 
 /* "jcc", "jmp", ... as the ground-truth log spells them. */
 const char *emu_kind_name(enum emu_kind k);

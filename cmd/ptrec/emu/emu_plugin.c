@@ -101,7 +101,6 @@ static struct {
 	int has_line;
 
 	pthread_mutex_t lock;
-	struct emu_cls cls;
 	struct emu_handlers handlers;
 	struct image img[MAX_IMAGES];
 	int n_img;
@@ -354,7 +353,7 @@ fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 	size_t sz = qemu_plugin_insn_size(in);
 	struct emu_insn_class c;
 
-	c = emu_cls_classify(&g.cls, qemu_plugin_insn_data(in), sz, va);
+	c = emu_cls_classify(qemu_plugin_insn_data(in), sz, va);
 	t->last_ip = va;
 	t->end = va + sz;
 	t->kind = (uint8_t)c.kind;
@@ -1335,7 +1334,7 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		say("no dir=SCRATCH argument");
 		return -1;
 	}
-	if (config_read() < 0 || emu_cls_init(&g.cls) < 0)
+	if (config_read() < 0)
 		return -1;
 	deadline_init();
 	g.pid = getpid();
