@@ -18,6 +18,14 @@ $(BUILD)/tests/unit/t_perf_import: \
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
 	    $(PTREC_SNAPWRITE_OBJS) $(LIBPTKIT) $(LIBS_ALL)
 
+# snapwrite: where snapshots go and how the one writer writes them.
+$(BUILD)/tests/unit/t_snapwrite.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_snapwrite: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(PTREC_SNAPWRITE_OBJS) \
+    $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(PTREC_SNAPWRITE_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL)
+
 # capture: the decisions shared by the recorders (filters, lines, policy).
 $(BUILD)/tests/unit/t_capture.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 $(BUILD)/tests/unit/t_capture: \
