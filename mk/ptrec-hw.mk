@@ -1,7 +1,9 @@
 # The pt and perf recorders (issue #10): their unit tests link the
 # recorder's own objects beside libptkit.
-PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o \
-    $(BUILD)/cmd/ptrec/rec_manifest.o $(BUILD)/cmd/ptrec/jit_archive.o
+# The one snapshot writer and what it archives JIT code with.
+PTREC_SNAPWRITE_OBJS := $(BUILD)/cmd/ptrec/snapwrite.o \
+    $(BUILD)/cmd/ptrec/jit_archive.o
+PTREC_HW_UNIT_OBJS := $(BUILD)/cmd/ptrec/pt_snapshot.o $(PTREC_SNAPWRITE_OBJS)
 $(BUILD)/tests/unit/t_pt_snapshot.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 
 $(BUILD)/tests/unit/t_pt_snapshot: \
@@ -12,11 +14,17 @@ $(BUILD)/tests/unit/t_pt_snapshot: \
 $(BUILD)/tests/unit/t_perf_import.o: ALL_CPPFLAGS += -iquote cmd/ptrec
 $(BUILD)/tests/unit/t_perf_import: \
     $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
-    $(BUILD)/cmd/ptrec/perf_import.o $(BUILD)/cmd/ptrec/rec_manifest.o \
-    $(BUILD)/cmd/ptrec/jit_archive.o $(LIBPTKIT)
+    $(BUILD)/cmd/ptrec/perf_import.o $(PTREC_SNAPWRITE_OBJS) $(LIBPTKIT)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptrec/perf_import.o \
-	    $(BUILD)/cmd/ptrec/rec_manifest.o $(BUILD)/cmd/ptrec/jit_archive.o \
-	    $(LIBPTKIT) $(LIBS_ALL)
+	    $(PTREC_SNAPWRITE_OBJS) $(LIBPTKIT) $(LIBS_ALL)
+
+# snapwrite: where snapshots go and how the one writer writes them.
+$(BUILD)/tests/unit/t_snapwrite.o: ALL_CPPFLAGS += -iquote cmd/ptrec
+$(BUILD)/tests/unit/t_snapwrite: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(PTREC_SNAPWRITE_OBJS) \
+    $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(PTREC_SNAPWRITE_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL)
 
 # capture: the decisions shared by the recorders (filters, lines, policy).
 $(BUILD)/tests/unit/t_capture.o: ALL_CPPFLAGS += -iquote cmd/ptrec

@@ -12,15 +12,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "jit_archive.h"
-#include "fmt/manifest.h"
 #include "fmt/perfdata.h"
-#include "rec_manifest.h"
-#include "fmt/snapshot.h"
+#include "rec/ptcaps.h"
+#include "rec/ptsb.h"
+#include "snapwrite.h"
 
 /* ---- sideband ------------------------------------------------------------ */
 
@@ -199,7 +196,7 @@ static int
 capture_read_jit(struct emu_capture *c, const char *dir, struct error *e)
 {
 	char path[PATH_MAX + 64], line[128];
-	struct emu_jit_code j, *grown;
+	struct snapwrite_code j, *grown;
 	uint64_t len;
 	FILE *f;
 	int rc = 0;
@@ -450,158 +447,12 @@ emu_capture_free(struct emu_capture *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* ---- writing ------------------------------------------------------------- */
-
-#define MAX_IMAGES 512
-
-/* An archived image and what MMAP2 records say about it. */
-struct image_row {
-	const char *path;
-	struct snapshot_image img;
-	int ok;
-};
-
-struct writer_ctx {
-	const struct emu_run *run;
-	const struct emu_sideband *sb;
-	const struct emu_capture *cap;
-	struct snapshot *snap;
-	struct perfdata_writer *pd;
-	struct image_row img[MAX_IMAGES];
-	size_t n_img;
-	struct jit_row {
-		const struct emu_jit_code *code;
-		struct rec_jit_image im;
-	} *jit;				/* one per dumped region archived */
-	size_t n_jit;
-};
-
-static int
-dest_path(const struct emu_run *run, uint64_t index, char *out, size_t size,
-    struct error *e)
-{
-	const struct rec_options *o = run->opt;
-	char id[SNAPSHOT_ID_LEN + 1], parent[PATH_MAX];
-	int rc, n;
-
-	if (o->out_dir != NULL) {
-		n = index > 1 ? snprintf(out, size, "%s.%" PRIu64, o->out_dir,
-		    index) : snprintf(out, size, "%s", o->out_dir);
-		return n > 0 && (size_t)n < size ? 0 :
-		    error_set(e, ERR_RANGE, "%s: path too long", o->out_dir);
-	}
-	if ((rc = snapshot_make_id(id, sizeof(id), time(NULL), e)) < 0)
-		return rc;
-	if (o->store != NULL) {
-		snprintf(parent, sizeof(parent), "%s/snapshots", o->store);
-		if (mkdir(o->store, 0700) < 0 && errno != EEXIST)
-			return error_set_errno(e, errno, "%s", o->store);
-	} else {
-		snprintf(parent, sizeof(parent), "ptkit-snapshots");
-	}
-	if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-		return error_set_errno(e, errno, "%s", parent);
-	n = snprintf(out, size, "%s/%s", parent, id);
-	return n > 0 && (size_t)n < size ? 0 :
-	    error_set(e, ERR_RANGE, "%s: path too long", parent);
-}
-
-static const struct image_row *
-image_archive(struct writer_ctx *w, const char *path)
-{
-	struct image_row *r;
-	struct error e;
-	size_t i;
-
-	for (i = 0; i < w->n_img; i++)
-		if (strcmp(w->img[i].path, path) == 0)
-			return &w->img[i];
-	if (w->n_img == MAX_IMAGES)
-		return NULL;
-	r = &w->img[w->n_img++];
-	r->path = path;
-	r->ok = snapshot_archive_file(w->snap, path, NULL, &r->img, &e) == 0;
-	if (!r->ok)
-		manifest_add_warning(&w->snap->manifest, NULL,
-		    "image %s not archived: %s", path, e.msg);
-	return r;
-}
-
-static struct perfdata_sid
-sid_of(int pid, int tid, uint64_t time)
-{
-	struct perfdata_sid s;
-
-	memset(&s, 0, sizeof(s));
-	s.pid = (uint32_t)pid;
-	s.tid = (uint32_t)tid;
-	s.time = time;
-	s.cpu = PERFDATA_NO_CPU;
-	return s;
-}
-
-/* The archived JIT code holding addr, or NULL. */
-static const struct jit_row *
-jit_at(const struct writer_ctx *w, uint64_t addr)
-{
-	for (size_t i = 0; i < w->n_jit; i++)
-		if (addr >= w->jit[i].code->start &&
-		    addr - w->jit[i].code->start < w->jit[i].code->len)
-			return &w->jit[i];
-	return NULL;
-}
+/* ---- the snapshot -------------------------------------------------------- */
 
 /*
- * An anonymous executable mapping whose bytes were dumped is described as
- * a mapping of its archived image (jit_archive.h), so perf and ptdecode
- * read its code; others stay //anon, which neither can decode.
+ * The name of tid: its own COMM, else the program's (the first COMM),
+ * else "?".
  */
-static void
-map_jit(struct writer_ctx *w, const struct emu_sb_rec *r,
-    struct perfdata_mmap *m)
-{
-	const struct jit_row *j;
-	uint64_t delta;
-
-	if (strcmp(r->text, "//anon") != 0 || (j = jit_at(w, r->addr)) == NULL)
-		return;
-	delta = r->addr - j->code->start;
-	m->filename = j->im.name;
-	m->pgoff = j->im.pgoff + delta;
-	if (m->len > j->code->len - delta)
-		m->len = j->code->len - delta;
-	m->build_id_size = (uint8_t)j->im.img.build_id_size;
-	memcpy(m->build_id, j->im.img.build_id, j->im.img.build_id_size);
-}
-
-static int
-write_map(struct writer_ctx *w, const struct emu_sb_rec *r, struct error *e)
-{
-	const struct image_row *im = NULL;
-	struct perfdata_mmap m;
-
-	if (!(r->prot & 4 /* PROT_EXEC */))
-		return 0;		/* perf walks code only */
-	memset(&m, 0, sizeof(m));
-	m.sid = sid_of(r->pid, r->tid, r->time);
-	m.pid = (uint32_t)r->pid;
-	m.tid = (uint32_t)r->tid;
-	m.addr = r->addr;
-	m.len = r->len;
-	m.pgoff = r->pgoff;
-	m.prot = r->prot;
-	m.flags = 2;			/* MAP_PRIVATE */
-	m.filename = r->text;
-	if (r->text[0] == '/')
-		im = image_archive(w, r->text);
-	if (im != NULL && im->ok && im->img.build_id_size > 0) {
-		m.build_id_size = (uint8_t)im->img.build_id_size;
-		memcpy(m.build_id, im->img.build_id, im->img.build_id_size);
-	}
-	map_jit(w, r, &m);
-	return perfdata_write_mmap2(w->pd, &m, e);
-}
-
 static const char *
 comm_of(const struct emu_sideband *sb, int tid)
 {
@@ -615,136 +466,90 @@ comm_of(const struct emu_sideband *sb, int tid)
 	return name != NULL ? name : "?";
 }
 
-static int
-write_thread(struct writer_ctx *w, const struct emu_sb_rec *r,
-    struct error *e)
+static struct ptsb_record
+perf_record(uint32_t type, const struct emu_sb_rec *r)
 {
-	struct perfdata_comm c;
-	struct perfdata_task t;
-	struct perfdata_itrace_start it;
-	int rc;
+	struct ptsb_record p;
 
-	if (r->ptid != 0) {
-		memset(&t, 0, sizeof(t));
-		t.sid = sid_of(r->pid, r->tid, r->time);
-		t.pid = t.ppid = (uint32_t)r->pid;
-		t.tid = (uint32_t)r->tid;
-		t.ptid = (uint32_t)r->ptid;
-		t.time = r->time;
-		t.is_fork = 1;
-		if ((rc = perfdata_write_task(w->pd, &t, e)) < 0)
-			return rc;
-	}
-	memset(&c, 0, sizeof(c));
-	c.sid = sid_of(r->pid, r->tid, r->time);
-	c.pid = (uint32_t)r->pid;
-	c.tid = (uint32_t)r->tid;
-	c.exec = r->ptid == 0;
-	c.comm = comm_of(w->sb, r->tid);
-	if ((rc = perfdata_write_comm(w->pd, &c, e)) < 0)
-		return rc;
-	memset(&it, 0, sizeof(it));
-	it.sid = sid_of(r->pid, r->tid, r->time);
-	it.pid = (uint32_t)r->pid;
-	it.tid = (uint32_t)r->tid;
-	return perfdata_write_itrace_start(w->pd, &it, e);
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.sid.pid = (uint32_t)r->pid;
+	p.sid.tid = (uint32_t)r->tid;
+	p.sid.time = r->time;
+	p.sid.cpu = PERFDATA_NO_CPU;
+	return p;
 }
 
+/*
+ * The plugin's records as perf's, in the plugin's order: a code mapping
+ * is an MMAP2 (perf walks code only), a new thread a FORK (when it has a
+ * parent), its COMM and an ITRACE_START, an exit an EXIT.  The strings
+ * stay sb's.
+ */
 static int
-write_exit(struct writer_ctx *w, const struct emu_sb_rec *r, struct error *e)
+perf_sideband(const struct emu_sideband *sb, struct ptsb_record **out,
+    size_t *n, struct error *e)
 {
-	struct perfdata_task t;
-
-	memset(&t, 0, sizeof(t));
-	t.sid = sid_of(r->pid, r->tid, r->time);
-	t.pid = t.ppid = (uint32_t)r->pid;
-	t.tid = t.ptid = (uint32_t)r->tid;
-	t.time = r->time;
-	return perfdata_write_task(w->pd, &t, e);
-}
-
-static int
-cmp_time(const void *a, const void *b)
-{
-	const struct emu_sb_rec *x = *(const struct emu_sb_rec *const *)a;
-	const struct emu_sb_rec *y = *(const struct emu_sb_rec *const *)b;
-
-	return x->time < y->time ? -1 : x->time > y->time;
-}
-
-/* Sideband in time order, so that every map precedes the trace it serves. */
-static int
-write_sideband(struct writer_ctx *w, struct error *e)
-{
-	const struct emu_sb_rec **order;
+	const struct emu_sb_rec *r;
+	struct ptsb_record *p;
 	size_t i;
-	int rc = 0;
 
-	if ((order = calloc(w->sb->n + 1, sizeof(*order))) == NULL)
+	*n = 0;
+	if ((*out = p = calloc(3 * sb->n + 1, sizeof(*p))) == NULL)
 		return error_set(e, ERR_NOMEM, "sideband");
-	for (i = 0; i < w->sb->n; i++)
-		order[i] = &w->sb->rec[i];
-	qsort(order, w->sb->n, sizeof(*order), cmp_time);
-	for (i = 0; rc == 0 && i < w->sb->n; i++) {
-		switch (order[i]->type) {
-		case SB_MAP: rc = write_map(w, order[i], e); break;
-		case SB_THREAD: rc = write_thread(w, order[i], e); break;
-		case SB_EXIT: rc = write_exit(w, order[i], e); break;
-		default: break;
+	for (i = 0; i < sb->n; i++) {
+		r = &sb->rec[i];
+		switch (r->type) {
+		case SB_MAP:
+			if (!(r->prot & 4 /* PROT_EXEC */))
+				break;
+			p[*n] = perf_record(PERF_RECORD_MMAP2, r);
+			p[*n].u.mmap.pid = (uint32_t)r->pid;
+			p[*n].u.mmap.tid = (uint32_t)r->tid;
+			p[*n].u.mmap.addr = r->addr;
+			p[*n].u.mmap.len = r->len;
+			p[*n].u.mmap.pgoff = r->pgoff;
+			p[*n].u.mmap.prot = r->prot;
+			p[*n].u.mmap.flags = 2;		/* MAP_PRIVATE */
+			p[*n].u.mmap.filename = r->text;
+			(*n)++;
+			break;
+		case SB_THREAD:
+			if (r->ptid != 0) {
+				p[*n] = perf_record(PERF_RECORD_FORK, r);
+				p[*n].u.task.pid = p[*n].u.task.ppid =
+				    (uint32_t)r->pid;
+				p[*n].u.task.tid = (uint32_t)r->tid;
+				p[*n].u.task.ptid = (uint32_t)r->ptid;
+				p[*n].u.task.time = r->time;
+				(*n)++;
+			}
+			p[*n] = perf_record(PERF_RECORD_COMM, r);
+			p[*n].u.comm.pid = (uint32_t)r->pid;
+			p[*n].u.comm.tid = (uint32_t)r->tid;
+			p[*n].u.comm.exec = r->ptid == 0;
+			p[*n].u.comm.comm = comm_of(sb, r->tid);
+			(*n)++;
+			p[*n] = perf_record(PERF_RECORD_ITRACE_START, r);
+			p[*n].u.itrace.pid = (uint32_t)r->pid;
+			p[*n].u.itrace.tid = (uint32_t)r->tid;
+			(*n)++;
+			break;
+		case SB_EXIT:
+			p[*n] = perf_record(PERF_RECORD_EXIT, r);
+			p[*n].u.task.pid = p[*n].u.task.ppid = (uint32_t)r->pid;
+			p[*n].u.task.tid = p[*n].u.task.ptid = (uint32_t)r->tid;
+			p[*n].u.task.time = r->time;
+			(*n)++;
+			break;
+		default:
+			break;
 		}
-	}
-	free(order);
-	return rc;
-}
-
-static int
-write_traces(struct writer_ctx *w, struct error *e)
-{
-	const struct emu_ring_copy *r;
-	struct perfdata_auxtrace a;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < w->cap->n_rings; i++) {
-		r = &w->cap->rings[i];
-		memset(&a, 0, sizeof(a));
-		a.offset = r->total - r->kept;
-		a.reference = r->last_time ? r->last_time : 1;
-		a.idx = (uint32_t)i;
-		a.tid = (uint32_t)r->tid;
-		a.cpu = PERFDATA_NO_CPU;
-		if ((rc = perfdata_write_auxtrace(w->pd, &a, r->data, r->kept,
-		    e)) < 0)
-			return rc;
-	}
-	return perfdata_write_finished_round(w->pd, e);
-}
-
-static int
-write_build_ids(struct writer_ctx *w, struct error *e)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < w->n_img; i++) {
-		if (!w->img[i].ok || w->img[i].img.build_id_size == 0)
-			continue;
-		rc = perfdata_writer_add_build_id(w->pd, -1,
-		    w->img[i].img.build_id, w->img[i].img.build_id_size,
-		    w->img[i].path, e);
-		if (rc < 0)
-			return rc;
-	}
-	for (i = 0; i < w->n_jit; i++) {
-		rc = perfdata_writer_add_build_id(w->pd, -1,
-		    w->jit[i].im.img.build_id, w->jit[i].im.img.build_id_size,
-		    w->jit[i].im.name, e);
-		if (rc < 0)
-			return rc;
 	}
 	return 0;
 }
 
+/* The attr config under --timing, and the bits of it pt.* repeats. */
 static uint64_t
 pt_config_of(const struct emu_run *run, int *cyc, int *noretcomp)
 {
@@ -768,230 +573,111 @@ pt_config_of(const struct emu_run *run, int *cyc, int *noretcomp)
 	return cfg;
 }
 
-static int
-write_perf_data(struct writer_ctx *w, struct error *e)
-{
-	struct perfdata_writer_config cfg;
-	struct perfdata_time_conv tc;
-	int cyc, noretcomp, rc;
-
-	pt_config_of(w->run, &cyc, &noretcomp);
-	perfdata_writer_config_default(&cfg, noretcomp);
-	cfg.pt_config = pt_config_of(w->run, &cyc, &noretcomp);
-	cfg.pt.priv[PERFDATA_PT_MAX_NONTURBO_RATIO] = 1;
-	cfg.sample_cpu = 0;
-	rc = perfdata_writer_open(&w->pd,
-	    snapshot_path(w->snap, SNAPSHOT_PERF_DATA), &cfg, e);
-	if (rc < 0)
-		return rc;
-	memset(&tc, 0, sizeof(tc));
-	tc.time_mult = 1;		/* 1 GHz virtual TSC: ns == ticks */
-	tc.cap_user_time_zero = 1;
-	if ((rc = perfdata_write_time_conv(w->pd, &tc, e)) < 0 ||
-	    (rc = perfdata_write_auxtrace_info(w->pd, e)) < 0 ||
-	    (rc = write_sideband(w, e)) < 0 ||
-	    (rc = write_traces(w, e)) < 0 ||
-	    (rc = write_build_ids(w, e)) < 0) {
-		perfdata_writer_abort(w->pd);
-		w->pd = NULL;
-		return rc;
-	}
-	rc = perfdata_writer_close(w->pd, e);
-	w->pd = NULL;
-	return rc;
-}
-
-/* ---- the manifest --------------------------------------------------------- */
-
-static int
-fill_host(struct manifest *m, struct error *e)
-{
-	struct utsname u;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	int rc = 0;
-
-	if (uname(&u) == 0) {
-		rc = manifest_set_string(&m->host.hostname, u.nodename, e);
-		if (rc == 0)
-			rc = manifest_set_string(&m->host.kernel, u.release, e);
-	}
-	/* The CPU the trace describes is emu's (DECISIONS.md): no errata. */
-	if (rc == 0)
-		rc = manifest_set_string(&m->host.cpu_vendor, "GenuineIntel", e);
-	if (rc == 0)
-		rc = manifest_set_string(&m->host.cpu_model_name,
-		    "ptkit emu (qemu-x86_64 TCG)", e);
-	m->host.cpu_family = 6;
-	m->host.cpu_model = 0;
-	m->host.cpu_stepping = 0;
-	m->host.nr_cpus = n > 0 ? (uint32_t)n : 1;
-	m->host.emulated = 1;
-	return rc;
-}
-
-static int
-fill_recorder(struct manifest *m, const struct emu_run *run, struct error *e)
-{
-	const struct rec_options *o = run->opt;
-	int rc;
-
-	if ((rc = manifest_set_string(&m->recorder.backend, "emu", e)) < 0 ||
-	    (rc = manifest_set_string(&m->recorder.version, PTKIT_VERSION,
-	    e)) < 0 ||
-	    (rc = rec_manifest_setting(m, "aux_bytes", o->aux_bytes, e)) < 0 ||
-	    (rc = rec_manifest_setting(m, "budget_bytes", o->budget_bytes, e)) < 0 ||
-	    (rc = rec_manifest_setting(m, "psb_period_bytes", run->psb_period, e)) < 0 ||
-	    (rc = rec_manifest_setting(m, "repeat", o->repeat, e)) < 0 ||
-	    (rc = manifest_set_setting(m, "clock_model",
-	    "virtual TSC 1 GHz, CPI 1, CBR 1, nom_freq 1", e)) < 0 ||
-	    (rc = manifest_set_setting(m, "emulator", "qemu-x86_64 7.2", e)) < 0)
-		return rc;
-	if (o->trigger_symbol != NULL &&
-	    (rc = manifest_set_setting(m, "trigger_symbol", o->trigger_symbol,
-	    e)) < 0)
-		return rc;
-	if (o->trigger_line != NULL &&
-	    (rc = manifest_set_setting(m, "trigger_line", o->trigger_line,
-	    e)) < 0)
-		return rc;
-	return 0;
-}
-
-static int
-fill_pt(struct manifest *m, const struct emu_run *run, struct error *e)
+/* pt.* and the perf.data config of the emulated PT. */
+static void
+pt_facts(const struct emu_run *run, struct snapwrite_pt *pt,
+    struct perfdata_writer_config *wcfg, struct perfdata_time_conv *tc)
 {
 	static const char *const profile[] = { "low", "normal", "high",
 	    "config" };
 	int cyc, noretcomp;
 
-	m->pt.config = pt_config_of(run, &cyc, &noretcomp);
-	m->pt.pmu_type = 10;
-	m->pt.branch = 1;
-	m->pt.tsc = 1;
-	m->pt.cyc = cyc;
-	m->pt.noretcomp = noretcomp;
-	m->pt.psb_period = (uint32_t)run->psb_period;
-	m->pt.tsc_hz = 1000000000ULL;
-	m->pt.nom_freq = 1;
-	m->pt.time_mult = 1;
-	if (manifest_set_string(&m->pt.clock, "virtual", e) < 0)
-		return -ERR_NOMEM;
-	return manifest_set_string(&m->pt.timing_profile,
-	    profile[run->opt->timing], e);
+	memset(pt, 0, sizeof(*pt));
+	pt->config = pt_config_of(run, &cyc, &noretcomp);
+	pt->pmu_type = 10;
+	pt->branch = 1;
+	pt->tsc = 1;
+	pt->cyc = cyc;
+	pt->noretcomp = noretcomp;
+	pt->psb_period = (uint32_t)run->psb_period;
+	pt->tsc_hz = 1000000000ULL;
+	pt->nom_freq = 1;
+	pt->time_mult = 1;
+	pt->clock = "virtual";
+	pt->timing_profile = profile[run->opt->timing];
+	perfdata_writer_config_default(wcfg, noretcomp);
+	wcfg->pt_config = pt->config;
+	wcfg->pt.priv[PERFDATA_PT_MAX_NONTURBO_RATIO] = 1;
+	wcfg->sample_cpu = 0;
+	memset(tc, 0, sizeof(*tc));
+	tc->time_mult = 1;		/* 1 GHz virtual TSC: ns == ticks */
+	tc->cap_user_time_zero = 1;
 }
 
-static int
-fill_threads(struct manifest *m, const struct emu_sideband *sb,
-    const struct emu_capture *c, struct error *e)
+/* The CPU the trace describes is emu's (DECISIONS.md): no errata. */
+static void
+emulated_cpu(struct ptcaps_cpu *cpu)
 {
-	struct manifest_thread t;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(cpu, 0, sizeof(*cpu));
+	snprintf(cpu->vendor, sizeof(cpu->vendor), "GenuineIntel");
+	snprintf(cpu->model_name, sizeof(cpu->model_name),
+	    "ptkit emu (qemu-x86_64 TCG)");
+	cpu->family = 6;
+	cpu->online = n > 0 ? (int)n : 0;
+}
+
+/* One thread row and AUXTRACE queue per ring copy, and their span. */
+static void
+ring_threads(const struct emu_run *run, const struct emu_sideband *sb,
+    const struct emu_capture *c, struct snapwrite_thread *t,
+    struct snapwrite_source *src)
+{
+	uint64_t start = UINT64_MAX, end = 0;
 	size_t i, j;
-	int rc;
 
 	for (i = 0; i < c->n_rings; i++) {
 		const struct emu_ring_copy *r = &c->rings[i];
 
-		memset(&t, 0, sizeof(t));
-		t.tid = (uint32_t)r->tid;
-		t.name = (char *)comm_of(sb, r->tid);
-		t.auxtrace_idx = (uint32_t)i;
-		t.bytes_kept = r->kept;
-		t.wrapped = r->wrapped;
-		t.start_ns = r->first_time;
-		t.end_ns = r->last_time;
-		t.exited = r->exited;
+		t[i].tid = r->tid;
 		for (j = 0; j < sb->n; j++)
 			if (sb->rec[j].tid == r->tid)
-				t.pid = (uint32_t)sb->rec[j].pid;
-		if ((rc = manifest_add_thread(m, &t, e)) < 0)
-			return rc;
+				t[i].pid = sb->rec[j].pid;
+		t[i].name = comm_of(sb, r->tid);
+		t[i].auxtrace_idx = (uint32_t)i;
+		t[i].ring_size = run->opt->aux_bytes;
+		t[i].data = r->data;
+		t[i].kept = r->kept;
+		t[i].offset = r->total - r->kept;
+		t[i].reference = r->last_time;
+		t[i].start_ns = r->first_time;
+		t[i].end_ns = r->last_time;
+		t[i].wrapped = r->wrapped;
+		t[i].exited = r->exited;
+		if (r->first_time < start)
+			start = r->first_time;
+		if (r->last_time > end)
+			end = r->last_time;
 	}
-	return 0;
+	src->threads = t;
+	src->n_threads = c->n_rings;
+	src->start_tsc = src->start_ns = start == UINT64_MAX ? 0 : start;
+	src->end_tsc = src->end_ns = end;
+	src->fired_ns = c->fired_time ? c->fired_time : end;
 }
 
-static int
-fill_capture(struct manifest *m, const struct emu_run *run,
-    const struct emu_sideband *sb, const struct emu_capture *c,
-    struct error *e)
-{
-	uint64_t start = UINT64_MAX, end = 0, insns;
-	size_t i;
-	int rc;
+#define MAX_COUNTERS (2 + sizeof(((struct emu_sideband *)0)->counter) / \
+	sizeof(((struct emu_sideband *)0)->counter[0]))
 
-	for (i = 0; i < c->n_rings; i++) {
-		if (c->rings[i].first_time < start)
-			start = c->rings[i].first_time;
-		if (c->rings[i].last_time > end)
-			end = c->rings[i].last_time;
-		m->threads[i].ring_size = run->opt->aux_bytes;
-	}
-	m->capture.start_tsc = m->capture.start_ns =
-	    start == UINT64_MAX ? 0 : start;
-	m->capture.end_tsc = m->capture.end_ns = end;
-	m->capture.start_wall_ns = run->start_wall_ns;
-	m->trigger.fired_ns = c->fired_time ? c->fired_time : end;
-	if ((rc = manifest_set_string(&m->trigger.kind, c->reason, e)) < 0)
-		return rc;
-	if (c->detail != NULL &&
-	    (rc = manifest_set_string(&m->trigger.detail, c->detail, e)) < 0)
-		return rc;
-	for (i = 0, insns = 0; i < c->n_rings; i++)
+/* The instructions run, how a fault was located, the plugin's counters. */
+static size_t
+capture_counters(const struct emu_sideband *sb, const struct emu_capture *c,
+    struct snapwrite_counter *out)
+{
+	uint64_t insns = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < c->n_rings; i++)
 		insns += c->rings[i].insns;
-	if ((rc = manifest_set_counter(m, "guest_instructions", insns, e)) < 0)
-		return rc;
-	if (strcmp(c->reason, "signal") == 0 &&
-	    ((rc = manifest_set_counter(m, "fault_located_to_block", 1, e)) < 0 ||
-	    (rc = manifest_add_warning(m, e, "the trace ends at the start of "
-	    "the block that faulted: qemu 7.2 does not tell the faulting "
-	    "instruction")) < 0))
-		return rc;
+	out[n++] = (struct snapwrite_counter){ "guest_instructions", insns };
+	if (strcmp(c->reason, "signal") == 0)
+		out[n++] = (struct snapwrite_counter){
+		    "fault_located_to_block", 1 };
 	for (i = 0; i < sb->n_counters; i++)
-		if ((rc = manifest_set_counter(m, sb->counter[i].name,
-		    sb->counter[i].value, e)) < 0)
-			return rc;
-	return 0;
-}
-
-/*
- * The JIT map first (the code images take their symbols from it), then
- * each dumped region as an image.  A region that cannot be archived is a
- * warning: its code stays //anon.
- */
-static int
-archive_jit(struct writer_ctx *w, struct error *e)
-{
-	const struct emu_capture *c = w->cap;
-	const char *copy = c->jit_map != NULL ? c->jit_map :
-	    w->run->jit_map_removed;
-	struct manifest *m = &w->snap->manifest;
-	struct error ie;
-	size_t i;
-	int rc;
-
-	if ((rc = rec_jit_archive_map(w->snap, w->run->pid, copy, e)) < 0)
-		return rc;
-	if (c->n_jit == 0)
-		return 0;
-	if ((w->jit = calloc(c->n_jit, sizeof(*w->jit))) == NULL)
-		return error_set(e, ERR_NOMEM, "JIT code");
-	for (i = 0; i < c->n_jit; i++) {
-		struct jit_row *j = &w->jit[w->n_jit];
-
-		j->code = &c->jit[i];
-		rc = rec_jit_image(w->snap, w->run->pid, j->code->start,
-		    j->code->data, j->code->len, &j->im, &ie);
-		if (rc == -ERR_NOMEM)
-			return error_set(e, ERR_NOMEM, "%s", ie.msg);
-		if (rc < 0) {
-			if ((rc = manifest_add_warning(m, e, "JIT code at "
-			    "0x%" PRIx64 " not archived: %s", j->code->start,
-			    ie.msg)) < 0)
-				return rc;
-			continue;
-		}
-		w->n_jit++;
-	}
-	return manifest_set_counter(m, "jit_regions", w->n_jit, e);
+		out[n++] = (struct snapwrite_counter){ sb->counter[i].name,
+		    sb->counter[i].value };
+	return n;
 }
 
 int
@@ -999,38 +685,70 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
     const struct emu_capture *c, uint64_t index, char *out, size_t out_size,
     struct error *e)
 {
-	struct writer_ctx *w;
-	struct manifest *m;
+	static const char *const fault_located[] = { "the trace ends at the "
+	    "start of the block that faulted: qemu 7.2 does not tell the "
+	    "faulting instruction" };
+	const struct rec_options *o = run->opt;
+	const struct snapwrite_setting settings[] = {
+		{ .key = "budget_bytes", .num = o->budget_bytes, .numeric = 1 },
+		{ .key = "psb_period_bytes", .num = run->psb_period,
+		  .numeric = 1 },
+		{ .key = "repeat", .num = o->repeat, .numeric = 1 },
+		{ .key = "clock_model",
+		  .text = "virtual TSC 1 GHz, CPI 1, CBR 1, nom_freq 1" },
+		{ .key = "emulator", .text = "qemu-x86_64 7.2" },
+		{ .key = "trigger_symbol", .text = o->trigger_symbol },
+		{ .key = "trigger_line", .text = o->trigger_line },
+	};
+	struct snapwrite_counter counters[MAX_COUNTERS];
+	struct perfdata_writer_config wcfg;
+	struct perfdata_time_conv tc;
+	struct snapwrite_thread *threads;
+	struct snapwrite_source src;
+	struct ptsb_record *rec;
+	struct ptcaps_cpu cpu;
 	int rc;
 
-	if ((rc = dest_path(run, index, out, out_size, e)) < 0)
+	if ((rc = snapwrite_dest(o, index, out, out_size, e)) < 0)
 		return rc;
-	if ((w = calloc(1, sizeof(*w))) == NULL)
+	if ((threads = calloc(c->n_rings + 1, sizeof(*threads))) == NULL)
 		return error_set(e, ERR_NOMEM, "snapshot");
-	w->run = run;
-	w->sb = sb;
-	w->cap = c;
-	if ((rc = snapshot_begin(&w->snap, out, e)) < 0) {
-		free(w);
+	memset(&src, 0, sizeof(src));
+	if ((rc = perf_sideband(sb, &rec, &src.n_sideband, e)) < 0) {
+		free(threads);
 		return rc;
 	}
-	m = &w->snap->manifest;
-	if ((rc = fill_host(m, e)) < 0 || (rc = fill_recorder(m, run, e)) < 0 ||
-	    (rc = fill_pt(m, run, e)) < 0 || (rc = rec_manifest_target(m, run->opt, run->pid,
-	    run->exit_code, run->signal, run->state, e)) < 0 ||
-	    (rc = archive_jit(w, e)) < 0 ||
-	    (rc = write_perf_data(w, e)) < 0 ||
-	    (rc = fill_threads(m, sb, c, e)) < 0 ||
-	    (rc = fill_capture(m, run, sb, c, e)) < 0 ||
-	    (rc = snapshot_copy_in(w->snap, SNAPSHOT_OUTPUT_LOG,
-	    run->output_log, e)) < 0) {
-		snapshot_abort(w->snap);
-		free(w->jit);
-		free(w);
-		return rc;
+	src.sideband = rec;
+	src.opt = o;
+	src.backend = "emu";
+	src.settings = settings;
+	src.n_settings = sizeof(settings) / sizeof(settings[0]);
+	emulated_cpu(&cpu);
+	src.cpu = &cpu;
+	src.emulated = 1;
+	pt_facts(run, &src.pt, &wcfg, &tc);
+	src.pid = run->pid;
+	src.state = run->state;
+	src.exit_code = run->exit_code;
+	src.signal = run->signal;
+	src.jit_map = c->jit_map != NULL ? c->jit_map : run->jit_map_removed;
+	src.jit = c->jit;
+	src.n_jit = c->n_jit;
+	src.wconfig = &wcfg;
+	src.tc = &tc;
+	ring_threads(run, sb, c, threads, &src);
+	src.reason = c->reason;
+	src.detail = c->detail;
+	src.start_wall_ns = run->start_wall_ns;
+	src.counters = counters;
+	src.n_counters = capture_counters(sb, c, counters);
+	if (strcmp(c->reason, "signal") == 0) {
+		src.warnings = fault_located;
+		src.n_warnings = 1;
 	}
-	rc = snapshot_commit(w->snap, e);
-	free(w->jit);
-	free(w);
+	src.output_log = run->output_log;
+	rc = snapwrite(&src, out, e);
+	free(rec);
+	free(threads);
 	return rc;
 }

@@ -2,11 +2,12 @@
  * emu_snapshot: one snapshot directory from what the emu plugin left in
  * the scratch directory (emu_handoff.h): ring copies, sideband, output.
  *
- * Owns the translation from the plugin's records to the snapshot format
- * (lib/snapshot, lib/perfdata, lib/manifest): per-thread AUXTRACE queues,
- * COMM/MMAP2/FORK/EXIT/ITRACE_START sideband placed before the trace that
- * needs it, archived images by build-id, and the manifest rows that say
- * how the capture was made under emulation.
+ * Owns reading those files, and what is emu's own in its snapshots,
+ * handed to the one writer (snapwrite.h): the plugin's records in perf's
+ * form (MMAP2, FORK, COMM, ITRACE_START, EXIT), one thread per ring copy,
+ * the dumped JIT code, the emulated CPU and clock, and the manifest
+ * settings and counters that say how the capture was made under
+ * emulation.
  */
 #ifndef PTREC_EMU_SNAPSHOT_H
 #define PTREC_EMU_SNAPSHOT_H
@@ -17,6 +18,7 @@
 #include "emu_handoff.h"
 #include "base/error.h"
 #include "options.h"
+#include "snapwrite.h"
 
 enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM };
 
@@ -61,12 +63,6 @@ struct emu_run {
 					   when the program removed it */
 };
 
-/* Bytes of an anonymous executable mapping the plugin dumped. */
-struct emu_jit_code {
-	uint64_t start, len;
-	uint8_t *data;			/* malloc'd */
-};
-
 /* One snapshot's worth of rings and why it was taken. */
 struct emu_capture {
 	uint64_t seq;
@@ -75,7 +71,7 @@ struct emu_capture {
 	uint64_t fired_time;		/* virtual TSC, 0 unknown */
 	struct emu_ring_copy *rings;
 	size_t n_rings;
-	struct emu_jit_code *jit;	/* snap.<seq>/jit.* */
+	struct snapwrite_code *jit;	/* snap.<seq>/jit.*, data malloc'd */
 	size_t n_jit;
 	char *jit_map;			/* snap.<seq>/perf.map, or NULL */
 };

@@ -1,19 +1,12 @@
 /* perf_import: see perf_import.h. */
 #include "perf_import.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "jit_archive.h"
-#include "fmt/manifest.h"
 #include "fmt/perfdata.h"
-#include "rec_manifest.h"
-#include "fmt/snapshot.h"
+#include "snapwrite.h"
 
 static const struct perfdata_build_id *
 recorded_build_id(const struct perfdata *pd, const char *path)
@@ -27,102 +20,74 @@ recorded_build_id(const struct perfdata *pd, const char *path)
 	return NULL;
 }
 
-/* Archives one mapped file; what cannot be archived is a warning. */
-static int
-archive_one(struct snapshot *s, const struct perfdata *pd, const char *path,
-    unsigned *archived, struct error *e)
+/*
+ * The code files perf's MMAP records name, with the build-ids perf saw,
+ * in a malloc'd array (NULL when out of memory) of *n.
+ */
+static struct snapwrite_image *
+mapped_images(const struct perfdata *pd, size_t *n)
 {
+	struct snapwrite_image *im = calloc(pd->nr_mmaps + 1, sizeof(*im));
 	const struct perfdata_build_id *was;
-	struct snapshot_image img;
-	struct error ae;
 
-	if (manifest_find_image(&s->manifest, path) != NULL)
-		return 0;
-	if (snapshot_archive_file(s, path, NULL, &img, &ae) < 0)
-		return manifest_add_warning(&s->manifest, e, "image %s not "
-		    "archived: %s", path, ae.msg);
-	(*archived)++;
-	was = recorded_build_id(pd, path);
-	if (was != NULL && (was->size != img.build_id_size ||
-	    memcmp(was->id, img.build_id, img.build_id_size) != 0))
-		return manifest_add_warning(&s->manifest, e, "image %s: its "
-		    "build-id changed since perf recorded it", path);
-	return 0;
-}
-
-static int
-archive_images(struct snapshot *s, const struct perfdata *pd,
-    struct error *e)
-{
-	unsigned archived = 0;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < pd->nr_mmaps; i++) {
+	*n = 0;
+	for (size_t i = 0; im != NULL && i < pd->nr_mmaps; i++) {
 		const char *f = pd->mmaps[i].filename;
 
 		if (f == NULL || f[0] != '/')
 			continue;	/* [vdso], anonymous, [kernel.kallsyms] */
 		if (pd->mmaps[i].is_mmap2 && !(pd->mmaps[i].prot & 4))
 			continue;	/* data: the decoder walks code only */
-		if ((rc = archive_one(s, pd, f, &archived, e)) < 0)
-			return rc;
+		im[*n].path = f;
+		if ((was = recorded_build_id(pd, f)) != NULL) {
+			im[*n].build_id = was->id;
+			im[*n].build_id_size = was->size;
+		}
+		(*n)++;
 	}
-	return manifest_set_counter(&s->manifest, "images_archived", archived,
-	    e);
+	return im;
 }
 
-static int
-fill_recorder(struct manifest *m, const struct perf_import_run *run,
-    struct error *e)
-{
-	char buf[32];
-	int rc;
-
-	if ((rc = manifest_set_string(&m->recorder.backend, "perf", e)) < 0 ||
-	    (rc = manifest_set_string(&m->recorder.version, PTKIT_VERSION,
-	    e)) < 0)
-		return rc;
-	snprintf(buf, sizeof(buf), "%" PRIu64, run->opt->aux_bytes);
-	if ((rc = manifest_set_setting(m, "aux_bytes", buf, e)) < 0)
-		return rc;
-	if (run->perf_version != NULL && (rc = manifest_set_setting(m,
-	    "perf_version", run->perf_version, e)) < 0)
-		return rc;
-	return 0;
-}
-
-/* pt.* from the file; a perf.data without intel_pt leaves them zero. */
-static int
-fill_pt(struct manifest *m, const struct perfdata *pd, struct error *e)
+/*
+ * pt.* from the file; a perf.data without intel_pt leaves them zero and
+ * note says why.
+ */
+static void
+pt_facts(const struct perfdata *pd, struct snapwrite_pt *pt, char *note,
+    size_t size)
 {
 	struct perfdata_pt_timing t;
 	struct error te;
 
-	if (perfdata_pt_timing(pd, &t, &te) < 0)
-		return manifest_add_warning(m, e, "the perf.data has no "
-		    "intel_pt trace: %s", te.msg);
-	m->pt.config = t.config;
-	m->pt.pmu_type = (uint32_t)pd->pt.priv[PERFDATA_PT_PMU_TYPE];
-	m->pt.branch = (t.config & PERFDATA_PT_CFG_BRANCH) != 0;
-	m->pt.tsc = t.tsc;
-	m->pt.mtc = t.mtc;
-	m->pt.cyc = t.cyc;
-	m->pt.noretcomp = t.noretcomp;
-	m->pt.mtc_period = t.mtc_freq;
-	m->pt.cyc_threshold = (uint32_t)((t.config >>
+	memset(pt, 0, sizeof(*pt));
+	note[0] = '\0';
+	if (perfdata_pt_timing(pd, &t, &te) < 0) {
+		snprintf(note, size, "the perf.data has no intel_pt trace: %s",
+		    te.msg);
+		return;
+	}
+	pt->config = t.config;
+	pt->pmu_type = (uint32_t)pd->pt.priv[PERFDATA_PT_PMU_TYPE];
+	pt->branch = (t.config & PERFDATA_PT_CFG_BRANCH) != 0;
+	pt->tsc = t.tsc;
+	pt->mtc = t.mtc;
+	pt->cyc = t.cyc;
+	pt->noretcomp = t.noretcomp;
+	pt->mtc_period = t.mtc_freq;
+	pt->cyc_threshold = (uint32_t)((t.config >>
 	    PERFDATA_PT_CFG_CYC_THRESH_SHIFT) & 0xf);
-	m->pt.psb_period = (uint32_t)((t.config >>
+	pt->psb_period = (uint32_t)((t.config >>
 	    PERFDATA_PT_CFG_PSB_PERIOD_SHIFT) & 0xf);
-	m->pt.nom_freq = t.max_nonturbo_ratio;
-	m->pt.tsc_ctc_n = t.tsc_ctc_n;
-	m->pt.tsc_ctc_d = t.tsc_ctc_d;
-	m->pt.time_shift = pd->time_conv.time_shift;
-	m->pt.time_mult = pd->time_conv.time_mult;
-	m->pt.time_zero = pd->time_conv.time_zero;
-	return manifest_set_string(&m->pt.clock, "tsc", e);
+	pt->nom_freq = t.max_nonturbo_ratio;
+	pt->tsc_ctc_n = t.tsc_ctc_n;
+	pt->tsc_ctc_d = t.tsc_ctc_d;
+	pt->time_shift = pd->time_conv.time_shift;
+	pt->time_mult = pd->time_conv.time_mult;
+	pt->time_zero = pd->time_conv.time_zero;
+	pt->clock = "tsc";
 }
 
+/* The last COMM perf recorded for tid, or NULL. */
 static const char *
 comm_of(const struct perfdata *pd, uint32_t tid)
 {
@@ -135,79 +100,79 @@ comm_of(const struct perfdata *pd, uint32_t tid)
 	return name;
 }
 
+/* One thread row per AUXTRACE queue perf wrote. */
 static int
-fill_threads(struct manifest *m, const struct perfdata *pd,
-    const struct perf_import_run *run, struct error *e)
+queue_threads(const struct perfdata *pd, const struct perf_import_run *run,
+    struct snapwrite_thread **out, struct error *e)
 {
-	struct manifest_thread t;
+	struct snapwrite_thread *t;
 	size_t i;
-	int rc;
 
+	if ((*out = t = calloc(pd->nr_queues + 1, sizeof(*t))) == NULL)
+		return error_set(e, ERR_NOMEM, "threads");
 	for (i = 0; i < pd->nr_queues; i++) {
-		memset(&t, 0, sizeof(t));
-		t.tid = pd->queues[i].tid;
-		t.pid = (uint32_t)run->pid;
-		t.name = (char *)comm_of(pd, t.tid);
-		t.auxtrace_idx = pd->queues[i].idx;
-		t.ring_size = run->opt->aux_bytes;
-		t.bytes_kept = pd->queues[i].total_size;
-		if ((rc = manifest_add_thread(m, &t, e)) < 0)
-			return rc;
+		t[i].tid = (int)pd->queues[i].tid;
+		t[i].pid = run->pid;
+		t[i].name = comm_of(pd, pd->queues[i].tid);
+		t[i].auxtrace_idx = pd->queues[i].idx;
+		t[i].ring_size = run->opt->aux_bytes;
+		t[i].kept = pd->queues[i].total_size;
 	}
 	return 0;
-}
-
-static int
-fill_target(struct manifest *m, const struct perf_import_run *run,
-    struct error *e)
-{
-	int rc;
-
-	if ((rc = rec_manifest_target(m, run->opt, run->pid, run->exit_code,
-	    run->signal, run->state, e)) < 0)
-		return rc;
-	m->capture.start_wall_ns = run->start_wall_ns;
-	m->capture.end_wall_ns = run->fired_wall_ns;
-	m->trigger.fired_wall_ns = run->fired_wall_ns;
-	if ((run->detail != NULL && (rc = manifest_set_string(
-	    &m->trigger.detail, run->detail, e)) < 0) ||
-	    (run->filter != NULL && (rc = manifest_set_setting(m, "filter",
-	    run->filter, e)) < 0))
-		return rc;
-	return manifest_set_string(&m->trigger.kind, run->reason, e);
 }
 
 int
 perf_import(const struct perf_import_run *run, const char *perf_data,
     const char *dest, struct error *e)
 {
+	const struct snapwrite_setting settings[] = {
+		{ .key = "perf_version", .text = run->perf_version },
+		{ .key = "filter", .text = run->filter },
+	};
+	char note[ERROR_MSG_MAX + 64];
+	const char *notes[1] = { note };
+	struct snapwrite_source src;
+	struct snapwrite_thread *threads = NULL;
+	struct snapwrite_image *images = NULL;
 	struct perfdata *pd;
-	struct snapshot *s;
-	struct manifest *m;
+	size_t n_images;
 	int rc;
 
 	if ((rc = perfdata_read(&pd, perf_data, e)) < 0)
 		return rc;
-	if ((rc = snapshot_begin(&s, dest, e)) < 0) {
-		perfdata_free(pd);
-		return rc;
+	if ((images = mapped_images(pd, &n_images)) == NULL) {
+		rc = error_set(e, ERR_NOMEM, "images");
+		goto out;
 	}
-	m = &s->manifest;
-	if ((rc = snapshot_copy_in(s, SNAPSHOT_PERF_DATA, perf_data, e)) < 0 ||
-	    (run->output_log != NULL && (rc = snapshot_copy_in(s,
-	    SNAPSHOT_OUTPUT_LOG, run->output_log, e)) < 0) ||
-	    (rc = rec_manifest_host(m, &run->caps->cpu, e)) < 0 ||
-	    (rc = fill_recorder(m, run, e)) < 0 ||
-	    (rc = fill_pt(m, pd, e)) < 0 ||
-	    (rc = fill_threads(m, pd, run, e)) < 0 ||
-	    (rc = fill_target(m, run, e)) < 0 ||
-	    (run->pid > 0 && (rc = rec_jit_archive_map(s, run->pid, NULL,
-	    e)) < 0) ||
-	    (rc = archive_images(s, pd, e)) < 0) {
-		snapshot_abort(s);
-		perfdata_free(pd);
-		return rc;
-	}
+	if ((rc = queue_threads(pd, run, &threads, e)) < 0)
+		goto out;
+	memset(&src, 0, sizeof(src));
+	src.opt = run->opt;
+	src.backend = "perf";
+	src.settings = settings;
+	src.n_settings = sizeof(settings) / sizeof(settings[0]);
+	pt_facts(pd, &src.pt, note, sizeof(note));
+	src.notes = notes;
+	src.n_notes = note[0] != '\0';
+	src.cpu = &run->caps->cpu;
+	src.pid = run->pid;
+	src.state = run->state;
+	src.exit_code = run->exit_code;
+	src.signal = run->signal;
+	src.perf_data = perf_data;
+	src.images = images;
+	src.n_images = n_images;
+	src.threads = threads;
+	src.n_threads = pd->nr_queues;
+	src.reason = run->reason;
+	src.detail = run->detail;
+	src.start_wall_ns = run->start_wall_ns;
+	src.end_wall_ns = src.fired_wall_ns = run->fired_wall_ns;
+	src.output_log = run->output_log;
+	rc = snapwrite(&src, dest, e);
+out:
+	free(images);
+	free(threads);
 	perfdata_free(pd);
-	return snapshot_commit(s, e);
+	return rc;
 }

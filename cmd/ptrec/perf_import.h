@@ -2,14 +2,13 @@
  * perf_import: a snapshot directory from a perf.data that `perf record`
  * wrote (the perf recorder's output).
  *
- * Owns taking perf's file as it is (copied byte for byte: perf wrote the
- * AUXTRACE queues, sideband and TIME_CONV itself) and adding what the
- * snapshot format has and perf does not: the manifest (recorder.backend
- * "perf", pt.* from the file's intel_pt attr and AUXTRACE_INFO, host.*
- * from the machine's caps, one thread row per AUXTRACE queue) and the
- * image archive, made from every file the MMAP records name, with a
- * warning for an image whose build-id differs from the one perf saw.
- * Works on any perf.data, so it is testable with a cpu-clock recording.
+ * Owns what is the perf recorder's own in a snapshot, handed to the one
+ * writer (snapwrite.h), which takes perf's file as it is (perf wrote the
+ * AUXTRACE queues, sideband and TIME_CONV itself): pt.* from the file's
+ * intel_pt attr and AUXTRACE_INFO, one thread row per AUXTRACE queue, and
+ * the files its MMAP records name with the build-ids perf saw (the writer
+ * archives them and warns when one differs).  Works on any perf.data, so
+ * it is testable with a cpu-clock recording.
  */
 #ifndef PTREC_PERF_IMPORT_H
 #define PTREC_PERF_IMPORT_H

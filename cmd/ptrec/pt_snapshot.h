@@ -4,12 +4,13 @@
  * sideband records drained from its data ring (ptsb), the config that was
  * used (ptconfig) and the machine's identity (ptcaps).
  *
- * Owns the translation from those captured pieces to the snapshot format
- * (lib/snapshot, lib/perfdata, lib/manifest), with the same manifest
- * fields the emu recorder writes: recorder.backend "pt", pt.* from the
- * real config and TIME_CONV, host.* from cpuinfo, one thread row per ring
- * with its wrap flag.  Nothing here touches a perf event, so the whole
- * translation is testable with fake rings and sideband.
+ * Owns what is the pt recorder's own in a snapshot, handed to the one
+ * writer (snapwrite.h): the sideband kept with its strings, the perf.data
+ * config perf would have written (AUXTRACE_INFO from the PMU's format/
+ * fields), pt.* from the real config and TIME_CONV, the settings (cpus,
+ * filter, how the trigger was armed), and the warnings it owes: a ring
+ * that wrapped, sideband the kernel lost.  Nothing here touches a perf event, so
+ * the whole path to a snapshot is testable with fake rings and sideband.
  */
 #ifndef PTREC_PT_SNAPSHOT_H
 #define PTREC_PT_SNAPSHOT_H
@@ -66,14 +67,6 @@ struct pt_run {
 	uint64_t start_wall_ns, fired_wall_ns;
 	const char *output_log;	/* a file to copy as output.log, or NULL */
 };
-
-/*
- * Where snapshot number index goes: -o DIR (".<index>" added when index
- * > 1), else <store>/snapshots/<id>, else ./ptkit-snapshots/<id>.
- * Returns 0, -ERR_RANGE (too long), -ERR_IO (a parent not creatable).
- */
-int pt_snapshot_dest(const struct rec_options *o, uint64_t index, char *out,
-    size_t size, struct error *e);
 
 /*
  * Writes the snapshot directory dest (which must not exist) from run,

@@ -19,7 +19,7 @@
 #include "rec/ptcaps.h"
 #include "rec/ptconfig.h"
 #include "rec/ptperf.h"
-#include "pt_snapshot.h"
+#include "snapwrite.h"
 #include "tool/report.h"
 #include "base/scratch.h"
 #include "base/spawn.h"
@@ -355,7 +355,7 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 	run.output_log = o->pid == 0 ? r->log_path : NULL;
 	run.start_wall_ns = start;
 	run.fired_wall_ns = now_ns(CLOCK_REALTIME);
-	if (pt_snapshot_dest(o, 1, dest, sizeof(dest), &e) < 0 ||
+	if (snapwrite_dest(o, 1, dest, sizeof(dest), &e) < 0 ||
 	    perf_import(&run, r->data, dest, &e) < 0) {
 		report_error(TOOL, "snapshot", &e, NULL);
 		goto out;

@@ -18,6 +18,7 @@
 #include "elfsym.h"
 #include "rec/procmaps.h"
 #include "pt_snapshot.h"
+#include "snapwrite.h"
 #include "rec/ptcaps.h"
 #include "rec/ptconfig.h"
 #include "rec/ptevent.h"
@@ -390,7 +391,7 @@ write_rings(struct pt_rec *r, const char *reason, uint64_t index,
 	run.start_wall_ns = r->start_wall;
 	run.fired_wall_ns = wall_ns();
 	run.output_log = r->log_path[0] != '\0' ? r->log_path : NULL;
-	if (rc == 0 && (rc = pt_snapshot_dest(r->o, index, dest, size,
+	if (rc == 0 && (rc = snapwrite_dest(r->o, index, dest, size,
 	    e)) == 0)
 		rc = pt_snapshot_write(&run, &r->sb, rings, n, dest, e);
 	for (i = 0; i < n; i++)

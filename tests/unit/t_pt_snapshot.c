@@ -14,6 +14,7 @@
 #include "fmt/manifest.h"
 #include "fmt/perfdata.h"
 #include "pt_snapshot.h"
+#include "snapwrite.h"
 #include "rec/ptcaps.h"
 #include "rec/ptconfig.h"
 #include "tap.h"
@@ -286,7 +287,7 @@ test_write(const struct ptcaps *caps)
 	run.trigger_mode = "park";
 	snprintf(out, sizeof(out), "%s/snap", tmp);
 	o.out_dir = out;
-	rc = pt_snapshot_dest(&o, 1, dest, sizeof(dest), &e);
+	rc = snapwrite_dest(&o, 1, dest, sizeof(dest), &e);
 	IS_INT(rc, 0, "dest for -o");
 	rc = pt_snapshot_write(&run, &sb, rings, 2, dest, &e);
 	IS_INT(rc, 0, "snapshot written%s%s", rc < 0 ? ": " : "",
@@ -310,9 +311,9 @@ test_dest(void)
 
 	memset(&o, 0, sizeof(o));
 	o.out_dir = "out/s";
-	IS_INT(pt_snapshot_dest(&o, 3, out, sizeof(out), &e), 0, "-o, 3rd");
+	IS_INT(snapwrite_dest(&o, 3, out, sizeof(out), &e), 0, "-o, 3rd");
 	IS_STR(out, "out/s.3", "-o DIR gets .3 for the third snapshot");
-	IS_INT(pt_snapshot_dest(&o, 1, out, 4, &e), -ERR_RANGE,
+	IS_INT(snapwrite_dest(&o, 1, out, 4, &e), -ERR_RANGE,
 	    "a path too long is refused");
 }
 

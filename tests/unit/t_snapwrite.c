@@ -1,0 +1,221 @@
+/*
+ * t_snapwrite: ptrec's one snapshot writer: where a snapshot goes (every
+ * path that would not fit is refused, naming it, before anything is
+ * made), and a snapshot written from a recorder's facts alone.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "fmt/manifest.h"
+#include "fmt/perfdata.h"
+#include "snapwrite.h"
+#include "tap.h"
+
+static char tmp[] = "/tmp/t_snapwrite.XXXXXX";
+
+/* A --store whose "<store>/snapshots" does not fit in PATH_MAX. */
+static void
+test_dest_store_too_long(void)
+{
+	static char store[PATH_MAX];
+	struct rec_options o;
+	struct error e;
+	char out[PATH_MAX];
+	size_t len;
+
+	len = (size_t)snprintf(store, sizeof(store), "%s/", tmp);
+	memset(store + len, 's', PATH_MAX - 5 - len);
+	store[PATH_MAX - 5] = '\0';
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	IS_INT(snapwrite_dest(&o, 1, out, sizeof(out), &e), -ERR_RANGE,
+	    "a store whose snapshots/ would be cut is refused");
+	OK(strncmp(e.msg, store, 64) == 0, "the error names the store");
+	OK(access(store, F_OK) != 0, "nothing was made for it");
+	IS_INT(snapwrite_store_snapshots(store, out, sizeof(out), &e),
+	    -ERR_RANGE, "snapwrite_store_snapshots refuses it too");
+}
+
+/* The store's snapshots/ fits, the snapshot's own path does not. */
+static void
+test_dest_out_too_small(void)
+{
+	char store[PATH_MAX], parent[PATH_MAX + 16], want[PATH_MAX + 16];
+	char out[PATH_MAX];
+	struct rec_options o;
+	struct error e;
+	struct stat st;
+
+	snprintf(store, sizeof(store), "%s/store", tmp);
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	IS_INT(snapwrite_store_snapshots(store, parent, sizeof(parent), &e), 0,
+	    "store snapshots path");
+	snprintf(want, sizeof(want), "%s/snapshots", store);
+	IS_STR(parent, want, "<store>/snapshots");
+	IS_INT(snapwrite_dest(&o, 1, out, strlen(parent) + 4, &e), -ERR_RANGE,
+	    "a destination that would be cut is refused");
+	OK(strncmp(e.msg, parent, strlen(parent)) == 0 &&
+	    strstr(e.msg, "path too long") != NULL, "the error names %s: %s",
+	    parent, e.msg);
+	IS_INT(snapwrite_dest(&o, 2, out, sizeof(out), &e), 0, "--store dest");
+	OK(strncmp(out, parent, strlen(parent)) == 0 &&
+	    out[strlen(parent)] == '/' && strlen(out) == strlen(parent) + 26,
+	    "<store>/snapshots/<id>: %s", out);
+	OK(stat(parent, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (st.st_mode & 0777) == 0700, "snapshots/ made, 0700");
+}
+
+static void
+test_dest_out_dir(void)
+{
+	char dir[PATH_MAX], out[PATH_MAX];
+	struct rec_options o;
+	struct error e;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(dir, sizeof(dir), "%s/snap", tmp);
+	o.out_dir = dir;
+	IS_INT(snapwrite_dest(&o, 1, out, sizeof(out), &e), 0, "-o, 1st");
+	IS_STR(out, dir, "-o DIR as it is for the first snapshot");
+	IS_INT(snapwrite_dest(&o, 12, out, strlen(dir) + 3, &e), -ERR_RANGE,
+	    "-o DIR.12 that would be cut is refused");
+	OK(strncmp(e.msg, dir, strlen(dir)) == 0, "the error names -o DIR");
+}
+
+static int
+setting(const struct manifest *m, const char *key, const char *value)
+{
+	for (size_t i = 0; i < m->recorder.nr_settings; i++)
+		if (strcmp(m->recorder.settings[i].key, key) == 0)
+			return value != NULL &&
+			    strcmp(m->recorder.settings[i].value, value) == 0;
+	return value == NULL;
+}
+
+/* A snapshot from facts only: no image, one ring, a COMM. */
+static void
+test_write(void)
+{
+	static const uint8_t ring[4] = { 1, 2, 3, 4 };
+	const struct snapwrite_setting settings[] = {
+		{ .key = "budget_bytes", .num = 64, .numeric = 1 },
+		{ .key = "trigger_symbol", .text = NULL },
+		{ .key = "emulator", .text = "fake" },
+	};
+	const struct snapwrite_counter counters[] = { { "things", 7 } };
+	const char *const warnings[] = { "a warning" };
+	char *argv[] = { "prog", NULL };
+	struct snapwrite_thread th;
+	struct snapwrite_source src;
+	struct perfdata_writer_config wcfg;
+	struct perfdata_time_conv tc;
+	struct ptsb_record comm;
+	struct ptcaps_cpu cpu;
+	struct rec_options o;
+	struct perfdata *pd;
+	struct manifest m;
+	struct error e;
+	char dest[PATH_MAX], path[PATH_MAX + 32];
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.aux_bytes = 4096;
+	o.program = argv;
+	memset(&cpu, 0, sizeof(cpu));
+	snprintf(cpu.vendor, sizeof(cpu.vendor), "GenuineIntel");
+	cpu.family = 6;
+	perfdata_writer_config_default(&wcfg, 0);
+	memset(&tc, 0, sizeof(tc));
+	tc.time_mult = 1;
+	memset(&comm, 0, sizeof(comm));
+	comm.type = PERF_RECORD_COMM;
+	comm.sid.pid = comm.sid.tid = 50;
+	comm.sid.time = 5;
+	comm.sid.cpu = PERFDATA_NO_CPU;
+	comm.u.comm.pid = comm.u.comm.tid = 50;
+	comm.u.comm.comm = "prog";
+	memset(&th, 0, sizeof(th));
+	th.tid = th.pid = 50;
+	th.name = "prog";
+	th.ring_size = 4096;
+	th.data = ring;
+	th.kept = sizeof(ring);
+	th.offset = 8;
+	th.wrapped = 1;
+	memset(&src, 0, sizeof(src));
+	src.opt = &o;
+	src.backend = "emu";
+	src.settings = settings;
+	src.n_settings = 3;
+	src.cpu = &cpu;
+	src.emulated = 1;
+	src.pt.clock = "virtual";
+	src.pid = 0;		/* no JIT map to look for */
+	src.state = "exited";
+	src.wconfig = &wcfg;
+	src.tc = &tc;
+	src.sideband = &comm;
+	src.n_sideband = 1;
+	src.threads = &th;
+	src.n_threads = 1;
+	src.reason = "exit";
+	src.counters = counters;
+	src.n_counters = 1;
+	src.warnings = warnings;
+	src.n_warnings = 1;
+	snprintf(dest, sizeof(dest), "%s/w", tmp);
+	rc = snapwrite(&src, dest, &e);
+	IS_INT(rc, 0, "written%s%s", rc < 0 ? ": " : "", rc < 0 ? e.msg : "");
+	snprintf(path, sizeof(path), "%s/manifest.json", dest);
+	if (rc < 0 || manifest_read(path, &m, &e) < 0) {
+		OK(0, "manifest");
+		return;
+	}
+	IS_STR(m.recorder.backend, "emu", "recorder.backend");
+	OK(setting(&m, "aux_bytes", "4096"), "aux_bytes first, from -a");
+	OK(setting(&m, "budget_bytes", "64"), "a numeric setting");
+	OK(setting(&m, "emulator", "fake"), "a text setting");
+	OK(setting(&m, "trigger_symbol", NULL), "a setting not given is left "
+	    "out");
+	IS_INT(m.host.emulated, 1, "host.emulated");
+	IS_STR(m.pt.clock, "virtual", "pt.clock");
+	IS_U64(m.nr_threads, 1, "one thread row");
+	if (m.nr_threads == 1) {
+		IS_STR(m.threads[0].name, "prog", "its name");
+		IS_INT(m.threads[0].wrapped, 1, "wrapped");
+	}
+	IS_U64(m.nr_warnings, 1, "no wrap warning unless asked for");
+	IS_U64(m.nr_counters, 1, "the recorder's counter");
+	manifest_free(&m);
+	snprintf(path, sizeof(path), "%s/perf.data", dest);
+	if (perfdata_read(&pd, path, &e) < 0) {
+		OK(0, "perf.data: %s", e.msg);
+		return;
+	}
+	IS_U64(pd->nr_queues, 1, "one AUXTRACE queue");
+	IS_U64(pd->nr_comms, 1, "the COMM written");
+	perfdata_free(pd);
+	IS_INT(snapwrite(&src, dest, &e), -ERR_EXISTS,
+	    "an existing snapshot is not overwritten");
+}
+
+int
+main(void)
+{
+	if (mkdtemp(tmp) == NULL) {
+		OK(0, "setup");
+		return tap_done();
+	}
+	test_dest_store_too_long();
+	test_dest_out_too_small();
+	test_dest_out_dir();
+	test_write();
+	cleanup_remove_tree(tmp);
+	return tap_done();
+}
