@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt/store.h"
 #include "span/callstack.h"
 #include "base/json.h"
 
@@ -41,9 +42,10 @@ find_dir(struct analysis *a, const char *path, struct error *e)
 
 	if (!is_dir(path))
 		return error_set(e, ERR_NOTFOUND, "no such directory");
-	snprintf(sub, sizeof(sub), "%s/derived/default", path);
 	if (!exists(path, "spans.jsonl", NULL) &&
-	    !exists(path, "index.bin", NULL) && is_dir(sub))
+	    !exists(path, "index.bin", NULL) &&
+	    store_snapshot_analysis(path, STORE_DEFAULT_ANALYSIS, sub,
+	    sizeof(sub), NULL) == 0 && is_dir(sub))
 		path = sub;
 	if (snprintf(a->dir, sizeof(a->dir), "%s", path) >=
 	    (int)sizeof(a->dir))
