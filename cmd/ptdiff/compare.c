@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "fmt/spanidx.h"
+#include "span/spandir.h"
 
 /* Relative change below which hardware times count as unchanged. */
 #define TIME_NOISE_PCT 2.0
@@ -93,7 +94,8 @@ bound_parse(const char *s, struct bound *b, struct error *e)
 static json_t *
 side_load_snapshot(struct side *s)
 {
-	const char *snap = analysis_manifest_str(&s->an, "snapshot", NULL);
+	const char *snap = analysis_manifest_str(&s->an,
+	    SPANDIR_M_SNAPSHOT, NULL);
 	char path[4200];
 	json_t *doc;
 
@@ -500,9 +502,9 @@ check_same(const struct comparison *c, const char *what)
 static uint64_t
 incomplete_windows(const struct analysis *a)
 {
-	return analysis_manifest_u64(a, "quality.wrapped_threads", 0) +
-	    analysis_manifest_u64(a, "quality.decode_errors", 0) +
-	    analysis_manifest_u64(a, "quality.overflows", 0);
+	return analysis_manifest_u64(a, SPANDIR_M_Q("wrapped_threads"), 0) +
+	    analysis_manifest_u64(a, SPANDIR_M_Q("decode_errors"), 0) +
+	    analysis_manifest_u64(a, SPANDIR_M_Q("overflows"), 0);
 }
 
 static void
@@ -522,9 +524,11 @@ judge_comparability(struct comparison *c)
 	check_snapshot_field(c, "cpu emulated", "host.cpu.emulated");
 	k = add_check(c, "decoder");
 	snprintf(k->a, sizeof(k->a), "%s %s", analysis_manifest_str(&c->a.an,
-	    "decoder", "unknown"), analysis_manifest_str(&c->a.an, "tool", ""));
+	    SPANDIR_M_DECODER, "unknown"), analysis_manifest_str(&c->a.an,
+	    SPANDIR_M_TOOL, ""));
 	snprintf(k->b, sizeof(k->b), "%s %s", analysis_manifest_str(&c->b.an,
-	    "decoder", "unknown"), analysis_manifest_str(&c->b.an, "tool", ""));
+	    SPANDIR_M_DECODER, "unknown"), analysis_manifest_str(&c->b.an,
+	    SPANDIR_M_TOOL, ""));
 	k->same = strcmp(k->a, k->b) == 0;
 	check_analysis_u64(c, "threads", "quality.threads");
 	check_analysis_u64(c, "wrapped rings", "quality.wrapped_threads");
