@@ -8,6 +8,8 @@
 
 #include "base/json.h"
 #include "fmt/spanidx.h"
+#include "fmt/snapshot.h"
+#include "fmt/store.h"
 #include "span/spandir.h"
 
 /* Relative change below which hardware times count as unchanged. */
@@ -96,15 +98,17 @@ side_load_snapshot(struct side *s)
 {
 	const char *snap = analysis_manifest_str(&s->an,
 	    SPANDIR_M_SNAPSHOT, NULL);
-	char path[4200];
+	char path[4200], dir[PATH_MAX + 8];
 	json_t *doc;
 
 	if (snap != NULL && snap[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/manifest.json", snap);
+		snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, snap);
 		if ((doc = json_read_file(path, NULL)) != NULL)
 			return doc;
 	}
-	snprintf(path, sizeof(path), "%s/../../manifest.json", s->an.dir);
+	if (store_analysis_snapshot(s->an.dir, dir, sizeof(dir), NULL) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, dir);
 	return json_read_file(path, NULL);
 }
 

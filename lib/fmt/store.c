@@ -349,6 +349,13 @@ store_analysis_tmp(const char *snap, char *buf, size_t size,
 }
 
 int
+store_analysis_snapshot(const char *adir, char *buf, size_t size,
+    struct error *e)
+{
+	return fmt_path(buf, size, e, "%s/../..", adir);
+}
+
+int
 store_snapshot_analysis(const char *snap, const char *aid, char *buf,
     size_t size, struct error *e)
 {

@@ -156,6 +156,14 @@ int store_snapshot_derived(const char *snap, char *buf, size_t size,
 int store_analysis_tmp(const char *snap, char *buf, size_t size,
     struct error *e);
 
+/*
+ * The snapshot directory an analysis directory adir of derived/ belongs
+ * to (adir/../..), for a reader given only the analysis.  Returns 0 or
+ * -ERR_RANGE.
+ */
+int store_analysis_snapshot(const char *adir, char *buf, size_t size,
+    struct error *e);
+
 /* snap/derived/<aid>, for a snapshot directory snap.  Returns 0,
  * -ERR_INVALID (aid outside the grammar), -ERR_RANGE. */
 int store_snapshot_analysis(const char *snap, const char *aid, char *buf,

@@ -108,6 +108,9 @@ test_derived(const struct store *s, const char *snap)
 	IS_STR(buf, "/x/store/snapshots", "is root/snapshots");
 	IS_INT(store_snapshots_dir("/x/store", buf, 10, &e), -ERR_RANGE,
 	    "snapshots dir too long");
+	IS_INT(store_analysis_snapshot("/s/derived/default", buf, sizeof(buf),
+	    &e), 0, "the snapshot of an analysis");
+	IS_STR(buf, "/s/derived/default/../..", "is two levels up");
 	OK(store_beneath("/a/b/c", "/a/b"), "/a/b/c is beneath /a/b");
 	OK(!store_beneath("/a/bc", "/a/b"), "/a/bc is not");
 	OK(!store_beneath("/a/b", "/a/b"), "nor /a/b itself");
