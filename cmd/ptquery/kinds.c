@@ -564,6 +564,8 @@ jsonl_read(const struct analysis *a, enum spandir_file file,
 	return 0;
 }
 
+/* Named as the members of the records (span/spandir writes them): each
+ * column is read by its name. */
 static const struct col gap_cols[] = {
 	{ "tid", COL_U64, 1 }, { "start_ns", COL_U64, 1 },
 	{ "end_ns", COL_U64, 1 }, { "dur_ns", COL_U64, 0 },
