@@ -8,6 +8,9 @@
 
 #include "base/json.h"
 #include "fmt/spanidx.h"
+#include "fmt/snapshot.h"
+#include "fmt/store.h"
+#include "span/spandir.h"
 
 /* Relative change below which hardware times count as unchanged. */
 #define TIME_NOISE_PCT 2.0
@@ -93,16 +96,19 @@ bound_parse(const char *s, struct bound *b, struct error *e)
 static json_t *
 side_load_snapshot(struct side *s)
 {
-	const char *snap = analysis_manifest_str(&s->an, "snapshot", NULL);
-	char path[4200];
+	const char *snap = analysis_manifest_str(&s->an,
+	    SPANDIR_M_SNAPSHOT, NULL);
+	char path[4200], dir[PATH_MAX + 8];
 	json_t *doc;
 
 	if (snap != NULL && snap[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/manifest.json", snap);
+		snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, snap);
 		if ((doc = json_read_file(path, NULL)) != NULL)
 			return doc;
 	}
-	snprintf(path, sizeof(path), "%s/../../manifest.json", s->an.dir);
+	if (store_analysis_snapshot(s->an.dir, dir, sizeof(dir), NULL) < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, dir);
 	return json_read_file(path, NULL);
 }
 
@@ -500,9 +506,9 @@ check_same(const struct comparison *c, const char *what)
 static uint64_t
 incomplete_windows(const struct analysis *a)
 {
-	return analysis_manifest_u64(a, "quality.wrapped_threads", 0) +
-	    analysis_manifest_u64(a, "quality.decode_errors", 0) +
-	    analysis_manifest_u64(a, "quality.overflows", 0);
+	return analysis_manifest_u64(a, SPANDIR_M_Q("wrapped_threads"), 0) +
+	    analysis_manifest_u64(a, SPANDIR_M_Q("decode_errors"), 0) +
+	    analysis_manifest_u64(a, SPANDIR_M_Q("overflows"), 0);
 }
 
 static void
@@ -522,9 +528,11 @@ judge_comparability(struct comparison *c)
 	check_snapshot_field(c, "cpu emulated", "host.cpu.emulated");
 	k = add_check(c, "decoder");
 	snprintf(k->a, sizeof(k->a), "%s %s", analysis_manifest_str(&c->a.an,
-	    "decoder", "unknown"), analysis_manifest_str(&c->a.an, "tool", ""));
+	    SPANDIR_M_DECODER, "unknown"), analysis_manifest_str(&c->a.an,
+	    SPANDIR_M_TOOL, ""));
 	snprintf(k->b, sizeof(k->b), "%s %s", analysis_manifest_str(&c->b.an,
-	    "decoder", "unknown"), analysis_manifest_str(&c->b.an, "tool", ""));
+	    SPANDIR_M_DECODER, "unknown"), analysis_manifest_str(&c->b.an,
+	    SPANDIR_M_TOOL, ""));
 	k->same = strcmp(k->a, k->b) == 0;
 	check_analysis_u64(c, "threads", "quality.threads");
 	check_analysis_u64(c, "wrapped rings", "quality.wrapped_threads");

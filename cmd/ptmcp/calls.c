@@ -92,31 +92,23 @@ static int
 analysis_dir(struct server *srv, const json_t *id, const char *sid,
     const char *aid, char *dir, size_t size)
 {
-	char snap[PATH_MAX], path[PATH_MAX], real[PATH_MAX];
+	char snap[PATH_MAX];
 	struct error e;
-	size_t n;
+	int rc;
 
 	if (snapshot_dir(srv, id, "snapshot_id", sid, snap, sizeof(snap)) < 0)
 		return -1;
-	if (store_analysis_path(&srv->store, sid, aid, path, sizeof(path),
-	    &e) < 0) {
+	rc = store_resolve_analysis(&srv->store, sid, aid, dir, size, &e);
+	if (rc == -ERR_INVALID)
 		reply_tool_error(srv, id, "%s.", e.msg);
-		return -1;
-	}
-	if (realpath(path, real) == NULL) {
+	else if (rc == -ERR_PERM)
+		reply_tool_error(srv, id, "Analysis %s of %s resolves outside "
+		    "the store; refused.", aid, sid);
+	else if (rc < 0)
 		reply_tool_error(srv, id, "Snapshot %s has no analysis '%s' "
 		    "yet: call trace_decode with snapshot_id %s first.", sid,
 		    aid, sid);
-		return -1;
-	}
-	n = strlen(snap);
-	if (strncmp(real, snap, n) != 0 || real[n] != '/') {
-		reply_tool_error(srv, id, "Analysis %s of %s resolves outside "
-		    "the store; refused.", aid, sid);
-		return -1;
-	}
-	snprintf(dir, size, "%s", real);
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The child that failed first, in pipeline order, or NULL. */
@@ -244,8 +236,8 @@ decode_done(struct server *srv, struct job *j)
 	snprintf(made, sizeof(made), "%s/a", j->tmp);
 	if (store_path(&srv->store, STORE_SNAPSHOTS, j->snap, snap,
 	    sizeof(snap), NULL) < 0 ||
-	    store_analysis_path(&srv->store, j->snap, "default", dest,
-	    sizeof(dest), NULL) < 0) {
+	    store_analysis_path(&srv->store, j->snap, STORE_DEFAULT_ANALYSIS,
+	    dest, sizeof(dest), NULL) < 0) {
 		reply_tool_error(srv, j->req_id, "ptmcp: bad snapshot id");
 		return;
 	}
@@ -261,11 +253,11 @@ decode_done(struct server *srv, struct job *j)
 	if (j->stop_for != NULL) {
 		reply_tool(srv, j->req_id, "Stopped; the final snapshot is "
 		    "decoded: trace_query it.", stop_result(j->stop_for,
-		    "default"));
+		    STORE_DEFAULT_ANALYSIS));
 		return;
 	}
 	r = json_pack("{s:s,s:s,s:b}", "snapshot_id", j->snap, "analysis_id",
-	    "default", "already_decoded", already);
+	    STORE_DEFAULT_ANALYSIS, "already_decoded", already);
 	idem_save(srv, j->request_name, r);
 	reply_tool(srv, j->req_id, "Decoded. Next: trace_query with kind "
 	    "summary, then hotpaths.", r);
@@ -288,9 +280,8 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	struct error e;
 	struct job *j;
 
-	if (snprintf(derived, sizeof(derived), "%s/derived", snap) >=
-	    (int)sizeof(derived) || snprintf(tmp, sizeof(tmp),
-	    "%s/.tmp-XXXXXX", derived) >= (int)sizeof(tmp))
+	if (store_snapshot_derived(snap, derived, sizeof(derived), NULL) < 0 ||
+	    store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
 	else if (ensure_dir(derived) == 0 && mkdtemp(tmp) != NULL)
 		errno = 0;
@@ -327,16 +318,16 @@ decode_call(struct server *srv, const json_t *id, const json_t *token,
 
 	if (snapshot_dir(srv, id, "snapshot_id", sid, snap, sizeof(snap)) < 0)
 		return;
-	if (store_analysis_path(&srv->store, sid, "default", dest,
+	if (store_analysis_path(&srv->store, sid, STORE_DEFAULT_ANALYSIS, dest,
 	    sizeof(dest), NULL) == 0 && stat(dest, &st) == 0) {
 		if (stop_for != NULL) {
 			reply_tool(srv, id, "Stopped; the final snapshot was "
 			    "already decoded.", stop_result(stop_for,
-			    "default"));
+			    STORE_DEFAULT_ANALYSIS));
 			return;
 		}
 		r = json_pack("{s:s,s:s,s:b}", "snapshot_id", sid,
-		    "analysis_id", "default", "already_decoded", 1);
+		    "analysis_id", STORE_DEFAULT_ANALYSIS, "already_decoded", 1);
 		reply_tool(srv, id, "Already decoded. Next: trace_query.", r);
 		return;
 	}
@@ -408,8 +399,8 @@ query_done(struct server *srv, struct job *j)
 	    json_is_string(cursor) ? "; more rows: pass cursor " : "",
 	    json_is_string(cursor) ? json_string_value(cursor) : "");
 	out = json_pack("{s:s,s:s,s:s,s:o,s:b}", "snapshot_id", j->snap,
-	    "analysis_id", aid != NULL ? aid : "default", "kind", kind,
-	    "result", res, "truncated", cut);
+	    "analysis_id", aid != NULL ? aid : STORE_DEFAULT_ANALYSIS, "kind",
+	    kind, "result", res, "truncated", cut);
 	if (json_is_string(cursor))
 		json_object_set(out, "next_cursor", cursor);
 	reply_tool(srv, j->req_id, summary, out);
@@ -461,8 +452,8 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	struct argv_build a = { .n = 0 };
 	struct job *j;
 
-	if (analysis_dir(srv, id, sid, aid != NULL ? aid : "default", dir,
-	    sizeof(dir)) < 0)
+	if (analysis_dir(srv, id, sid, aid != NULL ? aid :
+	    STORE_DEFAULT_ANALYSIS, dir, sizeof(dir)) < 0)
 		return;
 	av_add(&a, "ptquery");
 	av_add(&a, dir);
@@ -549,8 +540,10 @@ call_compare(struct server *srv, const json_t *id, const json_t *token,
 	struct job *j;
 	size_t i;
 
-	if (analysis_dir(srv, id, sa, "default", da, sizeof(da)) < 0 ||
-	    analysis_dir(srv, id, sb, "default", db, sizeof(db)) < 0)
+	if (analysis_dir(srv, id, sa, STORE_DEFAULT_ANALYSIS, da,
+	    sizeof(da)) < 0 ||
+	    analysis_dir(srv, id, sb, STORE_DEFAULT_ANALYSIS, db,
+	    sizeof(db)) < 0)
 		return;
 	av_add(&a, "ptdiff");
 	av_add(&a, "--format");

@@ -97,7 +97,7 @@ static int
 decode_pipeline(const struct store *s, const char *sid, char *out,
     size_t size)
 {
-	char snap[PATH_MAX], derived[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	char snap[PATH_MAX], derived[PATH_MAX], tmp[PATH_MAX];
 	char made[PATH_MAX + 40], dec[PATH_MAX], spans[PATH_MAX];
 	char *argv1[] = { dec, snap, NULL };
 	char *argv2[] = { spans, "-o", made, NULL };
@@ -107,14 +107,15 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	int rc1, rc2;
 
 	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
-	    store_analysis_path(s, sid, "default", out, size, &e) < 0) {
+	    store_analysis_path(s, sid, STORE_DEFAULT_ANALYSIS, out, size,
+	    &e) < 0 ||
+	    store_snapshot_derived(snap, derived, sizeof(derived), &e) < 0 ||
+	    store_analysis_tmp(snap, tmp, sizeof(tmp), &e) < 0) {
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
 	if (stat(out, &st) == 0)
 		return 0;	/* decoded before */
-	snprintf(derived, sizeof(derived), "%s/derived", snap);
-	snprintf(tmp, sizeof(tmp), "%s/.tmp-XXXXXX", derived);
 	if ((mkdir(derived, 0700) < 0 && errno != EEXIST) ||
 	    mkdtemp(tmp) == NULL) {
 		report(T, derived, NULL, "%s", strerror(errno));
@@ -171,20 +172,22 @@ verb_decode(const struct tool_info *t, const char *store_path, int argc,
 static int
 analysis_of(const struct store *s, const char *sid, char *dir)
 {
-	char path[PATH_MAX], snap[PATH_MAX];
+	char snap[PATH_MAX];
 	struct error e;
-	size_t n;
+	int rc;
 
-	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
-	    store_analysis_path(s, sid, "default", path, sizeof(path),
-	    &e) < 0) {
+	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0) {
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
-	n = strlen(snap);
-	if (realpath(path, dir) == NULL || strncmp(dir, snap, n) != 0 ||
-	    dir[n] != '/') {
+	rc = store_resolve_analysis(s, sid, STORE_DEFAULT_ANALYSIS, dir,
+	    PATH_MAX, &e);
+	if (rc == -ERR_NOTFOUND || rc == -ERR_PERM) {
 		report(T, sid, "run: ptmcp decode ID", "not decoded yet");
+		return -1;
+	}
+	if (rc < 0) {
+		report_error(T, sid, &e, NULL);
 		return -1;
 	}
 	return 0;

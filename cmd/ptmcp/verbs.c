@@ -46,9 +46,8 @@ write_analyses(const struct store *s, const char *sid, struct jsonw *w)
 	int n, i;
 
 	jsonw_array_begin(w);
-	if (snprintf(dir, sizeof(dir), "%s/snapshots/%s/derived", s->root,
-	    sid) < (int)sizeof(dir) && (n = scandir(dir, &names, NULL,
-	    alphasort)) >= 0) {
+	if (store_derived_path(s, sid, dir, sizeof(dir), NULL) == 0 &&
+	    (n = scandir(dir, &names, NULL, alphasort)) >= 0) {
 		for (i = 0; i < n; i++) {
 			if (store_analysis_id_valid(names[i]->d_name))
 				jsonw_string(w, names[i]->d_name);

@@ -22,6 +22,7 @@
 #include "base/spawn.h"
 #include "sym/symcache.h"
 #include "sym/symtab.h"
+#include "span/spandir.h"
 
 #define MAX_MAPS 4096
 
@@ -428,7 +429,7 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 int
 kind_decoded(const struct analysis *a, const struct query_options *o)
 {
-	const char *snap = analysis_manifest_str(a, "snapshot", "");
+	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
 	struct codemap_options co = { 0 };
 	struct decoded d;
 	struct dec_rows r;

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "span/callstack.h"
+#include "span/spandir.h"
 #include "base/jsonw.h"
 #include "fmt/manifest.h"
 #include "query.h"
@@ -183,8 +184,8 @@ span_get(void *ctx, size_t i, union cell *c)
 	c[7].u = spanidx_u64(ix, SPANIDX_SELF_NS, r);
 	c[8].u = spanidx_u64(ix, SPANIDX_INSNS, r);
 	c[9].u = spanidx_u64(ix, SPANIDX_SELF_INSNS, r);
-	c[10].s = cs_start_name(spanidx_u8(ix, SPANIDX_START, r));
-	c[11].s = cs_end_name(spanidx_u8(ix, SPANIDX_END, r));
+	c[10].s = spandir_start_name(spanidx_u8(ix, SPANIDX_START, r));
+	c[11].s = spandir_end_name(spanidx_u8(ix, SPANIDX_END, r));
 	c[12].s = mod[0] ? mod : "-";
 	c[13].s = analysis_fn(s->a, r);
 }
@@ -503,9 +504,9 @@ jsonl_free(struct jsonl_rows *j)
 	free(j->obj);
 }
 
-/* Reads dir/name, keeping the records that pass --tid, --from, --to. */
+/* Reads dir/file, keeping the records that pass --tid, --from, --to. */
 static int
-jsonl_read(const struct analysis *a, const char *name,
+jsonl_read(const struct analysis *a, enum spandir_file file,
     const struct query_options *o, int windowed, struct jsonl_rows *j)
 {
 	char path[PATH_MAX + 32], *line = NULL;
@@ -515,7 +516,7 @@ jsonl_read(const struct analysis *a, const char *name,
 	FILE *f;
 	json_t *v;
 
-	snprintf(path, sizeof(path), "%s/%s", a->dir, name);
+	spandir_path(a->dir, file, path, sizeof(path), NULL);
 	if ((f = fopen(path, "re")) == NULL) {
 		report(query_tool, path, NULL, "%s", strerror(errno));
 		return EXIT_FAIL;
@@ -534,11 +535,11 @@ jsonl_read(const struct analysis *a, const char *name,
 			return EXIT_FAIL;
 		}
 		st = (uint64_t)json_integer_value(json_object_get(v,
-		    windowed ? "start_ns" : "first_ns"));
+		    windowed ? SPANDIR_REC_START_NS : SPANDIR_REC_FIRST_NS));
 		en = (uint64_t)json_integer_value(json_object_get(v,
-		    windowed ? "end_ns" : "last_ns"));
+		    windowed ? SPANDIR_REC_END_NS : SPANDIR_REC_LAST_NS));
 		if ((o->has_tid && (uint64_t)json_integer_value(
-		    json_object_get(v, "tid")) != o->tid) ||
+		    json_object_get(v, SPANDIR_REC_TID)) != o->tid) ||
 		    st >= o->to_ns || en < o->from_ns) {
 			json_decref(v);
 			continue;
@@ -563,6 +564,8 @@ jsonl_read(const struct analysis *a, const char *name,
 	return 0;
 }
 
+/* Named as the members of the records (span/spandir writes them): each
+ * column is read by its name. */
 static const struct col gap_cols[] = {
 	{ "tid", COL_U64, 1 }, { "start_ns", COL_U64, 1 },
 	{ "end_ns", COL_U64, 1 }, { "dur_ns", COL_U64, 0 },
@@ -594,7 +597,7 @@ kind_jsonl(const struct analysis *a, const struct query_options *o,
 
 	if ((rc = only_table_formats(o, kind)) != 0)
 		return rc;
-	if ((rc = jsonl_read(a, gaps ? "gaps.jsonl" : "threads.jsonl", o,
+	if ((rc = jsonl_read(a, gaps ? SPANDIR_GAPS : SPANDIR_THREADS, o,
 	    gaps, &j)) != 0) {
 		jsonl_free(&j);
 		return rc;

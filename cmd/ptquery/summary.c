@@ -11,6 +11,7 @@
 #include "fmt/manifest.h"
 #include "query.h"
 #include "tool/report.h"
+#include "span/spandir.h"
 
 #define SUMMARY_TOP 5
 
@@ -56,9 +57,10 @@ summary_top(struct summary *s)
 static void
 summary_gaps(struct summary *s)
 {
-	const json_t *q = json_object_get(s->a->manifest, "quality");
-	const json_t *g = json_object_get(q, "gaps");
-	const json_t *ns = json_object_get(q, "gap_ns");
+	const json_t *q = json_object_get(s->a->manifest,
+	    SPANDIR_M_QUALITY);
+	const json_t *g = json_object_get(q, SPANDIR_Q_GAPS);
+	const json_t *ns = json_object_get(q, SPANDIR_Q_GAP_NS);
 	const char *k;
 	json_t *v;
 
@@ -71,8 +73,9 @@ summary_gaps(struct summary *s)
 static uint64_t
 window_ns(const struct summary *s)
 {
-	uint64_t st = analysis_manifest_u64(s->a, "capture.start_ns", 0);
-	uint64_t en = analysis_manifest_u64(s->a, "capture.end_ns", 0);
+	uint64_t st = analysis_manifest_u64(s->a, SPANDIR_M_CAPTURE_START,
+	    0);
+	uint64_t en = analysis_manifest_u64(s->a, SPANDIR_M_CAPTURE_END, 0);
 
 	return en > st ? en - st : 0;
 }
@@ -88,30 +91,30 @@ static void
 print_text(const struct summary *s)
 {
 	const struct analysis *a = s->a;
-	const json_t *th = json_object_get(a->manifest, "threads");
+	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS);
 	const json_t *t;
 	size_t i;
 
 	printf("analysis=%s snapshot=%s decoder=%s recorder=%s\n", a->dir,
-	    analysis_manifest_str(a, "snapshot_id", "-"),
-	    analysis_manifest_str(a, "decoder", "-"),
+	    analysis_manifest_str(a, SPANDIR_M_SNAPSHOT_ID, "-"),
+	    analysis_manifest_str(a, SPANDIR_M_DECODER, "-"),
 	    s->have_snap && s->snap.recorder.backend ?
 	    s->snap.recorder.backend : "-");
 	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu\n",
 	    window_ns(s), trigger(s), json_array_size(th));
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
-		    json_object_get(t, "first_ns"));
+		    json_object_get(t, SPANDIR_COV_FIRST_NS));
 		uint64_t last = (uint64_t)json_integer_value(
-		    json_object_get(t, "last_ns"));
+		    json_object_get(t, SPANDIR_COV_LAST_NS));
 		uint64_t gap = (uint64_t)json_integer_value(
-		    json_object_get(t, "gap_ns"));
+		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
 		printf("thread tid=%" PRIu64 " first_ns=%" PRIu64 " last_ns=%"
 		    PRIu64 " covered_ns=%" PRIu64 " spans=%" PRIu64 "\n",
-		    (uint64_t)json_integer_value(json_object_get(t, "tid")),
+		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_TID)),
 		    first, last, last - first > gap ? last - first - gap : 0,
-		    (uint64_t)json_integer_value(json_object_get(t, "spans")));
+		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_SPANS)));
 	}
 	for (i = 0; i < s->ntop; i++) {
 		const struct agg_row *r = &s->g.row[s->top[i]];
@@ -124,14 +127,15 @@ print_text(const struct summary *s)
 	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "quality.%s", quality_keys[i]);
+		snprintf(path, sizeof(path), SPANDIR_M_Q("%s"),
+		    quality_keys[i]);
 		printf(" %s=%" PRIu64, quality_keys[i],
 		    analysis_manifest_u64(a, path, 0));
 	}
 	printf("\ngaps count=%" PRIu64 " gap_ns=%" PRIu64, s->gaps, s->gap_ns);
 	{
 		const json_t *g = json_object_get(json_object_get(a->manifest,
-		    "quality"), "gaps");
+		    SPANDIR_M_QUALITY), SPANDIR_Q_GAPS);
 		const char *k;
 		json_t *v;
 
@@ -147,28 +151,28 @@ print_text(const struct summary *s)
 static void
 json_threads(struct jsonw *w, const struct analysis *a)
 {
-	const json_t *th = json_object_get(a->manifest, "threads"), *t;
+	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS), *t;
 	size_t i;
 
 	jsonw_key(w, "threads");
 	jsonw_array_begin(w);
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
-		    json_object_get(t, "first_ns"));
+		    json_object_get(t, SPANDIR_COV_FIRST_NS));
 		uint64_t last = (uint64_t)json_integer_value(
-		    json_object_get(t, "last_ns"));
+		    json_object_get(t, SPANDIR_COV_LAST_NS));
 		uint64_t gap = (uint64_t)json_integer_value(
-		    json_object_get(t, "gap_ns"));
+		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
 		jsonw_object_begin(w);
 		jsonw_kv_u64(w, "tid", (uint64_t)json_integer_value(
-		    json_object_get(t, "tid")));
+		    json_object_get(t, SPANDIR_COV_TID)));
 		jsonw_kv_u64(w, "first_ns", first);
 		jsonw_kv_u64(w, "last_ns", last);
 		jsonw_kv_u64(w, "covered_ns", last - first > gap ?
 		    last - first - gap : 0);
 		jsonw_kv_u64(w, "spans", (uint64_t)json_integer_value(
-		    json_object_get(t, "spans")));
+		    json_object_get(t, SPANDIR_COV_SPANS)));
 		jsonw_object_end(w);
 	}
 	jsonw_array_end(w);
@@ -185,7 +189,7 @@ print_json(const struct summary *s)
 	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
 	    PRIu64 " spans on %zu threads, %" PRIu64 " gaps; top %s",
 	    window_ns(s), trigger(s), analysis_rows(a),
-	    json_array_size(json_object_get(a->manifest, "threads")), s->gaps,
+	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)), s->gaps,
 	    s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
@@ -193,7 +197,7 @@ print_json(const struct summary *s)
 	jsonw_kv_string(&w, "summary", line);
 	jsonw_kv_string(&w, "analysis", a->dir);
 	jsonw_kv_string(&w, "snapshot_id",
-	    analysis_manifest_str(a, "snapshot_id", ""));
+	    analysis_manifest_str(a, SPANDIR_M_SNAPSHOT_ID, ""));
 	jsonw_kv_string(&w, "trigger", trigger(s));
 	jsonw_kv_u64(&w, "window_ns", window_ns(s));
 	jsonw_key(&w, "top");
@@ -217,7 +221,8 @@ print_json(const struct summary *s)
 	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "quality.%s", quality_keys[i]);
+		snprintf(path, sizeof(path), SPANDIR_M_Q("%s"),
+		    quality_keys[i]);
 		jsonw_kv_u64(&w, quality_keys[i],
 		    analysis_manifest_u64(a, path, 0));
 	}
@@ -234,7 +239,7 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 	struct agg_filter f;
 	struct error e;
 	char path[PATH_MAX + 32];
-	const char *snap = analysis_manifest_str(a, "snapshot", NULL);
+	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, NULL);
 
 	if (o->format != F_TEXT && o->format != F_TABLE &&
 	    o->format != F_JSON) {

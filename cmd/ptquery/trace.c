@@ -18,6 +18,7 @@
 #include "base/jsonw.h"
 #include "query.h"
 #include "tool/report.h"
+#include "span/spandir.h"
 
 /* ----------------------------------------------------------------- */
 /* folded */
@@ -218,21 +219,21 @@ threads_read(const struct analysis *a, struct threads *th)
 	FILE *f;
 
 	memset(th, 0, sizeof(*th));
-	snprintf(path, sizeof(path), "%s/threads.jsonl", a->dir);
+	spandir_path(a->dir, SPANDIR_THREADS, path, sizeof(path), NULL);
 	if ((f = fopen(path, "re")) == NULL)
 		return;
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_t *v = json_loadb(line, (size_t)len, 0, NULL);
-		const json_t *nm = json_object_get(v, "name");
+		const json_t *nm = json_object_get(v, SPANDIR_REC_NAME);
 		struct thread_name *t = realloc(th->t, (th->n + 1) *
 		    sizeof(*t));
 
 		if (t != NULL) {
 			th->t = t;
 			t[th->n].tid = (uint32_t)json_integer_value(
-			    json_object_get(v, "tid"));
+			    json_object_get(v, SPANDIR_REC_TID));
 			t[th->n].pid = (uint32_t)json_integer_value(
-			    json_object_get(v, "pid"));
+			    json_object_get(v, SPANDIR_REC_PID));
 			t[th->n].name = strdup(json_is_string(nm) ?
 			    json_string_value(nm) : "");
 			if (t[th->n].name != NULL)

@@ -21,30 +21,19 @@
 #include "base/pipebuf.h"
 #include "tool/report.h"
 #include "fmt/spanidx.h"
+#include "fmt/store.h"
 #include "spans.h"
 
 static const char *const tool = "ptspans";
 
-enum { F_SPANS, F_INLINE, F_GAPS, F_THREADS, F_EVENTS, F_NR };
-static const char *const file_names[F_NR] = {
-	"spans.jsonl", "inline.jsonl", "gaps.jsonl", "threads.jsonl",
-	"events.jsonl",
+/* The JSON Lines files, by their span/spandir numbers. */
+enum {
+	F_SPANS = SPANDIR_SPANS, F_INLINE = SPANDIR_INLINE,
+	F_GAPS = SPANDIR_GAPS, F_THREADS = SPANDIR_THREADS,
+	F_EVENTS = SPANDIR_EVENTS, F_NR = SPANDIR_JSONL_NR
 };
 
-struct thread_cov {
-	uint32_t tid;
-	uint64_t first_ns, last_ns, gap_ns, insns, spans;
-};
 
-struct quality {
-	uint64_t threads, blocks, insns, spans, unnamed, unwound, cut_frames;
-	uint64_t tail_calls, signals, sigreturns, ret_mismatch, unknown_insn;
-	uint64_t ring_start_threads, decode_errors, overflows, lost;
-	uint64_t gaps[CS_GAP_NR], gap_ns[CS_GAP_NR];
-	uint64_t inline_records, inline_insns;
-	int32_t min_depth;
-	uint64_t max_depth;
-};
 
 /*
  * --format summary's per-function totals, gathered by the addresses of
@@ -85,9 +74,9 @@ struct run {
 	struct blks_thread thread;
 	char thread_name[BLKS_TEXT_MAX + 1];
 	struct blks_end end;
-	struct thread_cov *cov;
+	struct spandir_coverage *cov;
 	size_t n_cov, cap_cov;
-	struct quality q;
+	struct spandir_quality q;
 	char tmp[PATH_MAX];
 	int cleanup_slot;
 	struct error err;
@@ -306,7 +295,7 @@ sink_gap(void *ctx, const struct cs_gap *g)
 		r->q.gap_ns[g->cause] += g->end_ns - g->start_ns;
 	}
 	if (r->f[F_GAPS] != NULL)
-		spans_write_gap(&r->w[F_GAPS], g);
+		spandir_write_gap(&r->w[F_GAPS], g);
 	return 0;
 }
 
@@ -316,48 +305,23 @@ sink_event(void *ctx, const struct cs_event *ev)
 	struct run *r = ctx;
 
 	if (r->f[F_EVENTS] != NULL)
-		spans_write_event(&r->w[F_EVENTS], ev);
+		spandir_write_event(&r->w[F_EVENTS], ev);
 	return 0;
 }
 
 static void
 write_thread(struct run *r, const struct cs_thread_stats *st)
 {
-	struct jsonw *w = &r->w[F_THREADS];
+	struct spandir_thread t = { st, r->thread_name, r->end.c };
 
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-	jsonw_kv_u64(w, "tid", st->tid);
-	jsonw_kv_u64(w, "pid", st->pid);
-	jsonw_kv_string(w, "name", r->thread_name);
-	jsonw_kv_bool(w, "wrapped", st->ring_start != 0);
-	jsonw_kv_u64(w, "first_ns", st->first_ns);
-	jsonw_kv_u64(w, "last_ns", st->last_ns);
-	jsonw_kv_u64(w, "gap_ns", st->gap_ns);
-	jsonw_kv_u64(w, "blocks", st->blocks);
-	jsonw_kv_u64(w, "insns", st->insns);
-	jsonw_kv_u64(w, "spans", st->spans);
-	jsonw_kv_u64(w, "gaps", st->gaps);
-	jsonw_kv_u64(w, "max_depth", st->max_depth_seen);
-	jsonw_kv_i64(w, "min_depth", st->min_depth);
-	jsonw_kv_u64(w, "tail_calls", st->tail_calls);
-	jsonw_kv_u64(w, "signals", st->signals);
-	jsonw_kv_u64(w, "unwound", st->unwound);
-	jsonw_kv_u64(w, "cut_frames", st->cut_frames);
-	jsonw_kv_u64(w, "ret_mismatch", st->ret_mismatch);
-	jsonw_kv_u64(w, "trace_bytes", r->end.c[BLKS_C_TRACE_BYTES]);
-	jsonw_kv_u64(w, "decode_errors", r->end.c[BLKS_C_DECODE_ERRORS]);
-	jsonw_kv_u64(w, "overflows", r->end.c[BLKS_C_OVERFLOWS]);
-	jsonw_kv_u64(w, "bytes_skipped", r->end.c[BLKS_C_BYTES_SKIPPED]);
-	jsonw_object_end(w);
-	jsonw_newline(w);
+	spandir_write_thread(&r->w[F_THREADS], &t);
 }
 
 static int
 sink_thread_end(void *ctx, const struct cs_thread_stats *st)
 {
 	struct run *r = ctx;
-	struct thread_cov *c;
+	struct spandir_coverage *c;
 
 	r->q.threads++;
 	r->q.blocks += st->blocks;
@@ -438,7 +402,8 @@ open_outputs(struct run *r)
 	if (cleanup_install() == 0)
 		r->cleanup_slot = cleanup_register(r->tmp);
 	for (int i = 0; i < F_NR; i++) {
-		snprintf(path, sizeof(path), "%s/%s", r->tmp, file_names[i]);
+		spandir_path(r->tmp, (enum spandir_file)i, path, sizeof(path),
+		    NULL);
 		if ((r->f[i] = fopen(path, "we")) == NULL) {
 			report(tool, path, NULL, "%s", strerror(errno));
 			return -1;
@@ -452,7 +417,8 @@ open_outputs(struct run *r)
 		return -1;
 	}
 	if (spanidx_writer_new(&r->ix, &r->err) < 0) {
-		report_error(tool, "index.bin", &r->err, NULL);
+		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
+		    NULL);
 		return -1;
 	}
 	return 0;
@@ -477,10 +443,10 @@ analysis_id(const struct spans_options *o, char *out, size_t size)
 	char opts[64];
 
 	if (!o->no_inline) {
-		snprintf(out, size, "default");
+		snprintf(out, size, "%s", STORE_DEFAULT_ANALYSIS);
 		return;
 	}
-	snprintf(opts, sizeof(opts), "ptspans/%d inline=0", SPANS_SCHEMA);
+	snprintf(opts, sizeof(opts), "ptspans/%d inline=0", SPANDIR_SCHEMA);
 	{
 		struct sha256_ctx h;
 
@@ -493,145 +459,61 @@ analysis_id(const struct spans_options *o, char *out, size_t size)
 }
 
 static void
-write_quality(struct jsonw *w, const struct run *r)
+fill_quality(const struct run *r, struct spandir_quality *q)
 {
-	const struct quality *q = &r->q;
 	struct codemap_stats cs;
 
+	*q = r->q;
 	codemap_get_stats(r->cm, &cs);
-	jsonw_key(w, "quality");
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "threads", q->threads);
-	jsonw_kv_u64(w, "blocks", q->blocks);
-	jsonw_kv_u64(w, "insns", q->insns);
-	jsonw_kv_u64(w, "spans", q->spans);
-	jsonw_kv_u64(w, "spans_unnamed", q->unnamed);
-	jsonw_kv_u64(w, "unwound", q->unwound);
-	jsonw_kv_u64(w, "cut_frames", q->cut_frames);
-	jsonw_kv_u64(w, "tail_calls", q->tail_calls);
-	jsonw_kv_u64(w, "signals", q->signals);
-	jsonw_kv_u64(w, "sigreturns", q->sigreturns);
-	jsonw_kv_u64(w, "ret_mismatch", q->ret_mismatch);
-	jsonw_kv_u64(w, "unknown_insn", q->unknown_insn);
-	jsonw_kv_u64(w, "wrapped_threads", q->ring_start_threads);
-	jsonw_kv_u64(w, "decode_errors", q->decode_errors);
-	jsonw_kv_u64(w, "overflows", q->overflows);
-	jsonw_kv_i64(w, "min_depth", q->min_depth);
-	jsonw_kv_u64(w, "max_depth", q->max_depth);
-	jsonw_kv_u64(w, "inline_records", q->inline_records);
-	jsonw_kv_u64(w, "inline_insns", q->inline_insns);
-	jsonw_kv_u64(w, "inline_walks_failed", cs.inline_walk_failed);
-	jsonw_kv_u64(w, "images", cs.images);
-	jsonw_kv_u64(w, "images_missing", cs.images_missing);
-	jsonw_kv_u64(w, "images_without_symbols", cs.images_no_symbols);
-	jsonw_kv_u64(w, "undecodable_insns", cs.insn_undecodable);
-	jsonw_key(w, "gaps");
-	jsonw_object_begin(w);
-	for (unsigned i = 0; i < CS_GAP_NR; i++)
-		jsonw_kv_u64(w, cs_gap_cause_name(i), q->gaps[i]);
-	jsonw_object_end(w);
-	jsonw_key(w, "gap_ns");
-	jsonw_object_begin(w);
-	for (unsigned i = 0; i < CS_GAP_NR; i++)
-		jsonw_kv_u64(w, cs_gap_cause_name(i), q->gap_ns[i]);
-	jsonw_object_end(w);
-	jsonw_object_end(w);
-}
-
-static void
-write_snapshot_info(struct jsonw *w, const char *snap)
-{
-	char path[PATH_MAX];
-	struct manifest m;
-	struct error e;
-	const char *base = strrchr(snap, '/');
-
-	manifest_init(&m);
-	snprintf(path, sizeof(path), "%s/manifest.json", snap);
-	if (snap[0] == '\0' || manifest_read(path, &m, &e) < 0) {
-		jsonw_key(w, "snapshot_id");
-		if (snap[0] == '\0')
-			jsonw_null(w);
-		else
-			jsonw_string(w, base ? base + 1 : snap);
-		manifest_free(&m);
-		return;
-	}
-	jsonw_kv_string(w, "snapshot_id", m.id);
-	jsonw_key(w, "capture");
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "start_ns", m.capture.start_ns);
-	jsonw_kv_u64(w, "end_ns", m.capture.end_ns);
-	jsonw_kv_u64(w, "start_wall_ns", m.capture.start_wall_ns);
-	jsonw_kv_u64(w, "end_wall_ns", m.capture.end_wall_ns);
-	jsonw_object_end(w);
-	manifest_free(&m);
+	q->inline_walks_failed = cs.inline_walk_failed;
+	q->images = cs.images;
+	q->images_missing = cs.images_missing;
+	q->images_without_symbols = cs.images_no_symbols;
+	q->undecodable_insns = cs.insn_undecodable;
 }
 
 static int
 write_manifest(struct run *r)
 {
-	char path[PATH_MAX + 32], id[32];
+	char path[PATH_MAX + 32], snap_path[PATH_MAX], id[32];
 	const struct blks_header *h = r->hdr;
-	struct jsonw w;
+	const char *snap = h->snapshot, *base = strrchr(snap, '/');
+	struct spandir_quality q;
+	struct spandir_manifest sm = {
+		.analysis_id = id, .tool = "ptspans " PTKIT_VERSION,
+		.snapshot = snap, .decoder = blks_decoder_name(h->decoder),
+		.inline_on = !r->o->no_inline, .time = h, .quality = &q,
+		.threads = r->cov, .n_threads = r->n_cov,
+	};
+	struct manifest m;
+	struct error e;
 	FILE *f;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/manifest.json", r->tmp);
+	analysis_id(r->o, id, sizeof(id));
+	fill_quality(r, &q);
+	manifest_init(&m);
+	snprintf(snap_path, sizeof(snap_path), "%s/manifest.json", snap);
+	if (snap[0] == '\0')
+		sm.capture.snapshot_id = NULL;
+	else if (manifest_read(snap_path, &m, &e) < 0)
+		sm.capture.snapshot_id = base ? base + 1 : snap;
+	else {
+		sm.capture.known = 1;
+		sm.capture.snapshot_id = m.id;
+		sm.capture.start_ns = m.capture.start_ns;
+		sm.capture.end_ns = m.capture.end_ns;
+		sm.capture.start_wall_ns = m.capture.start_wall_ns;
+		sm.capture.end_wall_ns = m.capture.end_wall_ns;
+	}
+	spandir_path(r->tmp, SPANDIR_MANIFEST, path, sizeof(path), NULL);
 	if ((f = fopen(path, "we")) == NULL) {
 		report(tool, path, NULL, "%s", strerror(errno));
+		manifest_free(&m);
 		return -1;
 	}
-	jsonw_init(&w, f);
-	jsonw_object_begin(&w);
-	jsonw_kv_u64(&w, "v", SPANS_SCHEMA);
-	analysis_id(r->o, id, sizeof(id));
-	jsonw_kv_string(&w, "analysis_id", id);
-	jsonw_kv_string(&w, "tool", "ptspans " PTKIT_VERSION);
-	jsonw_kv_string(&w, "snapshot", h->snapshot);
-	write_snapshot_info(&w, h->snapshot);
-	jsonw_kv_string(&w, "decoder", blks_decoder_name(h->decoder));
-	jsonw_key(&w, "options");
-	jsonw_object_begin(&w);
-	jsonw_kv_bool(&w, "inline", !r->o->no_inline);
-	jsonw_object_end(&w);
-	jsonw_key(&w, "time");
-	jsonw_object_begin(&w);
-	jsonw_kv_u64(&w, "base_ns", h->time_base_ns);
-	jsonw_kv_u64(&w, "time_shift", h->time_shift);
-	jsonw_kv_u64(&w, "time_mult", h->time_mult);
-	jsonw_kv_u64(&w, "time_zero", h->time_zero);
-	jsonw_kv_bool(&w, "timed", (h->flags & BLKS_HDR_TIMED) != 0);
-	jsonw_object_end(&w);
-	write_quality(&w, r);
-	jsonw_key(&w, "threads");
-	jsonw_array_begin(&w);
-	for (size_t i = 0; i < r->n_cov; i++) {
-		const struct thread_cov *c = &r->cov[i];
-		uint64_t span = c->last_ns - c->first_ns;
-
-		jsonw_object_begin(&w);
-		jsonw_kv_u64(&w, "tid", c->tid);
-		jsonw_kv_u64(&w, "first_ns", c->first_ns);
-		jsonw_kv_u64(&w, "last_ns", c->last_ns);
-		jsonw_kv_u64(&w, "gap_ns", c->gap_ns);
-		jsonw_kv_u64(&w, "insns", c->insns);
-		jsonw_kv_u64(&w, "spans", c->spans);
-		jsonw_key(&w, "coverage");
-		jsonw_double(&w, span == 0 ? 1.0 : (double)(span -
-		    (c->gap_ns < span ? c->gap_ns : span)) / (double)span);
-		jsonw_object_end(&w);
-	}
-	jsonw_array_end(&w);
-	jsonw_key(&w, "files");
-	jsonw_array_begin(&w);
-	for (int i = 0; i < F_NR; i++)
-		jsonw_string(&w, file_names[i]);
-	jsonw_string(&w, "index.bin");
-	jsonw_array_end(&w);
-	jsonw_object_end(&w);
-	jsonw_newline(&w);
-	rc = jsonw_finish(&w);
+	rc = spandir_write_manifest(f, &sm);
+	manifest_free(&m);
 	if (fclose(f) != 0 || rc < 0) {
 		report(tool, path, NULL, "write failed");
 		return -1;
@@ -657,18 +539,14 @@ write_trigger(struct run *r)
 	manifest_init(&m);
 	snprintf(path, sizeof(path), "%s/manifest.json", snap);
 	if (manifest_read(path, &m, &e) == 0 && m.trigger.kind != NULL) {
-		jsonw_object_begin(w);
-		jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-		jsonw_kv_string(w, "kind", "trigger");
-		jsonw_kv_string(w, "trigger", m.trigger.kind);
-		if (m.trigger.detail != NULL)
-			jsonw_kv_string(w, "detail", m.trigger.detail);
-		jsonw_kv_u64(w, "time_ns", m.trigger.fired_ns >
-		    r->hdr->time_base_ns ? m.trigger.fired_ns -
-		    r->hdr->time_base_ns : 0);
-		jsonw_kv_u64(w, "wall_ns", m.trigger.fired_wall_ns);
-		jsonw_object_end(w);
-		jsonw_newline(w);
+		struct spandir_trigger t = {
+			m.trigger.kind, m.trigger.detail,
+			m.trigger.fired_ns > r->hdr->time_base_ns ?
+			    m.trigger.fired_ns - r->hdr->time_base_ns : 0,
+			m.trigger.fired_wall_ns,
+		};
+
+		spandir_write_trigger(w, &t);
 	}
 	manifest_free(&m);
 }
@@ -694,10 +572,11 @@ finish_outputs(struct run *r)
 		    "%s", strerror(errno));
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/index.bin", r->tmp);
+	spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path), NULL);
 	if (spanidx_writer_finish(r->ix, path, &r->err) < 0) {
 		r->ix = NULL;
-		report_error(tool, "index.bin", &r->err, NULL);
+		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
+		    NULL);
 		return -1;
 	}
 	r->ix = NULL;
@@ -721,7 +600,7 @@ finish_outputs(struct run *r)
 static int
 print_summary(struct run *r)
 {
-	const struct quality *q = &r->q;
+	const struct spandir_quality *q = &r->q;
 	size_t shown = 0;
 
 	if (fn_totals_of_acc(r) < 0) {
@@ -735,7 +614,7 @@ print_summary(struct run *r)
 	printf("gaps:");
 	for (unsigned i = 0; i < CS_GAP_NR; i++)
 		if (q->gaps[i]) {
-			printf(" %s %" PRIu64, cs_gap_cause_name(i),
+			printf(" %s %" PRIu64, spandir_gap_cause_name(i),
 			    q->gaps[i]);
 			shown++;
 		}
@@ -806,7 +685,7 @@ feed(struct run *r, const struct blks_record *rec)
 {
 	if (rec->type == BLKS_MAP) {
 		if (r->f[F_EVENTS] != NULL)
-			spans_write_map(&r->w[F_EVENTS], &rec->u.map);
+			spandir_write_map(&r->w[F_EVENTS], &rec->u.map);
 		return codemap_add(r->cm, &rec->u.map, &r->err);
 	}
 	if (rec->type == BLKS_THREAD) {

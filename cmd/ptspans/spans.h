@@ -1,7 +1,7 @@
 /*
- * ptspans internals: the run (stream in, engine, outputs) and the record
- * writers.  SPANS_SCHEMA is the "v" of every JSON Lines record and of
- * manifest.json; fields are only ever added (man ptkit-spans.5).
+ * ptspans internals: the run (stream in, engine, outputs), the span-line
+ * writer and the inline trees.  The analysis directory's format (names,
+ * keys, schema, the other records, the manifest) is span/spandir's.
  */
 #ifndef PTSPANS_SPANS_H
 #define PTSPANS_SPANS_H
@@ -11,10 +11,9 @@
 
 #include "fmt/blkstream.h"
 #include "span/callstack.h"
+#include "span/spandir.h"
 #include "base/error.h"
 #include "base/jsonw.h"
-
-#define SPANS_SCHEMA 1
 
 #define SPANS_DEBUG_DIRS_MAX 16
 
@@ -80,15 +79,11 @@ uint64_t spans_inline_insns(const struct cs_span *s);
 /*
  * spans_inline_tree builds the span's inline tree in t (for inline.jsonl;
  * 0 or -ERR_NOMEM); spans_write_inline writes that tree's nodes (ids from
- * *next_id).  The other writers write one record as a JSON object and a
- * newline to w.
+ * *next_id) to w, one record each.
  */
 int spans_inline_tree(struct inl_tree *t, const struct cs_span *s);
 void spans_write_inline(struct jsonw *w, const struct cs_span *s,
     struct inl_tree *t, uint64_t *next_id);
-void spans_write_gap(struct jsonw *w, const struct cs_gap *g);
-void spans_write_event(struct jsonw *w, const struct cs_event *ev);
-void spans_write_map(struct jsonw *w, const struct blks_map *m);
 
 /* What follows path's last '/', or path. */
 const char *spans_base_name(const char *path);

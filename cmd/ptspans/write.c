@@ -1,12 +1,12 @@
 /*
- * ptspans: JSON Lines records (man ptkit-spans.5) and the per-function
- * totals of the summary.
+ * ptspans: the span-line writer, inline trees, and the per-function
+ * totals of the summary.  The other records are written by span/spandir.
  *
  * The one JSON writer of the project that does not go through struct
  * jsonw: span lines are built in memory (json_escape, json_format_u64,
- * cached number strings) because they are a measured hot path:
- * gigabytes of lines, where a writer call per member shows (jsonw.h,
- * json_format_u64).  The other records here use jsonw.
+ * cached number strings), with the keys and member order of span/spandir,
+ * because they are a measured hot path: gigabytes of lines, where a
+ * writer call per member shows (jsonw.h, json_format_u64).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,40 +15,6 @@
 
 #include "spans.h"
 #include "sym/symtab.h"
-
-static void
-kv_str_or_null(struct jsonw *w, const char *key, const char *s)
-{
-	jsonw_key(w, key);
-	if (s == NULL)
-		jsonw_null(w);
-	else
-		jsonw_string(w, s);
-}
-
-static void
-kv_addr(struct jsonw *w, const char *key, uint64_t a)
-{
-	char buf[32];
-
-	jsonw_key(w, key);
-	if (a == 0) {
-		jsonw_null(w);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, a);
-	jsonw_string(w, buf);
-}
-
-static void
-kv_id(struct jsonw *w, const char *key, uint64_t id)
-{
-	jsonw_key(w, key);
-	if (id == 0)
-		jsonw_null(w);
-	else
-		jsonw_u64(w, id);
-}
 
 const char *
 spans_base_name(const char *path)
@@ -211,7 +177,9 @@ struct num_head {
 #define SLOTS (1 << SLOT_BITS)
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
-#define SPANS_SCHEMA_STR STRINGIFY(SPANS_SCHEMA)
+#define SPANS_SCHEMA_STR STRINGIFY(SPANDIR_SCHEMA)
+/* A member's key as the line has it, after the member before it. */
+#define KEY(k) ",\"" k "\":"
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), \
 	(p) + sizeof(lit) - 1)
 
@@ -277,9 +245,11 @@ tails_init(struct span_writer *w)
 				    f & 2, f & 1)];
 
 				t->len = (uint8_t)snprintf(t->s, sizeof(t->s),
-				    ",\"start\":\"%s\",\"end\":\"%s\","
-				    "\"tail_call\":%s,\"async\":%s}\n",
-				    cs_start_name(st), cs_end_name(en),
+				    KEY(SPANDIR_SPAN_START) "\"%s\""
+				    KEY(SPANDIR_SPAN_END) "\"%s\""
+				    KEY(SPANDIR_SPAN_TAIL_CALL) "%s"
+				    KEY(SPANDIR_SPAN_ASYNC) "%s}\n",
+				    spandir_start_name(st), spandir_end_name(en),
 				    f & 2 ? "true" : "false",
 				    f & 1 ? "true" : "false");
 			}
@@ -375,11 +345,11 @@ fn_members_max(const char *fn, const char *raw, const char *module)
 static char *
 put_fn_members(char *p, const char *fn, const char *raw, const char *module)
 {
-	p = PUT_LIT(p, ",\"fn\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_FN));
 	p += json_escape(p, fn, strlen(fn));
-	p = PUT_LIT(p, ",\"raw\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_RAW));
 	p = put_str_or_null(p, raw);
-	p = PUT_LIT(p, ",\"module\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_MODULE));
 	return put_str_or_null(p, module);
 }
 
@@ -614,24 +584,24 @@ slot_fill(struct span_writer *w, struct run_slot *t, const struct cs_span *s)
 			return -ERR_NOMEM;
 		t->cap = (uint32_t)need;
 	}
-	p = PUT_LIT(t->text, ",\"call_site\":");
+	p = PUT_LIT(t->text, KEY(SPANDIR_SPAN_CALL_SITE));
 	p = put_addr(p, s->call_site);
-	p = PUT_LIT(p, ",\"entry\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_ENTRY));
 	p = put_addr(p, s->entry);
-	p = PUT_LIT(p, ",\"start_ns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_START_NS));
 	t->len_site = (uint8_t)(p - t->text);
-	p = PUT_LIT(t->text + SITE_RUN, ",\"tid\":");
+	p = PUT_LIT(t->text + SITE_RUN, KEY(SPANDIR_SPAN_TID));
 	p = put_u64(p, s->tid);
-	p = PUT_LIT(p, ",\"pid\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_PID));
 	p = put_u64(p, s->pid);
 	if (f != NULL) {
 		memcpy(p, w->arena + f->off, f->len);
 		p += f->len;
 	} else
 		p = put_fn_members(p, fn, s->fn.raw, s->fn.module);
-	p = PUT_LIT(p, ",\"depth\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_DEPTH));
 	p = put_i64(p, s->depth);
-	p = PUT_LIT(p, ",\"parent\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_PARENT));
 	t->len_head = (uint32_t)(p - (t->text + SITE_RUN));
 	t->name = s->fn.name;
 	t->raw = s->fn.raw;
@@ -694,7 +664,8 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	    RUN_SLACK)) < 0)
 		return w->error = rc;
 	p = w->buf + w->n;
-	p = PUT_LIT(p, "{\"v\":" SPANS_SCHEMA_STR ",\"id\":");
+	p = PUT_LIT(p, "{\"" SPANDIR_SPAN_V "\":" SPANS_SCHEMA_STR
+	    KEY(SPANDIR_SPAN_ID));
 	p = put_headed(p, w, &w->id_head, s->id);
 	p = put_run(p, t->text + SITE_RUN, t->len_head);
 	p = s->parent == 0 ? PUT_LIT(p, "null") : put_headed(p, w,
@@ -702,17 +673,17 @@ spans_write_span(struct span_writer *w, const struct cs_span *s)
 	memcpy(p, t->text, SITE_RUN);
 	p += t->len_site;
 	p = put_headed(p, w, &w->start_head, s->start_ns);
-	p = PUT_LIT(p, ",\"end_ns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_END_NS));
 	p = put_headed(p, w, &w->end_head, s->end_ns);
-	p = PUT_LIT(p, ",\"dur_ns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_DUR_NS));
 	p = put_count(p, w, s->end_ns - s->start_ns);
-	p = PUT_LIT(p, ",\"self_ns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_SELF_NS));
 	p = put_count(p, w, s->self_ns);
-	p = PUT_LIT(p, ",\"insns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_INSNS));
 	p = put_count(p, w, s->insns);
-	p = PUT_LIT(p, ",\"self_insns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_SELF_INSNS));
 	p = put_count(p, w, s->self_insns);
-	p = PUT_LIT(p, ",\"inline_insns\":");
+	p = PUT_LIT(p, KEY(SPANDIR_SPAN_INLINE_INSNS));
 	p = put_count(p, w, spans_inline_insns(s));
 	tl = &w->tail[tail_index(s->start, s->end, s->tail_call, s->async)];
 	memcpy(p, tl->s, TAIL_RUN);
@@ -727,79 +698,18 @@ spans_write_inline(struct jsonw *w, const struct cs_span *s,
 {
 	for (size_t i = 0; i < t->n; i++) {
 		const struct inl_node *n = &t->node[i];
+		struct spandir_inline in;
 
 		t->node[i].id = (*next_id)++;
-		jsonw_object_begin(w);
-		jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-		jsonw_kv_u64(w, "id", n->id);
-		jsonw_kv_u64(w, "span", s->id);
-		jsonw_kv_u64(w, "tid", s->tid);
-		kv_id(w, "parent", n->parent < 0 ? 0 :
-		    t->node[n->parent].id);
-		jsonw_kv_string(w, "fn", n->site->name);
-		kv_str_or_null(w, "raw", n->site->raw);
-		jsonw_kv_u64(w, "depth", n->site->depth);
-		kv_str_or_null(w, "call_file", n->site->call_file);
-		jsonw_kv_u64(w, "call_line", n->site->call_line);
-		jsonw_kv_u64(w, "call_column", n->site->call_column);
-		jsonw_kv_u64(w, "insns", n->own);
-		jsonw_kv_u64(w, "total_insns", n->total);
-		jsonw_object_end(w);
-		jsonw_newline(w);
+		in.id = n->id;
+		in.span = s->id;
+		in.tid = s->tid;
+		in.parent = n->parent < 0 ? 0 : t->node[n->parent].id;
+		in.site = n->site;
+		in.insns = n->own;
+		in.total_insns = n->total;
+		spandir_write_inline(w, &in);
 	}
-}
-
-void
-spans_write_gap(struct jsonw *w, const struct cs_gap *g)
-{
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-	jsonw_kv_u64(w, "tid", g->tid);
-	jsonw_kv_string(w, "cause", cs_gap_cause_name(g->cause));
-	kv_addr(w, "ip", g->ip);
-	kv_addr(w, "resume_ip", g->resume_ip);
-	jsonw_kv_u64(w, "start_ns", g->start_ns);
-	jsonw_kv_u64(w, "end_ns", g->end_ns);
-	jsonw_kv_u64(w, "dur_ns", g->end_ns - g->start_ns);
-	jsonw_kv_u64(w, "frames_cut", g->frames_cut);
-	if (g->errcode != 0)
-		jsonw_kv_i64(w, "error", g->errcode);
-	if (g->text != NULL && g->text[0] != '\0')
-		jsonw_kv_string(w, "text", g->text);
-	jsonw_object_end(w);
-	jsonw_newline(w);
-}
-
-void
-spans_write_event(struct jsonw *w, const struct cs_event *ev)
-{
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-	jsonw_kv_string(w, "kind", cs_event_name(ev->kind));
-	jsonw_kv_u64(w, "tid", ev->tid);
-	jsonw_kv_u64(w, "time_ns", ev->time);
-	kv_addr(w, "ip", ev->ip);
-	if (ev->at != 0)
-		kv_addr(w, "at", ev->at);
-	jsonw_object_end(w);
-	jsonw_newline(w);
-}
-
-void
-spans_write_map(struct jsonw *w, const struct blks_map *m)
-{
-	jsonw_object_begin(w);
-	jsonw_kv_u64(w, "v", SPANS_SCHEMA);
-	jsonw_kv_string(w, "kind", "mmap");
-	jsonw_kv_u64(w, "pid", m->pid);
-	kv_addr(w, "start", m->start);
-	kv_addr(w, "end", m->start + m->size);
-	jsonw_kv_u64(w, "pgoff", m->pgoff);
-	jsonw_kv_string(w, "name", m->name);
-	if (m->flags & BLKS_MAP_MISSING)
-		jsonw_kv_bool(w, "missing", 1);
-	jsonw_object_end(w);
-	jsonw_newline(w);
 }
 
 /* ----------------------------------------------------------------- */

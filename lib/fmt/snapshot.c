@@ -20,6 +20,7 @@
 #include "sym/debugfind.h"
 #include "base/mkpath.h"
 #include "fmt/snapshot.h"
+#include "fmt/store.h"
 
 struct snapshot_priv {
 	struct snapshot pub;
@@ -41,48 +42,7 @@ snapshot_hex(const uint8_t *p, size_t n, char *out)
 int
 snapshot_make_id(char *buf, size_t size, time_t t, struct error *e)
 {
-	uint8_t rnd[4];
-	char hex[9];
-	struct tm tm;
-
-	if (size < SNAPSHOT_ID_LEN + 1)
-		return error_set(e, ERR_RANGE, "snapshot id buffer too small");
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		return error_set_errno(e, errno, "getrandom");
-	if (gmtime_r(&t, &tm) == NULL)
-		return error_set(e, ERR_RANGE, "time %lld", (long long)t);
-	snapshot_hex(rnd, sizeof(rnd), hex);
-	if (strftime(buf, size, "%Y%m%dT%H%M%SZ-", &tm) != 17)
-		return error_set(e, ERR_RANGE, "time %lld", (long long)t);
-	memcpy(buf + 17, hex, 9);
-	return 0;
-}
-
-int
-snapshot_id_valid(const char *s)
-{
-	static const char form[] = "ddddddddTddddddZ-hhhhhhhh";
-
-	if (strlen(s) != SNAPSHOT_ID_LEN)
-		return 0;
-	for (size_t i = 0; i < SNAPSHOT_ID_LEN; i++) {
-		char c = s[i];
-
-		switch (form[i]) {
-		case 'd':
-			if (c < '0' || c > '9')
-				return 0;
-			break;
-		case 'h':
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-				return 0;
-			break;
-		default:
-			if (c != form[i])
-				return 0;
-		}
-	}
-	return 1;
+	return store_id_make(buf, size, t, e);
 }
 
 static void
@@ -128,7 +88,7 @@ init_manifest(struct snapshot *s, const char *base, struct error *e)
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if ((rc = manifest_set_string(&m->created, created, e)) < 0)
 		return rc;
-	if (snapshot_id_valid(base)) {
+	if (store_id_valid(base)) {
 		strcpy(m->id, base);
 		return 0;
 	}

@@ -78,14 +78,10 @@ struct snapshot_image {
 };
 
 /*
- * Writes a new snapshot id for time t (UTC) and 32 random bits into buf
- * (at least SNAPSHOT_ID_LEN + 1 bytes).  Returns 0, -ERR_RANGE (buf too
- * small), -ERR_IO (no randomness).
+ * The recorders' name for store_id_make (fmt/store owns the id grammar):
+ * kept until cmd/ptrec calls store_id_make itself.
  */
 int snapshot_make_id(char *buf, size_t size, time_t t, struct error *e);
-
-/* 1 if s has the form of a snapshot id, else 0. */
-int snapshot_id_valid(const char *s);
 
 /*
  * Starts a snapshot whose final path is dest (which must not exist; its

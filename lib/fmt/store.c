@@ -125,23 +125,30 @@ store_open(struct store *s, const char *path, int create, struct error *e)
 }
 
 int
-store_id_new(char id[STORE_ID_SIZE], struct error *e)
+store_id_make(char *buf, size_t size, time_t t, struct error *e)
 {
-	char buf[64];
+	char tmp[64];
 	uint32_t r;
-	time_t now = time(NULL);
 	struct tm tm;
 
+	if (size < STORE_ID_SIZE)
+		return error_set(e, ERR_RANGE, "id buffer too small");
 	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return error_set_errno(e, errno, "getrandom");
-	if (gmtime_r(&now, &tm) == NULL)
+	if (gmtime_r(&t, &tm) == NULL)
 		return error_set(e, ERR_RANGE, "the clock is out of range");
 	if (tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0 ||
-	    strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm) != 16)
+	    strftime(tmp, sizeof(tmp), "%Y%m%dT%H%M%SZ", &tm) != 16)
 		return error_set(e, ERR_RANGE, "the clock is out of range");
-	snprintf(buf + 16, sizeof(buf) - 16, "-%08x", (unsigned)r);
-	memcpy(id, buf, STORE_ID_SIZE);
+	snprintf(tmp + 16, sizeof(tmp) - 16, "-%08x", (unsigned)r);
+	memcpy(buf, tmp, STORE_ID_SIZE);
 	return 0;
+}
+
+int
+store_id_new(char id[STORE_ID_SIZE], struct error *e)
+{
+	return store_id_make(id, STORE_ID_SIZE, time(NULL), e);
 }
 
 static int
@@ -227,6 +234,26 @@ store_path(const struct store *s, enum store_area a, const char *id,
 }
 
 int
+store_snapshots_dir(const char *root, char *buf, size_t size,
+    struct error *e)
+{
+	int n = snprintf(buf, size, "%s/%s", root, area_names[STORE_SNAPSHOTS]);
+
+	if (n < 0 || (size_t)n >= size)
+		return error_set(e, ERR_RANGE, "%s: path too long", root);
+	return 0;
+}
+
+int
+store_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n > 0 && strncmp(path, dir, n) == 0 && path[n] == '/' &&
+	    path[n + 1] != '\0';
+}
+
+int
 store_resolve(const struct store *s, enum store_area a, const char *id,
     char *buf, size_t size, struct error *e)
 {
@@ -240,28 +267,102 @@ store_resolve(const struct store *s, enum store_area a, const char *id,
 		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
 		    "%s: not in the store", id) :
 		    error_set_errno(e, errno, "%s", path);
-	if ((rc = fmt_path(area, sizeof(area), e, "%s/%s/", s->root,
+	if ((rc = fmt_path(area, sizeof(area), e, "%s/%s", s->root,
 	    area_names[a])) < 0)
 		return rc;
 	n = strlen(area);
-	if (strncmp(real, area, n) != 0 || strchr(real + n, '/') != NULL)
+	/* An entry is a name directly in its area, never deeper. */
+	if (!store_beneath(real, area) || strchr(real + n + 1, '/') != NULL)
 		return error_set(e, ERR_PERM, "%s: resolves outside the store",
 		    id);
 	return fmt_path(buf, size, e, "%s", real);
+}
+
+static int
+check_ids(const char *sid, const char *aid, struct error *e)
+{
+	if (!store_id_valid(sid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "snapshot id", sid);
+	if (aid != NULL && !store_analysis_id_valid(aid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "analysis id", aid);
+	return 0;
 }
 
 int
 store_analysis_path(const struct store *s, const char *sid, const char *aid,
     char *buf, size_t size, struct error *e)
 {
-	if (!store_id_valid(sid))
-		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
-		    "snapshot id", sid);
+	int rc;
+
+	if ((rc = check_ids(sid, aid, e)) < 0)
+		return rc;
+	return fmt_path(buf, size, e, "%s/snapshots/%s/derived/%s", s->root,
+	    sid, aid);
+}
+
+int
+store_derived_path(const struct store *s, const char *sid, char *buf,
+    size_t size, struct error *e)
+{
+	int rc;
+
+	if ((rc = check_ids(sid, NULL, e)) < 0)
+		return rc;
+	return fmt_path(buf, size, e, "%s/snapshots/%s/derived", s->root,
+	    sid);
+}
+
+int
+store_resolve_analysis(const struct store *s, const char *sid,
+    const char *aid, char *buf, size_t size, struct error *e)
+{
+	char snap[PATH_MAX], path[PATH_MAX], real[PATH_MAX];
+	int rc;
+
+	if ((rc = store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap),
+	    e)) < 0 ||
+	    (rc = store_analysis_path(s, sid, aid, path, sizeof(path), e)) < 0)
+		return rc;
+	if (realpath(path, real) == NULL)
+		return error_set(e, ERR_NOTFOUND, "snapshot %s has no analysis "
+		    "'%s'", sid, aid);
+	if (!store_beneath(real, snap))
+		return error_set(e, ERR_PERM, "analysis %s of %s resolves "
+		    "outside the store", aid, sid);
+	return fmt_path(buf, size, e, "%s", real);
+}
+
+int
+store_snapshot_derived(const char *snap, char *buf, size_t size,
+    struct error *e)
+{
+	return fmt_path(buf, size, e, "%s/derived", snap);
+}
+
+int
+store_analysis_tmp(const char *snap, char *buf, size_t size,
+    struct error *e)
+{
+	return fmt_path(buf, size, e, "%s/derived/.tmp-XXXXXX", snap);
+}
+
+int
+store_analysis_snapshot(const char *adir, char *buf, size_t size,
+    struct error *e)
+{
+	return fmt_path(buf, size, e, "%s/../..", adir);
+}
+
+int
+store_snapshot_analysis(const char *snap, const char *aid, char *buf,
+    size_t size, struct error *e)
+{
 	if (!store_analysis_id_valid(aid))
 		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
 		    "analysis id", aid);
-	return fmt_path(buf, size, e, "%s/snapshots/%s/derived/%s", s->root,
-	    sid, aid);
+	return fmt_path(buf, size, e, "%s/derived/%s", snap, aid);
 }
 
 int
@@ -839,13 +940,11 @@ copy_entry(struct copy_ctx *c, const char *src, const char *dst, int depth)
 {
 	char real[PATH_MAX];
 	struct stat st;
-	size_t n = strlen(c->top);
 
 	if (lstat(src, &st) < 0)
 		return error_set_errno(c->e, errno, "%s", src);
 	if (S_ISLNK(st.st_mode)) {
-		if (realpath(src, real) == NULL ||
-		    strncmp(real, c->top, n) != 0 || real[n] != '/')
+		if (realpath(src, real) == NULL || !store_beneath(real, c->top))
 			return error_set(c->e, ERR_PERM, "%s: a symbolic link "
 			    "that leaves the snapshot; not imported", src);
 		if (stat(real, &st) < 0)

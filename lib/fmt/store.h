@@ -10,10 +10,12 @@
  *     sessions/<id>.lock         ... held (flock) by the process running it
  *     jobs/<name>.json           request_id bookkeeping (idempotent calls)
  *
- * Owns: where the store is, creating it 0700, ids, turning ids into paths
- * (ids are never paths: anything outside the id grammar is refused, and a
- * resolved path that leaves its area, through a symbolic link say, is
- * refused too), writing files atomically (temporary name, then rename),
+ * Owns: where the store is, creating it 0700, ids (made and checked here
+ * only: snapshot ids too, whoever writes the snapshot), every path inside
+ * the store, one function per kind (ids are never paths: anything outside
+ * the id grammar is refused, and a resolved path that leaves its area,
+ * through a symbolic link say, is refused too: store_beneath is that one
+ * check), writing files atomically (temporary name, then rename),
  * listing, importing, removing and pruning snapshots.  Removal renames a
  * snapshot out of sight before deleting it, under the store lock, so a
  * concurrent ptmcp never sees half a snapshot.  A snapshot that a live
@@ -29,10 +31,12 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/error.h"
 
 #define STORE_ID_SIZE 26		/* 25 characters and the NUL */
+#define STORE_DEFAULT_ANALYSIS "default"	/* the one ptquery uses */
 #define STORE_NAME_MAX 96		/* longest jobs/ name */
 
 enum store_area {
@@ -67,7 +71,14 @@ int store_open(struct store *s, const char *path, int create,
 /* The directory name of an area ("snapshots", ...). */
 const char *store_area_name(enum store_area a);
 
-/* Makes a new id from the current UTC time and 32 random bits. */
+/*
+ * Writes the id for time t (UTC) and 32 random bits into buf (at least
+ * STORE_ID_SIZE bytes).  Returns 0, -ERR_RANGE (buf too small, t out of
+ * range), -ERR_IO (no randomness).
+ */
+int store_id_make(char *buf, size_t size, time_t t, struct error *e);
+
+/* store_id_make for the current time. */
 int store_id_new(char id[STORE_ID_SIZE], struct error *e);
 
 /* 1 if id follows the id grammar, else 0. */
@@ -88,6 +99,21 @@ int store_path(const struct store *s, enum store_area a, const char *id,
     char *buf, size_t size, struct error *e);
 
 /*
+ * The snapshots directory of the store at root (root/snapshots), for a
+ * recorder that writes into a store it has not opened.  Returns 0 or
+ * -ERR_RANGE ("ROOT: path too long").
+ */
+int store_snapshots_dir(const char *root, char *buf, size_t size,
+    struct error *e);
+
+/*
+ * 1 if the resolved path path lies strictly beneath the resolved
+ * directory dir (dir/...), else 0: the test that keeps a path made from
+ * an id, once symbolic links are followed, inside the store.
+ */
+int store_beneath(const char *path, const char *dir);
+
+/*
  * Like store_path, for an entry that must exist, resolved with realpath:
  * -ERR_NOTFOUND when it does not exist, -ERR_PERM when it resolves outside
  * its area.  buf receives the resolved path.
@@ -102,6 +128,46 @@ int store_resolve(const struct store *s, enum store_area a, const char *id,
  */
 int store_analysis_path(const struct store *s, const char *sid,
     const char *aid, char *buf, size_t size, struct error *e);
+
+/*
+ * The analyses directory of snapshot sid (snapshots/<sid>/derived),
+ * whether or not it exists.  Returns as store_path.
+ */
+int store_derived_path(const struct store *s, const char *sid, char *buf,
+    size_t size, struct error *e);
+
+/*
+ * Like store_analysis_path, for an analysis that must exist, resolved
+ * with realpath: -ERR_NOTFOUND when it cannot be resolved (not decoded
+ * yet), -ERR_PERM when it resolves outside its snapshot (resolved as
+ * store_resolve does).  buf receives the resolved path.
+ */
+int store_resolve_analysis(const struct store *s, const char *sid,
+    const char *aid, char *buf, size_t size, struct error *e);
+
+/*
+ * For a snapshot directory snap (in a store or not): its analyses
+ * directory snap/derived, and the mkdtemp(3) template an analysis is
+ * written to before it is renamed to its id, snap/derived/.tmp-XXXXXX.
+ * Return 0 or -ERR_RANGE.
+ */
+int store_snapshot_derived(const char *snap, char *buf, size_t size,
+    struct error *e);
+int store_analysis_tmp(const char *snap, char *buf, size_t size,
+    struct error *e);
+
+/*
+ * The snapshot directory an analysis directory adir of derived/ belongs
+ * to (adir/../..), for a reader given only the analysis.  Returns 0 or
+ * -ERR_RANGE.
+ */
+int store_analysis_snapshot(const char *adir, char *buf, size_t size,
+    struct error *e);
+
+/* snap/derived/<aid>, for a snapshot directory snap.  Returns 0,
+ * -ERR_INVALID (aid outside the grammar), -ERR_RANGE. */
+int store_snapshot_analysis(const char *snap, const char *aid, char *buf,
+    size_t size, struct error *e);
 
 /*
  * Takes the store lock (blocking).  Returns a descriptor >= 0 to pass to

@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "span/callstack.h"
+#include "fmt/store.h"
+#include "span/spandir.h"
 #include "base/json.h"
 
 static int
@@ -23,14 +24,15 @@ is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* Whether file f is in dir (its stat in *sb when sb is not NULL). */
 static int
-exists(const char *dir, const char *name, struct stat *sb)
+has(const char *dir, enum spandir_file f, struct stat *sb)
 {
 	char path[PATH_MAX + 64];
 	struct stat tmp;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return stat(path, sb ? sb : &tmp) == 0;
+	return spandir_path(dir, f, path, sizeof(path), NULL) == 0 &&
+	    stat(path, sb ? sb : &tmp) == 0;
 }
 
 /* The analysis directory path names: itself, or a snapshot's default. */
@@ -41,56 +43,33 @@ find_dir(struct analysis *a, const char *path, struct error *e)
 
 	if (!is_dir(path))
 		return error_set(e, ERR_NOTFOUND, "no such directory");
-	snprintf(sub, sizeof(sub), "%s/derived/default", path);
-	if (!exists(path, "spans.jsonl", NULL) &&
-	    !exists(path, "index.bin", NULL) && is_dir(sub))
+	if (!has(path, SPANDIR_SPANS, NULL) &&
+	    !has(path, SPANDIR_INDEX, NULL) &&
+	    store_snapshot_analysis(path, STORE_DEFAULT_ANALYSIS, sub,
+	    sizeof(sub), NULL) == 0 && is_dir(sub))
 		path = sub;
 	if (snprintf(a->dir, sizeof(a->dir), "%s", path) >=
 	    (int)sizeof(a->dir))
 		return error_set(e, ERR_INVALID, "path too long");
-	if (!exists(a->dir, "spans.jsonl", NULL) &&
-	    !exists(a->dir, "index.bin", NULL))
+	if (!has(a->dir, SPANDIR_SPANS, NULL) &&
+	    !has(a->dir, SPANDIR_INDEX, NULL))
 		return error_set(e, ERR_NOTFOUND, "not an analysis directory "
 		    "(no spans.jsonl, no index.bin)");
 	return 0;
-}
-
-static const json_t *
-manifest_member(const struct analysis *a, const char *path)
-{
-	const json_t *v = a->manifest;
-	char key[64];
-
-	while (v != NULL && *path != '\0') {
-		size_t n = strcspn(path, ".");
-
-		if (n >= sizeof(key))
-			return NULL;
-		memcpy(key, path, n);
-		key[n] = '\0';
-		v = json_object_get(v, key);
-		path += n + (path[n] == '.');
-	}
-	return v;
 }
 
 uint64_t
 analysis_manifest_u64(const struct analysis *a, const char *path,
     uint64_t dflt)
 {
-	const json_t *v = manifest_member(a, path);
-
-	return json_is_integer(v) && json_integer_value(v) >= 0 ?
-	    (uint64_t)json_integer_value(v) : dflt;
+	return spandir_manifest_u64(a->manifest, path, dflt);
 }
 
 const char *
 analysis_manifest_str(const struct analysis *a, const char *path,
     const char *dflt)
 {
-	const json_t *v = manifest_member(a, path);
-
-	return json_is_string(v) ? json_string_value(v) : dflt;
+	return spandir_manifest_str(a->manifest, path, dflt);
 }
 
 /* Whether the open index must be rebuilt; says why in a->rebuilt. */
@@ -100,8 +79,8 @@ index_stale(struct analysis *a)
 	struct stat si, sj;
 	uint64_t want;
 
-	if (exists(a->dir, "spans.jsonl", &sj) &&
-	    exists(a->dir, "index.bin", &si) &&
+	if (has(a->dir, SPANDIR_SPANS, &sj) &&
+	    has(a->dir, SPANDIR_INDEX, &si) &&
 	    (si.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
 	    (si.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
 	    si.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))) {
@@ -109,8 +88,8 @@ index_stale(struct analysis *a)
 		    "older than spans.jsonl");
 		return 1;
 	}
-	want = analysis_manifest_u64(a, "quality.spans", a->ix.rows);
-	if (want != a->ix.rows && exists(a->dir, "spans.jsonl", NULL)) {
+	want = analysis_manifest_u64(a, SPANDIR_M_SPANS, a->ix.rows);
+	if (want != a->ix.rows && has(a->dir, SPANDIR_SPANS, NULL)) {
 		snprintf(a->rebuilt, sizeof(a->rebuilt), "holds %" PRIu64
 		    " spans, the manifest says %" PRIu64, a->ix.rows, want);
 		return 1;
@@ -135,7 +114,7 @@ open_index(struct analysis *a, struct error *e)
 	struct error ie;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/index.bin", a->dir);
+	spandir_path(a->dir, SPANDIR_INDEX, path, sizeof(path), NULL);
 	rc = spanidx_open(&a->ix, path, &ie);
 	if (rc == 0 && !columns_aligned(&a->ix)) {
 		spanidx_close(&a->ix);
@@ -155,7 +134,7 @@ open_index(struct analysis *a, struct error *e)
 			why += n + 2;
 		snprintf(a->rebuilt, sizeof(a->rebuilt), "%s", why);
 	}
-	if (!exists(a->dir, "spans.jsonl", NULL)) {
+	if (!has(a->dir, SPANDIR_SPANS, NULL)) {
 		if (rc < 0)
 			*e = ie;
 		return rc < 0 ? rc : error_set(e, ERR_INTERNAL, "stale");
@@ -176,10 +155,10 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	memset(a, 0, sizeof(*a));
 	if ((rc = find_dir(a, path, e)) < 0)
 		return rc;
-	snprintf(mpath, sizeof(mpath), "%s/manifest.json", a->dir);
-	if (exists(a->dir, "manifest.json", NULL) &&
+	spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath), NULL);
+	if (has(a->dir, SPANDIR_MANIFEST, NULL) &&
 	    (a->manifest = json_read_file(mpath, e)) == NULL)
-		return error_prefix(e, "manifest.json");
+		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
 	if ((rc = open_index(a, e)) < 0) {
 		json_decref(a->manifest);
 		a->manifest = NULL;
@@ -211,82 +190,6 @@ analysis_module(const struct analysis *a, uint64_t r)
 /* ----------------------------------------------------------------- */
 /* Rebuilding index.bin from spans.jsonl */
 
-static int
-cause_of(const char *name, const char *(*namer)(unsigned), unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (strcmp(namer(i), name) == 0)
-			return (int)i;
-	return -1;
-}
-
-static uint64_t
-member_u64(const json_t *o, const char *key, int *bad)
-{
-	const json_t *v = json_object_get(o, key);
-	const char *s;
-	char *end;
-	uint64_t x;
-
-	if (json_is_integer(v))
-		return (uint64_t)json_integer_value(v);
-	if (json_is_null(v))
-		return 0;
-	if (json_is_string(v)) {		/* "0x..." addresses */
-		s = json_string_value(v);
-		errno = 0;
-		x = strtoull(s, &end, 0);
-		if (errno == 0 && end != s && *end == '\0')
-			return x;
-	}
-	*bad = 1;
-	return 0;
-}
-
-static const char *
-member_str(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int
-row_from_json(const json_t *o, struct spanidx_row *r)
-{
-	const char *st = member_str(o, "start"), *en = member_str(o, "end");
-	int bad = 0, s, t;
-
-	memset(r, 0, sizeof(*r));
-	r->id = member_u64(o, "id", &bad);
-	r->parent = member_u64(o, "parent", &bad);
-	r->tid = (uint32_t)member_u64(o, "tid", &bad);
-	r->pid = (uint32_t)member_u64(o, "pid", &bad);
-	r->depth = (int32_t)member_u64(o, "depth", &bad);
-	r->fn = member_str(o, "fn");
-	r->raw = member_str(o, "raw");
-	r->module = member_str(o, "module");
-	r->call_site = member_u64(o, "call_site", &bad);
-	r->entry = member_u64(o, "entry", &bad);
-	r->start_ns = member_u64(o, "start_ns", &bad);
-	r->end_ns = member_u64(o, "end_ns", &bad);
-	r->self_ns = member_u64(o, "self_ns", &bad);
-	r->insns = member_u64(o, "insns", &bad);
-	r->self_insns = member_u64(o, "self_insns", &bad);
-	s = st ? cause_of(st, cs_start_name, CS_START_NR) : -1;
-	t = en ? cause_of(en, cs_end_name, CS_END_NR) : -1;
-	if (bad || r->fn == NULL || r->id == 0 || s < 0 || t < 0)
-		return -1;
-	r->start = (uint8_t)s;
-	r->end = (uint8_t)t;
-	r->flags = (uint8_t)(
-	    (json_is_true(json_object_get(o, "tail_call")) ?
-	    SPANIDX_F_TAIL_CALL : 0) |
-	    (json_is_true(json_object_get(o, "async")) ? SPANIDX_F_ASYNC : 0) |
-	    (r->raw == NULL ? SPANIDX_F_UNNAMED : 0));
-	return 0;
-}
-
 static int64_t
 rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 {
@@ -302,7 +205,7 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 	while ((n = getline(&line, &cap, in)) > 0) {
 		lineno++;
 		if ((o = json_loadb(line, (size_t)n, 0, &je)) == NULL ||
-		    !json_is_object(o) || row_from_json(o, &row) < 0) {
+		    !json_is_object(o) || spandir_span_row(o, &row) < 0) {
 			json_decref(o);
 			free(line);
 			return error_set(e, ERR_FORMAT, "spans.jsonl line %"
@@ -318,7 +221,8 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 	}
 	free(line);
 	if (ferror(in))
-		return error_set_errno(e, errno, "spans.jsonl");
+		return error_set_errno(e, errno, "%s",
+		    spandir_file_name(SPANDIR_SPANS));
 	return rows;
 }
 
@@ -330,11 +234,12 @@ analysis_rebuild_index(const char *dir, struct error *e)
 	FILE *in;
 	int64_t rows;
 
-	snprintf(src, sizeof(src), "%s/spans.jsonl", dir);
-	snprintf(dst, sizeof(dst), "%s/index.bin", dir);
+	spandir_path(dir, SPANDIR_SPANS, src, sizeof(src), NULL);
+	spandir_path(dir, SPANDIR_INDEX, dst, sizeof(dst), NULL);
 	snprintf(tmp, sizeof(tmp), "%s/.index.bin.%ld", dir, (long)getpid());
 	if ((in = fopen(src, "re")) == NULL)
-		return error_set_errno(e, errno, "spans.jsonl");
+		return error_set_errno(e, errno, "%s",
+		    spandir_file_name(SPANDIR_SPANS));
 	if (spanidx_writer_new(&w, e) < 0) {
 		fclose(in);
 		return -e->code;
@@ -353,7 +258,8 @@ analysis_rebuild_index(const char *dir, struct error *e)
 		int err = errno;
 
 		unlink(tmp);
-		return error_set_errno(e, err, "index.bin");
+		return error_set_errno(e, err, "%s",
+		    spandir_file_name(SPANDIR_INDEX));
 	}
 	return rows;
 }

@@ -7,7 +7,9 @@
  * is missing, unreadable, older than spans.jsonl or holds another number
  * of spans than the manifest says.  It also owns the one walk every
  * aggregate needs: the spans of each thread with their ancestors, in
- * O(max depth) memory (analysis_walk).  ptquery and ptdiff use it.
+ * O(max depth) memory (analysis_walk).  ptquery and ptdiff use it.  The
+ * directory's format (file names, record members, the manifest) is
+ * span/spandir's; the snapshot's derived/default/ is fmt/store's.
  */
 #ifndef PTKIT_ANALYSIS_H
 #define PTKIT_ANALYSIS_H

@@ -98,44 +98,6 @@ struct callstack {
 	uint64_t fn_memo_gen;		/* *code.gen fn_memo holds for */
 };
 
-static const char *const start_names[CS_START_NR] = {
-	"seen", "ring_start", "gap", "trace_start", "signal", "return",
-};
-static const char *const end_names[CS_END_NR] = {
-	"seen", "unwound", "snapshot_end", "gap", "sigreturn",
-};
-static const char *const gap_names[CS_GAP_NR] = {
-	"syscall", "interrupt", "disabled", "decode_error", "unknown_image",
-	"ring_start", "overflow", "lost",
-};
-static const char *const event_names[CS_EV_NR] = {
-	"thread_start", "thread_end", "signal", "sigreturn",
-};
-
-const char *
-cs_start_name(unsigned v)
-{
-	return v < CS_START_NR ? start_names[v] : "unknown";
-}
-
-const char *
-cs_end_name(unsigned v)
-{
-	return v < CS_END_NR ? end_names[v] : "unknown";
-}
-
-const char *
-cs_gap_cause_name(unsigned v)
-{
-	return v < CS_GAP_NR ? gap_names[v] : "unknown";
-}
-
-const char *
-cs_event_name(unsigned v)
-{
-	return v < CS_EV_NR ? event_names[v] : "unknown";
-}
-
 struct callstack *
 cs_new(const struct cs_code *code, const struct cs_sink *sink,
     size_t max_depth)

@@ -180,8 +180,7 @@ enum cs_end {
 	CS_END_NR
 };
 
-const char *cs_start_name(unsigned start);
-const char *cs_end_name(unsigned end);
+/* Their names are span/spandir's (spandir_start_name, ...). */
 
 /* One inlined range's instructions inside a span (own, not nested). */
 struct cs_inline_count {
@@ -220,8 +219,6 @@ enum cs_gap_cause {
 	CS_GAP_NR
 };
 
-const char *cs_gap_cause_name(unsigned cause);
-
 struct cs_gap {
 	uint32_t tid;
 	uint8_t cause;			/* enum cs_gap_cause */
@@ -240,8 +237,6 @@ enum cs_event_kind {
 	CS_EV_SIGRETURN,		/* back at ip */
 	CS_EV_NR
 };
-
-const char *cs_event_name(unsigned kind);
 
 struct cs_event {
 	uint32_t tid;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "span/callstack.h"
+#include "span/spandir.h"
 #include "tap.h"
 
 /* The synthetic program. */
@@ -143,7 +144,7 @@ sink_gap(void *ctx, const struct cs_gap *gp)
 	size_t len = strlen(g->gaps);
 
 	snprintf(g->gaps + len, sizeof(g->gaps) - len, "%s %" PRIu64 "-%"
-	    PRIu64 " cut=%u;", cs_gap_cause_name(gp->cause), gp->start_ns,
+	    PRIu64 " cut=%u;", spandir_gap_cause_name(gp->cause), gp->start_ns,
 	    gp->end_ns, gp->frames_cut);
 	return 0;
 }
@@ -155,7 +156,7 @@ sink_event(void *ctx, const struct cs_event *ev)
 	size_t len = strlen(g->events);
 
 	snprintf(g->events + len, sizeof(g->events) - len, "%s@%" PRIu64 ";",
-	    cs_event_name(ev->kind), ev->time);
+	    spandir_event_name(ev->kind), ev->time);
 	return 0;
 }
 
@@ -186,8 +187,8 @@ render(const struct got *g)
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
 		    "%s d=%d p=%s %s/%s%s%s i=%" PRIu64 "/%" PRIu64 " t=%"
 		    PRIu64 "-%" PRIu64 "\n", s->fn.name ? s->fn.name : "?",
-		    s->depth, name_of(g, s->parent), cs_start_name(s->start),
-		    cs_end_name(s->end), s->tail_call ? " tail" : "",
+		    s->depth, name_of(g, s->parent),
+		    spandir_start_name(s->start), spandir_end_name(s->end), s->tail_call ? " tail" : "",
 		    s->async ? " async" : "", s->self_insns, s->insns,
 		    s->start_ns, s->end_ns);
 		if (s->n_inl > 0)

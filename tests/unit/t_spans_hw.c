@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "span/callstack.h"
+#include "span/spandir.h"
 #include "span/codemap.h"
 #include "base/error.h"
 #include "dec/ptdec.h"
@@ -52,7 +53,7 @@ on_span(void *ctx, const struct cs_span *s)
 	g->named = s->fn.name == NULL || strcmp(s->fn.name, "_start") == 0;
 	snprintf(g->text + n, sizeof(g->text) - n, "%s/%s self=%llu "
 	    "total=%llu depth=%d",
-	    cs_start_name(s->start), cs_end_name(s->end),
+	    spandir_start_name(s->start), spandir_end_name(s->end),
 	    (unsigned long long)s->self_insns, (unsigned long long)s->insns,
 	    s->depth);
 	return 0;
@@ -65,7 +66,7 @@ on_gap(void *ctx, const struct cs_gap *gp)
 	size_t n = strlen(g->gaps);
 
 	snprintf(g->gaps + n, sizeof(g->gaps) - n, "%s;",
-	    cs_gap_cause_name(gp->cause));
+	    spandir_gap_cause_name(gp->cause));
 	return 0;
 }
 

@@ -47,6 +47,18 @@ test_ids(void)
 {
 	char id[STORE_ID_SIZE];
 
+	char id2[STORE_ID_SIZE];
+	struct error e;
+
+	IS_INT(store_id_make(id, sizeof(id), 1795941722, &e), 0, "make id");
+	OK(strncmp(id, "20261129T084202Z-", 17) == 0, "id starts with UTC time");
+	OK(store_id_valid(id), "a made id is valid: %s", id);
+	store_id_make(id2, sizeof(id2), 1795941722, &e);
+	OK(strcmp(id, id2) != 0, "two ids of the same second differ");
+	IS_INT(store_id_make(id, 10, 0, &e), -ERR_RANGE, "small buffer");
+	OK(!store_id_valid("20261129T084202Z-0123456"), "short id invalid");
+	OK(!store_id_valid("2026112XT084202Z-01234567"), "bad digit invalid");
+	OK(store_id_valid("20261129T084202Z-0123abcd"), "hand-made id valid");
 	IS_INT(store_id_new(id, NULL), 0, "new id");
 	OK(store_id_valid(id), "a new id is valid (%s)", id);
 	IS_INT(strlen(id), 25, "ids are 25 characters");
@@ -82,6 +94,60 @@ test_default_path(void)
 	store_default_path(buf, sizeof(buf), NULL);
 	IS_STR(buf, "/home/u/.local/share/ptkit",
 	    "a relative XDG_DATA_HOME is ignored: ~/.local/share/ptkit");
+}
+
+/* The analyses of snapshot ID1, whose directory is snap. */
+static void
+test_derived(const struct store *s, const char *snap)
+{
+	char buf[PATH_MAX], want[PATH_MAX + 96], out[PATH_MAX];
+	struct error e;
+
+	IS_INT(store_snapshots_dir("/x/store", buf, sizeof(buf), &e), 0,
+	    "snapshots dir of a root");
+	IS_STR(buf, "/x/store/snapshots", "is root/snapshots");
+	IS_INT(store_snapshots_dir("/x/store", buf, 10, &e), -ERR_RANGE,
+	    "snapshots dir too long");
+	IS_INT(store_analysis_snapshot("/s/derived/default", buf, sizeof(buf),
+	    &e), 0, "the snapshot of an analysis");
+	IS_STR(buf, "/s/derived/default/../..", "is two levels up");
+	OK(store_beneath("/a/b/c", "/a/b"), "/a/b/c is beneath /a/b");
+	OK(!store_beneath("/a/bc", "/a/b"), "/a/bc is not");
+	OK(!store_beneath("/a/b", "/a/b"), "nor /a/b itself");
+	OK(!store_beneath("/a/b/", "/a/b"), "nor /a/b/");
+	IS_INT(store_derived_path(s, ID1, buf, sizeof(buf), &e), 0,
+	    "derived path");
+	snprintf(want, sizeof(want), "%s/derived", snap);
+	IS_STR(buf, want, "is snapshots/ID/derived");
+	IS_INT(store_snapshot_derived(snap, buf, sizeof(buf), &e), 0,
+	    "derived of a snapshot directory");
+	IS_STR(buf, want, "the same");
+	IS_INT(store_derived_path(s, "../x", buf, sizeof(buf), &e),
+	    -ERR_INVALID, "derived path of a bad id refused");
+	IS_INT(store_analysis_tmp(snap, buf, sizeof(buf), &e), 0,
+	    "analysis template");
+	snprintf(want, sizeof(want), "%s/derived/.tmp-XXXXXX", snap);
+	IS_STR(buf, want, "is derived/.tmp-XXXXXX");
+	IS_INT(store_snapshot_analysis(snap, "../x", buf, sizeof(buf), &e),
+	    -ERR_INVALID, "snapshot analysis of a bad id refused");
+	IS_INT(store_resolve_analysis(s, ID1, "default", out, sizeof(out),
+	    &e), -ERR_NOTFOUND, "no analysis yet");
+	snprintf(want, sizeof(want), "%s/derived", snap);
+	mkdir(want, 0700);
+	IS_INT(store_snapshot_analysis(snap, "default", buf, sizeof(buf), &e),
+	    0, "snapshot analysis path");
+	symlink("/etc", buf);
+	IS_INT(store_resolve_analysis(s, ID1, "default", out, sizeof(out),
+	    &e), -ERR_PERM, "an analysis linking outside is refused");
+	unlink(buf);
+	mkdir(buf, 0700);
+	IS_INT(store_resolve_analysis(s, ID1, "default", out, sizeof(out),
+	    &e), 0, "an analysis resolves");
+	IS_STR(out, buf, "to its directory");
+	IS_INT(store_resolve_analysis(s, ID1, "BAD", out, sizeof(out), &e),
+	    -ERR_INVALID, "a bad analysis id is refused");
+	rmdir(buf);
+	rmdir(want);
 }
 
 static void
@@ -122,6 +188,7 @@ test_open_and_paths(struct store *s, const char *root)
 	IS_STR(buf, link, "to its directory");
 	IS_INT(store_analysis_path(s, ID1, "../../x", buf, sizeof(buf), &e),
 	    -ERR_INVALID, "analysis path escape refused");
+	test_derived(s, link);
 }
 
 static void
