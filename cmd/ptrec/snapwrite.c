@@ -22,21 +22,10 @@
 /* ---- destination ---------------------------------------------------------- */
 
 int
-snapwrite_store_snapshots(const char *store, char *buf, size_t size,
-    struct error *e)
-{
-	int n = snprintf(buf, size, "%s/%s", store,
-	    store_area_name(STORE_SNAPSHOTS));
-
-	return n > 0 && (size_t)n < size ? 0 :
-	    error_set(e, ERR_RANGE, "%s: path too long", store);
-}
-
-int
 snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
     size_t size, struct error *e)
 {
-	char id[SNAPSHOT_ID_LEN + 1], parent[PATH_MAX];
+	char id[STORE_ID_SIZE], parent[PATH_MAX];
 	int rc, n;
 
 	if (o->out_dir != NULL) {
@@ -45,10 +34,10 @@ snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
 		return n > 0 && (size_t)n < size ? 0 :
 		    error_set(e, ERR_RANGE, "%s: path too long", o->out_dir);
 	}
-	if ((rc = snapshot_make_id(id, sizeof(id), time(NULL), e)) < 0)
+	if ((rc = store_id_make(id, sizeof(id), time(NULL), e)) < 0)
 		return rc;
 	if (o->store != NULL) {
-		if ((rc = snapwrite_store_snapshots(o->store, parent,
+		if ((rc = store_snapshots_dir(o->store, parent,
 		    sizeof(parent), e)) < 0)
 			return rc;
 		if (mkdir(o->store, 0700) < 0 && errno != EEXIST)

@@ -36,13 +36,6 @@
 int snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
     size_t size, struct error *e);
 
-/*
- * The directory of a store's snapshots, "<store>/snapshots", into buf.
- * Returns 0 or -ERR_RANGE naming store.
- */
-int snapwrite_store_snapshots(const char *store, char *buf, size_t size,
-    struct error *e);
-
 /* One thread: its manifest row and, when written here, its trace. */
 struct snapwrite_thread {
 	int tid, pid;

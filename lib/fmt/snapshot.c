@@ -39,12 +39,6 @@ snapshot_hex(const uint8_t *p, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-int
-snapshot_make_id(char *buf, size_t size, time_t t, struct error *e)
-{
-	return store_id_make(buf, size, t, e);
-}
-
 static void
 snapshot_free(struct snapshot *s)
 {
@@ -92,7 +86,7 @@ init_manifest(struct snapshot *s, const char *base, struct error *e)
 		strcpy(m->id, base);
 		return 0;
 	}
-	return snapshot_make_id(m->id, sizeof(m->id), now.tv_sec, e);
+	return store_id_make(m->id, sizeof(m->id), now.tv_sec, e);
 }
 
 /* Splits dest into a malloc'ed parent directory and a basename pointer. */

@@ -19,7 +19,7 @@
  *
  * Typical use by a recorder:
  *
- *   snapshot_make_id(id, sizeof(id), time(NULL), &e);
+ *   store_id_make(id, sizeof(id), time(NULL), &e);   (fmt/store owns ids)
  *   snapshot_begin(&s, dest, &e);
  *   s->manifest.host... = ...;             (fill the manifest)
  *   snapshot_archive_file(s, "/usr/bin/prog", &img, &e);  (each image)
@@ -41,7 +41,6 @@
 #define SNAPSHOT_MANIFEST "manifest.json"
 #define SNAPSHOT_OUTPUT_LOG "output.log"
 #define SNAPSHOT_IMAGES "images"
-#define SNAPSHOT_ID_LEN 25		/* YYYYmmddTHHMMSSZ-xxxxxxxx */
 #define SNAPSHOT_BUILD_ID_MAX 20
 
 /*
@@ -76,12 +75,6 @@ struct snapshot_image {
 	int deduplicated;		/* already in this snapshot */
 	size_t manifest_index;		/* its row in manifest.images */
 };
-
-/*
- * The recorders' name for store_id_make (fmt/store owns the id grammar):
- * kept until cmd/ptrec calls store_id_make itself.
- */
-int snapshot_make_id(char *buf, size_t size, time_t t, struct error *e);
 
 /*
  * Starts a snapshot whose final path is dest (which must not exist; its

@@ -37,8 +37,8 @@ test_dest_store_too_long(void)
 	    "a store whose snapshots/ would be cut is refused");
 	OK(strncmp(e.msg, store, 64) == 0, "the error names the store");
 	OK(access(store, F_OK) != 0, "nothing was made for it");
-	IS_INT(snapwrite_store_snapshots(store, out, sizeof(out), &e),
-	    -ERR_RANGE, "snapwrite_store_snapshots refuses it too");
+	IS_INT(store_snapshots_dir(store, out, sizeof(out), &e),
+	    -ERR_RANGE, "store_snapshots_dir refuses it too");
 }
 
 /* The store's snapshots/ fits, the snapshot's own path does not. */
@@ -54,7 +54,7 @@ test_dest_out_too_small(void)
 	snprintf(store, sizeof(store), "%s/store", tmp);
 	memset(&o, 0, sizeof(o));
 	o.store = store;
-	IS_INT(snapwrite_store_snapshots(store, parent, sizeof(parent), &e), 0,
+	IS_INT(store_snapshots_dir(store, parent, sizeof(parent), &e), 0,
 	    "store snapshots path");
 	snprintf(want, sizeof(want), "%s/snapshots", store);
 	IS_STR(parent, want, "<store>/snapshots");
