@@ -148,8 +148,8 @@ struct symtab {
 	size_t n_loads;
 
 	/*
-	 * DWARF read per compile unit on first use (dwarfinfo_lazy.c), or NULL:
-	 * then syms, inl and lines above hold everything there is.
+	 * DWARF read per compile unit on first use (dwarfinfo_lazy.c), or
+	 * NULL: then syms, inl and lines above hold everything there is.
 	 */
 	struct dwarf_lazy *dw;
 
