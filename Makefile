@@ -1,6 +1,6 @@
 # ptkit: build, test, install.  GNU make; parallel builds are safe.
 #
-#   make                 build everything (installs Debian deps if missing)
+#   make                 build everything (checks the Debian build packages)
 #   make check           build and run the tests (TAP, under prove)
 #   make check SANITIZE=address,undefined
 #   make demo            record, decode and summarise the bundled demo
@@ -8,6 +8,11 @@
 #   make fuzz            run each fuzzer for FUZZ_SECONDS
 #   make install [PREFIX=/usr/local] [DESTDIR=...]  /  make uninstall
 #   make deps            install the Debian 12 packages we need (root)
+#
+# make and make all need only the build packages (scripts/deps.sh
+# --list-build); check, demo, bench and fuzz also the packages running and
+# testing need (--list-test).  As root a missing package is installed with
+# apt-get; as another user the build stops with the apt-get line to run.
 
 VERSION   := 0.1.0
 PREFIX    ?= /usr/local
@@ -85,7 +90,10 @@ E2E_TESTS := $(sort $(wildcard tests/e2e/t*.sh))
 
 MANPAGES := $(sort $(wildcard man/*.[1-9]))
 
-DEPS_STAMP := $(BUILD)/.deps-ok
+# DEPS_STAMP: the build packages are there (every compile waits for it);
+# RUN_DEPS_STAMP: so are those of running and testing.
+DEPS_STAMP := $(BUILD)/.deps-build-ok
+RUN_DEPS_STAMP := $(BUILD)/.deps-ok
 
 .DEFAULT_GOAL := all
 
@@ -106,8 +114,23 @@ all: $(TOOL_BINS)
 # Debian packages: checked once per build directory, installed if missing.
 $(DEPS_STAMP): scripts/deps.sh
 	@mkdir -p $(@D)
+	@sh scripts/deps.sh --if-missing-build
+	@touch $@
+
+$(RUN_DEPS_STAMP): scripts/deps.sh
+	@mkdir -p $(@D)
 	@sh scripts/deps.sh --if-missing
 	@touch $@
+
+# What only tests, the demo, benchmarks and fuzzers use is built after the
+# check of the packages they need (qemu, perf, dwz, ...), so that a missing
+# one stops the build with deps.sh's apt-get line, not a confusing failure;
+# what `all` builds is not held up by it.
+TEST_ONLY_TARGETS = $(filter-out $(TOOL_BINS) $(EMU_PLUGIN),\
+	$(UNIT_BINS) $(UNIT_HELPERS) $(CHECK_DEPS) $(BENCH_DEPS))
+check check-unit check-e2e check-man demo bench fuzz $(FUZZ_RUNS): \
+    | $(RUN_DEPS_STAMP)
+$(TEST_ONLY_TARGETS): | $(RUN_DEPS_STAMP)
 
 deps:
 	@sh scripts/deps.sh
@@ -149,7 +172,7 @@ check-unit: $(UNIT_BINS) $(UNIT_HELPERS) $(CHECK_DEPS)
 check-e2e: all $(CHECK_DEPS)
 	$(TEST_ENV) $(PROVE) $(PROVE_FLAGS) $(E2E_TESTS)
 
-check-man: | $(DEPS_STAMP)
+check-man:
 	mandoc -T lint -W warning $(MANPAGES)
 
 demo: all

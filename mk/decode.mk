@@ -10,7 +10,8 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined \
 DEC_FUZZ_DIR := $(BUILD)/fuzz
 
 $(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/fmt/blkstream.c \
-    lib/base/jsonw.c lib/base/error.c lib/fmt/blkstream.h
+    lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c \
+    lib/base/jsonw.c lib/base/error.c lib/fmt/blkstream.h lib/fmt/blkstream_int.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^)
 
@@ -21,9 +22,11 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 	    $(DEC_FUZZ_DIR)/corpus-blkstream tests/fuzz/blkstream
 
 $(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/dec/ptdec.c \
-    lib/dec/ptdec_ipt.c lib/dec/bbcache.c lib/dec/x86class.c lib/fmt/blkstream.c lib/base/jsonw.c \
+    lib/dec/ptdec_ipt.c lib/dec/bbcache.c lib/dec/x86class.c lib/fmt/blkstream.c \
+    lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/base/jsonw.c \
     lib/base/error.c \
-    lib/dec/ptdec.h lib/fmt/blkstream.h lib/dec/x86class.h
+    lib/dec/ptdec.h lib/dec/ptimages.h lib/dec/bbcache.h lib/fmt/blkstream.h \
+    lib/fmt/blkstream_int.h lib/dec/x86class.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^) -lipt -lZydis -lpthread
 

@@ -52,9 +52,10 @@ CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done
 # engine and ptspans' writers over any bytes.  Seeds: block streams of
 # real fixtures and of the unit tests' shapes.
 SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
-$(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c lib/span/callstack.c \
+$(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c \
+    lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/span/callstack.c \
     lib/base/jsonw.c lib/base/error.c cmd/ptspans/write.c lib/span/callstack.h \
-    lib/fmt/blkstream.h cmd/ptspans/spans.h
+    lib/fmt/blkstream.h lib/fmt/blkstream_int.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^)
 

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
+#include "fmt/blkstream.h"
 #include "dec/bbcache.h"
 #include "dec/x86class.h"
 

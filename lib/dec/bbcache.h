@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
-#include "dec/ptdec.h"
+#include "dec/ptimages.h"
 
 #define BB_DIRECT 0x1	/* direct near branch: target is valid */
 #define BB_PUSH 0x2	/* a call whose return address libipt remembers */

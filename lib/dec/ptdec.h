@@ -50,6 +50,7 @@
 
 #include "fmt/blkstream.h"
 #include "base/error.h"
+#include "dec/ptimages.h"
 
 #define PTDEC_CHUNK_DEFAULT (64 * 1024)
 
@@ -92,32 +93,7 @@ ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc)
 	return ns >= t->base_ns ? ns - t->base_ns : 0;
 }
 
-/*
- * The images of a decode.  Read-only once the decode starts.
- * libipt keeps its block cache in the sections and uses an entry whatever
- * the execution mode it was filled in, so code run in 16- or 32-bit mode
- * is decoded through sections of its own (iscache_mode, same files): each
- * cache then only answers for its mode, and a decode does not depend on
- * what was decoded before it.
- */
-enum { PTDEC_MODE_16, PTDEC_MODE_32, PTDEC_NARROW_MODES };
-
-struct ptdec_section {
-	uint32_t pid;
-	uint64_t vaddr, size, offset;
-	int isid;			/* in the iscache */
-	int isid_mode[PTDEC_NARROW_MODES];	/* in iscache_mode */
-};
-
-struct bbshared;
-struct ptdec_images {
-	struct pt_image_section_cache *iscache;	/* 64-bit code */
-	struct pt_image_section_cache *iscache_mode[PTDEC_NARROW_MODES];
-	struct bbshared *blocks;	/* the fast decoder's runs (bbcache.h) */
-	struct ptdec_section *sec;
-	size_t nr, cap;
-};
-
+/* The images of a decode (struct ptdec_images, dec/ptimages.h). */
 /* Returns 0 or -ERR_NOMEM. */
 int ptdec_images_init(struct ptdec_images *im, struct error *e);
 

@@ -7,7 +7,8 @@
  * varint encoding of every record, a buffered writer, a streaming reader
  * that bounds-checks every length against the bytes that exist and names
  * the byte offset of anything malformed, and the JSON Lines rendering of
- * the same records (ptdecode --format jsonl).
+ * the same records (ptdecode --format jsonl): the writer is blkstream.c,
+ * the reader blkstream_read.c, the names and JSON Lines blkstream_jsonl.c.
  *
  * Records are grouped by thread: MAP records may appear anywhere outside a
  * thread group; a THREAD record opens a group, BLOCK, EVENT and GAP records

@@ -1,7 +1,7 @@
 /*
  * symtab: see symtab.h.  This file holds the table itself: building the
  * sorted function array and its segments, the lookups, symtab_open() and
- * symtab_free().  ELF reading is in symelf.c, DWARF in dwarfinfo.c, JIT
+ * symtab_free().  ELF reading is in symelf.c, DWARF in dwarfinfo*.c, JIT
  * maps in jitmap.c.
  */
 #include "sym/symtab.h"

@@ -1,6 +1,6 @@
 /*
  * symtab_int: what the modules behind symtab.h share (symtab.c, symelf.c,
- * dwarfinfo.c, jitmap.c).  Not for use outside them.
+ * dwarfinfo*.c, jitmap.c).  Not for use outside them.
  *
  * Loading fills a struct symbuild with candidate symbols (one per symbol
  * table entry), which symtab_finish_syms() turns into the final sorted,
@@ -148,8 +148,8 @@ struct symtab {
 	size_t n_loads;
 
 	/*
-	 * DWARF read per compile unit on first use (dwarfinfo.c), or NULL:
-	 * then syms, inl and lines above hold everything there is.
+	 * DWARF read per compile unit on first use (dwarfinfo_lazy.c), or
+	 * NULL: then syms, inl and lines above hold everything there is.
 	 */
 	struct dwarf_lazy *dw;
 
