@@ -13,6 +13,7 @@
 #include "base/cleanup.h"
 #include "fmt/manifest.h"
 #include "fmt/perfdata.h"
+#include "fmt/store.h"
 #include "snapwrite.h"
 #include "tap.h"
 
