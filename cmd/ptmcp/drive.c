@@ -173,8 +173,10 @@ verb_decode(const struct tool_info *t, const char *store_path, int argc,
 	char out[PATH_MAX];
 	struct store s;
 
-	if (argc != 2)
-		return cli_usage_error(t, "decode takes one SNAPSHOT_ID");
+	if (argc != 2) {
+		cli_usage_error(t, "decode takes one SNAPSHOT_ID");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    decode_snapshot(&s, argv[1], out, sizeof(out)) < 0)
 		return EXIT_FAIL;
@@ -214,9 +216,11 @@ verb_query(const struct tool_info *t, const char *store_path, int argc,
 	struct store s;
 	int i, n = 0, rc;
 
-	if (argc < 2 || argc > MAX_ARGS - 3)
-		return cli_usage_error(t, "query takes SNAPSHOT_ID and "
+	if (argc < 2 || argc > MAX_ARGS - 3) {
+		cli_usage_error(t, "query takes SNAPSHOT_ID and "
 		    "ptquery options");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    analysis_of(&s, argv[1], dir) < 0)
 		return EXIT_FAIL;
@@ -240,9 +244,11 @@ verb_compare(const struct tool_info *t, const char *store_path, int argc,
 	struct store s;
 	int i, n = 0, rc;
 
-	if (argc < 3 || argc > MAX_ARGS - 4)
-		return cli_usage_error(t, "compare takes ID_A ID_B and ptdiff "
+	if (argc < 3 || argc > MAX_ARGS - 4) {
+		cli_usage_error(t, "compare takes ID_A ID_B and ptdiff "
 		    "options");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    analysis_of(&s, argv[1], da) < 0 ||
 	    analysis_of(&s, argv[2], db) < 0)
@@ -319,8 +325,10 @@ verb_run(const struct tool_info *t, const char *store_path, int argc,
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			dashes = 1;
-	if (!dashes || argc < 3)
-		return cli_usage_error(t, "run needs -- PROGRAM [ARG ...]");
+	if (!dashes || argc < 3) {
+		cli_usage_error(t, "run needs -- PROGRAM [ARG ...]");
+		return EXIT_USAGE;
+	}
 	return record(store_path, argv + 1, argc - 1);
 }
 
@@ -334,7 +342,9 @@ verb_attach(const struct tool_info *t, const char *store_path, int argc,
 		if (strcmp(argv[i], "--pid") == 0 ||
 		    strncmp(argv[i], "--pid=", 6) == 0)
 			pid = 1;
-	if (!pid)
-		return cli_usage_error(t, "attach needs --pid PID");
+	if (!pid) {
+		cli_usage_error(t, "attach needs --pid PID");
+		return EXIT_USAGE;
+	}
 	return record(store_path, argv + 1, argc - 1);
 }

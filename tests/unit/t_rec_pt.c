@@ -175,8 +175,8 @@ run_caps(char **argv, int argc, const char *out, const char *err,
 	memset(&F, 0, sizeof(F));
 	F.pause_ok = pause_ok;
 	optind = 0;
-	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
-		return 100 + rc;
+	if (rec_options_parse(argc, argv, &o) != CLI_RUN)
+		return 100;
 	fflush(stdout);
 	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -501,8 +501,8 @@ run_perf_caps(char **argv, int argc, const char *out, const char *err,
 	int so = dup(1), se = dup(2), fo, fe, rc;
 
 	optind = 0;
-	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
-		return 100 + rc;
+	if (rec_options_parse(argc, argv, &o) != CLI_RUN)
+		return 100;
 	fflush(stdout);
 	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
