@@ -1,7 +1,6 @@
 /* serve: `ptmcp serve`, the MCP server loop (see server.h). */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/signals.h"
 #include "tool/cli.h"
 #include "tool/report.h"
 #include "schema.h"
@@ -409,7 +409,12 @@ serve_open(struct server *srv, const char *store_path)
 		return -1;
 	}
 	/* A client that leaves is EPIPE, not death: we still clean up. */
-	signal(SIGPIPE, SIG_IGN);
+	if (signals_ignore_pipe(&e) < 0) {
+		report_error("ptmcp", NULL, &e, NULL);
+		scratch_close(&srv->scratch);
+		tools_free(&srv->tools);
+		return -1;
+	}
 	if (serve_bindir(srv->bindir, sizeof(srv->bindir)) < 0)
 		srv->bindir[0] = '\0';
 	return 0;

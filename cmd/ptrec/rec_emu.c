@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "base/cleanup.h"
+#include "base/signals.h"
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
@@ -299,17 +300,17 @@ open_control_fifo(struct recorder *r)
 	return 0;
 }
 
-static void
+/* SA_RESTART: the loop learns of the signal from the pipe, not EINTR. */
+static int
 catch_signals(void)
 {
-	struct sigaction sa;
+	struct error e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (signals_catch_stop(on_signal, 1, &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the program ---------------------------------------------------------- */
@@ -805,15 +806,13 @@ rec_emu_run(const struct rec_options *o)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
 	    (uint64_t)ts.tv_nsec;
-	if (prepare(r) == 0) {
-		catch_signals();
-		if (start_program(r) == 0) {
-			run_loop(r, &p);
-			finish(r, &p);
-			if (truth_collect(r) < 0)
-				r->failed = 1;
-			status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
-		}
+	if (prepare(r) == 0 && catch_signals() == 0 &&
+	    start_program(r) == 0) {
+		run_loop(r, &p);
+		finish(r, &p);
+		if (truth_collect(r) < 0)
+			r->failed = 1;
+		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	free(r->argv);
 	if (r->ctl != NULL)

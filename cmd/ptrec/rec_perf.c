@@ -22,6 +22,7 @@
 #include "pt_snapshot.h"
 #include "tool/report.h"
 #include "base/scratch.h"
+#include "base/signals.h"
 #include "base/spawn.h"
 #include "verdict.h"
 
@@ -210,7 +211,6 @@ wait_trigger(struct perf_rec *r)
 static int
 record(struct perf_rec *r, const char **reason, struct error *e)
 {
-	struct sigaction sa;
 	int rc, i;
 
 	spawn_init(&r->sp, r->argv.argv);
@@ -227,11 +227,12 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	for (i = 0; i < 2; i++)
 		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
 	capture_policy_init(&r->pol, r->o, now_ns(CLOCK_MONOTONIC) / 1000000);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
+		/* perf is in its own group: ^C would not reach it. */
+		spawn_kill(&r->sp, SIGKILL);
+		spawn_finish(&r->sp, NULL);
+		return rc;
+	}
 	*reason = wait_trigger(r);
 	/*
 	 * One snapshot per perf run: perf's -Se one at its exit.  A

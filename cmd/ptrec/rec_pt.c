@@ -24,6 +24,7 @@
 #include "rec/pttrace.h"
 #include "tool/report.h"
 #include "base/scratch.h"
+#include "base/signals.h"
 #include "verdict.h"
 
 #define TOOL "ptrec"
@@ -662,17 +663,6 @@ follow(struct pt_rec *r, struct error *e)
 	}
 }
 
-static void
-catch_stop_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 static int
 start(struct pt_rec *r, struct error *e)
@@ -818,8 +808,9 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 		goto out;
 	}
 	capture_policy_init(&r->pol, o, mono_ms());
-	catch_stop_signals();
-	reason = follow(r, &e);
+	/* No SA_RESTART: a stop signal ends the wait follow() is in. */
+	reason = signals_catch_stop(on_stop_signal, 0, &e) < 0 ? NULL :
+	    follow(r, &e);
 	if (reason == NULL && !r->off) {
 		report_error(TOOL, "recording", &e, NULL);
 		/* No breakpoint may outlive us in a program we let go. */

@@ -9,7 +9,8 @@
  * On a signal the handler removes the registered trees with
  * async-signal-safe calls only (openat, getdents64, unlinkat), then
  * re-raises the signal with its default action so the exit status still
- * says which signal ended the tool.  PTKIT_KEEP_WASTE=1 keeps everything.
+ * says which signal ended the tool (the dispositions are set through
+ * signals.h).  PTKIT_KEEP_WASTE=1 keeps everything.
  */
 #ifndef PTKIT_CLEANUP_H
 #define PTKIT_CLEANUP_H
