@@ -169,7 +169,7 @@ run_perf_script(struct conv *c, uint32_t tid, struct error *e)
 	if ((fd = dup(sp.out)) < 0 || (f = fdopen(fd, "r")) == NULL) {
 		if (fd >= 0)
 			close(fd);
-		spawn_finish(&sp, e);
+		PTKIT_DROP(spawn_finish(&sp, e));	/* reaped; e is set below */
 		return error_set(e, ERR_IO, "perf script: cannot read its output");
 	}
 	rc = read_perf(c, f, e);

@@ -60,7 +60,11 @@ run_tool(char **argv)
 		report_error(T, argv[0], &e, NULL);
 		return -1;
 	}
-	spawn_finish(&sp, NULL);
+	/* A child's own failure is its exit code; only the wait is ours. */
+	if (spawn_finish(&sp, &e) < 0 && e.code != ERR_CHILD) {
+		report_error(T, argv[0], &e, NULL);
+		return -1;
+	}
 	return sp.exit_code;
 }
 
@@ -68,6 +72,7 @@ run_tool(char **argv)
 static int
 guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
 {
+	struct error e;
 	char rec[128];
 	int fd, n;
 
@@ -76,7 +81,13 @@ guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
 		return -1;
 	n = snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"],"
 	    "\"state\":\"running\",\"kind\":\"decode\"}", sid);
-	store_write_json(s, STORE_SESSIONS, gid, rec, (size_t)n, NULL);
+	/* A live session without its record protects nothing. */
+	if (store_write_json(s, STORE_SESSIONS, gid, rec, (size_t)n, &e) < 0) {
+		report_error(T, sid, &e, "prune may remove it while it is "
+		    "decoded");
+		store_session_end(s, gid, fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -143,7 +154,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	sp1.out = SPAWN_PIPE;
 	if (spawn_start(&sp1, &e) < 0) {
 		report_error(T, "ptdecode", &e, NULL);
-		cleanup_remove_tree(tmp);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
 		return -1;
 	}
 	spawn_init(&sp2, argv2);
@@ -162,7 +173,8 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		report(T, made, NULL, "%s", strerror(errno));
 		rc1 = -1;
 	}
-	cleanup_remove_tree(tmp);
+	if (cleanup_remove_tree(tmp) < 0)
+		report_warning(T, tmp, "could not remove it");
 	return rc1 == 0 && rc2 == 0 ? 0 : -1;
 }
 

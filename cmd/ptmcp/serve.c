@@ -411,7 +411,7 @@ serve_open(struct server *srv, const char *store_path)
 	/* A client that leaves is EPIPE, not death: we still clean up. */
 	if (signals_ignore_pipe(&e) < 0) {
 		report_error("ptmcp", NULL, &e, NULL);
-		scratch_close(&srv->scratch);
+		PTKIT_DROP(scratch_close(&srv->scratch));	/* failed already */
 		tools_free(&srv->tools);
 		return -1;
 	}
@@ -440,7 +440,8 @@ serve_main(const char *store_path)
 	rc = serve_loop(srv);
 	jsonrpc_reader_free(&srv->in);
 	tools_free(&srv->tools);
-	scratch_close(&srv->scratch);
+	if (scratch_close(&srv->scratch) < 0)
+		report_warning("ptmcp", "scratch", "could not remove all of it");
 	free(srv);
 	return rc;
 }

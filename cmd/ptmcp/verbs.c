@@ -142,7 +142,8 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 		report_error(T, argv[1], &e, NULL);
 		return EXIT_FAIL;
 	}
-	store_du(dir, &bytes, NULL);
+	if (store_du(dir, &bytes, &e) < 0)
+		report_error(T, dir, &e, "its size shows as 0");
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
 	manifest = json_read_file(mpath, NULL);
 	jsonw_init(&w, stdout);
@@ -310,8 +311,10 @@ verb_doctor(const struct tool_info *t, const char *store_path, int argc,
 	}
 	if (open_store(&s, store_path, 1) < 0) {
 		ok = 0;
+	} else if (store_list(&s, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
+		report_error(T, s.root, &e, NULL);
+		ok = 0;
 	} else {
-		store_list(&s, STORE_SNAPSHOTS, &v, &n, NULL);
 		for (i = 0; i < n; i++)
 			bytes += v[i].bytes;
 		free(v);

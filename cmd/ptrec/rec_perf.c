@@ -230,7 +230,7 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
 		/* perf is in its own group: ^C would not reach it. */
 		spawn_kill(&r->sp, SIGKILL);
-		spawn_finish(&r->sp, NULL);
+		PTKIT_DROP(spawn_finish(&r->sp, NULL));	/* failed already */
 		return rc;
 	}
 	*reason = wait_trigger(r);
@@ -250,8 +250,10 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 			break;
 	for (i = 0; i < 64 && (r->out[0] >= 0 || r->out[1] >= 0); i++)
 		relay(r, 10);
-	if (r->sp.pid > 0)
-		spawn_finish(&r->sp, e);	/* 130 after SIGINT */
+	/* perf exits 130 after SIGINT: only a failed wait is a failure */
+	if (r->sp.pid > 0 && (rc = spawn_finish(&r->sp, e)) < 0 &&
+	    rc != -ERR_CHILD)
+		return rc;
 	capture_taken(&r->pol, *reason);
 	return 0;
 }
@@ -375,8 +377,9 @@ out:
 	if (r->ack_fd >= 0)
 		close(r->ack_fd);
 	ptperf_argv_free(&r->argv);
-	if (r->scr.slot >= 0 || r->scr.path[0] != '\0')
-		scratch_close(&r->scr);
+	if ((r->scr.slot >= 0 || r->scr.path[0] != '\0') &&
+	    scratch_close(&r->scr) < 0)
+		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
 	return status;
 }

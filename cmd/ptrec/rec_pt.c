@@ -681,7 +681,8 @@ start(struct pt_rec *r, struct error *e)
 		if (rc == 0 &&
 		    (rc = initial_records(r, r->t.pid, r->t.pid, e)) < 0) {
 			free_threads(r);
-			pttrace_detach(&r->t, &r->err);
+			/* rc and e say what failed first */
+			PTKIT_DROP(pttrace_detach(&r->t, &r->err));
 		}
 		return rc;
 	}
@@ -742,7 +743,8 @@ finish(struct pt_rec *r, const char *reason)
 		take_snapshot(r, reason);
 	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {
-		pttrace_detach(&r->t, &e);
+		if (pttrace_detach(&r->t, &e) < 0)
+			report_error(TOOL, "--pid", &e, NULL);
 		return;
 	}
 	if (!r->t.done)
@@ -766,8 +768,8 @@ rec_free(struct pt_rec *r)
 		close(r->log_fd);
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
-	if (r->scr.path[0] != '\0')
-		scratch_close(&r->scr);
+	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
+		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
 }
 
@@ -815,9 +817,9 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 		report_error(TOOL, "recording", &e, NULL);
 		/* No breakpoint may outlive us in a program we let go. */
 		free_threads(r);
-		if (o->pid != 0)
-			pttrace_detach(&r->t, &e);
-		else
+		if (o->pid != 0 && pttrace_detach(&r->t, &e) < 0)
+			report_error(TOOL, "--pid", &e, NULL);
+		else if (o->pid == 0)
 			pttrace_kill(&r->t);
 		goto out;
 	}

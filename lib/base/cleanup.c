@@ -130,7 +130,8 @@ cleanup_run(void)
 	for (i = 0; i < CLEANUP_MAX_DIRS; i++) {
 		if (cleanup_list.used[i]) {
 			cleanup_list.used[i] = 0;
-			cleanup_remove_tree(cleanup_list.path[i]);
+			/* at exit or in a handler: no one to tell */
+			PTKIT_DROP(cleanup_remove_tree(cleanup_list.path[i]));
 		}
 	}
 }

@@ -23,10 +23,11 @@
  * interrupts resumes instead of failing with EINTR.  Returns 0, or fills
  * e and returns -ERR_IO.
  */
-int signals_catch_stop(void (*handler)(int), int restart, struct error *e);
+int signals_catch_stop(void (*handler)(int), int restart, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Ignores SIGPIPE.  Returns 0, or fills e and returns -ERR_IO. */
-int signals_ignore_pipe(struct error *e);
+int signals_ignore_pipe(struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Catches each of the n signals in sigs with handler, all signals blocked
@@ -35,7 +36,7 @@ int signals_ignore_pipe(struct error *e);
  * -ERR_IO.
  */
 int signals_catch_unless_ignored(const int *sigs, size_t n,
-    void (*handler)(int), struct error *e);
+    void (*handler)(int), struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * From sig's handler: restores sig's default action and raises it, so the

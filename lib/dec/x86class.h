@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 /*
  * Classifies the instruction at the start of len bytes (64-bit mode when
  * mode64, else 32-bit) as libipt does.  Returns a non-negative enum
@@ -45,6 +47,6 @@ struct x86_insn {
  * or -1 when the bytes do not decode (*in untouched).
  */
 int x86_insn_decode(const uint8_t *buf, size_t len, int mode64,
-    struct x86_insn *in);
+    struct x86_insn *in) PTKIT_MUST_CHECK;
 
 #endif

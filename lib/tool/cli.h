@@ -14,6 +14,9 @@
  *     success and -1 after it has reported the failure itself; or, when
  *     its caller is the one to report, it fills a struct error and returns
  *     the negative error code, as lib/ does.  Never an exit status.
+ *     lib/ marks such functions PTKIT_MUST_CHECK (base/error.h), so a
+ *     dropped result is a build error; PTKIT_DROP says where dropping
+ *     one is meant.
  *
  *   - Reading the command line (each tool's parse_options, the value
  *     parsers below) returns enum cli_parse: CLI_RUN to go on, CLI_DONE
@@ -24,13 +27,17 @@
  *     a tool's own, such as ptdiff's) are decided in main(), and in the
  *     one function main hands a whole command to (a ptmcp verb, a ptquery
  *     kind, a ptrec recorder's run, spans_run), which returns main's
- *     status.  Nothing below those returns an exit status.
+ *     status.  Nothing below those returns an exit status, except, for
+ *     now, ptquery's table_sort, table_print and query_cursor, whose
+ *     statuses its kinds pass on.
  */
 #ifndef PTKIT_CLI_H
 #define PTKIT_CLI_H
 
 #include <getopt.h>
 #include <stdint.h>
+
+#include "base/error.h"
 
 #ifndef PTKIT_VERSION
 #define PTKIT_VERSION "0.0.0-unknown"
@@ -74,16 +81,16 @@ enum cli_parse cli_bad_option(const struct tool_info *t, int c,
  * usage error "option '--name': <why>" and returns -1, else 0.
  */
 int cli_opt_u64(const struct tool_info *t, const char *opt, const char *arg,
-    uint64_t min, uint64_t max, uint64_t *out);
+    uint64_t min, uint64_t max, uint64_t *out) PTKIT_MUST_CHECK;
 int cli_opt_size(const struct tool_info *t, const char *opt, const char *arg,
-    uint64_t min, uint64_t max, uint64_t *out);
+    uint64_t min, uint64_t max, uint64_t *out) PTKIT_MUST_CHECK;
 
 /*
  * Checks that arg is one of the '|'-separated words in choices ("a|b|c");
  * returns its index, or prints a usage error and returns -1.
  */
 int cli_opt_choice(const struct tool_info *t, const char *opt,
-    const char *arg, const char *choices);
+    const char *arg, const char *choices) PTKIT_MUST_CHECK;
 
 /*
  * Prints "name: <what> is not built yet (issue #N)" and returns -1: the

@@ -686,6 +686,6 @@ main(void)
 	test_perf_refusals();
 	test_perf_fake();
 	free(skylake);
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }
