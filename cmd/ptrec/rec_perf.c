@@ -311,7 +311,7 @@ rec_perf_run(const struct rec_options *o)
 		free(caps);
 		return EXIT_FAIL;
 	}
-	status = rec_perf_record(o, caps);
+	status = rec_perf_record(o, caps) < 0 ? EXIT_FAIL : EXIT_OK;
 	free(caps);
 	return status;
 }
@@ -325,13 +325,13 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 	const char *reason = NULL;
 	char dest[PATH_MAX];
 	uint64_t start = now_ns(CLOCK_REALTIME);
-	int status = EXIT_FAIL, i;
+	int rc = -1, i;
 
 	if (refuse(o))
-		return EXIT_FAIL;
+		return -1;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	r->o = o;
 	r->caps = caps;
@@ -364,7 +364,7 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 		goto out;
 	}
 	printf("%s\n", dest);
-	status = EXIT_OK;
+	rc = 0;
 out:
 	capture_lines_free(&r->lines);
 	for (i = 0; i < 2; i++)
@@ -381,5 +381,5 @@ out:
 	    scratch_close(&r->scr) < 0)
 		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
-	return status;
+	return rc;
 }

@@ -780,17 +780,17 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 	struct pt_rec *r;
 	struct error e;
 	const char *reason;
-	int status = EXIT_FAIL;
+	int rc = -1;
 
 	if (o->pid != 0 && o->trigger_line != NULL) {
 		report(TOOL, "--trigger-line", "launch the program with ptrec, "
 		    "or use --trigger-symbol", "with --pid the program's output "
 		    "is not ptrec's to read");
-		return EXIT_FAIL;
+		return -1;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	r->o = o;
 	r->k = ev;
@@ -824,10 +824,10 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 		goto out;
 	}
 	finish(r, reason != NULL ? reason : "exit");
-	status = r->pol.taken > 0 && !r->failed ? EXIT_OK : EXIT_FAIL;
+	rc = r->pol.taken > 0 && !r->failed ? 0 : -1;
 out:
 	rec_free(r);
-	return status;
+	return rc;
 }
 
 static const struct rec_pt_events kernel_events = {
@@ -866,7 +866,8 @@ rec_pt_run(const struct rec_options *o)
 		free(caps);
 		return EXIT_FAIL;
 	}
-	status = rec_pt_record(o, caps, &kernel_events);
+	status = rec_pt_record(o, caps, &kernel_events) < 0 ? EXIT_FAIL :
+	    EXIT_OK;
 	free(caps);
 	return status;
 }

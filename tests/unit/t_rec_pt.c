@@ -182,7 +182,7 @@ run_caps(char **argv, int argc, const char *out, const char *err,
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	rc = rec_pt_record(&o, caps, &fake);
+	rc = rec_pt_record(&o, caps, &fake) < 0 ? 1 : 0;	/* ptrec's status */
 	fflush(stdout);
 	dup2(so, 1);
 	dup2(se, 2);
@@ -508,7 +508,10 @@ run_perf_caps(char **argv, int argc, const char *out, const char *err,
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	rc = caps != NULL ? rec_perf_record(&o, caps) : rec_perf_run(&o);
+	if (caps != NULL)
+		rc = rec_perf_record(&o, caps) < 0 ? 1 : 0;	/* ptrec's status */
+	else
+		rc = rec_perf_run(&o);
 	fflush(stdout);
 	dup2(so, 1);
 	dup2(se, 2);
