@@ -55,50 +55,49 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Returns -1 to go on, or the exit status main should return. */
-static int
+static enum cli_parse
 parse_options(int argc, char *argv[], struct decode_options *o)
 {
-	int c, rc;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":j:", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			if ((rc = cli_opt_u64(&tool, "-j", optarg, 1, 1024,
-			    &o->jobs)) != 0)
-				return rc;
+			if (cli_opt_u64(&tool, "-j", optarg, 1, 1024,
+			    &o->jobs) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_FORMAT:
 			if ((o->format = cli_opt_choice(&tool, "--format",
 			    optarg, "blocks|jsonl")) < 0)
-				return -o->format;
+				return CLI_USAGE;
 			break;
 		case OPT_DECODER:
 			if ((o->decoder = cli_opt_choice(&tool, "--decoder",
 			    optarg, "native|fast|perf")) < 0)
-				return -o->decoder;
+				return CLI_USAGE;
 			break;
 		case OPT_TID:
 			o->has_tid = 1;
-			if ((rc = cli_opt_u64(&tool, "--tid", optarg, 0,
-			    INT32_MAX, &o->tid)) != 0)
-				return rc;
+			if (cli_opt_u64(&tool, "--tid", optarg, 0, INT32_MAX,
+			    &o->tid) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_FROM:
-			if ((rc = cli_opt_u64(&tool, "--from", optarg, 0,
-			    INT64_MAX, &o->from_ns)) != 0)
-				return rc;
+			if (cli_opt_u64(&tool, "--from", optarg, 0, INT64_MAX,
+			    &o->from_ns) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_TO:
-			if ((rc = cli_opt_u64(&tool, "--to", optarg, 0,
-			    INT64_MAX, &o->to_ns)) != 0)
-				return rc;
+			if (cli_opt_u64(&tool, "--to", optarg, 0, INT64_MAX,
+			    &o->to_ns) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_CHUNK:
-			if ((rc = cli_opt_size(&tool, "--chunk-size", optarg, 1,
-			    UINT32_MAX, &o->chunk_bytes)) != 0)
-				return rc;
+			if (cli_opt_size(&tool, "--chunk-size", optarg, 1,
+			    UINT32_MAX, &o->chunk_bytes) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_HELP:
 			return cli_help(&tool);
@@ -111,27 +110,27 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 	if (argc - optind > 1)
 		return cli_usage_error(&tool, "too many arguments");
 	o->snapshot = optind < argc ? argv[optind] : NULL;
-	return -1;
+	return CLI_RUN;
 }
 
 enum { DECODER_NATIVE, DECODER_FAST, DECODER_PERF };
 
-/* PTKIT_DECODER when --decoder was not given.  -1 go on, else exit. */
-static int
+/* PTKIT_DECODER when --decoder was not given. */
+static enum cli_parse
 decoder_from_env(struct decode_options *o)
 {
 	const char *env = getenv("PTKIT_DECODER");
 
 	if (o->decoder >= 0)
-		return -1;
+		return CLI_RUN;
 	/* the fast decoder's records are libipt's (t5001, the fuzzer) */
 	o->decoder = DECODER_FAST;
 	if (env == NULL || *env == '\0')
-		return -1;
+		return CLI_RUN;
 	if ((o->decoder = cli_opt_choice(&tool, "PTKIT_DECODER", env,
 	    "native|fast|perf")) < 0)
-		return -o->decoder;
-	return -1;
+		return CLI_USAGE;
+	return CLI_RUN;
 }
 
 /*
@@ -227,6 +226,7 @@ decode_snapshot(struct snap *s, const struct decode_options *o,
 	return 0;
 }
 
+/* Decodes with lib/ptdec; returns 0, or -1 after reporting. */
 static int
 run_native(const char *path, const struct decode_options *o)
 {
@@ -239,7 +239,7 @@ run_native(const char *path, const struct decode_options *o)
 	if ((rc = snap_load(&s, path, &e)) < 0) {
 		report_error(tool.name, path, &e, NULL);
 		snap_free(&s);
-		return EXIT_FAIL;
+		return -1;
 	}
 	report_images(&s);
 	s.cfg.jobs = (unsigned)o->jobs;
@@ -261,7 +261,7 @@ run_native(const char *path, const struct decode_options *o)
 	else
 		report_summary(path, &out);
 	snap_free(&s);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -289,11 +289,14 @@ main(int argc, char *argv[])
 	struct decode_options o = { .jobs = 0, .decoder = -1,
 	    .to_ns = INT64_MAX };
 	char *from_stdin = NULL;
+	enum cli_parse p;
 	int rc;
 
-	if ((rc = parse_options(argc, argv, &o)) >= 0 ||
-	    (rc = decoder_from_env(&o)) >= 0)
-		return report_close_stdout(tool.name, rc);
+	if ((p = parse_options(argc, argv, &o)) == CLI_RUN)
+		p = decoder_from_env(&o);
+	if (p != CLI_RUN)
+		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
+		    EXIT_USAGE);
 	if (o.format == 0 && isatty(STDOUT_FILENO)) {
 		report(tool.name, "stdout", "use --format jsonl, or redirect "
 		    "to a file or a pipe", "refusing to write the binary block "
@@ -317,5 +320,5 @@ main(int argc, char *argv[])
 	else
 		rc = run_native(o.snapshot, &o);
 	free(from_stdin);
-	return report_close_stdout(tool.name, rc);
+	return report_close_stdout(tool.name, rc < 0 ? EXIT_FAIL : EXIT_OK);
 }

@@ -92,7 +92,7 @@ open_blocks(struct output *out, const struct snap *s, uint32_t pid,
 		rc = blks_write(w, &r, e);
 	}
 	if (rc < 0) {
-		blks_writer_close(w, NULL);
+		PTKIT_DROP(blks_writer_close(w, NULL));	/* rc came first */
 		return rc;
 	}
 	if ((rc = blks_writer_close(w, e)) < 0)

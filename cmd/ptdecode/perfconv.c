@@ -169,7 +169,7 @@ run_perf_script(struct conv *c, uint32_t tid, struct error *e)
 	if ((fd = dup(sp.out)) < 0 || (f = fdopen(fd, "r")) == NULL) {
 		if (fd >= 0)
 			close(fd);
-		spawn_finish(&sp, e);
+		PTKIT_DROP(spawn_finish(&sp, e));	/* reaped; e is set below */
 		return error_set(e, ERR_IO, "perf script: cannot read its output");
 	}
 	rc = read_perf(c, f, e);
@@ -400,7 +400,7 @@ run_perf(const char *snapshot, int format, uint32_t tid)
 
 	if (c == NULL) {
 		report("ptdecode", snapshot, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	error_clear(&e);
 	if ((rc = snap_load(&c->s, snapshot, &e)) == 0) {
@@ -429,5 +429,5 @@ run_perf(const char *snapshot, int format, uint32_t tid)
 	snap_free(&c->s);
 	free(c->line);
 	free(c);
-	return rc < 0 ? EXIT_FAIL : EXIT_OK;
+	return rc < 0 ? -1 : 0;
 }

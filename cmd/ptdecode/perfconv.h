@@ -8,7 +8,10 @@
 
 #include <stdint.h>
 
-/* Decodes snapshot to stdout; tid UINT32_MAX for all.  Exit status. */
+/*
+ * Decodes snapshot to stdout; tid UINT32_MAX for all.  Returns 0, or -1
+ * after reporting what went wrong.
+ */
 int run_perf(const char *snapshot, int format, uint32_t tid);
 
 #endif

@@ -42,10 +42,10 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
+static enum cli_parse
 parse_options(int argc, char *argv[], struct diff_options *o)
 {
-	int c, rc;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
@@ -53,12 +53,12 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 		case OPT_FORMAT:
 			if ((o->format = cli_opt_choice(&tool, "--format",
 			    optarg, "text|json|csv|markdown")) < 0)
-				return -o->format;
+				return CLI_USAGE;
 			break;
 		case OPT_GROUP:
 			if ((o->group = cli_opt_choice(&tool, "--group",
 			    optarg, "function|inline")) < 0)
-				return -o->group;
+				return CLI_USAGE;
 			break;
 		case OPT_FAIL_ON: {
 			struct error e;
@@ -74,9 +74,9 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 			break;
 		}
 		case OPT_MIN_NS:
-			if ((rc = cli_opt_u64(&tool, "--min-ns", optarg, 0,
-			    INT64_MAX, &o->min_ns)) != 0)
-				return rc;
+			if (cli_opt_u64(&tool, "--min-ns", optarg, 0,
+			    INT64_MAX, &o->min_ns) < 0)
+				return CLI_USAGE;
 			break;
 		case OPT_HELP:
 			return cli_help(&tool);
@@ -90,7 +90,7 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 		return cli_usage_error(&tool, "need two analyses, A and B");
 	o->a = argv[optind];
 	o->b = argv[optind + 1];
-	return -1;
+	return CLI_RUN;
 }
 
 /* Names every row that crossed a bound, for the CI log. */
@@ -132,10 +132,12 @@ main(int argc, char *argv[])
 	struct compare_options co;
 	struct comparison c;
 	struct error e;
+	enum cli_parse p;
 	int rc;
 
-	if ((rc = parse_options(argc, argv, &o)) >= 0)
-		return report_close_stdout(tool.name, rc);
+	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
+		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
+		    EXIT_USAGE);
 	co.group = groups[o.group];
 	co.min_ns = o.min_ns;
 	co.bounds = o.bounds;

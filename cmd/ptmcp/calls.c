@@ -10,6 +10,7 @@
 
 #include "base/json.h"
 #include "server.h"
+#include "tool/report.h"
 
 #define MAX_ARGV 96
 
@@ -55,14 +56,17 @@ idem_lookup(struct server *srv, const struct tool_def *tool,
 void
 idem_save(struct server *srv, const char *name, const json_t *result)
 {
+	struct error e;
 	char *text;
 
 	if (name == NULL || name[0] == '\0')
 		return;
 	if ((text = json_dumps(result, JSON_COMPACT)) == NULL)
 		return;
-	store_write_json(&srv->store, STORE_JOBS, name, text, strlen(text),
-	    NULL);
+	if (store_write_json(&srv->store, STORE_JOBS, name, text,
+	    strlen(text), &e) < 0)
+		report_error("ptmcp", name, &e, "a retry of this call runs it "
+		    "again");
 	free(text);
 }
 
@@ -174,6 +178,7 @@ doctor_done(struct server *srv, struct job *j)
 	struct store_entry *v = NULL;
 	uint64_t bytes = 0;
 	json_t *rep, *out;
+	struct error e;
 	size_t n = 0, i;
 	char msg[600], summary[1024];
 
@@ -184,7 +189,12 @@ doctor_done(struct server *srv, struct job *j)
 		    msg, sizeof(msg)));
 		return;
 	}
-	store_list(&srv->store, STORE_SNAPSHOTS, &v, &n, NULL);
+	if (store_list(&srv->store, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
+		json_decref(rep);
+		reply_tool_error(srv, j->req_id, "%s: %s", srv->store.root,
+		    e.msg[0] != '\0' ? e.msg : err_str(e.code));
+		return;
+	}
 	for (i = 0; i < n; i++)
 		bytes += v[i].bytes;
 	free(v);

@@ -48,7 +48,11 @@ run_tool(char **argv)
 		report_error(T, argv[0], &e, NULL);
 		return -1;
 	}
-	spawn_finish(&sp, NULL);
+	/* A child's own failure is its exit code; only the wait is ours. */
+	if (spawn_finish(&sp, &e) < 0 && e.code != ERR_CHILD) {
+		report_error(T, argv[0], &e, NULL);
+		return -1;
+	}
 	return sp.exit_code;
 }
 
@@ -56,12 +60,19 @@ run_tool(char **argv)
 static int
 guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
 {
+	struct error e;
 	int fd;
 
 	if (store_id_new(gid, NULL) < 0 ||
 	    (fd = store_session_begin(s, gid, NULL)) < 0)
 		return -1;
-	session_guard_record(s, gid, sid, "decode", NULL);
+	/* A live session without its record protects nothing. */
+	if (session_guard_record(s, gid, sid, "decode", &e) < 0) {
+		report_error(T, sid, &e, "prune may remove it while it is "
+		    "decoded");
+		store_session_end(s, gid, fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -129,7 +140,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	sp1.out = SPAWN_PIPE;
 	if (spawn_start(&sp1, &e) < 0) {
 		report_error(T, "ptdecode", &e, NULL);
-		cleanup_remove_tree(tmp);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
 		return -1;
 	}
 	spawn_init(&sp2, argv2);
@@ -148,7 +159,8 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		report(T, made, NULL, "%s", strerror(errno));
 		rc1 = -1;
 	}
-	cleanup_remove_tree(tmp);
+	if (cleanup_remove_tree(tmp) < 0)
+		report_warning(T, tmp, "could not remove it");
 	return rc1 == 0 && rc2 == 0 ? 0 : -1;
 }
 
@@ -159,8 +171,10 @@ verb_decode(const struct tool_info *t, const char *store_path, int argc,
 	char out[PATH_MAX];
 	struct store s;
 
-	if (argc != 2)
-		return cli_usage_error(t, "decode takes one SNAPSHOT_ID");
+	if (argc != 2) {
+		cli_usage_error(t, "decode takes one SNAPSHOT_ID");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    decode_snapshot(&s, argv[1], out, sizeof(out)) < 0)
 		return EXIT_FAIL;
@@ -202,9 +216,11 @@ verb_query(const struct tool_info *t, const char *store_path, int argc,
 	struct store s;
 	int i, n = 0, rc;
 
-	if (argc < 2 || argc > MAX_ARGS - 3)
-		return cli_usage_error(t, "query takes SNAPSHOT_ID and "
+	if (argc < 2 || argc > MAX_ARGS - 3) {
+		cli_usage_error(t, "query takes SNAPSHOT_ID and "
 		    "ptquery options");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    analysis_of(&s, argv[1], dir) < 0)
 		return EXIT_FAIL;
@@ -228,9 +244,11 @@ verb_compare(const struct tool_info *t, const char *store_path, int argc,
 	struct store s;
 	int i, n = 0, rc;
 
-	if (argc < 3 || argc > MAX_ARGS - 4)
-		return cli_usage_error(t, "compare takes ID_A ID_B and ptdiff "
+	if (argc < 3 || argc > MAX_ARGS - 4) {
+		cli_usage_error(t, "compare takes ID_A ID_B and ptdiff "
 		    "options");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0 ||
 	    analysis_of(&s, argv[1], da) < 0 ||
 	    analysis_of(&s, argv[2], db) < 0)
@@ -307,8 +325,10 @@ verb_run(const struct tool_info *t, const char *store_path, int argc,
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0)
 			dashes = 1;
-	if (!dashes || argc < 3)
-		return cli_usage_error(t, "run needs -- PROGRAM [ARG ...]");
+	if (!dashes || argc < 3) {
+		cli_usage_error(t, "run needs -- PROGRAM [ARG ...]");
+		return EXIT_USAGE;
+	}
 	return record(store_path, argv + 1, argc - 1);
 }
 
@@ -322,7 +342,9 @@ verb_attach(const struct tool_info *t, const char *store_path, int argc,
 		if (strcmp(argv[i], "--pid") == 0 ||
 		    strncmp(argv[i], "--pid=", 6) == 0)
 			pid = 1;
-	if (!pid)
-		return cli_usage_error(t, "attach needs --pid PID");
+	if (!pid) {
+		cli_usage_error(t, "attach needs --pid PID");
+		return EXIT_USAGE;
+	}
 	return record(store_path, argv + 1, argc - 1);
 }

@@ -12,6 +12,7 @@
 #include "base/cleanup.h"
 #include "base/progpath.h"
 #include "server.h"
+#include "tool/report.h"
 
 #define KILL_GRACE_MS 1000
 #define PROGRESS_EVERY_MS 1000
@@ -341,8 +342,8 @@ job_free(struct server *srv, struct job *j)
 		free(c->out.data);
 		free(c->err.data);
 	}
-	if (j->tmp[0] != '\0')
-		cleanup_remove_tree(j->tmp);
+	if (j->tmp[0] != '\0' && cleanup_remove_tree(j->tmp) < 0)
+		report_warning("ptmcp", j->tmp, "could not remove it");
 	if (j->guard[0] != '\0') {
 		store_session_end(&srv->store, j->guard, j->guard_fd);
 		if (store_path(&srv->store, STORE_SESSIONS, j->guard, rec,
@@ -411,7 +412,8 @@ send_progress(struct server *srv, struct job *j, int64_t now)
 	jsonw_kv_i64(&l.w, "progress", j->progress);
 	jsonw_kv_string(&l.w, "message", msg);
 	jsonw_object_end(&l.w);
-	jsonrpc_send(&srv->out, &l, NULL, 0, NULL);
+	/* A failed write sets srv->out.broken, which ends the loop. */
+	PTKIT_DROP(jsonrpc_send(&srv->out, &l, NULL, 0, NULL));
 }
 
 void

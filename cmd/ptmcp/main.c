@@ -71,21 +71,23 @@ run_verb(const char *store, int argc, char **argv)
 	size_t i;
 
 	if (strcmp(argv[0], "serve") == 0) {
-		if (argc > 1)
-			return cli_usage_error(&tool, "serve takes no "
-			    "arguments");
+		if (argc > 1) {
+			cli_usage_error(&tool, "serve takes no arguments");
+			return EXIT_USAGE;
+		}
 		return serve_main(store);
 	}
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(argv[0], table[i].name) == 0)
 			return table[i].fn(&tool, store, argc, argv);
-	return cli_usage_error(&tool, "unknown verb '%s'", argv[0]);
+	cli_usage_error(&tool, "unknown verb '%s'", argv[0]);
+	return EXIT_USAGE;
 }
 
-int
-main(int argc, char *argv[])
+/* The options before the verb; *verb is the index of the verb in argv. */
+static enum cli_parse
+parse_options(int argc, char *argv[], const char **store, int *verb)
 {
-	const char *store = NULL;
 	int c;
 
 	opterr = 0;
@@ -93,13 +95,12 @@ main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "+:", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_STORE:
-			store = optarg;
+			*store = optarg;
 			break;
 		case OPT_HELP:
-			return report_close_stdout(tool.name, cli_help(&tool));
+			return cli_help(&tool);
 		case OPT_VERSION:
-			return report_close_stdout(tool.name,
-			    cli_version(&tool));
+			return cli_version(&tool);
 		default:
 			return cli_bad_option(&tool, c, argv);
 		}
@@ -109,5 +110,21 @@ main(int argc, char *argv[])
 	if (!is_verb(argv[optind]))
 		return cli_usage_error(&tool, "unknown verb '%s'",
 		    argv[optind]);
-	return run_verb(store, argc - optind, argv + optind);
+	*verb = optind;
+	return CLI_RUN;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *store = NULL;
+	enum cli_parse p;
+	int verb = 0;
+
+	p = parse_options(argc, argv, &store, &verb);
+	if (p == CLI_DONE)
+		return report_close_stdout(tool.name, EXIT_OK);
+	if (p == CLI_USAGE)
+		return EXIT_USAGE;
+	return run_verb(store, argc - verb, argv + verb);
 }

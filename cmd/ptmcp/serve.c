@@ -1,7 +1,6 @@
 /* serve: `ptmcp serve`, the MCP server loop (see server.h). */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/signals.h"
 #include "tool/cli.h"
 #include "tool/report.h"
 #include "schema.h"
@@ -394,7 +394,12 @@ serve_open(struct server *srv, const char *store_path)
 		return -1;
 	}
 	/* A client that leaves is EPIPE, not death: we still clean up. */
-	signal(SIGPIPE, SIG_IGN);
+	if (signals_ignore_pipe(&e) < 0) {
+		report_error("ptmcp", NULL, &e, NULL);
+		PTKIT_DROP(scratch_close(&srv->scratch));	/* failed already */
+		tools_free(&srv->tools);
+		return -1;
+	}
 	return 0;
 }
 
@@ -418,7 +423,8 @@ serve_main(const char *store_path)
 	rc = serve_loop(srv);
 	jsonrpc_reader_free(&srv->in);
 	tools_free(&srv->tools);
-	scratch_close(&srv->scratch);
+	if (scratch_close(&srv->scratch) < 0)
+		report_warning("ptmcp", "scratch", "could not remove all of it");
 	free(srv);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "server.h"
+#include "tool/report.h"
 
 #define MAX_REC_ARGV 320
 
@@ -31,6 +32,7 @@ static void
 session_save(struct server *srv, const struct session *s)
 {
 	char since[STORE_ID_SIZE], *text;
+	struct error e;
 	json_t *rec;
 
 	/* Every snapshot from this second on may be this session's. */
@@ -43,9 +45,10 @@ session_save(struct server *srv, const struct session *s)
 		return;
 	if (s->state != SESSION_RUNNING)
 		json_object_del(rec, "since");
-	if ((text = json_dumps(rec, JSON_COMPACT)) != NULL)
-		store_write_json(&srv->store, STORE_SESSIONS, s->id, text,
-		    strlen(text), NULL);
+	if ((text = json_dumps(rec, JSON_COMPACT)) != NULL &&
+	    store_write_json(&srv->store, STORE_SESSIONS, s->id, text,
+	    strlen(text), &e) < 0)
+		report_error("ptmcp", s->id, &e, NULL);
 	free(text);
 	json_decref(rec);
 }

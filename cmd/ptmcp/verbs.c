@@ -69,8 +69,10 @@ verb_list(const struct tool_info *t, const char *store_path, int argc,
 	size_t n, i;
 
 	(void)argv;
-	if (argc > 1)
-		return cli_usage_error(t, "list takes no arguments");
+	if (argc > 1) {
+		cli_usage_error(t, "list takes no arguments");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 0) < 0)
 		return EXIT_FAIL;
 	if (store_list(&s, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
@@ -122,8 +124,10 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 	json_t *manifest;
 	int rc;
 
-	if (argc != 2)
-		return cli_usage_error(t, "show takes one ID");
+	if (argc != 2) {
+		cli_usage_error(t, "show takes one ID");
+		return EXIT_USAGE;
+	}
 	if (!store_id_valid(argv[1])) {
 		report(T, argv[1], "ids look like 20261129T101500Z-0123abcd",
 		    "not a valid id");
@@ -138,7 +142,8 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 		report_error(T, argv[1], &e, NULL);
 		return EXIT_FAIL;
 	}
-	store_du(dir, &bytes, NULL);
+	if (store_du(dir, &bytes, &e) < 0)
+		report_error(T, dir, &e, "its size shows as 0");
 	snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
 	manifest = json_read_file(mpath, NULL);
 	jsonw_init(&w, stdout);
@@ -168,8 +173,10 @@ verb_import(const struct tool_info *t, const char *store_path, int argc,
 	struct store s;
 	struct error e;
 
-	if (argc != 2)
-		return cli_usage_error(t, "import takes one DIR");
+	if (argc != 2) {
+		cli_usage_error(t, "import takes one DIR");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 1) < 0)
 		return EXIT_FAIL;
 	if (store_import(&s, argv[1], id, &e) < 0) {
@@ -214,9 +221,9 @@ print_removed(const char *id, uint64_t bytes, void *arg)
 
 enum { OPT_MAX_AGE = 300, OPT_MAX_COUNT, OPT_MAX_BYTES, OPT_DRY_RUN };
 
-int
-verb_prune(const struct tool_info *t, const char *store_path, int argc,
-    char **argv)
+static enum cli_parse
+parse_prune_options(const struct tool_info *t, int argc, char **argv,
+    struct store_prune *p)
 {
 	static const struct option opts[] = {
 		{ "max-age", required_argument, NULL, OPT_MAX_AGE },
@@ -225,35 +232,32 @@ verb_prune(const struct tool_info *t, const char *store_path, int argc,
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct store_prune p = { -1, -1, -1, 0, time(NULL) };
-	struct store s;
-	struct error e;
 	uint64_t u;
-	int c, rc;
+	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_MAX_AGE:
-			if (parse_age(optarg, &p.max_age_s) < 0)
+			if (parse_age(optarg, &p->max_age_s) < 0)
 				return cli_usage_error(t, "option '--max-age': "
 				    "'%s' is not a duration like 3600, 90m, "
 				    "12h or 7d", optarg);
 			break;
 		case OPT_MAX_COUNT:
-			if ((rc = cli_opt_u64(t, "--max-count", optarg, 0,
-			    1000000, &u)) != 0)
-				return rc;
-			p.max_count = (int64_t)u;
+			if (cli_opt_u64(t, "--max-count", optarg, 0, 1000000,
+			    &u) < 0)
+				return CLI_USAGE;
+			p->max_count = (int64_t)u;
 			break;
 		case OPT_MAX_BYTES:
-			if ((rc = cli_opt_size(t, "--max-bytes", optarg, 0,
-			    INT64_MAX, &u)) != 0)
-				return rc;
-			p.max_bytes = (int64_t)u;
+			if (cli_opt_size(t, "--max-bytes", optarg, 0,
+			    INT64_MAX, &u) < 0)
+				return CLI_USAGE;
+			p->max_bytes = (int64_t)u;
 			break;
 		case OPT_DRY_RUN:
-			p.dry_run = 1;
+			p->dry_run = 1;
 			break;
 		default:
 			return cli_bad_option(t, c, argv);
@@ -261,9 +265,22 @@ verb_prune(const struct tool_info *t, const char *store_path, int argc,
 	}
 	if (optind != argc)
 		return cli_usage_error(t, "prune takes no operands");
-	if (p.max_age_s < 0 && p.max_count < 0 && p.max_bytes < 0)
+	if (p->max_age_s < 0 && p->max_count < 0 && p->max_bytes < 0)
 		return cli_usage_error(t, "prune needs --max-age, --max-count "
 		    "or --max-bytes");
+	return CLI_RUN;
+}
+
+int
+verb_prune(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	struct store_prune p = { -1, -1, -1, 0, time(NULL) };
+	struct store s;
+	struct error e;
+
+	if (parse_prune_options(t, argc, argv, &p) != CLI_RUN)
+		return EXIT_USAGE;	/* prune has no --help of its own */
 	if (open_store(&s, store_path, 0) < 0)
 		return EXIT_FAIL;
 	if (store_prune(&s, &p, print_removed, NULL, &e) < 0) {
@@ -288,12 +305,16 @@ verb_doctor(const struct tool_info *t, const char *store_path, int argc,
 	int ok = 1;
 
 	(void)argv;
-	if (argc > 1)
-		return cli_usage_error(t, "doctor takes no arguments");
+	if (argc > 1) {
+		cli_usage_error(t, "doctor takes no arguments");
+		return EXIT_USAGE;
+	}
 	if (open_store(&s, store_path, 1) < 0) {
 		ok = 0;
+	} else if (store_list(&s, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
+		report_error(T, s.root, &e, NULL);
+		ok = 0;
 	} else {
-		store_list(&s, STORE_SNAPSHOTS, &v, &n, NULL);
 		for (i = 0; i < n; i++)
 			bytes += v[i].bytes;
 		free(v);

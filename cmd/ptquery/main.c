@@ -49,7 +49,10 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The numeric options, by option code. */
+/*
+ * The numeric options, by option code.  Returns 0, or -1 after a usage
+ * error.
+ */
 static int
 parse_number_option(int c, const char *arg, struct query_options *o)
 {
@@ -69,59 +72,55 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
-		if (numbers[i].code != c)
-			continue;
-		o->has_tid |= c == OPT_TID;
-		o->has_at |= c == OPT_AT;
-		o->has_span |= c == OPT_SPAN;
-		o->has_limit |= c == OPT_LIMIT;
-		return cli_opt_size(&tool, numbers[i].name, arg, 0, INT64_MAX,
-		    (uint64_t *)((char *)o + numbers[i].offset));
-	}
-	return -1;
+	for (i = 0; numbers[i].code != c; i++)
+		;	/* parse_options calls this only for the codes above */
+	o->has_tid |= c == OPT_TID;
+	o->has_at |= c == OPT_AT;
+	o->has_span |= c == OPT_SPAN;
+	o->has_limit |= c == OPT_LIMIT;
+	return cli_opt_size(&tool, numbers[i].name, arg, 0, INT64_MAX,
+	    (uint64_t *)((char *)o + numbers[i].offset));
 }
 
+/*
+ * The options naming one of a list.  Returns 0, or -1 after a usage
+ * error.
+ */
 static int
 parse_choice_option(int c, const char *arg, struct query_options *o)
 {
-	int v;
-
 	switch (c) {
 	case OPT_KIND:
-		v = cli_opt_choice(&tool, "--kind", arg, QUERY_KINDS);
-		o->kind = v;
-		break;
+		o->kind = cli_opt_choice(&tool, "--kind", arg, QUERY_KINDS);
+		return o->kind < 0 ? -1 : 0;
 	case OPT_GROUP:
-		v = cli_opt_choice(&tool, "--group", arg,
+		o->group = cli_opt_choice(&tool, "--group", arg,
 		    "function|inline|module");
-		o->group = v;
-		break;
-	case OPT_FORMAT:
-		v = cli_opt_choice(&tool, "--format", arg,
-		    "text|table|csv|json|folded|chrome|fxt");
-		o->format = v;
-		break;
+		return o->group < 0 ? -1 : 0;
 	default:
-		return -1;
+		o->format = cli_opt_choice(&tool, "--format", arg,
+		    "text|table|csv|json|folded|chrome|fxt");
+		return o->format < 0 ? -1 : 0;
 	}
-	return v < 0 ? -v : 0;
 }
 
-static int
+static enum cli_parse
 parse_options(int argc, char *argv[], struct query_options *o)
 {
-	int c, rc;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
-		if ((rc = parse_number_option(c, optarg, o)) >= 0 ||
-		    (rc = parse_choice_option(c, optarg, o)) >= 0) {
-			if (rc != 0)
-				return rc;
-			continue;
-		}
 		switch (c) {
+		case OPT_TID: case OPT_FROM: case OPT_TO: case OPT_AT:
+		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES:
+			if (parse_number_option(c, optarg, o) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT:
+			if (parse_choice_option(c, optarg, o) < 0)
+				return CLI_USAGE;
+			break;
 		case OPT_SORT:
 			o->sort = optarg;
 			break;
@@ -151,7 +150,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	if (o->from_ns >= o->to_ns)
 		return cli_usage_error(&tool, "--from must be below --to");
 	o->analysis = argv[optind];
-	return -1;
+	return CLI_RUN;
 }
 
 static int
@@ -183,10 +182,12 @@ main(int argc, char *argv[])
 	struct query_options o = { .kind = -1, .to_ns = INT64_MAX };
 	struct analysis a;
 	struct error e;
+	enum cli_parse p;
 	int rc;
 
-	if ((rc = parse_options(argc, argv, &o)) >= 0)
-		return report_close_stdout(tool.name, rc);
+	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
+		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
+		    EXIT_USAGE);
 	if (analysis_open(&a, o.analysis, &e) < 0) {
 		report_error(tool.name, o.analysis, &e, NULL);
 		return EXIT_FAIL;

@@ -285,7 +285,8 @@ render_json(FILE *f, const struct page *p)
 		jsonw_null(&w);
 	jsonw_object_end(&w);
 	jsonw_newline(&w);
-	jsonw_finish(&w);
+	/* A failed write stays in ferror(stdout): main's close reports it. */
+	PTKIT_DROP(jsonw_finish(&w));
 }
 
 /* Renders n rows from first into a malloc'd buffer; its size in *len. */

@@ -44,33 +44,35 @@ pick_recorder(const struct rec_options *o)
 }
 
 /* Attaching needs hardware: a software CPU cannot adopt a process. */
-static int
+static void
 refuse_emu_attach(void)
 {
 	report(ptrec_tool.name, "--pid", "use --recorder pt or --recorder "
 	    "perf on a machine with Intel PT",
 	    "the emu recorder cannot attach to a running process");
-	return EXIT_FAIL;
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct rec_options o;
-	int rc;
+	enum cli_parse p;
 
-	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
-		return report_close_stdout(ptrec_tool.name, rc);
+	if ((p = rec_options_parse(argc, argv, &o)) != CLI_RUN)
+		return report_close_stdout(ptrec_tool.name, p == CLI_DONE ?
+		    EXIT_OK : EXIT_USAGE);
 	if (o.doctor)
 		return report_close_stdout(ptrec_tool.name, rec_doctor(&o));
 	if (o.recorder == REC_AUTO)
 		o.recorder = pick_recorder(&o);
-	if (o.recorder == REC_EMU && o.pid != 0)
-		return refuse_emu_attach();
+	if (o.recorder == REC_EMU && o.pid != 0) {
+		refuse_emu_attach();
+		return EXIT_FAIL;
+	}
 	if (o.recorder == REC_EMU)
 		return report_close_stdout(ptrec_tool.name, rec_emu_run(&o));
-	if ((rc = rec_hardware_check(&o)) >= 0)
-		return rc;
+	if (rec_hardware_check(&o) < 0)
+		return EXIT_FAIL;
 	if (o.recorder == REC_PT)
 		return report_close_stdout(ptrec_tool.name, rec_pt_run(&o));
 	return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));

@@ -65,6 +65,7 @@ static const struct option long_options[] = {
 #define BUDGET_MAX (64ULL << 30)
 #define MS_MAX (1000ULL * 86400 * 365)
 
+/* The value parsers return 0, or -1 after reporting a usage error. */
 static int
 parse_ms(const char *opt, const char *arg, uint64_t *out, int *has)
 {
@@ -86,9 +87,11 @@ parse_timing(const char *arg, struct rec_options *o)
 			return 0;
 		}
 	}
-	if (parse_u64(arg, 0, UINT64_MAX, &o->timing_config, &e) < 0)
-		return cli_usage_error(T, "option '--timing': '%s' is not "
-		    "low, normal, high or a config number", arg);
+	if (parse_u64(arg, 0, UINT64_MAX, &o->timing_config, &e) < 0) {
+		cli_usage_error(T, "option '--timing': '%s' is not low, "
+		    "normal, high or a config number", arg);
+		return -1;
+	}
 	o->timing = TIMING_CONFIG;
 	return 0;
 }
@@ -99,14 +102,15 @@ parse_recorder(const char *arg, struct rec_options *o)
 	int v = cli_opt_choice(T, "--recorder", arg, "auto|pt|perf|emu");
 
 	if (v < 0)
-		return -v;
+		return -1;
 	o->recorder = (enum rec_recorder)v;
 	return 0;
 }
 
 /* Options with a value that is a plain string. */
 static int
-parse_string_option(int c, const char *arg, struct rec_options *o)
+parse_string_option(int c, const char *arg, char *const argv[],
+    struct rec_options *o)
 {
 	switch (c) {
 	case 'o': o->out_dir = arg; break;
@@ -118,19 +122,23 @@ parse_string_option(int c, const char *arg, struct rec_options *o)
 	case OPT_EMU_TRUTH: o->emu_truth = arg; break;
 	case OPT_SYSROOT: o->sysroot = arg; break;
 	case OPT_FILTER:
-		if (o->n_filters == REC_MAX_FILTERS)
-			return cli_usage_error(T, "more than %d --filter options",
+		if (o->n_filters == REC_MAX_FILTERS) {
+			cli_usage_error(T, "more than %d --filter options",
 			    REC_MAX_FILTERS);
+			return -1;
+		}
 		o->filters[o->n_filters++] = arg;
 		break;
 	default:
+		cli_bad_option(T, '?', argv);
 		return -1;
 	}
 	return 0;
 }
 
 static int
-parse_value_option(int c, const char *arg, struct rec_options *o)
+parse_value_option(int c, const char *arg, char *const argv[],
+    struct rec_options *o)
 {
 	switch (c) {
 	case OPT_RECORDER: return parse_recorder(arg, o);
@@ -163,22 +171,22 @@ parse_value_option(int c, const char *arg, struct rec_options *o)
 		int v = cli_opt_choice(T, "--format", arg, "text|json");
 
 		if (v < 0)
-			return -v;
+			return -1;
 		o->doctor_json = v == 1;
 		return 0;
 	}
 	default:
-		return parse_string_option(c, arg, o);
+		return parse_string_option(c, arg, argv, o);
 	}
 }
 
 /* Rules between options, checked once all are read. */
-static int
+static enum cli_parse
 check_combinations(struct rec_options *o, int has_program)
 {
 	if (o->doctor)
 		return has_program || o->pid != 0 ? cli_usage_error(T,
-		    "--doctor takes no program and no --pid") : -1;
+		    "--doctor takes no program and no --pid") : CLI_RUN;
 	if (o->pid != 0 && has_program)
 		return cli_usage_error(T, "give a PROGRAM or --pid, not both");
 	if (o->pid == 0 && !has_program)
@@ -195,7 +203,7 @@ check_combinations(struct rec_options *o, int has_program)
 	if (o->budget_bytes != 0 && o->aux_bytes > o->budget_bytes)
 		return cli_usage_error(T,
 		    "--aux-bytes is larger than --budget-bytes");
-	return -1;
+	return CLI_RUN;
 }
 
 static void
@@ -219,10 +227,10 @@ rec_options_defaults(struct rec_options *o)
 	o->repeat = 1;
 }
 
-int
+enum cli_parse
 rec_options_parse(int argc, char *argv[], struct rec_options *o)
 {
-	int c, rc;
+	int c;
 
 	rec_options_defaults(o);
 	opterr = 0;
@@ -238,8 +246,8 @@ rec_options_parse(int argc, char *argv[], struct rec_options *o)
 		}
 		if (c == '?' || c == ':')
 			return cli_bad_option(T, c, argv);
-		if ((rc = parse_value_option(c, optarg, o)) != 0)
-			return rc < 0 ? cli_bad_option(T, '?', argv) : rc;
+		if (parse_value_option(c, optarg, argv, o) < 0)
+			return CLI_USAGE;
 	}
 	if (optind < argc)
 		o->program = argv + optind;

@@ -44,9 +44,10 @@ struct rec_options {
 extern const struct tool_info ptrec_tool;
 
 /*
- * Fills o from argv.  Returns -1 to go on, or an exit status (0 after
- * --help/--version, 2 after a usage error already reported).
+ * Fills o from argv.  Returns CLI_RUN to go on, CLI_DONE after --help or
+ * --version, CLI_USAGE after a usage error it reported.
  */
-int rec_options_parse(int argc, char *argv[], struct rec_options *o);
+enum cli_parse rec_options_parse(int argc, char *argv[],
+    struct rec_options *o);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "capture.h"
 #include "base/cleanup.h"
+#include "base/signals.h"
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
@@ -164,6 +165,19 @@ write_filter(FILE *f, const char *program, const char *spec)
 	return 0;
 }
 
+/* "<scratch>/<name>" into buf; says so when it does not fit. */
+static int
+scratch_file(const struct recorder *r, const char *name, char *buf,
+    size_t size)
+{
+	if (scratch_path(&r->scr, name, buf, size) < 0) {
+		report(TOOL, r->scr.path, NULL, "%s: the path is too long",
+		    name);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 write_config(struct recorder *r)
 {
@@ -173,7 +187,8 @@ write_config(struct recorder *r)
 	size_t k;
 	FILE *f;
 
-	scratch_path(&r->scr, "config", path, sizeof(path));
+	if (scratch_file(r, "config", path, sizeof(path)) < 0)
+		return -1;
 	if ((f = fopen(path, "we")) == NULL) {
 		report(TOOL, path, NULL, "%s", strerror(errno));
 		return -1;
@@ -222,11 +237,13 @@ open_channels(struct recorder *r)
 	struct emu_control c;
 	int fd;
 
-	scratch_path(&r->scr, "events", path, sizeof(path));
+	if (scratch_file(r, "events", path, sizeof(path)) < 0)
+		return -1;
 	if (mkfifo(path, 0600) < 0 ||
 	    (r->events_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
 		goto fail;
-	scratch_path(&r->scr, "control", path, sizeof(path));
+	if (scratch_file(r, "control", path, sizeof(path)) < 0)
+		return -1;
 	memset(&c, 0, sizeof(c));
 	c.magic = EMU_CONTROL_MAGIC;
 	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
@@ -242,7 +259,9 @@ open_channels(struct recorder *r)
 		r->ctl = NULL;
 		goto fail;
 	}
-	scratch_path(&r->scr, "output.log", r->log_path, sizeof(r->log_path));
+	if (scratch_file(r, "output.log", r->log_path,
+	    sizeof(r->log_path)) < 0)
+		return -1;
 	r->log_fd = open(r->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600);
 	if (r->log_fd < 0)
@@ -270,17 +289,17 @@ open_control_fifo(struct recorder *r)
 	return 0;
 }
 
-static void
+/* SA_RESTART: the loop learns of the signal from the pipe, not EINTR. */
+static int
 catch_signals(void)
 {
-	struct sigaction sa;
+	struct error e;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if (signals_catch_stop(on_signal, 1, &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- the program ---------------------------------------------------------- */
@@ -361,7 +380,9 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	struct error e;
 	int rc;
 
-	scratch_path(&r->scr, "sideband", path, sizeof(path));
+	if (scratch_file(r, "sideband", path, sizeof(path)) < 0 ||
+	    scratch_file(r, "perf-map.removed", removed, sizeof(removed)) < 0)
+		return -1;
 	if ((rc = emu_sideband_read(&sb, path, &e)) < 0) {
 		report_error(TOOL, "sideband", &e, NULL);
 		return -1;
@@ -379,7 +400,6 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 		run.exit_code = r->sp.exit_code;
 	}
 	run.output_log = r->log_path;
-	scratch_path(&r->scr, "perf-map.removed", removed, sizeof(removed));
 	run.jit_map_removed = removed;
 	run.start_wall_ns = r->start_wall_ns;
 	run.psb_period = psb_period_for(r->o->aux_bytes);
@@ -415,7 +435,7 @@ snapshot_from_plugin(struct recorder *r, uint64_t seq, const char *reason)
 	/* the ring copies are in the snapshot now: free the scratch space */
 	if (snprintf(dir, sizeof(dir), "%s/snap.%" PRIu64, r->scr.path, seq) <
 	    (int)sizeof(dir) && !cleanup_keep_waste())
-		cleanup_remove_tree(dir);
+		PTKIT_DROP(cleanup_remove_tree(dir));	/* scratch_close retries */
 	return rc;
 }
 
@@ -646,7 +666,9 @@ finish(struct recorder *r, struct pending *p)
 {
 	struct error e;
 
-	spawn_finish(&r->sp, &e);	/* a failing program is no failure */
+	/* a failing program is no failure; failing to wait for it is */
+	if (spawn_finish(&r->sp, &e) < 0 && e.code != ERR_CHILD)
+		report_error(TOOL, r->program, &e, NULL);
 	r->sp.pid = 0;
 	read_events(r, p);		/* what the plugin said last */
 	if (p->exit_seq != 0) {
@@ -678,7 +700,10 @@ truth_collect(const struct recorder *r)
 		return -1;
 	}
 	/* One section per thread: "thread TID" then its branches. */
-	scratch_path(&r->scr, "sideband", path, sizeof(path));
+	if (scratch_file(r, "sideband", path, sizeof(path)) < 0) {
+		fclose(out);
+		return -1;
+	}
 	in = fopen(path, "re");
 	while (in != NULL && fgets(buf, sizeof(buf), in) != NULL) {
 		unsigned long long t;
@@ -777,15 +802,13 @@ rec_emu_run(const struct rec_options *o)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	r->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
 	    (uint64_t)ts.tv_nsec;
-	if (prepare(r) == 0) {
-		catch_signals();
-		if (start_program(r) == 0) {
-			run_loop(r, &p);
-			finish(r, &p);
-			if (truth_collect(r) < 0)
-				r->failed = 1;
-			status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
-		}
+	if (prepare(r) == 0 && catch_signals() == 0 &&
+	    start_program(r) == 0) {
+		run_loop(r, &p);
+		finish(r, &p);
+		if (truth_collect(r) < 0)
+			r->failed = 1;
+		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	free(r->argv);
 	if (r->ctl != NULL)
@@ -796,8 +819,8 @@ rec_emu_run(const struct rec_options *o)
 		close(r->control_fd);
 	if (r->log_fd >= 0)
 		close(r->log_fd);
-	if (r->scr.path[0] != '\0')
-		scratch_close(&r->scr);
+	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
+		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
 	return status;
 }

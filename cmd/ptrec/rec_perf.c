@@ -22,6 +22,7 @@
 #include "snapwrite.h"
 #include "tool/report.h"
 #include "base/scratch.h"
+#include "base/signals.h"
 #include "base/spawn.h"
 #include "verdict.h"
 
@@ -210,7 +211,6 @@ wait_trigger(struct perf_rec *r)
 static int
 record(struct perf_rec *r, const char **reason, struct error *e)
 {
-	struct sigaction sa;
 	int rc, i;
 
 	spawn_init(&r->sp, r->argv.argv);
@@ -227,11 +227,12 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	for (i = 0; i < 2; i++)
 		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
 	capture_policy_init(&r->pol, r->o, now_ns(CLOCK_MONOTONIC) / 1000000);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
+		/* perf is in its own group: ^C would not reach it. */
+		spawn_kill(&r->sp, SIGKILL);
+		PTKIT_DROP(spawn_finish(&r->sp, NULL));	/* failed already */
+		return rc;
+	}
 	*reason = wait_trigger(r);
 	/*
 	 * One snapshot per perf run: perf's -Se one at its exit.  A
@@ -249,8 +250,10 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 			break;
 	for (i = 0; i < 64 && (r->out[0] >= 0 || r->out[1] >= 0); i++)
 		relay(r, 10);
-	if (r->sp.pid > 0)
-		spawn_finish(&r->sp, e);	/* 130 after SIGINT */
+	/* perf exits 130 after SIGINT: only a failed wait is a failure */
+	if (r->sp.pid > 0 && (rc = spawn_finish(&r->sp, e)) < 0 &&
+	    rc != -ERR_CHILD)
+		return rc;
 	capture_taken(&r->pol, *reason);
 	return 0;
 }
@@ -308,7 +311,7 @@ rec_perf_run(const struct rec_options *o)
 		free(caps);
 		return EXIT_FAIL;
 	}
-	status = rec_perf_record(o, caps);
+	status = rec_perf_record(o, caps) < 0 ? EXIT_FAIL : EXIT_OK;
 	free(caps);
 	return status;
 }
@@ -322,13 +325,13 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 	const char *reason = NULL;
 	char dest[PATH_MAX];
 	uint64_t start = now_ns(CLOCK_REALTIME);
-	int status = EXIT_FAIL, i;
+	int rc = -1, i;
 
 	if (refuse(o))
-		return EXIT_FAIL;
+		return -1;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	r->o = o;
 	r->caps = caps;
@@ -361,7 +364,7 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 		goto out;
 	}
 	printf("%s\n", dest);
-	status = EXIT_OK;
+	rc = 0;
 out:
 	capture_lines_free(&r->lines);
 	for (i = 0; i < 2; i++)
@@ -374,8 +377,9 @@ out:
 	if (r->ack_fd >= 0)
 		close(r->ack_fd);
 	ptperf_argv_free(&r->argv);
-	if (r->scr.slot >= 0 || r->scr.path[0] != '\0')
-		scratch_close(&r->scr);
+	if ((r->scr.slot >= 0 || r->scr.path[0] != '\0') &&
+	    scratch_close(&r->scr) < 0)
+		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
-	return status;
+	return rc;
 }

@@ -24,7 +24,8 @@ int rec_perf_run(const struct rec_options *o);
 
 /*
  * rec_perf_run after its checks, with caps already probed: the perf run
- * is caps->tools.perf_path (tests give a fake).  Returns the exit status.
+ * is caps->tools.perf_path (tests give a fake).  Returns 0, or -1 after
+ * reporting what failed.
  */
 int rec_perf_record(const struct rec_options *o, const struct ptcaps *caps);
 

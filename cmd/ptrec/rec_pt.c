@@ -25,6 +25,7 @@
 #include "rec/pttrace.h"
 #include "tool/report.h"
 #include "base/scratch.h"
+#include "base/signals.h"
 #include "verdict.h"
 
 #define TOOL "ptrec"
@@ -663,17 +664,6 @@ follow(struct pt_rec *r, struct error *e)
 	}
 }
 
-static void
-catch_stop_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 static int
 start(struct pt_rec *r, struct error *e)
@@ -692,7 +682,8 @@ start(struct pt_rec *r, struct error *e)
 		if (rc == 0 &&
 		    (rc = initial_records(r, r->t.pid, r->t.pid, e)) < 0) {
 			free_threads(r);
-			pttrace_detach(&r->t, &r->err);
+			/* rc and e say what failed first */
+			PTKIT_DROP(pttrace_detach(&r->t, &r->err));
 		}
 		return rc;
 	}
@@ -753,7 +744,8 @@ finish(struct pt_rec *r, const char *reason)
 		take_snapshot(r, reason);
 	free_threads(r);	/* no breakpoint outlives us */
 	if (r->o->pid != 0) {
-		pttrace_detach(&r->t, &e);
+		if (pttrace_detach(&r->t, &e) < 0)
+			report_error(TOOL, "--pid", &e, NULL);
 		return;
 	}
 	if (!r->t.done)
@@ -777,8 +769,8 @@ rec_free(struct pt_rec *r)
 		close(r->log_fd);
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
-	if (r->scr.path[0] != '\0')
-		scratch_close(&r->scr);
+	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
+		report_warning(TOOL, "scratch", "could not remove all of it");
 	free(r);
 }
 
@@ -789,17 +781,17 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 	struct pt_rec *r;
 	struct error e;
 	const char *reason;
-	int status = EXIT_FAIL;
+	int rc = -1;
 
 	if (o->pid != 0 && o->trigger_line != NULL) {
 		report(TOOL, "--trigger-line", "launch the program with ptrec, "
 		    "or use --trigger-symbol", "with --pid the program's output "
 		    "is not ptrec's to read");
-		return EXIT_FAIL;
+		return -1;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		report(TOOL, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	r->o = o;
 	r->k = ev;
@@ -819,23 +811,24 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 		goto out;
 	}
 	capture_policy_init(&r->pol, o, mono_ms());
-	catch_stop_signals();
-	reason = follow(r, &e);
+	/* No SA_RESTART: a stop signal ends the wait follow() is in. */
+	reason = signals_catch_stop(on_stop_signal, 0, &e) < 0 ? NULL :
+	    follow(r, &e);
 	if (reason == NULL && !r->off) {
 		report_error(TOOL, "recording", &e, NULL);
 		/* No breakpoint may outlive us in a program we let go. */
 		free_threads(r);
-		if (o->pid != 0)
-			pttrace_detach(&r->t, &e);
-		else
+		if (o->pid != 0 && pttrace_detach(&r->t, &e) < 0)
+			report_error(TOOL, "--pid", &e, NULL);
+		else if (o->pid == 0)
 			pttrace_kill(&r->t);
 		goto out;
 	}
 	finish(r, reason != NULL ? reason : "exit");
-	status = r->pol.taken > 0 && !r->failed ? EXIT_OK : EXIT_FAIL;
+	rc = r->pol.taken > 0 && !r->failed ? 0 : -1;
 out:
 	rec_free(r);
-	return status;
+	return rc;
 }
 
 static const struct rec_pt_events kernel_events = {
@@ -874,7 +867,8 @@ rec_pt_run(const struct rec_options *o)
 		free(caps);
 		return EXIT_FAIL;
 	}
-	status = rec_pt_record(o, caps, &kernel_events);
+	status = rec_pt_record(o, caps, &kernel_events) < 0 ? EXIT_FAIL :
+	    EXIT_OK;
 	free(caps);
 	return status;
 }

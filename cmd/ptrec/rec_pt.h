@@ -53,8 +53,9 @@ struct rec_pt_events {
 
 /*
  * rec_pt_run after its checks: records with caps (already probed) and
- * the events ev.  Returns the tool's exit status.  Tests call it with
- * fake rings; rec_pt_run with lib/ptevent.
+ * the events ev.  Returns 0 when it took a snapshot and nothing failed,
+ * else -1 (what failed is reported).  Tests call it with fake rings;
+ * rec_pt_run with lib/ptevent.
  */
 int rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
     const struct rec_pt_events *ev);

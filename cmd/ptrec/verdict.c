@@ -264,18 +264,18 @@ rec_hardware_check(const struct rec_options *o)
 	const struct verdict *v;
 	struct error e;
 	char object[32];
-	int i, status = -1;
+	int i, rc = 0;
 
 	if (o->recorder != REC_PT && o->recorder != REC_PERF)
-		return -1;
+		return 0;
 	if ((a = malloc(sizeof(*a))) == NULL) {
 		report(ptrec_tool.name, NULL, NULL, "out of memory");
-		return EXIT_FAIL;
+		return -1;
 	}
 	if (assess(o, a, &e) < 0) {
 		report_error(ptrec_tool.name, "--sysroot", &e, NULL);
 		free(a);
-		return EXIT_FAIL;
+		return -1;
 	}
 	v = &a->v[o->recorder == REC_PT ? VERDICT_PT : VERDICT_PERF];
 	snprintf(object, sizeof(object), "--recorder %s", v->name);
@@ -283,11 +283,11 @@ rec_hardware_check(const struct rec_options *o)
 		for (i = 0; i < v->n_problems; i++)
 			report(ptrec_tool.name, object, v->problems[i].remedy,
 			    "%s", v->problems[i].what);
-		status = EXIT_FAIL;
+		rc = -1;
 	} else if (!v->built) {
 		snprintf(object, sizeof(object), "the %s recorder", v->name);
-		status = cli_not_built(&ptrec_tool, object, 10);
+		rc = cli_not_built(&ptrec_tool, object, 10);
 	}
 	free(a);
-	return status;
+	return rc;
 }

@@ -72,10 +72,10 @@ const char *assess_root(const struct rec_options *o);
 /*
  * For --recorder pt and perf: when the machine cannot run the recorder
  * (or the asked timing config is refused), reports each problem with its
- * remedy on stderr and returns EXIT_FAIL; when the machine is ready but
- * this ptrec lacks the recorder, says so (cli_not_built) and returns
- * EXIT_FAIL; otherwise returns -1 (go on).  Other recorders return -1 at
- * once, without probing.
+ * remedy on stderr and returns -1; when the machine is ready but this
+ * ptrec lacks the recorder, says so (cli_not_built) and returns -1;
+ * otherwise returns 0 (go on).  Other recorders return 0 at once, without
+ * probing.
  */
 int rec_hardware_check(const struct rec_options *o);
 

@@ -28,7 +28,7 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
+static enum cli_parse
 parse_options(int argc, char *argv[], struct spans_options *o)
 {
 	int c;
@@ -45,7 +45,7 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 		case OPT_FORMAT:
 			if ((o->format = cli_opt_choice(&tool, "--format",
 			    optarg, "jsonl|summary")) < 0)
-				return -o->format;
+				return CLI_USAGE;
 			break;
 		case OPT_DEBUG_DIR:
 			if (o->n_debug_dirs == SPANS_DEBUG_DIRS_MAX)
@@ -64,17 +64,18 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 	if (optind < argc)
 		return cli_usage_error(&tool, "unexpected argument '%s'",
 		    argv[optind]);
-	return -1;
+	return CLI_RUN;
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct spans_options o = { 0 };
-	int rc;
+	enum cli_parse p;
 
-	if ((rc = parse_options(argc, argv, &o)) >= 0)
-		return report_close_stdout(tool.name, rc);
+	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
+		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
+		    EXIT_USAGE);
 	/* Nothing reads stdin through the FILE: the block stream reader
 	 * reads its fd (run.c). */
 	return report_close_stdout(tool.name, spans_run(&o, stdin));

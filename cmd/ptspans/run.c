@@ -429,8 +429,8 @@ remove_tmp(struct run *r)
 {
 	if (r->tmp[0] == '\0')
 		return;
-	if (!cleanup_keep_waste())
-		cleanup_remove_tree(r->tmp);
+	if (!cleanup_keep_waste() && cleanup_remove_tree(r->tmp) < 0)
+		report_warning(tool, r->tmp, "could not remove it");
 	if (r->cleanup_slot >= 0)
 		cleanup_unregister(r->cleanup_slot);
 	r->tmp[0] = '\0';

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/signals.h"
 
 static struct {
 	volatile sig_atomic_t used[CLEANUP_MAX_DIRS];
@@ -129,7 +130,8 @@ cleanup_run(void)
 	for (i = 0; i < CLEANUP_MAX_DIRS; i++) {
 		if (cleanup_list.used[i]) {
 			cleanup_list.used[i] = 0;
-			cleanup_remove_tree(cleanup_list.path[i]);
+			/* at exit or in a handler: no one to tell */
+			PTKIT_DROP(cleanup_remove_tree(cleanup_list.path[i]));
 		}
 	}
 }
@@ -138,8 +140,7 @@ static void
 cleanup_on_signal(int sig)
 {
 	cleanup_run();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	signals_reraise(sig);
 }
 
 static void
@@ -151,27 +152,14 @@ cleanup_at_exit(void)
 int
 cleanup_install(void)
 {
-	struct sigaction sa;
-	size_t i;
-
 	if (cleanup_list.installed)
 		return 0;
 	cleanup_list.keep = cleanup_keep_waste();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = cleanup_on_signal;
-	sigfillset(&sa.sa_mask);
-	for (i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]);
-	    i++) {
-		struct sigaction old;
-
-		/* A signal the caller chose to ignore stays ignored. */
-		if (sigaction(cleanup_signals[i], NULL, &old) < 0)
-			return -ERR_IO;
-		if (old.sa_handler == SIG_IGN)
-			continue;
-		if (sigaction(cleanup_signals[i], &sa, NULL) < 0)
-			return -ERR_IO;
-	}
+	/* A signal the caller chose to ignore stays ignored. */
+	if (signals_catch_unless_ignored(cleanup_signals,
+	    sizeof(cleanup_signals) / sizeof(cleanup_signals[0]),
+	    cleanup_on_signal, NULL) < 0)
+		return -ERR_IO;
 	if (atexit(cleanup_at_exit) != 0)
 		return -ERR_IO;
 	cleanup_list.installed = 1;

@@ -12,6 +12,21 @@
 
 #include <stddef.h>
 
+/*
+ * Marks a function whose int result says whether it failed (a negative
+ * error code, or -1 after a report): a caller that drops the result has
+ * lost an error, and the compiler says so.  Predicates and counts are not
+ * marked.
+ */
+#define PTKIT_MUST_CHECK __attribute__((warn_unused_result))
+
+/*
+ * Drops such a result on purpose, where nothing better can be done with
+ * it: tidying up on a path that already failed, or in a signal handler.
+ * Each use says why; a (void) cast would not quieten the compiler.
+ */
+#define PTKIT_DROP(expr) do { if ((expr) < 0) { } } while (0)
+
 enum err_code {
 	ERR_OK = 0,
 	ERR_NOMEM,		/* allocation failed */

@@ -39,12 +39,12 @@ json_t *json_string_bytes(const char *s);
  * *out is untouched on failure.
  */
 int json_get_string(const json_t *obj, const char *key, const char **out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int json_get_u64(const json_t *obj, const char *key, uint64_t *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int json_get_i64(const json_t *obj, const char *key, int64_t *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int json_get_bool(const json_t *obj, const char *key, int *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 #endif

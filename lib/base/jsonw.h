@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/error.h"
+
 #define JSONW_MAX_DEPTH 64
 
 struct jsonw {
@@ -75,13 +77,13 @@ void jsonw_newline(struct jsonw *w);
  * else a negative err_code: -ERR_IO for a failed write, -ERR_INTERNAL for
  * misuse.
  */
-int jsonw_finish(struct jsonw *w);
+int jsonw_finish(struct jsonw *w) PTKIT_MUST_CHECK;
 
 /*
  * Writes s as a JSON string (with quotes) to out with the escaping above.
  * Returns 0 or -ERR_IO.
  */
-int json_write_escaped(FILE *out, const char *s, size_t len);
+int json_write_escaped(FILE *out, const char *s, size_t len) PTKIT_MUST_CHECK;
 
 /*
  * The same JSON string (quotes included, the same escaping) written into

@@ -19,6 +19,7 @@
  * -ERR_FORMAT (a component exists and is not a directory), -ERR_RANGE
  * (path too long).
  */
-int mkpath_parents(const char *path, mode_t mode, struct error *e);
+int mkpath_parents(const char *path, mode_t mode, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

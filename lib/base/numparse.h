@@ -19,11 +19,11 @@
  * (e names the bound crossed).
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Like parse_u64 for signed values; a leading '-' is allowed. */
 int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Parses a size: an unsigned integer with an optional suffix K, M, G
@@ -31,6 +31,6 @@ int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
  * the multiplication is -ERR_RANGE.
  */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 #endif

@@ -24,19 +24,20 @@ struct scratch {
  * if that has not been done.  Returns 0, or -ERR_IO / -ERR_PERM with e
  * naming the directory.
  */
-int scratch_open(struct scratch *s, const char *tool, struct error *e);
+int scratch_open(struct scratch *s, const char *tool, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Writes "<scratch>/<name>" into buf.  Returns 0, or -ERR_RANGE when it
  * does not fit.
  */
 int scratch_path(const struct scratch *s, const char *name, char *buf,
-    size_t size);
+    size_t size) PTKIT_MUST_CHECK;
 
 /*
  * Removes the directory (unless PTKIT_KEEP_WASTE=1) and forgets it.
  * Returns 0, or -ERR_IO if something could not be removed.
  */
-int scratch_close(struct scratch *s);
+int scratch_close(struct scratch *s) PTKIT_MUST_CHECK;
 
 #endif

@@ -48,7 +48,7 @@ void spawn_init(struct spawn *sp, char *const *argv);
  * Starts the child.  Returns 0, or -ERR_NOTFOUND (no such program),
  * -ERR_IO (pipe or spawn failed) with e saying which program.
  */
-int spawn_start(struct spawn *sp, struct error *e);
+int spawn_start(struct spawn *sp, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Closes the parent's pipe ends that are still open, waits for the child,
@@ -56,9 +56,13 @@ int spawn_start(struct spawn *sp, struct error *e);
  * -ERR_CHILD when it exited non-zero or was killed (e says which), -ERR_IO
  * when waiting failed.
  */
-int spawn_finish(struct spawn *sp, struct error *e);
+int spawn_finish(struct spawn *sp, struct error *e) PTKIT_MUST_CHECK;
 
-/* Sends sig to the child (its process group with new_pgroup). */
+/*
+ * Sends sig to the child (its process group with new_pgroup).  Fails only
+ * when the child is gone already, which the wait that follows tells, so
+ * callers need not look (not PTKIT_MUST_CHECK).
+ */
 int spawn_kill(struct spawn *sp, int sig);
 
 /*
@@ -68,6 +72,6 @@ int spawn_kill(struct spawn *sp, int sig);
  * the output is still returned.
  */
 int spawn_capture(char *const *argv, char **out, size_t *out_len,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 #endif

@@ -83,7 +83,7 @@ struct bbcache {
  * an error.
  */
 int bbcache_init(struct bbcache *c, const struct ptdec_images *im,
-    uint32_t pid, struct error *e);
+    uint32_t pid, struct error *e) PTKIT_MUST_CHECK;
 
 /* bbcache_get's first use of ip: decodes and caches the run. */
 const struct bb *bbcache_fill(struct bbcache *c, uint64_t ip);
@@ -118,7 +118,7 @@ bbcache_get(struct bbcache *c, uint64_t ip)
  * undecodable).
  */
 int bbcache_insn(struct bbcache *c, uint64_t ip, unsigned *length,
-    int *iclass, uint64_t *target, int *mov_cr3);
+    int *iclass, uint64_t *target, int *mov_cr3) PTKIT_MUST_CHECK;
 
 void bbcache_fini(struct bbcache *c);
 

@@ -95,7 +95,8 @@ ptdec_tsc_to_ns(const struct ptdec_time *t, uint64_t tsc)
 
 /* The images of a decode (struct ptdec_images, dec/ptimages.h). */
 /* Returns 0 or -ERR_NOMEM. */
-int ptdec_images_init(struct ptdec_images *im, struct error *e);
+int ptdec_images_init(struct ptdec_images *im, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Maps [vaddr, vaddr+size) of process pid to file at offset.  The file is
@@ -104,7 +105,8 @@ int ptdec_images_init(struct ptdec_images *im, struct error *e);
  * is past its end; the message says which), -ERR_NOMEM.
  */
 int ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
-    uint64_t size, uint64_t offset, const char *file, struct error *e);
+    uint64_t size, uint64_t offset, const char *file, struct error *e)
+    PTKIT_MUST_CHECK;
 
 void ptdec_images_fini(struct ptdec_images *im);
 
@@ -227,14 +229,14 @@ struct ptdec_out {
  * Returns 0, -ERR_NOMEM, or (one job) the sink's error.
  */
 int ptdec_out_push(struct ptdec_out *o, const struct blks_record *r,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Makes room for one more block: writes the records so far (one job) or
  * grows the array.  For ptdec_out_push_block.  Returns 0, -ERR_NOMEM or
  * (one job) the sink's error.
  */
-int ptdec_out_room(struct ptdec_out *o, struct error *e);
+int ptdec_out_room(struct ptdec_out *o, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Appends a BLOCK: the same as ptdec_out_push() of a BLOCK record with
@@ -243,7 +245,7 @@ int ptdec_out_room(struct ptdec_out *o, struct error *e);
  * struct blks_record, no call unless the array is full.  Returns 0,
  * -ERR_NOMEM, or (one job) the sink's error.
  */
-static inline int
+static inline PTKIT_MUST_CHECK int
 ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, uint8_t iclass, uint8_t flags, uint8_t mode,
     uint64_t time, struct error *e)
@@ -271,7 +273,7 @@ ptdec_out_push_block(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
 /* ptdec_out_push_final when no run is open or its bytes are full. */
 int ptdec_out_push_final_slow(struct ptdec_out *o, uint64_t ip,
     uint64_t end_ip, uint32_t ninsn, uint8_t iclass, uint8_t mode,
-    uint64_t time, struct error *e);
+    uint64_t time, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Appends a BLOCK with no flags that the emitter cannot change: one that
@@ -281,7 +283,7 @@ int ptdec_out_push_final_slow(struct ptdec_out *o, uint64_t ip,
  * is a block the emitter cannot change either, the block is encoded
  * right here.  Same returns.
  */
-static inline int
+static inline PTKIT_MUST_CHECK int
 ptdec_out_push_final(struct ptdec_out *o, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, uint8_t iclass, uint8_t mode, uint64_t time,
     struct error *e)
@@ -454,7 +456,7 @@ struct ptdec_sink {
  * ptdec_plan_free).  Returns 0 or -ERR_NOMEM.
  */
 int ptdec_split(const struct ptdec_thread *th, size_t chunk_bytes,
-    struct ptdec_plan *plan, struct error *e);
+    struct ptdec_plan *plan, struct error *e) PTKIT_MUST_CHECK;
 
 void ptdec_plan_free(struct ptdec_plan *plan);
 
@@ -468,6 +470,7 @@ void ptdec_plan_free(struct ptdec_plan *plan);
  */
 int ptdec_decode_thread(const struct ptdec_backend *backend,
     const struct ptdec_config *cfg, const struct ptdec_thread *th,
-    const struct ptdec_sink *sink, struct blks_end *end, struct error *e);
+    const struct ptdec_sink *sink, struct blks_end *end, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 /* The longest x86 instruction, in bytes. */
 #define X86_MAX_INSN_LEN 15
 
@@ -71,6 +73,6 @@ enum {
  * only x86_insn_class classifies (see there) are X86_INSN_INVALID.
  */
 int x86_insn_decode(const uint8_t *buf, size_t len, int mode64,
-    struct x86_insn *in);
+    struct x86_insn *in) PTKIT_MUST_CHECK;
 
 #endif

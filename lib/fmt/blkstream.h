@@ -232,9 +232,9 @@ struct blks_writer;
  * -ERR_INVALID (a path longer than BLKS_PATH_MAX), -ERR_IO.
  */
 int blks_writer_open_fd(struct blks_writer **out, int fd,
-    const struct blks_header *h, struct error *e);
+    const struct blks_header *h, struct error *e) PTKIT_MUST_CHECK;
 int blks_writer_open_file(struct blks_writer **out, FILE *f,
-    const struct blks_header *h, struct error *e);
+    const struct blks_header *h, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Appends one record.  Returns 0, -ERR_INVALID (a string or build-id too
@@ -243,7 +243,7 @@ int blks_writer_open_file(struct blks_writer **out, FILE *f,
  * After an error the writer only accepts blks_writer_close().
  */
 int blks_write(struct blks_writer *w, const struct blks_record *r,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Appends n BLOCK records: the same bytes and returns as n blks_write()
@@ -251,7 +251,7 @@ int blks_write(struct blks_writer *w, const struct blks_record *r,
  * the first block that fails.
  */
 int blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
-    size_t n, struct error *e);
+    size_t n, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Appends BLOCK records encoded elsewhere with blks_put_block (len bytes
@@ -263,7 +263,7 @@ int blks_write_blocks(struct blks_writer *w, const struct blks_block *b,
  * -ERR_IO.
  */
 int blks_write_encoded(struct blks_writer *w, const uint8_t *p, size_t len,
-    uint64_t last_ip, uint64_t last_time, struct error *e);
+    uint64_t last_ip, uint64_t last_time, struct error *e) PTKIT_MUST_CHECK;
 
 /* ----------------------------------------------------------------- */
 /* Encoding BLOCK records outside the writer (decoder workers) */
@@ -344,7 +344,7 @@ uint64_t blks_writer_bytes(const struct blks_writer *w);
  * so that a stream cut short by an error stays recognisably incomplete.
  * Returns 0 or -ERR_IO (or the error that made the writer unusable).
  */
-int blks_writer_close(struct blks_writer *w, struct error *e);
+int blks_writer_close(struct blks_writer *w, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * A block's length, instruction count and class byte packed for
@@ -401,7 +401,7 @@ struct blks_reader;
  * -ERR_IO, -ERR_NOMEM.  Messages name the byte offset.
  */
 int blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * As blks_reader_open, reading fd (borrowed: not closed; nothing must
@@ -411,11 +411,11 @@ int blks_reader_open(struct blks_reader **out, FILE *in, const char *name,
  * caller's.
  */
 int blks_reader_open_fd(struct blks_reader **out, int fd, const char *name,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* As blks_reader_open, over len bytes at buf (borrowed). */
 int blks_reader_open_mem(struct blks_reader **out, const void *buf,
-    size_t len, const char *name, struct error *e);
+    size_t len, const char *name, struct error *e) PTKIT_MUST_CHECK;
 
 /* The header; valid until blks_reader_free(). */
 const struct blks_header *blks_reader_header(const struct blks_reader *r);
@@ -430,7 +430,7 @@ const struct blks_header *blks_reader_header(const struct blks_reader *r);
  * returning the same.
  */
 int blks_read(struct blks_reader *r, struct blks_record *rec,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Reads the BLOCK records that come next, at most max, into b, for a few
@@ -462,7 +462,8 @@ struct blks_run {
  * read what comes next (outside a thread group, after an error or EOS).
  * Between blks_run_begin and blks_run_end only the run may be used.
  */
-int blks_run_begin(struct blks_reader *r, struct blks_run *run);
+int blks_run_begin(struct blks_reader *r, struct blks_run *run)
+   ;
 
 /* Puts the reader after the records the run decoded. */
 void blks_run_end(struct blks_reader *r, const struct blks_run *run);

@@ -83,7 +83,7 @@ enum {
  * at end of file).
  */
 int jsonrpc_reader_next(struct jsonrpc_reader *r, const char **line,
-    size_t *len);
+    size_t *len) PTKIT_MUST_CHECK;
 
 /* True once end of file was seen and every buffered line was taken. */
 int jsonrpc_reader_done(const struct jsonrpc_reader *r);
@@ -109,8 +109,8 @@ struct jsonrpc_msg {
 /*
  * Classifies len bytes of line (which need not be NUL-terminated and may
  * hold any bytes).  Always fills m; returns 0, or -ERR_NOMEM (m->kind is
- * then JSONRPC_INVALID with code -32603).  Release m with
- * jsonrpc_msg_free().
+ * then JSONRPC_INVALID with code -32603, so a caller may go by m->kind
+ * alone).  Release m with jsonrpc_msg_free().
  */
 int jsonrpc_parse(const char *line, size_t len, struct jsonrpc_msg *m);
 
@@ -135,10 +135,12 @@ struct jsonrpc_line {
  * Starts {"jsonrpc":"2.0","id":ID,"result": and leaves the writer where
  * the result value goes.  id NULL writes no id.  Returns 0 or -ERR_NOMEM.
  */
-int jsonrpc_begin_result(struct jsonrpc_line *l, const json_t *id);
+int jsonrpc_begin_result(struct jsonrpc_line *l, const json_t *id)
+    PTKIT_MUST_CHECK;
 
 /* Starts {"jsonrpc":"2.0","method":METHOD,"params": likewise. */
-int jsonrpc_begin_notification(struct jsonrpc_line *l, const char *method);
+int jsonrpc_begin_notification(struct jsonrpc_line *l, const char *method)
+    PTKIT_MUST_CHECK;
 
 /*
  * Closes the message and writes it as one line, then flushes.  A message
@@ -148,7 +150,7 @@ int jsonrpc_begin_notification(struct jsonrpc_line *l, const char *method);
  * (replaced), -ERR_IO (write failed; out->broken set).
  */
 int jsonrpc_send(struct jsonrpc_out *out, struct jsonrpc_line *l,
-    const json_t *id, int error_id_ok, struct error *e);
+    const json_t *id, int error_id_ok, struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees a message that will not be sent. */
 void jsonrpc_line_discard(struct jsonrpc_line *l);
@@ -158,7 +160,7 @@ void jsonrpc_line_discard(struct jsonrpc_line *l);
  * member when id is NULL).  Returns 0 or -ERR_IO / -ERR_NOMEM.
  */
 int jsonrpc_send_error(struct jsonrpc_out *out, const json_t *id, int code,
-    const char *message, struct error *e);
+    const char *message, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Writes any jansson value through w (objects keep jansson's key order).

@@ -145,25 +145,26 @@ void manifest_free(struct manifest *m);
  * Setters and adders (all copy their strings).  Each returns 0 or
  * -ERR_NOMEM.  manifest_set_string replaces *field (a char * inside m).
  */
-int manifest_set_string(char **field, const char *value, struct error *e);
+int manifest_set_string(char **field, const char *value, struct error *e)
+    PTKIT_MUST_CHECK;
 int manifest_set_argv(struct manifest *m, size_t argc,
-    const char *const *argv, struct error *e);
+    const char *const *argv, struct error *e) PTKIT_MUST_CHECK;
 int manifest_set_setting(struct manifest *m, const char *key,
-    const char *value, struct error *e);
+    const char *value, struct error *e) PTKIT_MUST_CHECK;
 /* Adds a row (copying name); returns its index or -ERR_NOMEM. */
 int manifest_add_thread(struct manifest *m, const struct manifest_thread *t,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int manifest_add_image(struct manifest *m, const struct manifest_image *im,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int manifest_add_warning(struct manifest *m, struct error *e,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Sets (adding or replacing) a named counter. */
 int manifest_set_counter(struct manifest *m, const char *name,
-    uint64_t value, struct error *e);
+    uint64_t value, struct error *e) PTKIT_MUST_CHECK;
 
 /* Adds a JIT map row (copying its strings): its index, or -ERR_NOMEM. */
 int manifest_add_jit_map(struct manifest *m, const struct manifest_jit_map *j,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* The JIT map of pid, or NULL. */
 const struct manifest_jit_map *manifest_find_jit_map(const struct manifest *m,
@@ -174,7 +175,8 @@ const struct manifest_image *manifest_find_image(const struct manifest *m,
     const char *path);
 
 /* Writes m as a JSON document (with a final newline).  0 or -ERR_IO. */
-int manifest_write(FILE *out, const struct manifest *m, struct error *e);
+int manifest_write(FILE *out, const struct manifest *m, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Reads path into m (manifest_init'ed by it; manifest_free it after).
@@ -182,6 +184,7 @@ int manifest_write(FILE *out, const struct manifest *m, struct error *e);
  * missing or of the wrong type: the message names it), -ERR_UNSUPPORTED
  * (a newer format_version), -ERR_NOMEM.
  */
-int manifest_read(const char *path, struct manifest *m, struct error *e);
+int manifest_read(const char *path, struct manifest *m, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

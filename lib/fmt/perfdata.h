@@ -351,14 +351,15 @@ struct perfdata {
  * file or record: message names the offset), -ERR_UNSUPPORTED (big-endian
  * or pipe-mode file), -ERR_NOMEM.  On failure *out is NULL.
  */
-int perfdata_read(struct perfdata **out, const char *path, struct error *e);
+int perfdata_read(struct perfdata **out, const char *path, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * As perfdata_read, parsing len bytes at buf; name is used in messages.
  * buf is borrowed and must outlive *out (AUXTRACE data points into it).
  */
 int perfdata_read_buffer(struct perfdata **out, const void *buf, size_t len,
-    const char *name, struct error *e);
+    const char *name, struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees a perfdata and everything it owns; NULL is fine. */
 void perfdata_free(struct perfdata *pd);
@@ -373,7 +374,7 @@ const struct perfdata_queue *perfdata_queue_by_idx(const struct perfdata *pd,
  */
 int perfdata_queue_data(const struct perfdata *pd,
     const struct perfdata_queue *q, uint8_t **buf, size_t *len,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Converts a TSC to perf time with the TIME_CONV formula above. */
 uint64_t perfdata_tsc_to_perf_time(uint64_t tsc,
@@ -394,7 +395,7 @@ struct perfdata_pt_timing {
 	int tsc, mtc, cyc, noretcomp, per_cpu;
 };
 int perfdata_pt_timing(const struct perfdata *pd,
-    struct perfdata_pt_timing *out, struct error *e);
+    struct perfdata_pt_timing *out, struct error *e) PTKIT_MUST_CHECK;
 
 /* ----------------------------------------------------------------- */
 /* Writer */
@@ -428,7 +429,7 @@ void perfdata_writer_config_default(struct perfdata_writer_config *cfg,
  * -ERR_EXISTS, -ERR_INVALID (bad config), -ERR_NOMEM.
  */
 int perfdata_writer_open(struct perfdata_writer **out, const char *path,
-    const struct perfdata_writer_config *cfg, struct error *e);
+    const struct perfdata_writer_config *cfg, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Record writers.  Each returns 0 or -ERR_IO / -ERR_INVALID (a string too
@@ -436,23 +437,24 @@ int perfdata_writer_open(struct perfdata_writer **out, const char *path,
  * writer is unusable except for perfdata_writer_abort.
  */
 int perfdata_write_time_conv(struct perfdata_writer *w,
-    const struct perfdata_time_conv *tc, struct error *e);
+    const struct perfdata_time_conv *tc, struct error *e) PTKIT_MUST_CHECK;
 /* AUXTRACE_INFO from cfg->pt (written by the caller once, anywhere). */
-int perfdata_write_auxtrace_info(struct perfdata_writer *w, struct error *e);
+int perfdata_write_auxtrace_info(struct perfdata_writer *w, struct error *e)
+    PTKIT_MUST_CHECK;
 int perfdata_write_comm(struct perfdata_writer *w,
-    const struct perfdata_comm *c, struct error *e);
+    const struct perfdata_comm *c, struct error *e) PTKIT_MUST_CHECK;
 /* MMAP2; build-id form when m->build_id_size > 0. */
 int perfdata_write_mmap2(struct perfdata_writer *w,
-    const struct perfdata_mmap *m, struct error *e);
+    const struct perfdata_mmap *m, struct error *e) PTKIT_MUST_CHECK;
 int perfdata_write_itrace_start(struct perfdata_writer *w,
-    const struct perfdata_itrace_start *it, struct error *e);
+    const struct perfdata_itrace_start *it, struct error *e) PTKIT_MUST_CHECK;
 int perfdata_write_aux(struct perfdata_writer *w,
-    const struct perfdata_aux *a, struct error *e);
+    const struct perfdata_aux *a, struct error *e) PTKIT_MUST_CHECK;
 /* EXIT, or FORK when t->is_fork. */
 int perfdata_write_task(struct perfdata_writer *w,
-    const struct perfdata_task *t, struct error *e);
+    const struct perfdata_task *t, struct error *e) PTKIT_MUST_CHECK;
 int perfdata_write_finished_round(struct perfdata_writer *w,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 /*
  * One AUXTRACE record: header from a (size and data are taken from the
  * arguments; a->size, a->data are ignored), then len bytes of data, then
@@ -461,20 +463,22 @@ int perfdata_write_finished_round(struct perfdata_writer *w,
  */
 int perfdata_write_auxtrace(struct perfdata_writer *w,
     const struct perfdata_auxtrace *a, const void *data, size_t len,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Adds an entry to HEADER_BUILD_ID (written at close).  size <= 20;
  * pid -1 for "any process".  Returns 0, -ERR_INVALID, -ERR_NOMEM.
  */
 int perfdata_writer_add_build_id(struct perfdata_writer *w, int32_t pid,
-    const uint8_t *id, size_t size, const char *filename, struct error *e);
+    const uint8_t *id, size_t size, const char *filename, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Writes the features and the final header, syncs and closes; frees w
  * whatever happens.  Returns 0 or -ERR_IO (the file is then removed).
  */
-int perfdata_writer_close(struct perfdata_writer *w, struct error *e);
+int perfdata_writer_close(struct perfdata_writer *w, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Closes, removes the file, frees w.  NULL is fine. */
 void perfdata_writer_abort(struct perfdata_writer *w);

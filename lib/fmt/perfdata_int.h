@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/error.h"
+
 #define PD_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
 #define PD_MAGIC_SWAPPED	0x50455246494c4532ULL
 #define PD_HEADER_SIZE		104
@@ -39,6 +41,6 @@ void pd_put_u64(struct pd_buf *b, uint64_t v);
  * Makes room for need elements of size elsize in *p (capacity *cap,
  * doubling).  Returns 0 or -1 (allocation failed; *p unchanged).
  */
-int pd_grow(void **p, size_t *cap, size_t need, size_t elsize);
+int pd_grow(void **p, size_t *cap, size_t need, size_t elsize) PTKIT_MUST_CHECK;
 
 #endif

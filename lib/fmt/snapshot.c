@@ -60,8 +60,8 @@ snapshot_abort(struct snapshot *s)
 {
 	if (s == NULL)
 		return;
-	if (s->tmp != NULL)
-		cleanup_remove_tree(s->tmp);
+	if (s->tmp != NULL)	/* abandoned: what stays is only waste */
+		PTKIT_DROP(cleanup_remove_tree(s->tmp));
 	snapshot_free(s);
 }
 

@@ -83,7 +83,8 @@ struct snapshot_image {
  * basename when it is an id, else a new one).  Returns 0 and *out, or
  * -ERR_EXISTS (dest exists), -ERR_NOTFOUND (no parent), -ERR_IO, -ERR_NOMEM.
  */
-int snapshot_begin(struct snapshot **out, const char *dest, struct error *e);
+int snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * The path of name inside the directory being built (valid until the
@@ -97,7 +98,7 @@ const char *snapshot_path(struct snapshot *s, const char *name);
  * -ERR_IO with e naming the file that failed (nothing is left behind).
  */
 int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Archives the file at path (as mapped by the program; read from
@@ -110,7 +111,8 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
  * *img.  Returns 0, -ERR_NOTFOUND/-ERR_IO (cannot read), -ERR_NOMEM.
  */
 int snapshot_archive_file(struct snapshot *s, const char *path,
-    const char *read_path, struct snapshot_image *img, struct error *e);
+    const char *read_path, struct snapshot_image *img, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * As snapshot_archive_file for an image held in memory (the vDSO, read
@@ -118,14 +120,14 @@ int snapshot_archive_file(struct snapshot *s, const char *path,
  */
 int snapshot_archive_memory(struct snapshot *s, const char *name,
     const void *data, size_t len, struct snapshot_image *img,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Writes manifest.json, syncs, and renames the directory into place.
  * Frees s whatever happens; on failure the temporary directory is
  * removed.  Returns 0, -ERR_EXISTS (dest appeared meanwhile), -ERR_IO.
  */
-int snapshot_commit(struct snapshot *s, struct error *e);
+int snapshot_commit(struct snapshot *s, struct error *e) PTKIT_MUST_CHECK;
 
 /* Removes the temporary directory and frees s.  NULL is fine. */
 void snapshot_abort(struct snapshot *s);
@@ -136,7 +138,7 @@ void snapshot_abort(struct snapshot *s);
  * ELF, or -ERR_IO/-ERR_NOTFOUND.
  */
 int snapshot_elf_build_id(const char *path, uint8_t id[SNAPSHOT_BUILD_ID_MAX],
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */
 void snapshot_hex(const uint8_t *p, size_t n, char *out);

@@ -74,11 +74,12 @@ const char *spanidx_col_name(unsigned col);
 struct spanidx_writer;
 
 /* Returns 0 and *out, or -ERR_NOMEM, -ERR_IO (no temporary file). */
-int spanidx_writer_new(struct spanidx_writer **out, struct error *e);
+int spanidx_writer_new(struct spanidx_writer **out, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Returns 0, -ERR_NOMEM or -ERR_IO. */
 int spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Writes the index to path (created or truncated, 0644) and frees w.
@@ -86,7 +87,7 @@ int spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
  * writer without writing.
  */
 int spanidx_writer_finish(struct spanidx_writer *w, const char *path,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 void spanidx_writer_free(struct spanidx_writer *w);
 
 /* ----------------------------------------------------------------- */
@@ -108,7 +109,8 @@ struct spanidx {
  * -ERR_IO, -ERR_NOTFOUND, -ERR_FORMAT, -ERR_TRUNCATED, -ERR_UNSUPPORTED
  * (another version).
  */
-int spanidx_open(struct spanidx *ix, const char *path, struct error *e);
+int spanidx_open(struct spanidx *ix, const char *path, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* The string at off, or "" when off is outside the table. */
 const char *spanidx_str(const struct spanidx *ix, uint32_t off);

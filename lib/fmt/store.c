@@ -1044,7 +1044,7 @@ store_import(const struct store *s, const char *dir,
 	} else if (rc == 0) {
 		rc = lock;
 	}
-	if (rc < 0)
-		cleanup_remove_tree(tmp);
+	if (rc < 0)	/* e says what failed first */
+		PTKIT_DROP(cleanup_remove_tree(tmp));
 	return rc;
 }

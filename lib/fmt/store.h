@@ -56,7 +56,8 @@ struct store {
  * (when absolute), else $HOME/.local/share/ptkit.  Returns 0, or
  * -ERR_RANGE (too long), -ERR_NOTFOUND (no home directory).
  */
-int store_default_path(char *buf, size_t size, struct error *e);
+int store_default_path(char *buf, size_t size, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Opens the store at path (NULL: the default).  With create, makes it and
@@ -66,7 +67,7 @@ int store_default_path(char *buf, size_t size, struct error *e);
  * create), -ERR_PERM, -ERR_IO, -ERR_RANGE.
  */
 int store_open(struct store *s, const char *path, int create,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* The directory name of an area ("snapshots", ...). */
 const char *store_area_name(enum store_area a);
@@ -76,10 +77,12 @@ const char *store_area_name(enum store_area a);
  * STORE_ID_SIZE bytes).  Returns 0, -ERR_RANGE (buf too small, t out of
  * range), -ERR_IO (no randomness).
  */
-int store_id_make(char *buf, size_t size, time_t t, struct error *e);
+int store_id_make(char *buf, size_t size, time_t t, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* store_id_make for the current time. */
-int store_id_new(char id[STORE_ID_SIZE], struct error *e);
+int store_id_new(char id[STORE_ID_SIZE], struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* 1 if id follows the id grammar, else 0. */
 int store_id_valid(const char *id);
@@ -96,7 +99,7 @@ int store_name_valid(const char *name);
  * Returns 0, -ERR_INVALID (id outside the grammar), -ERR_RANGE.
  */
 int store_path(const struct store *s, enum store_area a, const char *id,
-    char *buf, size_t size, struct error *e);
+    char *buf, size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The snapshots directory of the store at root (root/snapshots), for a
@@ -119,7 +122,7 @@ int store_beneath(const char *path, const char *dir);
  * its area.  buf receives the resolved path.
  */
 int store_resolve(const struct store *s, enum store_area a, const char *id,
-    char *buf, size_t size, struct error *e);
+    char *buf, size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The directory of analysis aid of snapshot sid
@@ -127,7 +130,7 @@ int store_resolve(const struct store *s, enum store_area a, const char *id,
  * store_path.
  */
 int store_analysis_path(const struct store *s, const char *sid,
-    const char *aid, char *buf, size_t size, struct error *e);
+    const char *aid, char *buf, size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The analyses directory of snapshot sid (snapshots/<sid>/derived),
@@ -173,7 +176,8 @@ int store_snapshot_analysis(const char *snap, const char *aid, char *buf,
  * Takes the store lock (blocking).  Returns a descriptor >= 0 to pass to
  * store_unlock, or -ERR_IO.
  */
-int store_lock(const struct store *s, int exclusive, struct error *e);
+int store_lock(const struct store *s, int exclusive, struct error *e)
+    PTKIT_MUST_CHECK;
 void store_unlock(int fd);
 
 /*
@@ -182,7 +186,8 @@ void store_unlock(int fd);
  * store_name_valid.  Returns 0, -ERR_INVALID, -ERR_IO.
  */
 int store_write_json(const struct store *s, enum store_area a,
-    const char *name, const char *data, size_t len, struct error *e);
+    const char *name, const char *data, size_t len, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Reads the area's "<name>.json" into a malloc'd NUL-terminated buffer
@@ -190,7 +195,7 @@ int store_write_json(const struct store *s, enum store_area a,
  * -ERR_IO, -ERR_NOMEM.
  */
 int store_read_json(const struct store *s, enum store_area a,
-    const char *name, char **out, struct error *e);
+    const char *name, char **out, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Sessions: work in progress that protects snapshots from removal.
@@ -202,7 +207,7 @@ int store_read_json(const struct store *s, enum store_area a,
  * sorts at or after it (snapshots a running recording is about to write).
  */
 int store_session_begin(const struct store *s, const char *id,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Releases the lock and removes the lock file (the record stays). */
 void store_session_end(const struct store *s, const char *id, int fd);
@@ -224,10 +229,11 @@ struct store_entry {
  * -ERR_NOMEM.
  */
 int store_list(const struct store *s, enum store_area a,
-    struct store_entry **out, size_t *n, struct error *e);
+    struct store_entry **out, size_t *n, struct error *e) PTKIT_MUST_CHECK;
 
 /* Total size of regular files under path (not following links). */
-int store_du(const char *path, uint64_t *bytes, struct error *e);
+int store_du(const char *path, uint64_t *bytes, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Removes snapshot or report id: renamed out of sight under the exclusive
@@ -235,7 +241,7 @@ int store_du(const char *path, uint64_t *bytes, struct error *e);
  * Returns 0, -ERR_INVALID, -ERR_NOTFOUND, -ERR_PERM, -ERR_IO.
  */
 int store_remove(const struct store *s, enum store_area a, const char *id,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 struct store_prune {
 	int64_t max_age_s;		/* remove older; -1: no limit */
@@ -253,7 +259,7 @@ struct store_prune {
  */
 int store_prune(const struct store *s, const struct store_prune *p,
     void (*removed)(const char *id, uint64_t bytes, void *arg), void *arg,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Copies the snapshot directory dir (it must hold manifest.json) into the
@@ -264,6 +270,6 @@ int store_prune(const struct store *s, const struct store_prune *p,
  * -ERR_IO, -ERR_NOMEM.
  */
 int store_import(const struct store *s, const char *dir,
-    char id[STORE_ID_SIZE], struct error *e);
+    char id[STORE_ID_SIZE], struct error *e) PTKIT_MUST_CHECK;
 
 #endif

@@ -39,11 +39,11 @@ struct procmaps {
  * On failure m is empty.
  */
 int procmaps_parse(const char *text, int exec_only, struct procmaps *m,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Reads /proc/PID/maps (pid 0: ourselves) and parses it. */
 int procmaps_read(pid_t pid, int exec_only, struct procmaps *m,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 void procmaps_free(struct procmaps *m);
 
@@ -58,6 +58,7 @@ void procmaps_to_mmap(const struct procmaps_entry *en, uint32_t pid,
  * This process's vDSO: its address and size.  Returns 0, or -ERR_NOTFOUND
  * (no vDSO, as under qemu-user).
  */
-int procmaps_vdso(const void **base, size_t *size, struct error *e);
+int procmaps_vdso(const void **base, size_t *size, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

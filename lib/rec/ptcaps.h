@@ -134,7 +134,7 @@ enum { PTCAPS_NO_TOOLS = 1 };
  * exists but cannot be read).
  */
 int ptcaps_probe(struct ptcaps *c, const char *root, unsigned flags,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* The root to use: $PTKIT_SYSROOT if set and non-empty, else "/". */
 const char *ptcaps_default_root(void);
@@ -156,12 +156,12 @@ uint32_t ptcaps_cap(const struct ptcaps_pmu *p, enum ptcaps_cap cap);
  * Returns 0 or -ERR_FORMAT.  Exposed for tests.
  */
 int ptcaps_parse_format(const char *text, struct ptcaps_field *f,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Parses a CPU list ("0-3,8,10-11\n") and returns how many CPUs it names,
  * or -ERR_FORMAT.
  */
-int ptcaps_parse_cpulist(const char *text, struct error *e);
+int ptcaps_parse_cpulist(const char *text, struct error *e) PTKIT_MUST_CHECK;
 
 #endif

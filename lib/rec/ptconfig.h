@@ -57,14 +57,14 @@ struct ptconfig {
  * kernel would refuse; e says which rule), -ERR_INVALID (bad profile).
  */
 int ptconfig_build(const struct ptcaps *c, enum ptconfig_profile profile,
-    uint64_t raw, struct ptconfig *out, struct error *e);
+    uint64_t raw, struct ptconfig *out, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Checks config against format/ and caps/ with the kernel's rules.
  * Returns 0 or -ERR_UNSUPPORTED with the rule in e.
  */
 int ptconfig_validate(const struct ptcaps *c, uint64_t config,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Reads or sets one format/ field of a config.  Setting fails with
@@ -74,7 +74,7 @@ int ptconfig_validate(const struct ptcaps *c, uint64_t config,
 uint64_t ptconfig_get(const struct ptcaps_pmu *p, enum ptcaps_fmt f,
     uint64_t config);
 int ptconfig_set(const struct ptcaps_pmu *p, enum ptcaps_fmt f, uint64_t v,
-    uint64_t *config, struct error *e);
+    uint64_t *config, struct error *e) PTKIT_MUST_CHECK;
 
 /* Rings. */
 
@@ -120,7 +120,8 @@ struct ptring_plan {
  * the allowance and how to raise it), -ERR_INVALID for aux_bytes < 1 page.
  */
 int ptring_plan(const struct ptcaps *c, uint64_t aux_bytes,
-    uint64_t budget_bytes, struct ptring_plan *plan, struct error *e);
+    uint64_t budget_bytes, struct ptring_plan *plan, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * The AUX size for one more thread when used bytes of the budget are
@@ -149,7 +150,8 @@ struct ptfilter {
  * else caps/num_address_ranges).  Returns 0, or -ERR_UNSUPPORTED (no
  * intel_pt, no ranges at all while n > 0, more filters than ranges).
  */
-int ptfilter_check_count(const struct ptcaps *c, int n, struct error *e);
+int ptfilter_check_count(const struct ptcaps *c, int n, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Writes the kernel filter string ("filter 0x1040/0x2a@/usr/bin/x,...")
@@ -159,7 +161,7 @@ int ptfilter_check_count(const struct ptcaps *c, int n, struct error *e);
  * small).
  */
 int ptfilter_string(const struct ptcaps *c, const struct ptfilter *f,
-    int n, char *buf, size_t size, struct error *e);
+    int n, char *buf, size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The file offset of virtual address vaddr inside a PT_LOAD segment that

@@ -49,15 +49,15 @@ struct ptevent {
  * On failure nothing stays open or mapped and ev->fd is -1.
  */
 int ptevent_open(struct ptevent *ev, pid_t tid, const struct ptevent_spec *s,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* PERF_EVENT_IOC_ENABLE / _DISABLE.  Return 0 or -ERR_IO. */
-int ptevent_enable(struct ptevent *ev, struct error *e);
-int ptevent_disable(struct ptevent *ev, struct error *e);
+int ptevent_enable(struct ptevent *ev, struct error *e) PTKIT_MUST_CHECK;
+int ptevent_disable(struct ptevent *ev, struct error *e) PTKIT_MUST_CHECK;
 
 /* Drains the sideband ring (ptsb_drain); returns as ptsb_drain. */
 int ptevent_drain(struct ptevent *ev, ptsb_fn fn, void *arg,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Copies the AUX ring oldest to newest into out (room for aux_bytes);
@@ -73,7 +73,7 @@ uint64_t ptevent_snapshot(struct ptevent *ev, uint8_t *out, int *truncated);
  * still filled).
  */
 int ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The symbol trigger without aux_pause (notes/recorder.md §6): an execute
@@ -87,7 +87,7 @@ int ptevent_time_conv(const struct ptevent *ev, struct perfdata_time_conv *tc,
  * are taken, EINVAL on kernels without sigtrap).
  */
 int ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits,
-    uint64_t cookie, struct error *e);
+    uint64_t cookie, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The symbol trigger with aux_pause (Linux 6.13+, notes/recorder.md
@@ -101,7 +101,7 @@ int ptevent_breakpoint(pid_t tid, uint64_t addr, uint64_t hits,
  * debug registers taken).
  */
 int ptevent_breakpoint_pause(pid_t tid, uint64_t addr, uint64_t hits,
-    int group_fd, struct error *e);
+    int group_fd, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The hits counted so far by a breakpoint fd (read(2) of the counter).

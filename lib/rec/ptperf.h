@@ -25,7 +25,7 @@
  * small).
  */
 int ptperf_event(const struct ptcaps *c, uint64_t config, char *buf,
-    size_t size, struct error *e);
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 struct ptperf_opts {
 	const char *perf;	/* perf's path ("perf": looked up in PATH) */
@@ -62,7 +62,7 @@ struct ptperf_argv {
  * empty.
  */
 int ptperf_argv_build(const struct ptcaps *c, const struct ptperf_opts *o,
-    struct ptperf_argv *out, struct error *e);
+    struct ptperf_argv *out, struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees what ptperf_argv_build allocated; out becomes empty. */
 void ptperf_argv_free(struct ptperf_argv *out);

@@ -52,7 +52,7 @@ size_t ptsb_trailer_size(uint64_t sample_type);
  * a record too short for its type or a string without its NUL.
  */
 int ptsb_parse(const void *raw, size_t len, uint64_t sample_type,
-    struct ptsb_record *rec, struct error *e);
+    struct ptsb_record *rec, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Walks the records of data[0, size) (size a power of two) from *tail to
@@ -64,13 +64,14 @@ int ptsb_parse(const void *raw, size_t len, uint64_t sample_type,
  */
 int ptsb_walk(const uint8_t *data, uint64_t size, uint64_t head,
     uint64_t *tail, uint64_t sample_type, ptsb_fn fn, void *arg,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The same on a mapped event: data_head is read from the control page
  * (acquire), data_tail written back (release) after the walk.
  */
 int ptsb_drain(struct perf_event_mmap_page *pc, const uint8_t *data,
-    uint64_t sample_type, ptsb_fn fn, void *arg, struct error *e);
+    uint64_t sample_type, ptsb_fn fn, void *arg, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

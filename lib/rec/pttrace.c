@@ -511,7 +511,8 @@ pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
 	if (rc < 0) {
 		struct error ignored;
 
-		pttrace_detach(t, &ignored);
+		/* e says why the seize failed: that is the error to return */
+		PTKIT_DROP(pttrace_detach(t, &ignored));
 		return rc;
 	}
 	return 0;

@@ -76,7 +76,8 @@ struct pttrace {
  * program is then killed and reaped).
  */
 int pttrace_launch(struct pttrace *t, char *const argv[],
-    const cpu_set_t *cpus, const struct pttrace_ops *ops, struct error *e);
+    const cpu_set_t *cpus, const struct pttrace_ops *ops, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * pttrace_launch with the program's stdout and stderr on out[0] and
@@ -86,7 +87,7 @@ int pttrace_launch(struct pttrace *t, char *const argv[],
  */
 int pttrace_launch_io(struct pttrace *t, char *const argv[],
     const cpu_set_t *cpus, const int out[2], const struct pttrace_ops *ops,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Attaches to every thread of the running process pid with PTRACE_SEIZE
@@ -99,21 +100,22 @@ int pttrace_launch_io(struct pttrace *t, char *const argv[],
  * (everything attached so far is detached again).
  */
 int pttrace_attach(struct pttrace *t, pid_t pid, const struct pttrace_ops *ops,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * After pttrace_attach: lets every thread go untraced (PTRACE_INTERRUPT,
  * then PTRACE_DETACH), passing on a signal caught on the way.  Returns 0
  * or -ERR_IO.  t's memory is freed either way.
  */
-int pttrace_detach(struct pttrace *t, struct error *e);
+int pttrace_detach(struct pttrace *t, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Parses --cpus LIST ("0-3,8,10-11") into set.  Returns the number of
  * CPUs, or -ERR_INVALID (not a list, or a CPU beyond CPU_SETSIZE; e
  * quotes it).
  */
-int pttrace_parse_cpus(const char *list, cpu_set_t *set, struct error *e);
+int pttrace_parse_cpus(const char *list, cpu_set_t *set, struct error *e)
+    PTKIT_MUST_CHECK;
 
 enum { PTTRACE_IDLE = 0, PTTRACE_EVENT = 1, PTTRACE_DONE = 2 };
 
@@ -125,10 +127,11 @@ enum { PTTRACE_IDLE = 0, PTTRACE_EVENT = 1, PTTRACE_DONE = 2 };
  * (the program has exited or was killed: exit_code / term_signal), or a
  * negative error (thread_new's, or -ERR_IO; the program is then killed).
  */
-int pttrace_step(struct pttrace *t, int nohang, struct error *e);
+int pttrace_step(struct pttrace *t, int nohang, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Steps until PTTRACE_DONE or an error. */
-int pttrace_run(struct pttrace *t, struct error *e);
+int pttrace_run(struct pttrace *t, struct error *e) PTKIT_MUST_CHECK;
 
 /* Kills the program (SIGKILL), reaps it, frees t's memory. */
 void pttrace_kill(struct pttrace *t);

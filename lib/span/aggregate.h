@@ -59,7 +59,8 @@ struct agg {
  * (inline.jsonl).
  */
 int agg_hotpaths(struct agg *out, const struct analysis *a,
-    enum agg_group group, const struct agg_filter *f, struct error *e);
+    enum agg_group group, const struct agg_filter *f, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Callers (the functions whose spans are the parents of fn's spans;
@@ -71,7 +72,7 @@ int agg_hotpaths(struct agg *out, const struct analysis *a,
  */
 int agg_calls(struct agg *callers, struct agg *callees,
     const struct analysis *a, const char *fn, const struct agg_filter *f,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* The string table offset of s in the index, or -1 when it has none. */
 int64_t agg_find_string(const struct analysis *a, const char *s);

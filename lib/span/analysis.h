@@ -39,7 +39,8 @@ struct analysis {
  * unreadable; e says line and why), -ERR_IO, -ERR_NOMEM.  On failure
  * nothing is left open.
  */
-int analysis_open(struct analysis *a, const char *path, struct error *e);
+int analysis_open(struct analysis *a, const char *path, struct error *e)
+    PTKIT_MUST_CHECK;
 void analysis_close(struct analysis *a);
 
 /*
@@ -106,7 +107,7 @@ struct analysis_visit {
 
 int analysis_walk(const struct analysis *a,
     int (*visit)(void *ctx, const struct analysis_visit *v), void *ctx,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* The row of span id, or -1 (a linear scan: for one-off lookups). */
 int64_t analysis_find_span(const struct analysis *a, uint64_t id);

@@ -294,14 +294,14 @@ struct callstack *cs_new(const struct cs_code *code, const struct cs_sink *sink,
  * (a BLOCK outside a THREAD group: the stream reader already refuses it).
  */
 int cs_feed(struct callstack *cs, const struct blks_record *r,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Feeds n BLOCK records (as blks_read_blocks() reads them), the same as n
  * cs_feed calls; returns as cs_feed, stopping at the first error.
  */
 int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
-    size_t n, struct error *e);
+    size_t n, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Feeds the BLOCK records of run (blkstream.h) until blks_run_next says
@@ -313,7 +313,8 @@ int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
  * writes the state back first.  Returns as cs_feed_blocks; after an
  * error the run stands just past the block that failed.
  */
-int cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e);
+int cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Spans handed out so far. */
 uint64_t cs_spans(const struct callstack *cs);

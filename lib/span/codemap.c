@@ -151,7 +151,7 @@ preload_thread(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		/* What it loads, or fails to, image_load asks the cache for. */
 		error_clear(&e);
-		(void)symcache_get(m->syms, img->path, 0, &st, &e);
+		PTKIT_DROP(symcache_get(m->syms, img->path, 0, &st, &e));
 	}
 }
 

@@ -76,7 +76,7 @@ struct codemap_stats {
 
 /* Returns 0 and *out, or -ERR_NOMEM. */
 int codemap_new(struct codemap **out, const struct codemap_options *opt,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Adds one MAP record (strings are copied).  An image that cannot be
@@ -84,7 +84,7 @@ int codemap_new(struct codemap **out, const struct codemap_options *opt,
  * 0 or -ERR_NOMEM.
  */
 int codemap_add(struct codemap *m, const struct blks_map *map,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The struct cs_code whose callbacks answer from m (inline_runs is NULL
@@ -100,6 +100,7 @@ void codemap_free(struct codemap *m);
  * Length and kind of the x86-64 instruction in bytes[0..size).  Returns 1,
  * or 0 when the bytes do not hold a whole valid instruction.
  */
-int codemap_decode(const uint8_t *bytes, size_t size, struct cs_insn *out);
+int codemap_decode(const uint8_t *bytes, size_t size, struct cs_insn *out)
+    PTKIT_MUST_CHECK;
 
 #endif

@@ -36,7 +36,8 @@ enum debugfind_flag {
  * none, -ERR_NOMEM.
  */
 int debugfind(Elf *elf, const char *image_path, const char *const *roots,
-    size_t n_roots, unsigned flags, char **out, struct error *e);
+    size_t n_roots, unsigned flags, char **out, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Finds a dwz supplementary file (.gnu_debugaltlink: name and build-id)
@@ -47,7 +48,7 @@ int debugfind(Elf *elf, const char *image_path, const char *const *roots,
  */
 int debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
     const char *debug_path, const char *const *roots, size_t n_roots,
-    unsigned flags, char **out, struct error *e);
+    unsigned flags, char **out, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The build-id of elf: returns its length (> 0) and points *id into elf's

@@ -20,6 +20,8 @@
 #include <gelf.h>
 #include <stddef.h>
 
+#include "base/error.h"
+
 /*
  * Builds the image of src.  Returns 1 and *image (*size bytes),
  * 0 when src is better read as it is (no zlib-compressed section that
@@ -27,7 +29,7 @@
  * sections; a section that does not inflate: libdw then says what it
  * makes of it), or -ERR_NOMEM.
  */
-int dwarfimg_build(Elf *src, char **image, size_t *size);
+int dwarfimg_build(Elf *src, char **image, size_t *size) PTKIT_MUST_CHECK;
 
 /* Frees an image dwarfimg_build() made (NULL is accepted). */
 void dwarfimg_free(char *image, size_t size);

@@ -34,7 +34,7 @@ struct symcache *symcache_new(const struct symtab_options *opt);
  * the pointer, not once per address.
  */
 int symcache_get(struct symcache *c, const char *path, int jit,
-    const struct symtab **out, struct error *e);
+    const struct symtab **out, struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees the cache and every table in it.  NULL is accepted. */
 void symcache_free(struct symcache *c);

@@ -171,7 +171,7 @@ struct symtab_stats {
  * has what the image itself has (symtab_stats tells).
  */
 int symtab_open(const char *path, const struct symtab_options *opt,
-    struct symtab **out, struct error *e);
+    struct symtab **out, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Loads a JIT map in the /tmp/perf-PID.map format: one "START SIZE name"
@@ -184,7 +184,7 @@ int symtab_open(const char *path, const struct symtab_options *opt,
  * is not empty), -ERR_NOMEM.
  */
 int symtab_open_jitmap(const char *path, struct symtab **out,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees st and everything it owns.  NULL is accepted. */
 void symtab_free(struct symtab *st);
@@ -221,7 +221,7 @@ int symtab_line(const struct symtab *st, uint64_t addr, struct sym_line *out);
  * holds it.  Returns 0 and *addr, or -ERR_RANGE when no segment maps it.
  */
 int symtab_addr_from_offset(const struct symtab *st, uint64_t offset,
-    uint64_t *addr);
+    uint64_t *addr) PTKIT_MUST_CHECK;
 
 /*
  * ELF virtual address of runtime address ip inside mapping m:
@@ -230,7 +230,7 @@ int symtab_addr_from_offset(const struct symtab *st, uint64_t offset,
  * is in no segment.  For a JIT map, *addr = ip.
  */
 int symtab_addr_from_map(const struct symtab *st, const struct sym_mapping *m,
-    uint64_t ip, uint64_t *addr);
+    uint64_t ip, uint64_t *addr) PTKIT_MUST_CHECK;
 
 /*
  * Functions in address order: index 0 .. n_syms - 1; NULL past the end.

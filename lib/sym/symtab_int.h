@@ -49,7 +49,7 @@ struct range_in {
  * (malloc'd), or -ERR_NOMEM.
  */
 int segs_build(struct range_in *in, size_t n, struct range_seg **out,
-    size_t *n_out);
+    size_t *n_out) PTKIT_MUST_CHECK;
 
 /* Index of the segment holding addr, or -1. */
 long segs_find(const struct range_seg *s, size_t n, uint64_t addr);
@@ -80,7 +80,7 @@ struct symbuild {
 /* Returns 0 or -ERR_NOMEM; raw is copied into st's arena. */
 int symbuild_add(struct symtab *st, struct symbuild *b,
     const struct rawsym *r, const char *raw, size_t raw_len,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 void symbuild_free(struct symbuild *b);
 
 /* A PT_LOAD segment. */
@@ -161,7 +161,7 @@ struct symtab {
  * what was there), demangles, guesses zero sizes.  Returns 0 or -ERR_NOMEM.
  */
 int symtab_finish_syms(struct symtab *st, struct symbuild *b,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Like symtab_finish_syms, into *syms and *segs (malloc'd) instead of st:
@@ -170,13 +170,14 @@ int symtab_finish_syms(struct symtab *st, struct symbuild *b,
  */
 int symtab_build_syms(struct symtab *st, struct symbuild *b,
     struct sym **syms, size_t *n_syms, struct range_seg **segs,
-    size_t *n_segs);
+    size_t *n_segs) PTKIT_MUST_CHECK;
 
 /* 1 when addr lies in an executable PT_LOAD segment (always 1 for JIT). */
 int symtab_addr_is_code(const struct symtab *st, uint64_t addr);
 
 /* symelf.c: PT_LOAD segments of elf into st->loads.  0 or -ERR_*. */
-int symelf_read_loads(struct symtab *st, Elf *elf, struct error *e);
+int symelf_read_loads(struct symtab *st, Elf *elf, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * symelf.c: candidates from the best symbol table of main (else debug,
@@ -184,7 +185,7 @@ int symelf_read_loads(struct symtab *st, Elf *elf, struct error *e);
  * Sets st->stats.symbol_source.  Returns 0 or -ERR_*.
  */
 int symelf_read_syms(struct symtab *st, Elf *main_elf, Elf *debug_elf,
-    struct symbuild *b, struct error *e);
+    struct symbuild *b, struct error *e) PTKIT_MUST_CHECK;
 
 /* symelf.c: 1 when elf has a section called name (of any type). */
 int symelf_has_section(Elf *elf, const char *name);
@@ -203,7 +204,8 @@ int symelf_has_section(Elf *elf, const char *name);
  * Returns 0 (also when f has no DWARF) or -ERR_NOMEM.
  */
 int dwarfinfo_read(struct symtab *st, struct elf_file *f, const char *path,
-    const struct symtab_options *opt, struct symbuild *b, struct error *e);
+    const struct symtab_options *opt, struct symbuild *b, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Frees what st->dw owns (NULL is accepted). */
 void dwarfinfo_free(struct dwarf_lazy *dw);

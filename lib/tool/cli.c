@@ -6,21 +6,20 @@
 #include <string.h>
 
 #include "base/numparse.h"
-#include "tool/report.h"
 
-int
+enum cli_parse
 cli_help(const struct tool_info *t)
 {
 	fputs(t->synopsis, stdout);
 	fputc('\n', stdout);
-	return EXIT_OK;
+	return CLI_DONE;
 }
 
-int
+enum cli_parse
 cli_version(const struct tool_info *t)
 {
 	printf("%s (ptkit) %s\n", t->name, PTKIT_VERSION);
-	return EXIT_OK;
+	return CLI_DONE;
 }
 
 /* The synopsis with "usage: " before the first line, aligned after. */
@@ -38,7 +37,7 @@ cli_print_usage(const struct tool_info *t)
 	fprintf(stderr, "%s\n", s);
 }
 
-int
+enum cli_parse
 cli_usage_error(const struct tool_info *t, const char *fmt, ...)
 {
 	va_list ap;
@@ -49,10 +48,10 @@ cli_usage_error(const struct tool_info *t, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	cli_print_usage(t);
-	return EXIT_USAGE;
+	return CLI_USAGE;
 }
 
-int
+enum cli_parse
 cli_bad_option(const struct tool_info *t, int c, char *const argv[])
 {
 	const char *arg = argv[optind - 1];
@@ -70,8 +69,10 @@ cli_opt_u64(const struct tool_info *t, const char *opt, const char *arg,
 {
 	struct error e;
 
-	if (parse_u64(arg, min, max, out, &e) < 0)
-		return cli_usage_error(t, "option '%s': %s", opt, e.msg);
+	if (parse_u64(arg, min, max, out, &e) < 0) {
+		cli_usage_error(t, "option '%s': %s", opt, e.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -81,8 +82,10 @@ cli_opt_size(const struct tool_info *t, const char *opt, const char *arg,
 {
 	struct error e;
 
-	if (parse_size(arg, min, max, out, &e) < 0)
-		return cli_usage_error(t, "option '%s': %s", opt, e.msg);
+	if (parse_size(arg, min, max, out, &e) < 0) {
+		cli_usage_error(t, "option '%s': %s", opt, e.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -105,8 +108,9 @@ cli_opt_choice(const struct tool_info *t, const char *opt, const char *arg,
 		p = bar + 1;
 		i++;
 	}
-	return -cli_usage_error(t, "option '%s': '%s' is not one of %s", opt,
-	    arg, choices);
+	cli_usage_error(t, "option '%s': '%s' is not one of %s", opt, arg,
+	    choices);
+	return -1;
 }
 
 int
@@ -114,5 +118,5 @@ cli_not_built(const struct tool_info *t, const char *what, int issue)
 {
 	fprintf(stderr, "%s: %s is not built yet (issue #%d)\n", t->name, what,
 	    issue);
-	return EXIT_FAIL;
+	return -1;
 }

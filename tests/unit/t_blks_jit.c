@@ -34,11 +34,11 @@ stream(const char *symbols, uint32_t flags, size_t *len)
 	    .start = 0x7f0000000000, .size = 0x1000, .pgoff = 0x1000,
 	    .name = "//anon-jit/7/7f0000000000",
 	    .image = "images/.build-id/ab/cd/elf", .symbols = symbols };
-	blks_write(w, &r, &e);
+	STEP(blks_write(w, &r, &e));
 	memset(&r, 0, sizeof(r));
 	r.type = BLKS_EOS;
-	blks_write(w, &r, &e);
-	blks_writer_close(w, &e);
+	STEP(blks_write(w, &r, &e));
+	STEP(blks_writer_close(w, &e));
 	fclose(f);
 	return buf;
 }
@@ -129,7 +129,7 @@ main(void)
 		blks_jsonl_record(&w, &rec, 0);
 		rec.u.map.flags = 0;
 		blks_jsonl_record(&w, &rec, 0);
-		jsonw_finish(&w);
+		STEP(jsonw_finish(&w));
 		fclose(f);
 		OK(out != NULL && strstr(out, "\"jit\":true,\"symbols\":"
 		    "\"jit/perf-7.map\"}\n") != NULL, "JIT map line");

@@ -388,7 +388,7 @@ jsonl_of(const struct blks_record *r)
 
 	jsonw_init(&w, f);
 	blks_jsonl_record(&w, r, 4243);
-	jsonw_finish(&w);
+	STEP(jsonw_finish(&w));
 	fclose(f);
 	return buf;
 }
@@ -738,17 +738,18 @@ check_block_paths(void)
 	free(c);
 
 	f = fopen("/dev/null", "wb");
-	blks_writer_open_file(&w, f, &test_header, &e);
+	STEP(blks_writer_open_file(&w, f, &test_header, &e));
 	IS_INT(blks_write_blocks(w, b, 1, &e), -ERR_INVALID,
 	    "blocks outside a thread");
 	IS_STR(e.msg, "block record outside a thread", "says so");
-	blks_writer_close(w, &e);
-	blks_writer_open_file(&w, f, &test_header, &e);
+	IS_INT(blks_writer_close(w, &e), -ERR_INVALID,
+	    "closing the failed writer says it failed");
+	STEP(blks_writer_open_file(&w, f, &test_header, &e));
 	{
 		struct blks_record t = { .type = BLKS_THREAD };
 
 		t.u.thread.name = "";
-		blks_write(w, &t, &e);
+		STEP(blks_write(w, &t, &e));
 	}
 	bad = b[1];
 	bad.iclass = 2;
@@ -760,7 +761,8 @@ check_block_paths(void)
 	    "says which");
 	IS_INT(blks_write_blocks(w, b, 1, &e), -ERR_INVALID,
 	    "the writer stays failed");
-	blks_writer_close(w, &e);
+	IS_INT(blks_writer_close(w, &e), -ERR_INVALID,
+	    "and so does its close");
 	fclose(f);
 }
 

@@ -250,7 +250,7 @@ check_many(const char *path)
 			n += snprintf(p[i] + n, sizeof(p[i]) - (size_t)n, "/.");
 		snprintf(p[i] + n, sizeof(p[i]) - (size_t)n, "%s", slash);
 		map = map_of(p[i], BASE + (uint64_t)i * 0x1000000, 0x100000);
-		(void)codemap_add(m, &map, &e);
+		STEP(codemap_add(m, &map, &e));
 	}
 	codemap_code(m, &code);
 	/* The function at the first offset the last copy names one at. */

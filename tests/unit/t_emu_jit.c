@@ -124,6 +124,6 @@ main(void)
 	test_list();
 	test_dump();
 	test_copy();
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

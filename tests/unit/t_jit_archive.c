@@ -174,6 +174,6 @@ main(void)
 	test_map(s, copy);
 	test_image(s);
 	test_round_trip(s, dest);
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

@@ -195,7 +195,7 @@ send_result_id0(struct jsonrpc_out *out)
 	json_t *id = json_integer(0);
 	int rc;
 
-	jsonrpc_begin_result(&l, id);
+	STEP(jsonrpc_begin_result(&l, id));
 	jsonw_object_begin(&l.w);
 	jsonw_kv_string(&l.w, "t", "a\nb");
 	jsonw_object_end(&l.w);
@@ -211,7 +211,7 @@ send_too_big(struct jsonrpc_out *out)
 	json_t *id = json_string("big");
 	int rc;
 
-	jsonrpc_begin_result(&l, id);
+	STEP(jsonrpc_begin_result(&l, id));
 	jsonw_string(&l.w, "0123456789012345678901234567890123456789"
 	    "0123456789012345678901234567890123456789");
 	rc = jsonrpc_send(out, &l, id, 1, NULL);

@@ -205,6 +205,6 @@ main(void)
 		test_jit_map(data, caps);
 	}
 	free(caps);
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

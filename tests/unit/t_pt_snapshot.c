@@ -343,6 +343,6 @@ main(void)
 	test_dest();
 	test_write(caps);
 	free(caps);
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

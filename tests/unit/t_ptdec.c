@@ -284,19 +284,19 @@ decode_with(struct collect *c, const struct ptdec_backend *be,
 	cfg.chunk_bytes = chunk;
 	cfg.jobs = jobs;
 	c->f = open_memstream(&c->bytes, &c->len);
-	blks_writer_open_file(&c->w, c->f, &hdr, &e);
+	STEP(blks_writer_open_file(&c->w, c->f, &hdr, &e));
 	memset(&r, 0, sizeof(r));
 	r.type = BLKS_THREAD;
 	r.u.thread = (struct blks_thread){ .tid = 7, .pid = 1, .name = "t" };
-	blks_write(c->w, &r, &e);
+	STEP(blks_write(c->w, &r, &e));
 	error_clear(&e);
 	rc = ptdec_decode_thread(be, &cfg, &th, &sink, &r.u.end, &e);
 	if (rc < 0)
 		DIAG("decode: %s", e.msg);
 	c->nr = (int)r.u.end.c[BLKS_C_PSBS];
 	r.type = BLKS_END;
-	blks_write(c->w, &r, &e);
-	blks_writer_close(c->w, &e);
+	STEP(blks_write(c->w, &r, &e));
+	STEP(blks_writer_close(c->w, &e));
 	fclose(c->f);
 	return rc;
 }
@@ -453,7 +453,7 @@ check_no_image(void)
 	struct enc s;
 	size_t len = build(&s, &sh, 3);
 
-	ptdec_images_init(&none, &e);
+	STEP(ptdec_images_init(&none, &e));
 	IS_INT(decode(&c, &none, s.buf, len, SIZE_MAX, 1, 0), 0,
 	    "no image: decode completes");
 	IS_U64(c.gap_cause[BLKS_GAP_UNKNOWN_IMAGE], 4,

@@ -224,11 +224,11 @@ decode(struct recs *s, const struct ptdec_backend *be,
 	cfg.jobs = jobs;
 	s->f = open_memstream(&s->bytes, &s->len);
 	error_clear(&e);
-	blks_writer_open_file(&s->w, s->f, &hdr, &e);
+	STEP(blks_writer_open_file(&s->w, s->f, &hdr, &e));
 	memset(&r, 0, sizeof(r));
 	r.type = BLKS_THREAD;
 	r.u.thread = (struct blks_thread){ .tid = 7, .pid = 1, .name = "t" };
-	blks_write(s->w, &r, &e);
+	STEP(blks_write(s->w, &r, &e));
 	alarm(30);
 	rc = ptdec_decode_thread(be, &cfg, &th, &sink, &s->end, &e);
 	alarm(0);
@@ -238,8 +238,8 @@ decode(struct recs *s, const struct ptdec_backend *be,
 	r.type = BLKS_END;
 	r.u.end = s->end;
 	r.u.end.c[BLKS_C_FALLBACKS] = 0;	/* the one field that differs */
-	blks_write(s->w, &r, &e);
-	blks_writer_close(s->w, &e);
+	STEP(blks_write(s->w, &r, &e));
+	STEP(blks_writer_close(s->w, &e));
 	fclose(s->f);
 	return rc;
 }

@@ -111,7 +111,7 @@ on_gone(pid_t tid, int status, void *arg)
 	(void)status;
 	/* The fd keeps the rings after the thread is gone: read them now. */
 	if (r != NULL && r->ev.fd >= 0) {
-		ptevent_drain(&r->ev, on_record, r, &e);
+		STEP(ptevent_drain(&r->ev, on_record, r, &e));
 		ptevent_close(&r->ev);
 	}
 }

@@ -27,8 +27,8 @@ config_of(const char *event)
 		*eq = '\0';
 		for (i = 0; i < PTF_COUNT; i++)
 			if (strcmp(t, ptcaps_fmt_name(i)) == 0)
-				ptconfig_set(&skylake.pmu, i, strtoull(eq + 1,
-				    NULL, 10), &cfg, NULL);
+				STEP(ptconfig_set(&skylake.pmu, i, strtoull(eq + 1,
+				    NULL, 10), &cfg, NULL));
 	}
 	return cfg;
 }
@@ -46,9 +46,9 @@ test_event(void)
 	    "psb_period=3,event=0,notnt=0/u", "normal as perf terms");
 	IS_INT(n, (int)strlen(buf), "length returned");
 	IS_U64(config_of(buf), 0x3082603, "the terms give back the config");
-	ptperf_event(&skylake, 0x300E601, buf, sizeof(buf), &e);
+	STEP(ptperf_event(&skylake, 0x300E601, buf, sizeof(buf), &e));
 	IS_U64(config_of(buf), 0x300E601, "low round-trips");
-	ptperf_event(&skylake, 0x3082E03, buf, sizeof(buf), &e);
+	STEP(ptperf_event(&skylake, 0x3082E03, buf, sizeof(buf), &e));
 	IS_U64(config_of(buf), 0x3082E03, "high round-trips");
 	IS_INT(ptperf_event(&skylake, 0x2400, buf, sizeof(buf), &e),
 	    -ERR_UNSUPPORTED, "a config the kernel refuses");

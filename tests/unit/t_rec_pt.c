@@ -175,14 +175,14 @@ run_caps(char **argv, int argc, const char *out, const char *err,
 	memset(&F, 0, sizeof(F));
 	F.pause_ok = pause_ok;
 	optind = 0;
-	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
-		return 100 + rc;
+	if (rec_options_parse(argc, argv, &o) != CLI_RUN)
+		return 100;
 	fflush(stdout);
 	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	rc = rec_pt_record(&o, caps, &fake);
+	rc = rec_pt_record(&o, caps, &fake) < 0 ? 1 : 0;	/* ptrec's status */
 	fflush(stdout);
 	dup2(so, 1);
 	dup2(se, 2);
@@ -501,14 +501,17 @@ run_perf_caps(char **argv, int argc, const char *out, const char *err,
 	int so = dup(1), se = dup(2), fo, fe, rc;
 
 	optind = 0;
-	if ((rc = rec_options_parse(argc, argv, &o)) >= 0)
-		return 100 + rc;
+	if (rec_options_parse(argc, argv, &o) != CLI_RUN)
+		return 100;
 	fflush(stdout);
 	fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	dup2(fo, 1);
 	dup2(fe, 2);
-	rc = caps != NULL ? rec_perf_record(&o, caps) : rec_perf_run(&o);
+	if (caps != NULL)
+		rc = rec_perf_record(&o, caps) < 0 ? 1 : 0;	/* ptrec's status */
+	else
+		rc = rec_perf_run(&o);
 	fflush(stdout);
 	dup2(so, 1);
 	dup2(se, 2);
@@ -686,6 +689,6 @@ main(void)
 	test_perf_refusals();
 	test_perf_fake();
 	free(skylake);
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

@@ -34,16 +34,16 @@ fill_tree(const struct scratch *s)
 	char path[4200];
 	FILE *f;
 
-	scratch_path(s, "sub", path, sizeof(path));
+	STEP(scratch_path(s, "sub", path, sizeof(path)));
 	mkdir(path, 0700);
-	scratch_path(s, "sub/deeper", path, sizeof(path));
+	STEP(scratch_path(s, "sub/deeper", path, sizeof(path)));
 	mkdir(path, 0700);
-	scratch_path(s, "sub/deeper/file", path, sizeof(path));
+	STEP(scratch_path(s, "sub/deeper/file", path, sizeof(path)));
 	if ((f = fopen(path, "w")) != NULL)
 		fclose(f);
-	scratch_path(s, "fifo", path, sizeof(path));
+	STEP(scratch_path(s, "fifo", path, sizeof(path)));
 	mkfifo(path, 0600);
-	scratch_path(s, "link", path, sizeof(path));
+	STEP(scratch_path(s, "link", path, sizeof(path)));
 	if (symlink("/", path) < 0)
 		perror("symlink");
 }

@@ -31,54 +31,54 @@ fill(struct manifest *m, struct error *e)
 	    .size = 1234, .is_vdso = 0 };
 
 	strcpy(m->id, "20261129T084202Z-0123abcd");
-	manifest_set_string(&m->created, "2026-11-29T08:42:02Z", e);
+	STEP(manifest_set_string(&m->created, "2026-11-29T08:42:02Z", e));
 	m->created_wall_ns = 1795941722000000001ULL;
-	manifest_set_string(&m->host.hostname, "host", e);
-	manifest_set_string(&m->host.kernel, "6.1.0", e);
-	manifest_set_string(&m->host.cpu_vendor, "GenuineIntel", e);
+	STEP(manifest_set_string(&m->host.hostname, "host", e));
+	STEP(manifest_set_string(&m->host.kernel, "6.1.0", e));
+	STEP(manifest_set_string(&m->host.cpu_vendor, "GenuineIntel", e));
 	m->host.cpu_family = 6, m->host.cpu_model = 85, m->host.cpu_stepping = 4;
 	m->host.nr_cpus = 8;
 	m->host.emulated = 1;
-	manifest_set_string(&m->recorder.backend, "emu", e);
-	manifest_set_string(&m->recorder.version, "0.1.0", e);
-	manifest_set_setting(m, "ring_size", "1048576", e);
-	manifest_set_setting(m, "profile", "normal", e);
-	manifest_set_setting(m, "profile", "high", e);
+	STEP(manifest_set_string(&m->recorder.backend, "emu", e));
+	STEP(manifest_set_string(&m->recorder.version, "0.1.0", e));
+	STEP(manifest_set_setting(m, "ring_size", "1048576", e));
+	STEP(manifest_set_setting(m, "profile", "normal", e));
+	STEP(manifest_set_setting(m, "profile", "high", e));
 	m->pt.config = 0x2c01;
 	m->pt.pmu_type = 10;
 	m->pt.branch = m->pt.tsc = m->pt.cyc = 1;
 	m->pt.mtc_period = 3;
 	m->pt.cyc_threshold = 1;
 	m->pt.psb_period = 2;
-	manifest_set_string(&m->pt.clock, "virtual", e);
-	manifest_set_string(&m->pt.timing_profile, "high", e);
+	STEP(manifest_set_string(&m->pt.clock, "virtual", e));
+	STEP(manifest_set_string(&m->pt.timing_profile, "high", e));
 	m->pt.tsc_hz = 1000000000;
 	m->pt.nom_freq = 1;
 	m->pt.tsc_ctc_n = 2, m->pt.tsc_ctc_d = 308;
 	m->pt.time_shift = 31, m->pt.time_mult = 581029125;
 	m->pt.time_zero = 18444502336406842448ULL;
-	manifest_set_argv(m, 3, argv, e);
+	STEP(manifest_set_argv(m, 3, argv, e));
 	m->target.pid = 100;
-	manifest_set_string(&m->target.cwd, "/tmp", e);
-	manifest_set_string(&m->target.state, "signaled", e);
+	STEP(manifest_set_string(&m->target.cwd, "/tmp", e));
+	STEP(manifest_set_string(&m->target.state, "signaled", e));
 	m->target.signal = 11;
-	manifest_set_string(&m->trigger.kind, "crash", e);
-	manifest_set_string(&m->trigger.detail, "SIGSEGV", e);
+	STEP(manifest_set_string(&m->trigger.kind, "crash", e));
+	STEP(manifest_set_string(&m->trigger.detail, "SIGSEGV", e));
 	m->trigger.fired_ns = 77, m->trigger.fired_wall_ns = 78;
 	m->capture.start_ns = 1, m->capture.end_ns = 2;
 	m->capture.start_wall_ns = 3, m->capture.end_wall_ns = 4;
 	m->capture.start_tsc = 5, m->capture.end_tsc = 6;
-	manifest_add_thread(m, &t, e);
+	STEP(manifest_add_thread(m, &t, e));
 	t.tid = 100, t.name = NULL, t.wrapped = 0;
-	manifest_add_thread(m, &t, e);
-	manifest_add_image(m, &im, e);
+	STEP(manifest_add_thread(m, &t, e));
+	STEP(manifest_add_image(m, &im, e));
 	im.path = "[vdso]", im.build_id = NULL, im.is_vdso = 1;
 	im.debug = "images/d";
-	manifest_add_image(m, &im, e);
+	STEP(manifest_add_image(m, &im, e));
 	manifest_add_warning(m, e, "lost %d bytes", 12);
-	manifest_set_counter(m, "signals_blind", 2, e);
-	manifest_set_counter(m, "faults_in_tb", 1, e);
-	manifest_set_counter(m, "signals_blind", 3, e);
+	STEP(manifest_set_counter(m, "signals_blind", 2, e));
+	STEP(manifest_set_counter(m, "faults_in_tb", 1, e));
+	STEP(manifest_set_counter(m, "signals_blind", 3, e));
 }
 
 static void
@@ -275,7 +275,7 @@ test_archive(void)
 	IS_INT(s->manifest.images[5].is_vdso, 1, "vdso row");
 	IS_INT(snapshot_archive_file(s, "/nonexistent", NULL, &img, &e),
 	    -ERR_NOTFOUND, "missing image");
-	manifest_set_string(&s->manifest.recorder.backend, "synthetic", &e);
+	STEP(manifest_set_string(&s->manifest.recorder.backend, "synthetic", &e));
 	IS_INT(snapshot_commit(s, &e), 0, "commit");
 	OK(exists(dest, "manifest.json") && exists(dest, "images"),
 	    "snapshot in place");
@@ -315,6 +315,6 @@ main(void)
 		return 1;
 	test_manifest();
 	test_archive();
-	cleanup_remove_tree(root);
+	STEP(cleanup_remove_tree(root));
 	return tap_done();
 }

@@ -217,6 +217,6 @@ main(void)
 	test_dest_out_too_small();
 	test_dest_out_dir();
 	test_write();
-	cleanup_remove_tree(tmp);
+	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

@@ -94,7 +94,7 @@ test_records_and_manifest(void)
 		return;
 	jsonw_init(&w, f);
 	spandir_write_gap(&w, &g);
-	jsonw_finish(&w);
+	STEP(jsonw_finish(&w));
 	fclose(f);
 	IS_STR(text, "{\"v\":1,\"tid\":5,\"cause\":\"overflow\",\"ip\":\"0x10\","
 	    "\"resume_ip\":null,\"start_ns\":1,\"end_ns\":4,\"dur_ns\":3,"

@@ -53,7 +53,7 @@ test_ids(void)
 	IS_INT(store_id_make(id, sizeof(id), 1795941722, &e), 0, "make id");
 	OK(strncmp(id, "20261129T084202Z-", 17) == 0, "id starts with UTC time");
 	OK(store_id_valid(id), "a made id is valid: %s", id);
-	store_id_make(id2, sizeof(id2), 1795941722, &e);
+	STEP(store_id_make(id2, sizeof(id2), 1795941722, &e));
 	OK(strcmp(id, id2) != 0, "two ids of the same second differ");
 	IS_INT(store_id_make(id, 10, 0, &e), -ERR_RANGE, "small buffer");
 	OK(!store_id_valid("20261129T084202Z-0123456"), "short id invalid");
@@ -85,13 +85,13 @@ test_default_path(void)
 	setenv("PTKIT_STORE", "/s/one", 1);
 	setenv("XDG_DATA_HOME", "/xdg", 1);
 	setenv("HOME", "/home/u", 1);
-	store_default_path(buf, sizeof(buf), NULL);
+	STEP(store_default_path(buf, sizeof(buf), NULL));
 	IS_STR(buf, "/s/one", "PTKIT_STORE first");
 	unsetenv("PTKIT_STORE");
-	store_default_path(buf, sizeof(buf), NULL);
+	STEP(store_default_path(buf, sizeof(buf), NULL));
 	IS_STR(buf, "/xdg/ptkit", "then XDG_DATA_HOME/ptkit");
 	setenv("XDG_DATA_HOME", "relative", 1);
-	store_default_path(buf, sizeof(buf), NULL);
+	STEP(store_default_path(buf, sizeof(buf), NULL));
 	IS_STR(buf, "/home/u/.local/share/ptkit",
 	    "a relative XDG_DATA_HOME is ignored: ~/.local/share/ptkit");
 }
@@ -238,14 +238,14 @@ test_sessions_and_prune(const struct store *s)
 	IS_INT(v[1].in_use, 0, "nothing in use");
 	free(v);
 
-	store_id_new(sid, NULL);
+	STEP(store_id_new(sid, NULL));
 	fd = store_session_begin(s, sid, &e);
 	OK(fd >= 0, "session begun");
 	OK(store_session_live(s, sid), "and live");
 	IS_INT(store_session_begin(s, sid, &e), -ERR_EXISTS,
 	    "a live session cannot begin twice");
 	snprintf(rec, sizeof(rec), "{\"snapshots\":[\"%s\"]}", ID2);
-	store_write_json(s, STORE_SESSIONS, sid, rec, strlen(rec), NULL);
+	STEP(store_write_json(s, STORE_SESSIONS, sid, rec, strlen(rec), NULL));
 	IS_INT(store_remove(s, STORE_SNAPSHOTS, ID2, &e), -ERR_PERM,
 	    "a snapshot in use is not removed");
 
@@ -304,7 +304,7 @@ test_import(const struct store *s, const char *root)
 		struct store_entry *v;
 		size_t n;
 
-		store_list(s, STORE_SNAPSHOTS, &v, &n, &e);
+		STEP(store_list(s, STORE_SNAPSHOTS, &v, &n, &e));
 		IS_INT(n, 2, "the refused import left nothing behind");
 		IS_INT(n > 1 ? v[1].bytes : 0, 19,
 		    "12 bytes plus the followed inner link's 7");
@@ -326,6 +326,6 @@ main(void)
 	test_json_files(&s);
 	test_sessions_and_prune(&s);
 	test_import(&s, root);
-	cleanup_remove_tree(root);
+	STEP(cleanup_remove_tree(root));
 	return tap_done();
 }

@@ -100,6 +100,17 @@ tap_result(int pass, const char *file, int line, const char *expr,
 	}								\
 } while (0)
 
+/*
+ * A step a test needs but does not itself check (writing its input,
+ * removing its directory), for a function whose result must be looked
+ * at: a failure (a negative result) counts as a failed check, success
+ * prints nothing.
+ */
+#define STEP(expr) do {							\
+	if ((expr) < 0)							\
+		tap_result(0, __FILE__, __LINE__, #expr, "step failed");	\
+} while (0)
+
 /* Prints a diagnostic line. */
 #define DIAG(...) do { printf("# "); printf(__VA_ARGS__); putchar('\n'); } while (0)
 
