@@ -513,10 +513,14 @@ jsonl_read(const struct analysis *a, enum spandir_file file,
 	size_t cap = 0;
 	uint64_t lineno = 0;
 	ssize_t len;
+	struct error e;
 	FILE *f;
 	json_t *v;
 
-	spandir_path(a->dir, file, path, sizeof(path), NULL);
+	if (spandir_path(a->dir, file, path, sizeof(path), &e) < 0) {
+		report_error(query_tool, NULL, &e, NULL);
+		return EXIT_FAIL;
+	}
 	if ((f = fopen(path, "re")) == NULL) {
 		report(query_tool, path, NULL, "%s", strerror(errno));
 		return EXIT_FAIL;

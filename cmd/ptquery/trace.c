@@ -219,8 +219,8 @@ threads_read(const struct analysis *a, struct threads *th)
 	FILE *f;
 
 	memset(th, 0, sizeof(*th));
-	spandir_path(a->dir, SPANDIR_THREADS, path, sizeof(path), NULL);
-	if ((f = fopen(path, "re")) == NULL)
+	if (spandir_path(a->dir, SPANDIR_THREADS, path, sizeof(path),
+	    NULL) < 0 || (f = fopen(path, "re")) == NULL)
 		return;
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_t *v = json_loadb(line, (size_t)len, 0, NULL);

@@ -402,8 +402,11 @@ open_outputs(struct run *r)
 	if (cleanup_install() == 0)
 		r->cleanup_slot = cleanup_register(r->tmp);
 	for (int i = 0; i < F_NR; i++) {
-		spandir_path(r->tmp, (enum spandir_file)i, path, sizeof(path),
-		    NULL);
+		if (spandir_path(r->tmp, (enum spandir_file)i, path,
+		    sizeof(path), &r->err) < 0) {
+			report_error(tool, r->o->out_dir, &r->err, NULL);
+			return -1;
+		}
 		if ((r->f[i] = fopen(path, "we")) == NULL) {
 			report(tool, path, NULL, "%s", strerror(errno));
 			return -1;
@@ -506,7 +509,12 @@ write_manifest(struct run *r)
 		sm.capture.start_wall_ns = m.capture.start_wall_ns;
 		sm.capture.end_wall_ns = m.capture.end_wall_ns;
 	}
-	spandir_path(r->tmp, SPANDIR_MANIFEST, path, sizeof(path), NULL);
+	if (spandir_path(r->tmp, SPANDIR_MANIFEST, path, sizeof(path),
+	    &r->err) < 0) {
+		report_error(tool, r->o->out_dir, &r->err, NULL);
+		manifest_free(&m);
+		return -1;
+	}
 	if ((f = fopen(path, "we")) == NULL) {
 		report(tool, path, NULL, "%s", strerror(errno));
 		manifest_free(&m);
@@ -572,7 +580,11 @@ finish_outputs(struct run *r)
 		    "%s", strerror(errno));
 		return -1;
 	}
-	spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path), NULL);
+	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
+	    &r->err) < 0) {
+		report_error(tool, r->o->out_dir, &r->err, NULL);
+		return -1;
+	}
 	if (spanidx_writer_finish(r->ix, path, &r->err) < 0) {
 		r->ix = NULL;
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,

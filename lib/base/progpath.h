@@ -30,13 +30,14 @@
  * execute, "DIR/NAME: not executable".
  */
 int progpath_search(const char *name, const char *root, char *out,
-    size_t size, struct error *e);
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The directory of the running executable (/proc/self/exe without its
  * last component).  Returns 0, or -ERR_IO / -ERR_RANGE with e.
  */
-int progpath_self_dir(char *out, size_t size, struct error *e);
+int progpath_self_dir(char *out, size_t size, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * "<directory of the running executable>/<rel>" when that path exists
@@ -44,7 +45,7 @@ int progpath_self_dir(char *out, size_t size, struct error *e);
  * filled, or a negative err_code with e.
  */
 int progpath_beside_self(const char *rel, int mode, char *out, size_t size,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The ptkit tool name as a sibling tool runs it: the executable of that

@@ -107,7 +107,7 @@ int store_path(const struct store *s, enum store_area a, const char *id,
  * -ERR_RANGE ("ROOT: path too long").
  */
 int store_snapshots_dir(const char *root, char *buf, size_t size,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * 1 if the resolved path path lies strictly beneath the resolved
@@ -137,7 +137,7 @@ int store_analysis_path(const struct store *s, const char *sid,
  * whether or not it exists.  Returns as store_path.
  */
 int store_derived_path(const struct store *s, const char *sid, char *buf,
-    size_t size, struct error *e);
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Like store_analysis_path, for an analysis that must exist, resolved
@@ -146,7 +146,7 @@ int store_derived_path(const struct store *s, const char *sid, char *buf,
  * store_resolve does).  buf receives the resolved path.
  */
 int store_resolve_analysis(const struct store *s, const char *sid,
-    const char *aid, char *buf, size_t size, struct error *e);
+    const char *aid, char *buf, size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * For a snapshot directory snap (in a store or not): its analyses
@@ -155,9 +155,9 @@ int store_resolve_analysis(const struct store *s, const char *sid,
  * Return 0 or -ERR_RANGE.
  */
 int store_snapshot_derived(const char *snap, char *buf, size_t size,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 int store_analysis_tmp(const char *snap, char *buf, size_t size,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The snapshot directory an analysis directory adir of derived/ belongs
@@ -165,12 +165,12 @@ int store_analysis_tmp(const char *snap, char *buf, size_t size,
  * -ERR_RANGE.
  */
 int store_analysis_snapshot(const char *adir, char *buf, size_t size,
-    struct error *e);
+    struct error *e) PTKIT_MUST_CHECK;
 
 /* snap/derived/<aid>, for a snapshot directory snap.  Returns 0,
  * -ERR_INVALID (aid outside the grammar), -ERR_RANGE. */
 int store_snapshot_analysis(const char *snap, const char *aid, char *buf,
-    size_t size, struct error *e);
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Takes the store lock (blocking).  Returns a descriptor >= 0 to pass to

@@ -554,8 +554,9 @@ find_tools(struct ptcaps *c)
 	if (progpath_search("perf", c->root, t->perf_path,
 	    sizeof(t->perf_path), NULL) == 0)
 		read_perf_version(t);
-	progpath_search("qemu-x86_64", c->root, t->qemu_path,
-	    sizeof(t->qemu_path), NULL);
+	/* Not found leaves qemu_path "", which is how the doctor tells it. */
+	PTKIT_DROP(progpath_search("qemu-x86_64", c->root, t->qemu_path,
+	    sizeof(t->qemu_path), NULL));
 }
 
 int

@@ -114,7 +114,9 @@ open_index(struct analysis *a, struct error *e)
 	struct error ie;
 	int rc;
 
-	spandir_path(a->dir, SPANDIR_INDEX, path, sizeof(path), NULL);
+	if ((rc = spandir_path(a->dir, SPANDIR_INDEX, path, sizeof(path),
+	    e)) < 0)
+		return rc;
 	rc = spanidx_open(&a->ix, path, &ie);
 	if (rc == 0 && !columns_aligned(&a->ix)) {
 		spanidx_close(&a->ix);
@@ -155,7 +157,9 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	memset(a, 0, sizeof(*a));
 	if ((rc = find_dir(a, path, e)) < 0)
 		return rc;
-	spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath), NULL);
+	if ((rc = spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath),
+	    e)) < 0)
+		return rc;
 	if (has(a->dir, SPANDIR_MANIFEST, NULL) &&
 	    (a->manifest = json_read_file(mpath, e)) == NULL)
 		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
@@ -234,8 +238,9 @@ analysis_rebuild_index(const char *dir, struct error *e)
 	FILE *in;
 	int64_t rows;
 
-	spandir_path(dir, SPANDIR_SPANS, src, sizeof(src), NULL);
-	spandir_path(dir, SPANDIR_INDEX, dst, sizeof(dst), NULL);
+	if (spandir_path(dir, SPANDIR_SPANS, src, sizeof(src), e) < 0 ||
+	    spandir_path(dir, SPANDIR_INDEX, dst, sizeof(dst), e) < 0)
+		return -e->code;
 	snprintf(tmp, sizeof(tmp), "%s/.index.bin.%ld", dir, (long)getpid());
 	if ((in = fopen(src, "re")) == NULL)
 		return error_set_errno(e, errno, "%s",

@@ -53,7 +53,7 @@ const char *spandir_file_name(enum spandir_file f);
 
 /* dir/<file name>.  Returns 0 or -ERR_RANGE. */
 int spandir_path(const char *dir, enum spandir_file f, char *buf,
-    size_t size, struct error *e);
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The words of the records.  *_name returns "unknown" past the table;
@@ -179,7 +179,8 @@ struct spandir_manifest {
 };
 
 /* Writes the manifest to f (not closed).  Returns jsonw_finish's value. */
-int spandir_write_manifest(FILE *f, const struct spandir_manifest *m);
+int spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
+    PTKIT_MUST_CHECK;
 
 /*
  * Reading the manifest: member path of m, a dotted path ("quality.spans":
