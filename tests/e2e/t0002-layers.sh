@@ -10,43 +10,36 @@ test_expect_success 'the tree keeps the layer order' '
 	test_eq "" "$(cat out)"
 '
 
-# A copy of lib/ with one include planted into it.
-copy_lib() {
+# plant FILE HEADER WANT: a copy of lib/ with #include "HEADER" appended to
+# FILE fails the check with exactly WANT (LINE in it is the planted line).
+plant() {
 	mkdir -p tree/scripts &&
 	cp -R "$PTKIT_SRC/lib" tree/lib &&
-	cp "$PTKIT_SRC/scripts/layers.sh" tree/scripts/
+	cp "$PTKIT_SRC/scripts/layers.sh" tree/scripts/ &&
+	printf "#include \"%s\"\n" "$2" >>"tree/$1" &&
+	n=$(wc -l <"tree/$1") &&
+	must_exit 1 sh tree/scripts/layers.sh tree >out 2>&1 &&
+	test_eq "$(echo "$3" | sed "s/LINE/$n/")" "$(cat out)"
 }
 
 test_expect_success 'an upward include fails the check' '
-	copy_lib &&
-	printf "#include \"span/callstack.h\"\n" >>tree/lib/base/error.c &&
-	n=$(wc -l <tree/lib/base/error.c) &&
-	must_exit 1 sh tree/scripts/layers.sh tree >out 2>&1 &&
-	test_eq "lib/base/error.c:$n: layer base may not include span/callstack.h (it may use no other layer)" "$(cat out)"
+	plant lib/base/error.c span/callstack.h \
+	    "lib/base/error.c:LINE: layer base may not include span/callstack.h (it may use no other layer)"
 '
 
 test_expect_success 'a sideways include fails the check' '
-	copy_lib &&
-	printf "#include \"rec/ptcaps.h\"\n" >>tree/lib/dec/ptdec.h &&
-	n=$(wc -l <tree/lib/dec/ptdec.h) &&
-	must_exit 1 sh tree/scripts/layers.sh tree >out 2>&1 &&
-	test_eq "lib/dec/ptdec.h:$n: layer dec may not include rec/ptcaps.h (it may use base fmt)" "$(cat out)"
+	plant lib/dec/ptdec.h rec/ptcaps.h \
+	    "lib/dec/ptdec.h:LINE: layer dec may not include rec/ptcaps.h (it may use base fmt)"
 '
 
 test_expect_success 'lib code may not use the printing layer' '
-	copy_lib &&
-	printf "#include \"tool/report.h\"\n" >>tree/lib/fmt/store.c &&
-	n=$(wc -l <tree/lib/fmt/store.c) &&
-	must_exit 1 sh tree/scripts/layers.sh tree >out 2>&1 &&
-	test_eq "lib/fmt/store.c:$n: layer fmt may not include tool/report.h (it may use base sym)" "$(cat out)"
+	plant lib/fmt/store.c tool/report.h \
+	    "lib/fmt/store.c:LINE: layer fmt may not include tool/report.h (it may use base sym)"
 '
 
 test_expect_success 'an include that names no layer fails the check' '
-	copy_lib &&
-	printf "#include \"error.h\"\n" >>tree/lib/sym/symtab.c &&
-	n=$(wc -l <tree/lib/sym/symtab.c) &&
-	must_exit 1 sh tree/scripts/layers.sh tree >out 2>&1 &&
-	test_eq "lib/sym/symtab.c:$n: \"error.h\" names no layer (write \"sym/error.h\" or the layer it lives in)" "$(cat out)"
+	plant lib/sym/symtab.c error.h \
+	    "lib/sym/symtab.c:LINE: \"error.h\" names no layer (write \"sym/error.h\" or the layer it lives in)"
 '
 
 test_done
