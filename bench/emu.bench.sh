@@ -1,10 +1,9 @@
 #!/bin/sh
 # emu.bench.sh: guest instructions per second of ptrec --recorder emu
 # against plain qemu-x86_64 and native execution, on the branchy fixture
-# (issue #4: target >= 250 M insn/s and <= 5x plain qemu).  The
-# instruction count is the plugin's (guest_instructions in the manifest);
-# each figure is the best of three wall-clock runs.  Printed, never
-# asserted.
+# (targets: >= 250 M insn/s and <= 5x plain qemu).  The instruction count
+# is the plugin's (guest_instructions in the manifest); each figure is
+# the best of three wall-clock runs.  Printed, never asserted.
 set -eu
 : "${PTKIT_BUILD:?run through make bench}"
 prog=$PTKIT_BUILD/tests/fixtures/emu/branchy.static

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptquery latency (issue 7) over a synthetic analysis of BENCH_SPANS spans
+# ptquery latency over a synthetic analysis of BENCH_SPANS spans
 # (default 10 M, 4 threads, 1000 functions; bench/gen_analysis.c): each
 # query is run once cold-ish (right after generation, the index in the
 # page cache) and then BENCH_REPEAT times warm; prints the best warm wall

@@ -1,11 +1,11 @@
 #!/bin/sh
-# Span reconstruction throughput (issue 6): ptspans over the block stream
-# of one emu snapshot of the branchy fixture with a 32 MiB ring, with and
-# without inline accounting (-o DIR), and alone on the stream into span
-# lines on stdout (what `ptdecode | ptspans` runs; issue 11 puts its speed
-# on the table).  Prints wall and CPU seconds, spans/s, blocks/s (over
-# wall time) and peak memory (GNU time's maximum resident set).  Printed,
-# never asserted.
+# Span reconstruction throughput: ptspans over the block stream of one emu
+# snapshot of the branchy fixture with a 32 MiB ring, with and without
+# inline accounting (-o DIR), and alone on the stream into span lines on
+# stdout (what `ptdecode | ptspans` runs, so that its speed is on the
+# table beside the decoder's).  Prints wall and CPU seconds, spans/s,
+# blocks/s (over wall time) and peak memory (GNU time's maximum resident
+# set).  Printed, never asserted.
 #
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
 # 40 x 100000, enough to wrap the 32 MiB ring); BENCH_KEEP=1 keeps the

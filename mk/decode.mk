@@ -1,4 +1,4 @@
-# ptdecode's area (issue 5): the fuzzers of the block stream reader and
+# ptdecode's area: the fuzzers of the block stream reader and
 # of the decode core, Zydis for lib/x86class, and the bench helper.
 # Fuzzers build with clang's libFuzzer over the lib sources they exercise,
 # not over the layer archives (which has no coverage).

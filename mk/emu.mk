@@ -1,5 +1,5 @@
 # emu.mk: the emu recorder's qemu plugin, its fixtures and its unit tests
-# (issue #4).
+# (ptrec --recorder emu).
 #
 # The plugin is a shared object qemu-x86_64 dlopens: position-independent,
 # hidden visibility except the two qemu_plugin_* symbols, never built with

@@ -1,4 +1,4 @@
-# fastdec.mk: the fast decoder's checks (issue 11): a fuzzer that decodes
+# fastdec.mk: the fast decoder's checks (ptdec_fast): a fuzzer that decodes
 # the same ring with ptdec_backend_fast and ptdec_backend_libipt and aborts
 # when their records differ (tests/fuzz/fuzz_ptdec_fast.c).  The e2e
 # comparison on every fixture is tests/e2e/t5001-fast-decoder.sh.

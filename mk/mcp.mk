@@ -1,4 +1,4 @@
-# mcp.mk: ptmcp's fuzzer (issue #9).
+# mcp.mk: ptmcp's fuzzer.
 #
 # fuzz-jsonrpc runs a libFuzzer target over what a client can send to
 # `ptmcp serve` (line reader, JSON-RPC classification, replies, tool

@@ -1,4 +1,4 @@
-# The pt and perf recorders (issue #10): their unit tests link the
+# The pt and perf recorders (Intel PT hardware): their unit tests link the
 # recorder's own objects beside libptkit.
 # The one snapshot writer and what it archives JIT code with.
 PTREC_SNAPWRITE_OBJS := $(BUILD)/cmd/ptrec/snapwrite.o \

@@ -1,4 +1,4 @@
-# query.mk: ptquery (issue #7): the synthetic analysis generator its bench
+# query.mk: ptquery: the synthetic analysis generator its bench
 # and tests use, and the demo program its tests record.
 QUERY_GEN := $(BUILD)/bench/gen_analysis
 

@@ -1,5 +1,5 @@
 # snapshot.mk: the snapshot format's test tools, fixtures and fuzzer
-# (issue 3).
+# (man ptkit-snapshot.5).
 #
 # mksnap (tests/snap/) builds snapshots for the fixtures without a
 # recorder: it single-steps the fixture under ptrace, encodes the path as

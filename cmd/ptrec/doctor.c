@@ -258,8 +258,7 @@ text_verdicts(const struct assessment *a)
 			    v->name);
 			continue;
 		}
-		printf("recorder %s: not usable%s\n", v->name,
-		    v->machine_ready ? " (the machine is ready for it)" : "");
+		printf("recorder %s: not usable\n", v->name);
 		for (j = 0; j < v->n_problems; j++)
 			printf("  problem: %s\n  remedy: %s\n",
 			    v->problems[j].what, v->problems[j].remedy);
@@ -522,8 +521,12 @@ json_verdicts(struct jsonw *w, const struct assessment *a)
 		jsonw_object_begin(w);
 		jsonw_kv_string(w, "name", v->name);
 		jsonw_kv_bool(w, "usable", v->usable);
-		jsonw_kv_bool(w, "machine_ready", v->machine_ready);
-		jsonw_kv_bool(w, "built", v->built);
+		/*
+		 * Kept for readers of the JSON: every recorder is built into
+		 * ptrec, so the machine being ready is being usable.
+		 */
+		jsonw_kv_bool(w, "machine_ready", v->usable);
+		jsonw_kv_bool(w, "built", 1);
 		jsonw_key(w, "problems");
 		jsonw_array_begin(w);
 		for (j = 0; j < v->n_problems; j++) {

@@ -1,8 +1,8 @@
 /*
  * ptrec: record a program's control flow into a snapshot directory.
  *
- * main parses the command line and picks the recorder.  The recorders
- * arrive with issue #4 (emu) and issue #10 (pt, perf, doctor).
+ * main parses the command line and picks the recorder (pt, perf or emu),
+ * or runs the doctor.
  */
 #include <stdio.h>
 #include <stdlib.h>

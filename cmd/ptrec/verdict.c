@@ -10,12 +10,6 @@
 #include "rec_emu.h"
 #include "tool/report.h"
 
-/*
- * Which recorders this ptrec has.  emu arrives with issue #4, pt and perf
- * with issue #10 once the snapshot writer exists: flip the entry in the
- * commit that makes main dispatch to the recorder.
- */
-static const int recorder_built[VERDICT_COUNT] = { 1, 1, 1 };
 static const char *const recorder_names[VERDICT_COUNT] = {
 	"pt", "perf", "emu",
 };
@@ -193,22 +187,13 @@ judge(struct assessment *a, const struct rec_options *o)
 {
 	int i;
 
-	for (i = 0; i < VERDICT_COUNT; i++) {
+	for (i = 0; i < VERDICT_COUNT; i++)
 		a->v[i].name = recorder_names[i];
-		a->v[i].built = recorder_built[i];
-	}
 	judge_pt(a, o, &a->v[VERDICT_PT]);
 	judge_perf(a, o, &a->v[VERDICT_PERF]);
 	judge_emu(a, &a->v[VERDICT_EMU]);
-	for (i = 0; i < VERDICT_COUNT; i++) {
-		struct verdict *v = &a->v[i];
-
-		v->machine_ready = v->n_problems == 0;
-		if (v->machine_ready && !v->built)
-			problem(v, "use --recorder emu until it lands", "this "
-			    "ptrec has no %s recorder yet (issue #10)", v->name);
-		v->usable = v->machine_ready && v->built;
-	}
+	for (i = 0; i < VERDICT_COUNT; i++)
+		a->v[i].usable = a->v[i].n_problems == 0;
 }
 
 /*
@@ -279,14 +264,11 @@ rec_hardware_check(const struct rec_options *o)
 	}
 	v = &a->v[o->recorder == REC_PT ? VERDICT_PT : VERDICT_PERF];
 	snprintf(object, sizeof(object), "--recorder %s", v->name);
-	if (!v->machine_ready) {
+	if (!v->usable) {
 		for (i = 0; i < v->n_problems; i++)
 			report(ptrec_tool.name, object, v->problems[i].remedy,
 			    "%s", v->problems[i].what);
 		rc = -1;
-	} else if (!v->built) {
-		snprintf(object, sizeof(object), "the %s recorder", v->name);
-		rc = cli_not_built(&ptrec_tool, object, 10);
 	}
 	free(a);
 	return rc;

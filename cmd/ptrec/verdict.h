@@ -27,9 +27,7 @@ struct verdict_problem {
 
 struct verdict {
 	const char *name;		/* "pt", "perf", "emu" */
-	int machine_ready;		/* the machine allows it */
-	int built;			/* this ptrec has the recorder */
-	int usable;			/* both */
+	int usable;			/* no problems: the machine allows it */
 	int n_problems;
 	struct verdict_problem problems[VERDICT_MAX_PROBLEMS];
 };
@@ -72,10 +70,8 @@ const char *assess_root(const struct rec_options *o);
 /*
  * For --recorder pt and perf: when the machine cannot run the recorder
  * (or the asked timing config is refused), reports each problem with its
- * remedy on stderr and returns -1; when the machine is ready but this
- * ptrec lacks the recorder, says so (cli_not_built) and returns -1;
- * otherwise returns 0 (go on).  Other recorders return 0 at once, without
- * probing.
+ * remedy on stderr and returns -1; otherwise returns 0 (go on).  Other
+ * recorders return 0 at once, without probing.
  */
 int rec_hardware_check(const struct rec_options *o);
 

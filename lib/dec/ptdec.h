@@ -9,7 +9,7 @@
  * decoding chunks on a pool of workers with one decoder each, and handing
  * the records to a sink in trace order.  The decoder itself sits behind
  * struct ptdec_backend: ptdec_backend_libipt (libipt's block decoder) is
- * the one that exists; a faster one (issue #11) plugs in beside it.
+ * one; the fast decoder (ptdec_backend_fast, ptdec_fast.c) is the other.
  *
  * The unit of decoding is the PSB interval: a decoder synchronises at a
  * PSB and decodes until it reaches the next PSB's PSB+, which libipt

@@ -1,5 +1,5 @@
 /*
- * ptdec_fast: the fast ptdec backend (issue #11).
+ * ptdec_fast: the fast ptdec backend (ptdec_backend_fast).
  *
  * Owns the flow walk of one PSB interval by table lookups: packets read
  * straight from the trace (lib/ptdec_fast's own reader for the packets

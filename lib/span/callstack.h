@@ -3,7 +3,7 @@
  * block stream (man ptkit-blocks.5) and hands out one span per function
  * call as soon as the call ends (man ptkit-spans.5).
  *
- * Owns the stack rules of issue #6: what a call, a return, a jump, a
+ * Owns the stack rules (below): what a call, a return, a jump, a
  * disable/enable pair and a gap do to the frames of a thread; the start
  * and end causes of every span; self and total time and instructions; the
  * inlined-code counts each frame gathers (as struct sym_inline pointers,
@@ -18,8 +18,8 @@
  * number of spans: a span is handed to the sink when its frame closes and
  * forgotten.
  *
- * Rules (issue #6; the choices it left open are decided here and in
- * man/ptkit-spans.5):
+ * Rules (man/ptkit-spans.5, "How stacks are rebuilt", says the same to
+ * readers of the spans):
  *  - a block's instructions belong to the frame on top while it ran;
  *  - call: pushes a frame whose return address is the call's end_ip plus
  *    the call's length (from cs_code.insn, i.e. the image bytes: libipt

@@ -112,11 +112,3 @@ cli_opt_choice(const struct tool_info *t, const char *opt, const char *arg,
 	    choices);
 	return -1;
 }
-
-int
-cli_not_built(const struct tool_info *t, const char *what, int issue)
-{
-	fprintf(stderr, "%s: %s is not built yet (issue #%d)\n", t->name, what,
-	    issue);
-	return -1;
-}

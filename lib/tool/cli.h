@@ -4,9 +4,8 @@
  *
  * Owns --help (the SYNOPSIS, exactly as the tool's man page has it, on
  * stdout), --version, the shape of usage errors (message, then the
- * synopsis after "usage:", on stderr), turning getopt_long's '?' and ':'
- * into a message naming the option, and the one line a tool prints when
- * the work asked for is not built yet.  Functions never exit.
+ * synopsis after "usage:", on stderr) and turning getopt_long's '?' and
+ * ':' into a message naming the option.  Functions never exit.
  *
  * Return conventions, one for every tool:
  *
@@ -91,11 +90,5 @@ int cli_opt_size(const struct tool_info *t, const char *opt, const char *arg,
  */
 int cli_opt_choice(const struct tool_info *t, const char *opt,
     const char *arg, const char *choices) PTKIT_MUST_CHECK;
-
-/*
- * Prints "name: <what> is not built yet (issue #N)" and returns -1: the
- * honest answer of a tool whose work arrives later.
- */
-int cli_not_built(const struct tool_info *t, const char *what, int issue);
 
 #endif

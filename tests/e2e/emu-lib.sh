@@ -1,7 +1,7 @@
 # emu-lib.sh: helpers for the emu recorder's end-to-end tests, sourced
 # after lib.sh.
 #
-# The check of issue #4: perf's branch list of a snapshot equals the
+# The emu recorder's parity check: perf's branch list of a snapshot equals the
 # plugin's ground truth (--emu-truth) over the window the ring kept.
 # Both are normalised to "TID FROM TO" lines (hex): perf's "tr strt"
 # lines (tracing resumes: no branch of the program) are dropped, a

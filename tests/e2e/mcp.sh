@@ -109,7 +109,7 @@ mcp_fakes() {
 	printf '%s\n' "$@" >"$FAKE_DIR/ptrec.args"
 	if [ "$1" = --doctor ]; then
 		if [ -n "${FAKE_DOCTOR_FAIL:-}" ]; then
-			echo "ptrec: --doctor is not built yet (issue #10)" >&2
+			echo "ptrec: --doctor failed in the fake ptrec" >&2
 			exit 1
 		fi
 		echo '{"recorders":{"emu":{"usable":true}}}'
@@ -136,7 +136,7 @@ mcp_fakes() {
 	exit) snap; exit 0 ;;
 	fail)
 		echo "the program says hi" >&2
-		echo "ptrec: recording is not built yet (issue #4)" >&2
+		echo "ptrec: recording failed in the fake ptrec" >&2
 		exit 1 ;;
 	failbytes)
 		printf 'ptrec: /tmp/d\377/app: not an x86-64 ELF executable\n' >&2
@@ -162,7 +162,7 @@ mcp_fakes() {
 	case ${FAKE_DECODE:-ok} in
 	ok) echo blocks; exit 0 ;;
 	hang) exec sleep 3002 ;;
-	fail) echo "ptdecode: decoding is not built yet (issue #5)" >&2; exit 1 ;;
+	fail) echo "ptdecode: decoding failed in the fake ptdecode" >&2; exit 1 ;;
 	esac
 	FAKE
 	cat >"$1/ptspans" <<-\FAKE &&

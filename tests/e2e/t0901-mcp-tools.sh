@@ -38,7 +38,7 @@ test_expect_success 'trace_doctor: a failing ptrec is an isError in its own word
 	FAKE_DOCTOR_FAIL=1 && export FAKE_DOCTOR_FAIL &&
 	mcp_open out && mcp_tool 1 trace_doctor '{}' >r && mcp_close &&
 	test_eq true \"\$(jq .result.isError r)\" &&
-	test_eq 'ptrec: --doctor is not built yet (issue #10)' \"\$(text <r)\"
+	test_eq 'ptrec: --doctor failed in the fake ptrec' \"\$(text <r)\"
 "
 
 # Polls trace_status (ids from 100) until the state is not running.
@@ -83,9 +83,9 @@ test_expect_success 'a failed recording: state failed with the recorder line' "
 	$poll_status
 	mcp_close &&
 	test_eq failed \"\$state\" &&
-	test_eq '\"ptrec: recording is not built yet (issue #4)\"' \"\$(sc .error <st)\" &&
+	test_eq '\"ptrec: recording failed in the fake ptrec\"' \"\$(sc .error <st)\" &&
 	test_eq 1 \"\$(sc .exit_code <st)\" &&
-	test_eq 'ptrec: recording is not built yet (issue #4)' \"\$(text <st)\"
+	test_eq 'ptrec: recording failed in the fake ptrec' \"\$(text <st)\"
 "
 
 # The recorder's last line names a path that is not UTF-8 (byte 0xff):
@@ -194,7 +194,7 @@ test_expect_success 'trace_decode failing: isError in ptdecode words, nothing le
 	mcp_tool 1 trace_decode '{\"snapshot_id\":\"$ID1\"}' >r &&
 	mcp_close &&
 	test_eq true \"\$(jq .result.isError r)\" &&
-	test_eq 'ptdecode: decoding is not built yet (issue #5)' \"\$(text <r)\" &&
+	test_eq 'ptdecode: decoding failed in the fake ptdecode' \"\$(text <r)\" &&
 	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
 	test_eq '' \"\$(ls store/sessions)\"
 "

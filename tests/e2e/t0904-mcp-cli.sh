@@ -29,7 +29,7 @@ test_expect_success 'run: a failed recording says why and exits 1' "
 	FAKE_PTREC=fail && export FAKE_PTREC &&
 	must_exit 1 bin/ptmcp run -- ./app >out 2>err &&
 	test ! -s out &&
-	grep -qx 'ptrec: recording is not built yet (issue #4)' err
+	grep -qx 'ptrec: recording failed in the fake ptrec' err
 "
 
 test_expect_success 'run and attach: usage' '
@@ -63,7 +63,7 @@ test_expect_success 'decode: failure leaves nothing, ids are never paths' "
 	FAKE_DECODE=fail && export FAKE_DECODE &&
 	mcp_snapshot store $ID1 &&
 	must_exit 1 bin/ptmcp decode $ID1 2>err &&
-	test_eq 'ptdecode: decoding is not built yet (issue #5)' \"\$(sed -n 1p err)\" &&
+	test_eq 'ptdecode: decoding failed in the fake ptdecode' \"\$(sed -n 1p err)\" &&
 	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
 	must_exit 1 bin/ptmcp decode ../../etc 2>err &&
 	grep -q \"'../../etc' is not a valid id\" err

@@ -2,9 +2,7 @@
 # A whole agent session over stdio with the real tools: initialize,
 # tools/list, trace_start on the branchy fixture with the emu recorder and
 # a symbol trigger, trace_status until done, trace_decode, trace_query,
-# and trace_compare of two runs.  A stage whose tool is not built yet must
-# answer with exactly that tool's one line as an isError result; the
-# stages after it are then skipped, saying why.
+# and trace_compare of two runs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mcp.sh"
 
@@ -12,8 +10,7 @@ fixture=$PTKIT_BUILD/tests/fixtures/emu/branchy
 PTKIT_STORE=$TEST_ROOT/store
 export PTKIT_STORE
 
-# Records branchy until its Nth call of dispatch; prints the snapshot id,
-# or the recorder's "not built yet" line prefixed with "skip: ".
+# Records branchy until its Nth call of dispatch; prints the snapshot id.
 record() {
 	mcp_tool 1$1 trace_start "{\"program\":[\"$fixture\"],\"recorder\":\"emu\",\"trigger_symbol\":\"dispatch\",\"trigger_hits\":$1,\"request_id\":\"run-$1\"}" >start.$1 &&
 	sid=$(jq -r .result.structuredContent.session_id start.$1) &&
@@ -25,22 +22,9 @@ record() {
 		k=$((k + 1))
 		[ "$state" = running ] && sleep 0.1
 	done
-	if [ "$state" = failed ] &&
-	    jq -r .result.structuredContent.error status.$1 |
-	    grep -q "is not built yet (issue #[0-9]*)$"; then
-		echo "skip: $(jq -r .result.structuredContent.error status.$1)"
-		return 0
-	fi
 	[ "$state" = done ] &&
 	test_eq 1 "$(jq ".result.structuredContent.snapshots | length" status.$1)" &&
 	jq -r ".result.structuredContent.snapshots[0]" status.$1
-}
-
-# isError carrying exactly one "tool: ... is not built yet (issue #N)".
-not_built() {
-	[ "$(jq .result.isError "$1")" = true ] &&
-	jq -r ".result.content[0].text" "$1" |
-	grep -qx "pt[a-z]*: .* is not built yet (issue #[0-9]*)"
 }
 
 if [ ! -x "$fixture" ]; then
@@ -57,50 +41,28 @@ test_expect_success 'a whole agent session with the real tools' '
 	test_eq 10 "$(jq ".result.tools | length" list)" &&
 	a=$(record 100) && b=$(record 200) &&
 	echo "snapshots: $a $b" &&
-	case $a in
-	skip:*) echo "$a" >skipped ;;
-	*)
-		mcp_tool 30 trace_decode "{\"snapshot_id\":\"$a\",\"request_id\":\"d-a\"}" >dec.a &&
-		mcp_tool 31 trace_decode "{\"snapshot_id\":\"$b\"}" >dec.b &&
-		if not_built dec.a; then
-			jq -r ".result.content[0].text" dec.a >skipped
-		else
-			test_eq "{\"snapshot_id\":\"$a\",\"analysis_id\":\"default\",\"already_decoded\":false}" \
-			    "$(jq -c .result.structuredContent dec.a)" &&
-			test_eq false "$(jq .result.isError dec.b)" &&
-			mcp_tool 40 trace_query "{\"snapshot_id\":\"$a\",\"kind\":\"calls\",\"function\":\"dispatch\"}" >q.a &&
-			mcp_tool 41 trace_query "{\"snapshot_id\":\"$a\",\"kind\":\"hotpaths\",\"limit\":2}" >q.hot &&
-			if not_built q.a; then
-				jq -r ".result.content[0].text" q.a >skipped
-			else
-				test_eq "[\"caller\",\"main\",100]" \
-				    "$(jq -c ".result.structuredContent.result.rows[0] | [.relation, .name, .calls]" q.a)" &&
-				test_eq 2 "$(jq ".result.structuredContent.result.rows | length" q.hot)" &&
-				test_eq false "$(jq .result.structuredContent.truncated q.hot)" &&
-				jq -er ".result.structuredContent.next_cursor" q.hot >/dev/null &&
-				mcp_tool 42 trace_query "{\"snapshot_id\":\"$b\",\"kind\":\"calls\",\"function\":\"dispatch\"}" >q.b &&
-				test_eq "[\"caller\",\"main\",200]" \
-				    "$(jq -c ".result.structuredContent.result.rows[0] | [.relation, .name, .calls]" q.b)" &&
-				mcp_tool 50 trace_compare "{\"a\":\"$a\",\"b\":\"$b\"}" >cmp &&
-				if not_built cmp; then
-					jq -r ".result.content[0].text" cmp >skipped
-				else
-					test_eq false "$(jq .result.isError cmp)" &&
-					test_eq true "$(jq .result.structuredContent.crossed cmp)" &&
-					rid=$(jq -r .result.structuredContent.report_id cmp) &&
-					test -s "$PTKIT_STORE/reports/$rid.json"
-				fi
-			fi
-		fi ;;
-	esac &&
+	mcp_tool 30 trace_decode "{\"snapshot_id\":\"$a\",\"request_id\":\"d-a\"}" >dec.a &&
+	mcp_tool 31 trace_decode "{\"snapshot_id\":\"$b\"}" >dec.b &&
+	test_eq "{\"snapshot_id\":\"$a\",\"analysis_id\":\"default\",\"already_decoded\":false}" \
+	    "$(jq -c .result.structuredContent dec.a)" &&
+	test_eq false "$(jq .result.isError dec.b)" &&
+	mcp_tool 40 trace_query "{\"snapshot_id\":\"$a\",\"kind\":\"calls\",\"function\":\"dispatch\"}" >q.a &&
+	mcp_tool 41 trace_query "{\"snapshot_id\":\"$a\",\"kind\":\"hotpaths\",\"limit\":2}" >q.hot &&
+	test_eq "[\"caller\",\"main\",100]" \
+	    "$(jq -c ".result.structuredContent.result.rows[0] | [.relation, .name, .calls]" q.a)" &&
+	test_eq 2 "$(jq ".result.structuredContent.result.rows | length" q.hot)" &&
+	test_eq false "$(jq .result.structuredContent.truncated q.hot)" &&
+	jq -er ".result.structuredContent.next_cursor" q.hot >/dev/null &&
+	mcp_tool 42 trace_query "{\"snapshot_id\":\"$b\",\"kind\":\"calls\",\"function\":\"dispatch\"}" >q.b &&
+	test_eq "[\"caller\",\"main\",200]" \
+	    "$(jq -c ".result.structuredContent.result.rows[0] | [.relation, .name, .calls]" q.b)" &&
+	mcp_tool 50 trace_compare "{\"a\":\"$a\",\"b\":\"$b\"}" >cmp &&
+	test_eq false "$(jq .result.isError cmp)" &&
+	test_eq true "$(jq .result.structuredContent.crossed cmp)" &&
+	rid=$(jq -r .result.structuredContent.report_id cmp) &&
+	test -s "$PTKIT_STORE/reports/$rid.json" &&
 	mcp_close &&
 	test_eq 0 "$(ls "$TMPDIR/ptkit-$(id -u)" 2>/dev/null | grep -c "^ptmcp\.")"
 '
-# Every tool of the session is built now: a stage that answers "not built
-# yet" is a regression, not a reason to skip.
-skipped_file=$TEST_ROOT/t$test_count/skipped
-test_expect_success 'no stage of the session was skipped' "
-	if test -s '$skipped_file'; then cat '$skipped_file'; false; fi
-"
 
 test_done

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The snapshot format (issue 3) against stock perf: snapshots built by
+# The snapshot format (man ptkit-snapshot.5) against stock perf: snapshots built by
 # tests/snap/mksnap from encoded PT streams of the snap_* fixtures must
 # decode with `perf --buildid-dir SNAP/images script -i SNAP/perf.data`,
 # --itrace=b giving exactly the encoded branch list and --itrace=cr the

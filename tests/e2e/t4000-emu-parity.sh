@@ -1,6 +1,6 @@
 #!/bin/sh
 # ptrec --recorder emu: perf script's branch list of each snapshot equals
-# the ground truth the plugin logged (issue #4), for every fixture.
+# the ground truth the plugin logged (--emu-truth), for every fixture.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu-lib.sh"
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # ptrec --recorder emu on programs no one here wrote (Debian's gzip and
 # python3), with small rings that wrap: perf's branch list equals the
-# ground truth over the retained window (issue #4).
+# ground truth over the retained window (emu-lib.sh's parity check).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu-lib.sh"
 

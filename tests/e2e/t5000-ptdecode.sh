@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptdecode (issue 5): snapshots to block streams.  The calls and returns
+# ptdecode: snapshots to block streams.  The calls and returns
 # in the blocks equal what `perf script --itrace=cr` reports for the same
 # perf.data, on snapshots from the test-side stream builder (mksnap) and
 # from the emu recorder; -j1 and -jN write the same bytes; --decoder perf

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptdecode --decoder fast (issue 11): on one emu snapshot of every fixture
+# ptdecode --decoder fast (ptdec_fast): on one emu snapshot of every fixture
 # the e2e tests record, and of Debian's gzip and python3, the fast
 # decoder's records equal the native (libipt) decoder's, record by record:
 # blocks, instruction counts, times, events, gaps, END counters; only the
@@ -85,7 +85,7 @@ end_counts() {
 }
 
 # Fixtures where the fast decoder is known to hand intervals to libipt:
-# shown, not failed, until it walks them (issue 11).  None now: every
+# shown, not failed, until it walks them.  None now: every
 # fixture is walked without libipt.
 FALLBACK_KNOWN=${PTKIT_FAST_FALLBACK_KNOWN-}
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptspans (issue 6) on emu snapshots of tests/fixtures/spans: for every
+# ptspans on emu snapshots of tests/fixtures/spans: for every
 # function a fixture counts, the spans entered by a call or a tail call
 # equal the program's own count, and the spans entered by a call equal
 # the calls `perf script --itrace=cr` reports on the same snapshot

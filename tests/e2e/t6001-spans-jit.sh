@@ -1,5 +1,5 @@
 #!/bin/sh
-# JIT code (issue 6): tests/fixtures/spans/jit copies three functions into
+# ptspans on JIT code: tests/fixtures/spans/jit copies three functions into
 # an anonymous executable mapping and names them in /tmp/perf-PID.map.
 # The emu recorder archives the map (even when the program removes it at
 # exit) and the code's bytes as an image; ptdecode decodes the JIT region

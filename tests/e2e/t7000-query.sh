@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptquery (issue 7) on a hand-written analysis whose every figure is known
+# ptquery on a hand-written analysis whose every figure is known
 # (7 spans on 2 threads, recursion, a span cut by the ring start): every
 # row kind in every format with exact values, paging, --max-bytes, the
 # trace formats, and the errors for bad input.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ptquery (issue 7) on the bundled demo program recorded with emu: the
+# ptquery on the bundled demo program recorded with emu: the
 # program's own call counts, folded stacks summing to the spans' self
 # time, chrome nesting and fxt records on real data, paging, the inline
 # grouping against inline.jsonl, and a snapshot directory as ANALYSIS.

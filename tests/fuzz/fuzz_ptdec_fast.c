@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the fast decoder (issue 11): any bytes as a
+ * libFuzzer target for the fast decoder (ptdec_fast): any bytes as a
  * thread's ring decode to the same records with ptdec_backend_fast as with
  * ptdec_backend_libipt: the same blocks, events and GAP records (cause,
  * ip, time, offset, bytes skipped, error), the same END counters but
