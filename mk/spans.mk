@@ -54,10 +54,12 @@ CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done
 SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
 $(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/span/callstack.c \
-    lib/base/jsonw.c lib/base/error.c cmd/ptspans/write.c lib/span/callstack.h \
-    lib/fmt/blkstream.h lib/fmt/blkstream_int.h cmd/ptspans/spans.h
+    lib/base/jsonw.c lib/base/error.c lib/span/spandir.c cmd/ptspans/write.c \
+    lib/span/callstack.h lib/span/spandir.h lib/fmt/blkstream.h \
+    lib/fmt/blkstream_int.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^) \
+	    $(shell pkg-config --libs jansson 2>/dev/null)
 
 fuzz-spans: $(SPANS_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-spans

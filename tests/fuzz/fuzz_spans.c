@@ -13,6 +13,7 @@
 
 #include "fmt/blkstream.h"
 #include "span/callstack.h"
+#include "span/spandir.h"
 #include "base/error.h"
 #include "base/jsonw.h"
 #include "spans.h"
@@ -109,14 +110,14 @@ fz_span(void *ctx, const struct cs_span *s)
 static int
 fz_gap(void *ctx, const struct cs_gap *g)
 {
-	spans_write_gap(&((struct fz *)ctx)->w, g);
+	spandir_write_gap(&((struct fz *)ctx)->w, g);
 	return 0;
 }
 
 static int
 fz_event(void *ctx, const struct cs_event *ev)
 {
-	spans_write_event(&((struct fz *)ctx)->w, ev);
+	spandir_write_event(&((struct fz *)ctx)->w, ev);
 	return 0;
 }
 
