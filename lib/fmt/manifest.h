@@ -157,7 +157,8 @@ int manifest_add_thread(struct manifest *m, const struct manifest_thread *t,
 int manifest_add_image(struct manifest *m, const struct manifest_image *im,
     struct error *e) PTKIT_MUST_CHECK;
 int manifest_add_warning(struct manifest *m, struct error *e,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)))
+    PTKIT_MUST_CHECK;
 /* Sets (adding or replacing) a named counter. */
 int manifest_set_counter(struct manifest *m, const char *name,
     uint64_t value, struct error *e) PTKIT_MUST_CHECK;

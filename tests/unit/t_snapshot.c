@@ -75,7 +75,7 @@ fill(struct manifest *m, struct error *e)
 	im.path = "[vdso]", im.build_id = NULL, im.is_vdso = 1;
 	im.debug = "images/d";
 	STEP(manifest_add_image(m, &im, e));
-	manifest_add_warning(m, e, "lost %d bytes", 12);
+	STEP(manifest_add_warning(m, e, "lost %d bytes", 12));
 	STEP(manifest_set_counter(m, "signals_blind", 2, e));
 	STEP(manifest_set_counter(m, "faults_in_tb", 1, e));
 	STEP(manifest_set_counter(m, "signals_blind", 3, e));
