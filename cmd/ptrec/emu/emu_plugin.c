@@ -52,7 +52,7 @@ QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
 #define MAX_TRIGGERS 16
 #define LINE_MAX_BYTES 4096
 
-enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED };
+enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED, S_EXIT_DUMP };
 enum trig_kind { TRIG_SYMBOL = 1, TRIG_STOP = 2, TRIG_FILTER = 3 };
 
 struct trigger {
@@ -833,6 +833,24 @@ slot_reclaim(struct slot *s)
 }
 
 /*
+ * Copies ended slot s into snapshot seq unless that is done.  Both the
+ * thread that ended and a snapshot's requester may try: a request that
+ * saw the thread still running leaves it to copy itself, and it may have
+ * looked for the request just before.  The claim lets one of them copy.
+ */
+static void
+slot_dump_ended(struct slot *s, uint64_t seq)
+{
+	int want = S_EXITED;
+
+	if (__atomic_compare_exchange_n(&s->state, &want, S_EXIT_DUMP, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		slot_dump(s, seq, 0, 0);
+		__atomic_store_n(&s->state, S_EXITED, __ATOMIC_SEQ_CST);
+	}
+}
+
+/*
  * Starts snapshot seq: every ring that is not running guest code right now
  * is copied here; running threads copy their own at their next block.
  */
@@ -872,7 +890,7 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 			continue;
 		want = S_SYSCALL;
 		if (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == S_EXITED) {
-			slot_dump(s, seq, 0, 0);
+			slot_dump_ended(s, seq);
 		} else if (__atomic_compare_exchange_n(&s->state, &want,
 		    S_DUMPING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			slot_dump(s, seq, 1, 0);
@@ -1283,6 +1301,14 @@ on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 			slot_dump(s, g.snap_req, 1, 0);
 	}
 	slot_close(s);
+	/* A snapshot that began while we ended may count on us still. */
+	while (s->hdr != NULL && !g.off &&
+	    __atomic_load_n(&s->snap_done, __ATOMIC_SEQ_CST) !=
+	    __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST)) {
+		slot_dump_ended(s, __atomic_load_n(&g.snap_req,
+		    __ATOMIC_SEQ_CST));
+		sched_yield();
+	}
 	if (s->hdr != NULL) {
 		/* its history is complete: it may give it back from now on */
 		pthread_mutex_lock(&g.lock);
