@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "emu_cls.h"
 #include "emu_enc.h"
 #include "emu_handoff.h"
@@ -517,8 +518,8 @@ ring_punch(uint8_t *ring, uint64_t size, uint64_t from, uint64_t to)
 		/* Without hole punching (a file system that lacks it) the
 		 * pages stay until the scratch directory goes: the trace is
 		 * given up all the same. */
-		if (b > a && madvise(ring + a, b - a, MADV_REMOVE) < 0)
-			continue;
+		if (b > a)
+			PTKIT_DROP(madvise(ring + a, b - a, MADV_REMOVE));
 	}
 }
 
@@ -538,7 +539,9 @@ ring_give_back(struct slot *s, uint64_t want)
 	if (total - to < 2 * g.psb)
 		to = total;
 	__atomic_store_n(&h->freed, to, __ATOMIC_SEQ_CST);
-	ring_punch((uint8_t *)h + EMU_HDR_SIZE, h->ring_size, from, to);
+	/* all of it: the pages it shared with older bytes go too */
+	ring_punch((uint8_t *)h + EMU_HDR_SIZE, h->ring_size,
+	    to == total ? 0 : from, to == total ? h->ring_size : to);
 	g.dropped_bytes += to - from;
 	g.trimmed += !s->gave_back;
 	g.dropped += to == total;
