@@ -376,7 +376,7 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 	if (map == MAP_FAILED)
 		return error_set_errno(e, errno, "%s", path);
 	h = map;
-	if (h->magic != EMU_RING_MAGIC ||
+	if (h->magic != EMU_RING_MAGIC || h->ring_size == 0 ||
 	    h->ring_size + EMU_HDR_SIZE > (uint64_t)st.st_size) {
 		rc = error_set(e, ERR_FORMAT, "%s: not an emu ring", path);
 		goto out;
