@@ -183,14 +183,22 @@ report_images(const struct snap *s)
 }
 
 static void
-report_summary(const char *snap, const struct output *out)
+report_summary(const char *snap, const struct snap *s,
+    const struct output *out)
 {
 	const uint64_t *c = out->total;
+	uint64_t untraced = manifest_untraced(&s->man);
+	char lost[48] = "";
 
-	report(tool.name, snap, NULL, "%llu thread%s, %llu blocks, %llu "
+	/* threads the recorder said it has no trace of: the warnings say why */
+	if (untraced > 0)
+		snprintf(lost, sizeof(lost), " (untraced %llu)",
+		    (unsigned long long)untraced);
+	report(tool.name, snap, NULL, "%llu thread%s%s, %llu blocks, %llu "
 	    "instructions, %llu gaps (%llu decode errors, %llu unknown image, "
 	    "%llu overflows), %llu of %llu trace bytes skipped",
 	    (unsigned long long)out->threads, out->threads == 1 ? "" : "s",
+	    lost,
 	    (unsigned long long)c[BLKS_C_BLOCKS],
 	    (unsigned long long)c[BLKS_C_INSNS],
 	    (unsigned long long)c[BLKS_C_GAPS],
@@ -259,7 +267,7 @@ run_native(const char *path, const struct decode_options *o)
 	if (rc < 0)
 		report_error(tool.name, path, &e, NULL);
 	else
-		report_summary(path, &out);
+		report_summary(path, &s, &out);
 	snap_free(&s);
 	return rc < 0 ? -1 : 0;
 }

@@ -395,6 +395,7 @@ int
 run_perf(const char *snapshot, int format, uint32_t tid)
 {
 	struct conv *c = calloc(1, sizeof(*c));
+	char lost[48] = "";
 	struct error e;
 	int rc, opened = 0;
 
@@ -418,11 +419,14 @@ run_perf(const char *snapshot, int format, uint32_t tid)
 		rc = output_close(&c->out, rc, &e);
 	if (rc < 0)
 		report_error("ptdecode", snapshot, &e, NULL);
-	else
-		report("ptdecode", snapshot, NULL, "perf: %llu thread%s, %llu "
-		    "blocks, %llu instructions, %llu gaps",
+	if (rc == 0 && manifest_untraced(&c->s.man) > 0)
+		snprintf(lost, sizeof(lost), " (untraced %llu)",
+		    (unsigned long long)manifest_untraced(&c->s.man));
+	if (rc == 0)
+		report("ptdecode", snapshot, NULL, "perf: %llu thread%s%s, "
+		    "%llu blocks, %llu instructions, %llu gaps",
 		    (unsigned long long)c->out.threads,
-		    c->out.threads == 1 ? "" : "s",
+		    c->out.threads == 1 ? "" : "s", lost,
 		    (unsigned long long)c->out.total[BLKS_C_BLOCKS],
 		    (unsigned long long)c->out.total[BLKS_C_INSNS],
 		    (unsigned long long)c->out.total[BLKS_C_GAPS]);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/json.h"
+#include "fmt/manifest.h"
 #include "server.h"
 #include "tool/report.h"
 
@@ -353,18 +354,64 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
 	    "with this session_id until the state is done.", r);
 }
 
+/*
+ * What the session's newest snapshot does not keep, from its manifest:
+ * "untraced" (threads it has no trace of) and "warnings" (the recorder's
+ * sentences: how many, why, the option that fixes it) into r, and the
+ * same after text.  A snapshot that cannot be read adds nothing.
+ */
+static void
+status_losses(struct server *srv, const struct session *s, json_t *r,
+    char *text, size_t size)
+{
+	size_t n = json_array_size(s->snapshots), len = strlen(text);
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct manifest m;
+	struct error e;
+	json_t *w;
+
+	if (r == NULL || n == 0 || store_resolve(&srv->store, STORE_SNAPSHOTS,
+	    json_string_value(json_array_get(s->snapshots, n - 1)), dir,
+	    sizeof(dir), &e) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if (manifest_read(path, &m, &e) < 0) {
+		manifest_free(&m);
+		return;
+	}
+	json_object_set_new(r, "untraced", json_integer(
+	    (json_int_t)manifest_untraced(&m)));
+	if ((w = json_array()) != NULL) {
+		for (size_t i = 0; i < m.nr_warnings; i++)
+			json_array_append_new(w, json_string_bytes(
+			    m.warnings[i]));
+		json_object_set_new(r, "warnings", w);
+	}
+	if (manifest_untraced(&m) > 0 && len < size)
+		len += (size_t)snprintf(text + len, size - len, " Its newest "
+		    "snapshot: untraced %llu.",
+		    (unsigned long long)manifest_untraced(&m));
+	for (size_t i = 0; i < m.nr_warnings && len < size; i++)
+		len += (size_t)snprintf(text + len, size - len, " %s.",
+		    m.warnings[i]);
+	manifest_free(&m);
+}
+
 void
 session_status(struct server *srv, const json_t *id, const char *sid)
 {
 	struct session *s = session_find(srv, sid);
-	json_t *rec = NULL, *st;
-	char *text = NULL;
+	json_t *rec = NULL, *st, *r;
+	char *text = NULL, said[2048];
 
 	if (s != NULL) {
-		reply_tool(srv, id, s->state == SESSION_RUNNING ? "Running." :
-		    s->state == SESSION_DONE ? "Done: trace_decode its "
-		    "snapshots." : s->state == SESSION_FAILED ? s->error :
-		    "Cancelled.", status_result(s));
+		snprintf(said, sizeof(said), "%s", s->state ==
+		    SESSION_RUNNING ? "Running." : s->state == SESSION_DONE ?
+		    "Done: trace_decode its snapshots." : s->state ==
+		    SESSION_FAILED ? s->error : "Cancelled.");
+		r = status_result(s);
+		status_losses(srv, s, r, said, sizeof(said));
+		reply_tool(srv, id, said, r);
 		return;
 	}
 	/* Another ptmcp's session: its record in the store. */

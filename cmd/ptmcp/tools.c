@@ -98,14 +98,17 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	{ TOOL_STATUS, "trace_status", "Check a recording session",
 	  "Ask how a session started by trace_start is doing: running, done, "
 	  "failed (with the recorder's own message) or cancelled, how long "
-	  "it ran, and the snapshot ids taken so far. Poll it every few "
-	  "seconds while the state is running.",
+	  "it ran, the snapshot ids taken so far, and what the newest "
+	  "snapshot did not keep (untraced threads, the recorder's "
+	  "warnings). Poll it every few seconds while the state is running.",
 	  "{\"type\":\"object\",\"properties\":{" SESSION_ID "},"
 	  "\"required\":[\"session_id\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"session_id\":"
 	  "{\"type\":\"string\"},\"state\":" STATES ",\"elapsed_ms\":"
 	  "{\"type\":\"integer\"},\"snapshots\":" STRINGS ",\"error\":"
-	  "{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\"}},"
+	  "{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\"},"
+	  "\"untraced\":{\"type\":\"integer\",\"description\":\"Threads "
+	  "the newest snapshot has no trace of.\"},\"warnings\":" STRINGS "},"
 	  "\"required\":[\"session_id\",\"state\",\"snapshots\"]}",
 	  1, 0, 1, 0 },
 	{ TOOL_SNAPSHOT, "trace_snapshot", "Snapshot a running session now",

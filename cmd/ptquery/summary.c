@@ -87,6 +87,13 @@ trigger(const struct summary *s)
 	    "unknown";
 }
 
+/* Threads of the run the snapshot has no trace of (its warnings say why). */
+static uint64_t
+untraced(const struct summary *s)
+{
+	return s->have_snap ? manifest_untraced(&s->snap) : 0;
+}
+
 static void
 print_text(const struct summary *s)
 {
@@ -100,8 +107,11 @@ print_text(const struct summary *s)
 	    analysis_manifest_str(a, SPANDIR_M_DECODER, "-"),
 	    s->have_snap && s->snap.recorder.backend ?
 	    s->snap.recorder.backend : "-");
-	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu\n",
+	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu",
 	    window_ns(s), trigger(s), json_array_size(th));
+	if (untraced(s) > 0)
+		printf(" untraced=%" PRIu64, untraced(s));
+	printf("\n");
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_FIRST_NS));
@@ -183,14 +193,17 @@ print_json(const struct summary *s)
 {
 	const struct analysis *a = s->a;
 	struct jsonw w;
-	char line[512];
+	char line[512], lost[48] = "";
 	size_t i;
 
+	if (untraced(s) > 0)
+		snprintf(lost, sizeof(lost), " (untraced %" PRIu64 ")",
+		    untraced(s));
 	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
-	    PRIu64 " spans on %zu threads, %" PRIu64 " gaps; top %s",
+	    PRIu64 " spans on %zu threads%s, %" PRIu64 " gaps; top %s",
 	    window_ns(s), trigger(s), analysis_rows(a),
-	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)), s->gaps,
-	    s->ntop ? s->g.row[s->top[0]].name : "-");
+	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)),
+	    lost, s->gaps, s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "kind", "summary");
@@ -215,6 +228,7 @@ print_json(const struct summary *s)
 	jsonw_array_end(&w);
 	jsonw_kv_u64(&w, "gaps", s->gaps);
 	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
+	jsonw_kv_u64(&w, "untraced", untraced(s));
 	json_threads(&w, a);
 	jsonw_key(&w, "quality");
 	jsonw_object_begin(&w);

@@ -15,7 +15,11 @@
  *                   paths and regexes need no escaping in qemu's
  *                   comma-separated plugin arguments.
  *   ring.<tid>      one per guest thread: a 4 KiB header (struct
- *                   emu_ring_hdr) then the ring of exactly ring_size bytes.
+ *                   emu_ring_hdr) then the ring of exactly ring_size bytes,
+ *                   a sparse file whose pages are taken only as the thread
+ *                   writes them (and given back with hole punching when a
+ *                   thread that ended gives its history up for the budget:
+ *                   freed says up to where).
  *                   Both sides map it MAP_SHARED, so the trace survives a
  *                   guest crash, after which qemu dies by the signal without
  *                   running any plugin callback (qemu 7.2 dump_core_and_abort):
@@ -86,6 +90,8 @@ struct emu_ring_hdr {
 	volatile uint64_t insns;	/* instructions retired */
 	uint64_t first_time;	/* virtual time of the first packet */
 	volatile uint64_t cur_ip;	/* block running now; 0 in a syscall */
+	volatile uint64_t freed;	/* stream bytes before this were given
+					   back for the budget: not trace */
 };
 
 /* The control file: ptrec writes request_seq, the plugin reads it. */
@@ -115,6 +121,19 @@ struct emu_ring_copy {
  */
 uint64_t emu_ring_unroll(const uint8_t *ring, uint64_t size, uint64_t total,
     uint8_t *dst);
+
+/*
+ * The stream position of the oldest byte ring h still holds when its
+ * write position is total: what it has not overwritten nor given back.
+ */
+uint64_t emu_ring_first(const struct emu_ring_hdr *h, uint64_t total);
+
+/*
+ * Copies the stream bytes [from, total) of a ring of size bytes (from no
+ * older than total - size) into dst, oldest first; returns total - from.
+ */
+uint64_t emu_ring_unroll_from(const uint8_t *ring, uint64_t size,
+    uint64_t total, uint64_t from, uint8_t *dst);
 
 /*
  * Writes n bytes into a ring of size bytes at position *total, overwriting

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <intel-pt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,14 +348,20 @@ final_packets(const struct emu_ring_hdr *h, uint8_t *buf, size_t size)
 	return len;
 }
 
+/*
+ * One ring as its thread left it; returns 0, 1 when the thread gave all
+ * its history back for the budget (it is not in the snapshot), or an
+ * error.  Only the bytes it holds are copied: rings are sparse, and
+ * dozens of threads' rings would not fit in memory whole.
+ */
 static int
 ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 {
 	const struct emu_ring_hdr *h;
-	uint8_t *ring = NULL, tail[64];
+	uint8_t tail[64];
 	struct stat st;
-	uint64_t total;
-	size_t n;
+	uint64_t total, from, kept;
+	size_t n = 0;
 	void *map;
 	int fd, rc = 0;
 
@@ -369,35 +376,42 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 	if (map == MAP_FAILED)
 		return error_set_errno(e, errno, "%s", path);
 	h = map;
-	if (h->magic != EMU_RING_MAGIC ||
+	if (h->magic != EMU_RING_MAGIC || h->ring_size == 0 ||
 	    h->ring_size + EMU_HDR_SIZE > (uint64_t)st.st_size) {
 		rc = error_set(e, ERR_FORMAT, "%s: not an emu ring", path);
 		goto out;
 	}
 	memset(r, 0, sizeof(*r));
-	ring = malloc(h->ring_size);
-	r->data = malloc(h->ring_size);
-	if (ring == NULL || r->data == NULL) {
-		free(r->data);
+	total = h->total;
+	from = emu_ring_first(h, total);
+	if (from == total && h->freed != 0) {
+		rc = 1;
+		goto out;
+	}
+	if (h->state == EMU_RING_LIVE)
+		n = final_packets(h, tail, sizeof(tail));
+	if ((r->data = malloc(total - from + n + 1)) == NULL) {
 		rc = error_set(e, ERR_NOMEM, "%s", path);
 		goto out;
 	}
-	memcpy(ring, (const uint8_t *)map + EMU_HDR_SIZE, h->ring_size);
-	total = h->total;
-	if (h->state == EMU_RING_LIVE) {
-		n = final_packets(h, tail, sizeof(tail));
-		emu_ring_put(ring, h->ring_size, &total, tail, n);
+	kept = emu_ring_unroll_from((const uint8_t *)map + EMU_HDR_SIZE,
+	    h->ring_size, total, from, r->data);
+	memcpy(r->data + kept, tail, n);
+	kept += n;
+	total += n;
+	if (kept > h->ring_size) {	/* the tail overwrote the oldest */
+		memmove(r->data, r->data + kept - h->ring_size, h->ring_size);
+		kept = h->ring_size;
 	}
 	r->tid = h->tid;
 	r->total = total;
-	r->kept = emu_ring_unroll(ring, h->ring_size, total, r->data);
+	r->kept = kept;
 	r->wrapped = total > h->ring_size;
 	r->exited = h->state == EMU_RING_CLOSED;
 	r->first_time = h->first_time;
 	r->last_time = h->clock;
 	r->insns = h->insns;
 out:
-	free(ring);
 	munmap(map, (size_t)st.st_size);
 	return rc;
 }
@@ -421,6 +435,10 @@ emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 		snprintf(path, sizeof(path), "%s/%s", scratch, de->d_name);
 		if ((rc = ring_from_file(path, &r, e)) < 0)
 			break;
+		if (rc == 1) {
+			rc = 0;
+			continue;
+		}
 		if ((rc = capture_add(c, &r, e)) < 0)
 			free(r.data);
 	}
@@ -643,7 +661,9 @@ ring_threads(const struct emu_run *run, const struct emu_sideband *sb,
 		t[i].reference = r->last_time;
 		t[i].start_ns = r->first_time;
 		t[i].end_ns = r->last_time;
-		t[i].wrapped = r->wrapped;
+		/* overwritten, or given back for the budget: either way the
+		   history starts later than the thread */
+		t[i].wrapped = r->wrapped || r->kept < r->total;
 		t[i].exited = r->exited;
 		if (r->first_time < start)
 			start = r->first_time;
@@ -655,6 +675,95 @@ ring_threads(const struct emu_run *run, const struct emu_sideband *sb,
 	src->start_tsc = src->start_ns = start == UINT64_MAX ? 0 : start;
 	src->end_tsc = src->end_ns = end;
 	src->fired_ns = c->fired_time ? c->fired_time : end;
+}
+
+/* ---- what was not kept ---------------------------------------------------- */
+
+static uint64_t
+counter_of(const struct emu_sideband *sb, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sb->n_counters; i++)
+		if (strcmp(sb->counter[i].name, name) == 0)
+			return sb->counter[i].value;
+	return 0;
+}
+
+/* "128 MiB", "64 KiB", else bytes: sizes as the options take them. */
+static void
+size_text(uint64_t n, char *buf, size_t size)
+{
+	if (n >= (1ULL << 30) && n % (1ULL << 30) == 0)
+		snprintf(buf, size, "%" PRIu64 " GiB", n >> 30);
+	else if (n >= (1ULL << 20) && n % (1ULL << 20) == 0)
+		snprintf(buf, size, "%" PRIu64 " MiB", n >> 20);
+	else if (n >= 1024 && n % 1024 == 0)
+		snprintf(buf, size, "%" PRIu64 " KiB", n >> 10);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes", n);
+}
+
+static void
+loss(struct emu_losses *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+loss(struct emu_losses *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (out->n == EMU_LOSS_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out->line[out->n++], EMU_LOSS_LINE, fmt, ap);
+	va_end(ap);
+}
+
+void
+emu_losses(const struct emu_run *run, const struct emu_sideband *sb,
+    const struct emu_capture *c, struct emu_losses *out)
+{
+	uint64_t threads = 0, n, wrapped = 0, overwritten = 0;
+	char budget[32], aux[32];
+	size_t i;
+
+	out->n = 0;
+	for (i = 0; i < sb->n; i++)
+		threads += sb->rec[i].type == SB_THREAD;
+	size_text(run->opt->budget_bytes, budget, sizeof(budget));
+	size_text(run->opt->aux_bytes, aux, sizeof(aux));
+	if ((n = counter_of(sb, "untraced_budget_full")) > 0)
+		loss(out, "%" PRIu64 " of %" PRIu64 " threads were not traced: "
+		    "the ring budget (%s) was full; raise --budget-bytes", n,
+		    threads, budget);
+	if ((n = counter_of(sb, "untraced_slots_full")) > 0)
+		loss(out, "%" PRIu64 " of %" PRIu64 " threads were not traced: "
+		    "the emu plugin's limit on rings in one run was reached; "
+		    "record a shorter part of the run (--max-capture-ms)", n,
+		    threads);
+	if ((n = counter_of(sb, "untraced_ring_errors")) > 0)
+		loss(out, "%" PRIu64 " of %" PRIu64 " threads were not traced: "
+		    "their rings could not be made in the scratch directory "
+		    "(the plugin said why); free space in TMPDIR", n, threads);
+	if ((n = counter_of(sb, "budget_trimmed_threads")) > 0)
+		loss(out, "%" PRIu64 " of %" PRIu64 " threads gave up the "
+		    "oldest %" PRIu64 " bytes of their history after they "
+		    "ended (%" PRIu64 " of them all of it): the ring budget "
+		    "(%s) was full; raise --budget-bytes", n, threads,
+		    counter_of(sb, "budget_dropped_bytes"),
+		    counter_of(sb, "budget_dropped_threads"), budget);
+	for (i = 0; i < c->n_rings; i++)
+		if (c->rings[i].wrapped) {
+			wrapped++;
+			overwritten += c->rings[i].total -
+			    run->opt->aux_bytes;
+		}
+	if (wrapped > 0)
+		loss(out, "%" PRIu64 " of %" PRIu64 " threads' rings (%s each) "
+		    "wrapped: their oldest %" PRIu64 " bytes of trace were "
+		    "overwritten; raise --aux-bytes", wrapped, threads, aux,
+		    overwritten);
 }
 
 #define MAX_COUNTERS (2 + sizeof(((struct emu_sideband *)0)->counter) / \
@@ -701,6 +810,8 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 		{ .key = "trigger_line", .text = o->trigger_line },
 	};
 	struct snapwrite_counter counters[MAX_COUNTERS];
+	const char *warnings[EMU_LOSS_MAX + 1];
+	struct emu_losses lost;
 	struct perfdata_writer_config wcfg;
 	struct perfdata_time_conv tc;
 	struct snapwrite_thread *threads;
@@ -742,10 +853,12 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	src.start_wall_ns = run->start_wall_ns;
 	src.counters = counters;
 	src.n_counters = capture_counters(sb, c, counters);
-	if (strcmp(c->reason, "signal") == 0) {
-		src.warnings = fault_located;
-		src.n_warnings = 1;
-	}
+	emu_losses(run, sb, c, &lost);
+	for (src.n_warnings = 0; src.n_warnings < lost.n; src.n_warnings++)
+		warnings[src.n_warnings] = lost.line[src.n_warnings];
+	if (strcmp(c->reason, "signal") == 0)
+		warnings[src.n_warnings++] = fault_located[0];
+	src.warnings = warnings;
 	src.output_log = run->output_log;
 	rc = snapwrite(&src, out, e);
 	free(rec);

@@ -94,6 +94,23 @@ int emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 void emu_capture_free(struct emu_capture *c);
 
 /*
+ * What a snapshot does not keep, one sentence each (how many, why, the
+ * option that fixes it): threads given no ring, history that ended
+ * threads gave back for the budget, rings that wrapped.  The same
+ * sentences are the manifest's warnings and ptrec's last words.
+ */
+#define EMU_LOSS_MAX 6
+#define EMU_LOSS_LINE 320
+
+struct emu_losses {
+	char line[EMU_LOSS_MAX][EMU_LOSS_LINE];
+	size_t n;
+};
+
+void emu_losses(const struct emu_run *run, const struct emu_sideband *sb,
+    const struct emu_capture *c, struct emu_losses *out);
+
+/*
  * Writes the snapshot to its destination (-o, --store or ./ptkit-snapshots;
  * index > 1 adds ".<index>" to -o DIR) and puts its path in out.
  * Returns 0 or a negative ERR_* with e filled.

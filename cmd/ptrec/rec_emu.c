@@ -68,6 +68,7 @@ struct recorder {
 	char plugin_arg[PATH_MAX + 16];
 	int pid;		/* the program's (qemu's) */
 	uint64_t snapshots;	/* written */
+	struct emu_losses lost;	/* what the newest of them did not keep */
 	int done;		/* the plugin stopped tracing */
 	int failed;
 	uint64_t start_wall_ns;
@@ -407,6 +408,8 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	c->detail = detail_of(r, reason);
 	rc = emu_snapshot_write(&run, &sb, c, r->snapshots + 1, out,
 	    sizeof(out), &e);
+	if (rc == 0)
+		emu_losses(&run, &sb, c, &r->lost);
 	emu_sideband_free(&sb);
 	if (rc < 0) {
 		report_error(TOOL, "snapshot", &e, NULL);
@@ -456,6 +459,10 @@ snapshot_from_rings(struct recorder *r, const char *reason)
 		report(TOOL, r->program, NULL, "no thread was traced");
 		return -1;
 	}
+	/* The program is gone (it crashed, or was killed): so is every
+	 * thread of it, whatever its ring's header says. */
+	for (size_t i = 0; r->sp.pid <= 0 && i < c.n_rings; i++)
+		c.rings[i].exited = 1;
 	rc = write_snapshot(r, &c, reason);
 	emu_capture_free(&c);
 	return rc;
@@ -806,6 +813,9 @@ rec_emu_run(const struct rec_options *o)
 	    start_program(r) == 0) {
 		run_loop(r, &p);
 		finish(r, &p);
+		/* What the last snapshot lost, last: the line people read. */
+		for (size_t i = 0; i < r->lost.n; i++)
+			report(TOOL, NULL, NULL, "%s", r->lost.line[i]);
 		if (truth_collect(r) < 0)
 			r->failed = 1;
 		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;

@@ -262,6 +262,22 @@ manifest_find_image(const struct manifest *m, const char *path)
 	return NULL;
 }
 
+uint64_t
+manifest_counter(const struct manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->nr_counters; i++)
+		if (strcmp(m->counters[i].name, name) == 0)
+			return m->counters[i].value;
+	return 0;
+}
+
+uint64_t
+manifest_untraced(const struct manifest *m)
+{
+	return manifest_counter(m, MANIFEST_C_UNTRACED) +
+	    manifest_counter(m, MANIFEST_C_DROPPED);
+}
+
 /* ---- writing ----------------------------------------------------- */
 
 static void

@@ -175,6 +175,19 @@ const struct manifest_jit_map *manifest_find_jit_map(const struct manifest *m,
 const struct manifest_image *manifest_find_image(const struct manifest *m,
     const char *path);
 
+/* A counter's value; 0 when the recorder did not count it. */
+uint64_t manifest_counter(const struct manifest *m, const char *name);
+
+/*
+ * Threads of the run with no trace in the snapshot: those given no ring
+ * (counters.untraced_threads) and those that gave all their history back
+ * for the ring budget after they ended (counters.budget_dropped_threads).
+ * What every summary calls "untraced".
+ */
+#define MANIFEST_C_UNTRACED "untraced_threads"
+#define MANIFEST_C_DROPPED "budget_dropped_threads"
+uint64_t manifest_untraced(const struct manifest *m);
+
 /* Writes m as a JSON document (with a final newline).  0 or -ERR_IO. */
 int manifest_write(FILE *out, const struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;

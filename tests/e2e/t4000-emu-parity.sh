@@ -39,8 +39,8 @@ for v in "" .static; do
 		    --trigger-symbol g1 --trigger-hits 3000 \
 		    -- \"\$EMU_FIX/threads$v\" >path 2>err &&
 		emu_check_parity snap truth 1 >counts &&
-		n=\$(jq '.threads | length' snap/manifest.json) &&
-		test \$n -ge 3 && test \$(wc -l <counts) = \$n &&
+		test \$(jq '.threads | length' snap/manifest.json) = 4 &&
+		test \$(wc -l <counts) = 4 &&
 		jq -e '.trigger.kind == \"symbol\"' snap/manifest.json || {
 			# What failed, in the log (seen under SANITIZE only).
 			cat err counts

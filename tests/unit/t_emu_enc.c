@@ -232,6 +232,37 @@ test_ring_put(void)
 	IS_MEM(out, src + 12, 8, "the newest 8 bytes, oldest first");
 }
 
+/* A ring that gave history back for the budget holds only what follows. */
+static void
+test_ring_freed(void)
+{
+	struct emu_ring_hdr h;
+	uint8_t ring[8], src[20], out[8];
+	uint64_t total = 0;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		src[i] = (uint8_t)i;
+	memset(&h, 0, sizeof(h));
+	h.ring_size = sizeof(ring);
+	emu_ring_put(ring, sizeof(ring), &total, src, 6);
+	IS_U64(emu_ring_first(&h, total), 0, "nothing lost: from the start");
+	h.freed = 4;
+	IS_U64(emu_ring_first(&h, total), 4, "freed bytes are not held");
+	IS_U64(emu_ring_unroll_from(ring, sizeof(ring), total, 4, out), 2,
+	    "what follows them");
+	IS_MEM(out, src + 4, 2, "the two newest bytes");
+	emu_ring_put(ring, sizeof(ring), &total, src + 6, 14);
+	IS_U64(emu_ring_first(&h, total), 12,
+	    "overwritten beyond what was freed: the ring's size");
+	h.freed = 17;
+	IS_U64(emu_ring_unroll_from(ring, sizeof(ring), total,
+	    emu_ring_first(&h, total), out), 3, "freed past the overwritten");
+	IS_MEM(out, src + 17, 3, "around the ring's end, oldest first");
+	h.freed = 99;
+	IS_U64(emu_ring_first(&h, total), total, "never past the end");
+}
+
 static struct emu_insn_class
 cls(const char *hex, uint64_t ip)
 {
@@ -292,6 +323,7 @@ main(void)
 	test_return_compression();
 	test_ring_wrap();
 	test_ring_put();
+	test_ring_freed();
 	test_classes();
 	return tap_done();
 }

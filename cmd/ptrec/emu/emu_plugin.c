@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "emu_cls.h"
 #include "emu_enc.h"
 #include "emu_handoff.h"
@@ -52,7 +53,7 @@ QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
 #define MAX_TRIGGERS 16
 #define LINE_MAX_BYTES 4096
 
-enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED };
+enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED, S_EXIT_DUMP };
 enum trig_kind { TRIG_SYMBOL = 1, TRIG_STOP = 2, TRIG_FILTER = 3 };
 
 struct trigger {
@@ -79,6 +80,9 @@ struct slot {
 	int state;			/* enum slot_state, atomic */
 	uint64_t snap_done;		/* last snapshot this ring went into */
 	uint64_t tail_deadline;
+	uint64_t ended;			/* order it ended in (1, 2, ...); 0 while
+					   it runs: see budget_make_room */
+	int gave_back;			/* it gave history up for the budget */
 	int tid;
 	int64_t sys_num;
 	uint64_t sys_args[6];
@@ -110,8 +114,15 @@ static struct {
 	int vcpu_parent[MAX_VCPUS];
 	struct slot *slots[MAX_SLOTS];
 	int n_slots;
-	uint64_t ring_bytes;		/* all rings together */
-	uint64_t untraced;		/* threads refused for the budget */
+	uint64_t ends;			/* threads with a ring that ended */
+	uint64_t untraced;		/* threads given no ring, for: */
+	uint64_t untraced_budget;	/*   the budget full of live history */
+	uint64_t untraced_slots;	/*   MAX_SLOTS rings already */
+	uint64_t untraced_errors;	/*   a ring that could not be made */
+	uint64_t trimmed;		/* ended threads that gave history up */
+	uint64_t dropped;		/*   all of it */
+	uint64_t dropped_bytes;		/* the bytes they gave up */
+	int exiting;			/* the program ends: every thread does */
 
 	volatile uint64_t snap_req;	/* newest snapshot asked for */
 	int snap_pending;		/* rings still to copy */
@@ -448,6 +459,134 @@ ring_create(int tid, size_t *map_len)
 	return h;
 }
 
+/* ---- the ring budget ------------------------------------------------------ */
+
+/*
+ * A ring is a sparse file mapped shared, so it takes memory only as its
+ * thread writes it: --budget-bytes counts the bytes the rings hold, not
+ * the rings promised.  A new thread gets a ring while the rings together
+ * hold less than the budget.  When they hold more as a thread starts,
+ * threads that have ended give their history back, oldest first, until
+ * they hold less: the one that ended first gives its oldest bytes first,
+ * and all of them before the next one gives any.  Nothing is given back
+ * before a new thread needs the room: the program may end first, and its
+ * snapshot keep it all.  A snapshot keeps the newest history of every
+ * thread (each ring overwrites its own oldest bytes for the same reason),
+ * so what has been over longest is worth least; refusing the new threads
+ * instead would lose the part nearest the trigger.  A running thread's
+ * ring is never cut (only its own thread writes it), so threads are
+ * refused only when running threads alone hold the budget, and the rings
+ * may hold more than it by what running threads wrote since the last
+ * thread started.  All of this is called with g.lock held.
+ */
+static uint64_t
+ring_held(const struct slot *s)
+{
+	uint64_t total;
+
+	if (s->hdr == NULL)
+		return 0;
+	total = __atomic_load_n(&s->hdr->total, __ATOMIC_ACQUIRE);
+	return total - emu_ring_first(s->hdr, total);
+}
+
+static uint64_t
+budget_held(void)
+{
+	uint64_t held = 0;
+	int i;
+
+	for (i = 0; i < g.n_slots; i++)
+		held += ring_held(g.slots[i]);
+	return held;
+}
+
+/* Gives the pages of stream bytes [from, to) back to the file system. */
+static void
+ring_punch(uint8_t *ring, uint64_t size, uint64_t from, uint64_t to)
+{
+	uint64_t a, b, n, page = 4096;
+
+	while (from < to) {
+		a = from % size;
+		n = size - a < to - from ? size - a : to - from;
+		b = a + n;
+		from += n;
+		/* whole pages only: a page's other bytes may still be kept */
+		a = (a + page - 1) & ~(page - 1);
+		b = b == size ? (b + page - 1) & ~(page - 1) : b & ~(page - 1);
+		/* Without hole punching (a file system that lacks it) the
+		 * pages stay until the scratch directory goes: the trace is
+		 * given up all the same. */
+		if (b > a)
+			PTKIT_DROP(madvise(ring + a, b - a, MADV_REMOVE));
+	}
+}
+
+/*
+ * Ended thread s gives back its oldest bytes, at least want of them, all
+ * of them when what would be left is too short to hold a PSB.  freed is
+ * published before the pages go: a snapshot copying the ring meanwhile
+ * sees it moved and keeps only what is still there.
+ */
+static void
+ring_give_back(struct slot *s, uint64_t want)
+{
+	struct emu_ring_hdr *h = s->hdr;
+	uint64_t total = h->total, from = emu_ring_first(h, total), to;
+
+	to = want < total - from ? from + want : total;
+	if (total - to < 2 * g.psb)
+		to = total;
+	__atomic_store_n(&h->freed, to, __ATOMIC_SEQ_CST);
+	/* all of it: the pages it shared with older bytes go too */
+	ring_punch((uint8_t *)h + EMU_HDR_SIZE, h->ring_size,
+	    to == total ? 0 : from, to == total ? h->ring_size : to);
+	g.dropped_bytes += to - from;
+	g.trimmed += !s->gave_back;
+	g.dropped += to == total;
+	s->gave_back = 1;
+}
+
+static void
+budget_counters(void)
+{
+	sideband("counter untraced_threads %" PRIu64, g.untraced);
+	sideband("counter untraced_budget_full %" PRIu64, g.untraced_budget);
+	sideband("counter untraced_slots_full %" PRIu64, g.untraced_slots);
+	sideband("counter untraced_ring_errors %" PRIu64, g.untraced_errors);
+	sideband("counter budget_trimmed_threads %" PRIu64, g.trimmed);
+	sideband("counter budget_dropped_threads %" PRIu64, g.dropped);
+	sideband("counter budget_dropped_bytes %" PRIu64, g.dropped_bytes);
+}
+
+/* Ended threads give history back until the rings hold at most limit;
+ * returns what they hold then. */
+static uint64_t
+budget_make_room(uint64_t limit)
+{
+	uint64_t held = budget_held(), had = held, n;
+	struct slot *oldest;
+	int i;
+
+	while (held > limit) {
+		oldest = NULL;
+		for (i = 0; i < g.n_slots; i++)
+			if (g.slots[i]->ended != 0 &&
+			    ring_held(g.slots[i]) > 0 && (oldest == NULL ||
+			    g.slots[i]->ended < oldest->ended))
+				oldest = g.slots[i];
+		if (oldest == NULL)
+			break;		/* running threads hold the rest */
+		n = ring_held(oldest);
+		ring_give_back(oldest, held - limit);
+		held -= n - ring_held(oldest);
+	}
+	if (held != had)
+		budget_counters();
+	return held;
+}
+
 static void
 comm_record(uint64_t time, int tid, const char *name)
 {
@@ -465,9 +604,10 @@ slot_create(unsigned int vcpu)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->tid = gettid_();
-	s->snap_done = g.snap_req;
 	s->tail_deadline = UINT64_MAX;
 	pthread_mutex_lock(&g.lock);
+	/* under the lock: a snapshot counts the rings it waits for there */
+	s->snap_done = g.snap_req;
 	sideband("thread 0x%" PRIx64 " %d %d %d", clock - 1, g.pid, s->tid,
 	    g.vcpu_parent[vcpu]);
 	if (!g.comm_done) {
@@ -477,10 +617,15 @@ slot_create(unsigned int vcpu)
 		    bin != NULL ? bin : "?";
 		comm_record(clock - 1, s->tid, base);
 	}
+	/* After the last snapshot nothing is traced: no thread is lost. */
 	if (g.off || g.n_slots == MAX_SLOTS ||
-	    g.ring_bytes + g.aux > g.budget) {
-		g.untraced++;
-		sideband("counter untraced_threads %" PRIu64, g.untraced);
+	    budget_make_room(g.budget - 1) >= g.budget) {
+		if (!g.off) {
+			g.untraced++;
+			g.untraced_slots += g.n_slots == MAX_SLOTS;
+			g.untraced_budget += g.n_slots < MAX_SLOTS;
+			budget_counters();
+		}
 		pthread_mutex_unlock(&g.lock);
 		s->state = S_EXITED;
 		return s;
@@ -490,12 +635,14 @@ slot_create(unsigned int vcpu)
 	    g.retcomp, g.psb) < 0) {
 		say("cannot create the ring of thread %d: %s", s->tid,
 		    strerror(errno));
+		g.untraced++;
+		g.untraced_errors++;
+		budget_counters();
 		pthread_mutex_unlock(&g.lock);
 		s->state = S_EXITED;
 		s->hdr = NULL;
 		return s;
 	}
-	g.ring_bytes += g.aux;
 	g.slots[g.n_slots++] = s;
 	s->active = 1;
 	pthread_mutex_unlock(&g.lock);
@@ -549,7 +696,7 @@ counters_record(void)
 	sideband("counter signal_blind_resolutions %" PRIu64, sum.blind);
 	sideband("counter qemu_phantom_insns %" PRIu64, sum.phantom);
 	sideband("counter rep_iterations %" PRIu64, sum.rep);
-	sideband("counter untraced_threads %" PRIu64, g.untraced);
+	budget_counters();
 }
 
 /*
@@ -613,7 +760,7 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 {
 	char path[PATH_MAX + 64], line[256];
 	uint8_t *data;
-	uint64_t kept;
+	uint64_t kept, total, from, moved;
 	int n, last;
 
 	if (s->hdr == NULL || s->snap_done == seq)
@@ -632,20 +779,31 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 			emu_truth_line(&s->truth, line, (size_t)n);
 		}
 	}
-	data = malloc(g.aux);
+	total = s->hdr->total;
+	from = emu_ring_first(s->hdr, total);
+	data = malloc(total - from + 1);
 	if (data != NULL) {
-		kept = emu_ring_unroll((uint8_t *)s->hdr + EMU_HDR_SIZE,
-		    g.aux, s->hdr->total, data);
+		kept = emu_ring_unroll_from((uint8_t *)s->hdr + EMU_HDR_SIZE,
+		    g.aux, total, from, data);
+		/* An ended thread may give history back while we copy: keep
+		 * only the bytes still there when the copy was done. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		moved = emu_ring_first(s->hdr, total) - from;
+		memmove(data, data + moved, kept - moved);
+		kept -= moved;
+	}
+	/* A thread that gave all its history back is not in the snapshot. */
+	if (data != NULL && !(kept == 0 &&
+	    __atomic_load_n(&s->hdr->freed, __ATOMIC_ACQUIRE) != 0)) {
 		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt",
 		    g.dir, seq, s->tid);
 		write_file(path, data, kept);
-		free(data);
 		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads",
 		    g.dir, seq);
 		n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
 		    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d\n", s->tid,
-		    s->hdr->total, kept, s->hdr->total > g.aux,
-		    s->hdr->first_time, s->hdr->clock, s->hdr->insns, !live);
+		    total, kept, total > g.aux, s->hdr->first_time,
+		    s->hdr->clock, s->hdr->insns, !live || g.exiting);
 		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 		    0600);
 		if (fd >= 0) {
@@ -653,6 +811,7 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 			close(fd);
 		}
 	}
+	free(data);
 	s->snap_done = seq;
 	pthread_mutex_lock(&g.lock);
 	last = --g.snap_pending == 0;
@@ -673,6 +832,24 @@ slot_reclaim(struct slot *s)
 			return;		/* already ours */
 		want = S_SYSCALL;
 		sched_yield();
+	}
+}
+
+/*
+ * Copies ended slot s into snapshot seq unless that is done.  Both the
+ * thread that ended and a snapshot's requester may try: a request that
+ * saw the thread still running leaves it to copy itself, and it may have
+ * looked for the request just before.  The claim lets one of them copy.
+ */
+static void
+slot_dump_ended(struct slot *s, uint64_t seq)
+{
+	int want = S_EXITED;
+
+	if (__atomic_compare_exchange_n(&s->state, &want, S_EXIT_DUMP, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		slot_dump(s, seq, 0, 0);
+		__atomic_store_n(&s->state, S_EXITED, __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -716,7 +893,7 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 			continue;
 		want = S_SYSCALL;
 		if (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == S_EXITED) {
-			slot_dump(s, seq, 0, 0);
+			slot_dump_ended(s, seq);
 		} else if (__atomic_compare_exchange_n(&s->state, &want,
 		    S_DUMPING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			slot_dump(s, seq, 1, 0);
@@ -1127,6 +1304,20 @@ on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 			slot_dump(s, g.snap_req, 1, 0);
 	}
 	slot_close(s);
+	/* A snapshot that began while we ended may count on us still. */
+	while (s->hdr != NULL && !g.off &&
+	    __atomic_load_n(&s->snap_done, __ATOMIC_SEQ_CST) !=
+	    __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST)) {
+		slot_dump_ended(s, __atomic_load_n(&g.snap_req,
+		    __ATOMIC_SEQ_CST));
+		sched_yield();
+	}
+	if (s->hdr != NULL) {
+		/* its history is complete: it may give it back from now on */
+		pthread_mutex_lock(&g.lock);
+		s->ended = ++g.ends;
+		pthread_mutex_unlock(&g.lock);
+	}
 	g.vcpu[vcpu] = NULL;
 }
 
@@ -1143,6 +1334,7 @@ on_atexit(qemu_plugin_id_t id, void *userdata)
 
 	(void)id;
 	(void)userdata;
+	g.exiting = 1;
 	for (i = 0; i < g.n_slots; i++) {
 		if (g.slots[i]->tid == tid)
 			me = g.slots[i];
@@ -1159,7 +1351,7 @@ on_atexit(qemu_plugin_id_t id, void *userdata)
 	}
 	for (i = 0; i < g.n_slots; i++)
 		slot_close(g.slots[i]);
-	sideband("counter untraced_threads %" PRIu64, g.untraced);
+	budget_counters();
 	if (g.events_fd >= 0)
 		close(g.events_fd);
 	if (g.sb_fd >= 0)
