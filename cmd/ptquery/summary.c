@@ -87,6 +87,20 @@ trigger(const struct summary *s)
 	    "unknown";
 }
 
+/*
+ * The emu recorder's times are the host's under emulation, not what the
+ * program takes natively: said wherever times are shown.  NULL for a
+ * hardware clock.
+ */
+static const char *
+clock_note(const struct summary *s)
+{
+	if (!s->have_snap || s->snap.pt.clock == NULL ||
+	    strcmp(s->snap.pt.clock, "virtual") != 0)
+		return NULL;
+	return "emulated, shared by all threads (host time under emulation)";
+}
+
 static void
 print_text(const struct summary *s)
 {
@@ -102,6 +116,8 @@ print_text(const struct summary *s)
 	    s->snap.recorder.backend : "-");
 	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu\n",
 	    window_ns(s), trigger(s), json_array_size(th));
+	if (clock_note(s) != NULL)
+		printf("clock: %s\n", clock_note(s));
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_FIRST_NS));
@@ -186,9 +202,10 @@ print_json(const struct summary *s)
 	char line[512];
 	size_t i;
 
-	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
+	snprintf(line, sizeof(line), "%" PRIu64 " ns captured%s (trigger %s), %"
 	    PRIu64 " spans on %zu threads, %" PRIu64 " gaps; top %s",
-	    window_ns(s), trigger(s), analysis_rows(a),
+	    window_ns(s), clock_note(s) != NULL ? " (emulated clock)" : "",
+	    trigger(s), analysis_rows(a),
 	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)), s->gaps,
 	    s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
@@ -199,6 +216,8 @@ print_json(const struct summary *s)
 	jsonw_kv_string(&w, "snapshot_id",
 	    analysis_manifest_str(a, SPANDIR_M_SNAPSHOT_ID, ""));
 	jsonw_kv_string(&w, "trigger", trigger(s));
+	if (clock_note(s) != NULL)
+		jsonw_kv_string(&w, "clock", clock_note(s));
 	jsonw_kv_u64(&w, "window_ns", window_ns(s));
 	jsonw_key(&w, "top");
 	jsonw_array_begin(&w);
