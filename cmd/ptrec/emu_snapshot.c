@@ -712,9 +712,9 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 		{ .key = "clock_model",
 		  .text = "emulated: one clock shared by all threads, the "
 		  "host's monotonic time under emulation as a 1 GHz TSC "
-		  "(read at every syscall entry and return and every 65536 "
-		  "instructions, 1 ns per instruction in between, never "
-		  "backwards), CBR 1, nom_freq 1" },
+		  "(read at every syscall return and every 65536 instructions, "
+		  "1 ns per instruction in between, never backwards), CBR 1, "
+		  "nom_freq 1" },
 		{ .key = "emulator", .text = "qemu-x86_64 7.2" },
 		{ .key = "trigger_symbol", .text = o->trigger_symbol },
 		{ .key = "trigger_line", .text = o->trigger_line },

@@ -50,7 +50,7 @@ QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
  * every process of a run shares it), offset by CLOCK_BASE so that images
  * mapped before the first instruction have a time before the first TSC
  * (perf needs that).  Reading it costs too much for every packet: a
- * thread reads it at each syscall's entry and return and at its polls,
+ * thread reads it at each syscall's return and at its polls,
  * and counts one ns per instruction in between (see clock_sync).
  */
 #define CLOCK_BASE 1000000ULL
@@ -296,8 +296,8 @@ clock_max(uint64_t *p, uint64_t v)
 }
 
 /*
- * Brings s's clock up to the host clock, never back: at a syscall's entry
- * and return and at polls.  Between these the thread counts one ns per
+ * Brings s's clock up to the host clock, never back: at a syscall's
+ * return and at polls.  Between these the thread counts one ns per
  * instruction, which may fall behind the host (emulated code is slower)
  * and, in code faster than that, run ahead of it; so at a return the clock
  * is also pulled past every thread's clock at its latest syscall entry
@@ -1156,8 +1156,13 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		sideband("counter exec_untraced 1");
 	if (g.off || s->hdr == NULL)
 		return;
-	/* The entry at host time; what follows it in other threads, later. */
-	clock_sync(s, 0);
+	/*
+	 * What follows this entry in other threads comes later.  The clock
+	 * is not brought up to the host's here but at the return: the host
+	 * time the thread lagged by since its last sync (qemu translating
+	 * code, the host running others) falls in the syscall's gap, not in
+	 * the function that made it.
+	 */
 	clock_max(&g.sync_clock, s->th.clock);
 	emu_thread_syscall(&s->th, num);
 	if (s->snap_done != g.snap_req)
