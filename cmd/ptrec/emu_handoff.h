@@ -11,8 +11,9 @@
  *                   (aux, budget, psb, cyc, retcomp, truth, repeat, hits,
  *                   after_ns, max_ns, min_ns, tail_ns, line REGEX,
                    clock_origin: the CLOCK_MONOTONIC ns the clock counts
-                   from, for every process of a run; default: the
-                   plugin's start,
+                   from, ptrec's just before it starts the program, so
+                   every process of a run shares it (default, run by
+                   hand: the plugin's start),
  *                   trigger|stop OFFSET PATH, filter OFFSET SIZE PATH;
  *                   file offsets, resolved as the images are mapped), so
  *                   paths and regexes need no escaping in qemu's
