@@ -549,8 +549,9 @@ judge_comparability(struct comparison *c)
 	c->per_call = incomplete_windows(&c->a.an) > 0 ||
 	    incomplete_windows(&c->b.an) > 0;
 	/*
-	 * A virtual clock is instructions in disguise, blurred by where the
-	 * timing packets fell; the instructions themselves are the truth.
+	 * An emulated clock is host time under emulation, one ns per
+	 * instruction between its reads of the host clock: not the
+	 * program's native time; the instructions themselves are the truth.
 	 */
 	time_classes = c->times_trusted && !c->times_virtual;
 	if (c->per_call)

@@ -94,6 +94,20 @@ untraced(const struct summary *s)
 	return s->have_snap ? manifest_untraced(&s->snap) : 0;
 }
 
+/*
+ * The emu recorder's times are the host's under emulation, not what the
+ * program takes natively: said wherever times are shown.  NULL for a
+ * hardware clock.
+ */
+static const char *
+clock_note(const struct summary *s)
+{
+	if (!s->have_snap || s->snap.pt.clock == NULL ||
+	    strcmp(s->snap.pt.clock, "virtual") != 0)
+		return NULL;
+	return "emulated, shared by all threads (host time under emulation)";
+}
+
 static void
 print_text(const struct summary *s)
 {
@@ -112,6 +126,8 @@ print_text(const struct summary *s)
 	if (untraced(s) > 0)
 		printf(" untraced=%" PRIu64, untraced(s));
 	printf("\n");
+	if (clock_note(s) != NULL)
+		printf("clock: %s\n", clock_note(s));
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_FIRST_NS));
@@ -199,9 +215,10 @@ print_json(const struct summary *s)
 	if (untraced(s) > 0)
 		snprintf(lost, sizeof(lost), " (untraced %" PRIu64 ")",
 		    untraced(s));
-	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
+	snprintf(line, sizeof(line), "%" PRIu64 " ns captured%s (trigger %s), %"
 	    PRIu64 " spans on %zu threads%s, %" PRIu64 " gaps; top %s",
-	    window_ns(s), trigger(s), analysis_rows(a),
+	    window_ns(s), clock_note(s) != NULL ? " (emulated clock)" : "",
+	    trigger(s), analysis_rows(a),
 	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)),
 	    lost, s->gaps, s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
@@ -212,6 +229,8 @@ print_json(const struct summary *s)
 	jsonw_kv_string(&w, "snapshot_id",
 	    analysis_manifest_str(a, SPANDIR_M_SNAPSHOT_ID, ""));
 	jsonw_kv_string(&w, "trigger", trigger(s));
+	if (clock_note(s) != NULL)
+		jsonw_kv_string(&w, "clock", clock_note(s));
 	jsonw_kv_u64(&w, "window_ns", window_ns(s));
 	jsonw_key(&w, "top");
 	jsonw_array_begin(&w);

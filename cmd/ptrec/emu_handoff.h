@@ -10,6 +10,10 @@
  *   config          written by ptrec before the start: "KEY VALUE" lines
  *                   (aux, budget, psb, cyc, retcomp, truth, repeat, hits,
  *                   after_ns, max_ns, min_ns, tail_ns, line REGEX,
+                   clock_origin: the CLOCK_MONOTONIC ns the clock counts
+                   from, ptrec's just before it starts the program, so
+                   every process of a run shares it (default, run by
+                   hand: the plugin's start),
  *                   trigger|stop OFFSET PATH, filter OFFSET SIZE PATH;
  *                   file offsets, resolved as the images are mapped), so
  *                   paths and regexes need no escaping in qemu's
@@ -36,7 +40,9 @@
  *                     snapshot SEQ REASON TID TIME
  *                     counter NAME VALUE
  *                   numbers are hex with 0x except PID/TID/SEQ (decimal);
- *                   TIME is the virtual clock (1 GHz TSC, CPI 1).
+ *                   TIME is the clock every thread shares (ns of host
+                   CLOCK_MONOTONIC since clock_origin, plus 1 ms, as a
+                   1 GHz TSC; emu_plugin.c clock_sync).
  *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
  *                   first, ending on a packet boundary; snap.<seq>/threads
  *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS

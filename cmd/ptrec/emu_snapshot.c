@@ -498,15 +498,28 @@ perf_record(uint32_t type, const struct emu_sb_rec *r)
 	return p;
 }
 
+/* 1 when the snapshot holds tid's ring as it was while tid still ran. */
+static int
+ring_live(const struct emu_capture *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_rings; i++)
+		if (c->rings[i].tid == tid)
+			return !c->rings[i].exited;
+	return 0;
+}
+
 /*
  * The plugin's records as perf's, in the plugin's order: a code mapping
  * is an MMAP2 (perf walks code only), a new thread a FORK (when it has a
- * parent), its COMM and an ITRACE_START, an exit an EXIT.  The strings
- * stay sb's.
+ * parent), its COMM and an ITRACE_START, an exit an EXIT, unless the
+ * thread's ring was copied before it exited (the sideband is read later,
+ * so its exit would come or go with the timing).  The strings stay sb's.
  */
 static int
-perf_sideband(const struct emu_sideband *sb, struct ptsb_record **out,
-    size_t *n, struct error *e)
+perf_sideband(const struct emu_sideband *sb, const struct emu_capture *c,
+    struct ptsb_record **out, size_t *n, struct error *e)
 {
 	const struct emu_sb_rec *r;
 	struct ptsb_record *p;
@@ -554,6 +567,8 @@ perf_sideband(const struct emu_sideband *sb, struct ptsb_record **out,
 			(*n)++;
 			break;
 		case SB_EXIT:
+			if (ring_live(c, r->tid))
+				break;
 			p[*n] = perf_record(PERF_RECORD_EXIT, r);
 			p[*n].u.task.pid = p[*n].u.task.ppid = (uint32_t)r->pid;
 			p[*n].u.task.tid = p[*n].u.task.ptid = (uint32_t)r->tid;
@@ -804,7 +819,11 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 		  .numeric = 1 },
 		{ .key = "repeat", .num = o->repeat, .numeric = 1 },
 		{ .key = "clock_model",
-		  .text = "virtual TSC 1 GHz, CPI 1, CBR 1, nom_freq 1" },
+		  .text = "emulated: one clock shared by all threads, the "
+		  "host's monotonic time under emulation as a 1 GHz TSC "
+		  "(read at every syscall return and every 65536 instructions, "
+		  "1 ns per instruction in between, never backwards), CBR 1, "
+		  "nom_freq 1" },
 		{ .key = "emulator", .text = "qemu-x86_64 7.2" },
 		{ .key = "trigger_symbol", .text = o->trigger_symbol },
 		{ .key = "trigger_line", .text = o->trigger_line },
@@ -825,7 +844,7 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	if ((threads = calloc(c->n_rings + 1, sizeof(*threads))) == NULL)
 		return error_set(e, ERR_NOMEM, "snapshot");
 	memset(&src, 0, sizeof(src));
-	if ((rc = perf_sideband(sb, &rec, &src.n_sideband, e)) < 0) {
+	if ((rc = perf_sideband(sb, c, &rec, &src.n_sideband, e)) < 0) {
 		free(threads);
 		return rc;
 	}

@@ -179,6 +179,15 @@ scratch_file(const struct recorder *r, const char *name, char *buf,
 	return 0;
 }
 
+static uint64_t
+now_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int
 write_config(struct recorder *r)
 {
@@ -204,6 +213,8 @@ write_config(struct recorder *r)
 	    "\ncyc %d\nretcomp %d\ntruth %d\nrepeat %" PRIu64 "\n",
 	    o->aux_bytes, o->budget_bytes, psb_period_for(o->aux_bytes), cyc,
 	    !noretcomp, o->emu_truth != NULL, o->repeat);
+	/* The clock every process of the run counts from: the start. */
+	fprintf(f, "clock_origin %" PRIu64 "\n", now_mono_ns());
 	if (o->has_after_ms)
 		fprintf(f, "after_ns %" PRIu64 "\n", o->after_ms * 1000000);
 	if (o->has_max_capture_ms)

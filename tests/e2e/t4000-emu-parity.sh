@@ -34,6 +34,9 @@ for v in "" .static; do
 		test \$(grep -c '^thread ' truth) = 6
 	"
 
+	# The three workers that run at once call g1 1222, 1242 and 1285
+	# times, no two of them 3000: the 3000th call comes while main and
+	# those three have rings, and before the later two exist.
 	test_expect_success "threads$v: a trigger in a worker cuts every thread" "
 		ptrec --recorder emu -o snap --emu-truth truth --aux-bytes 4M \
 		    --trigger-symbol g1 --trigger-hits 3000 \

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <regex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +45,15 @@
 
 QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
 
-/* The virtual clock starts here, so that images mapped before the first
- * instruction have a time before the first TSC (perf needs that). */
+/*
+ * The clock: one for every thread, the host's CLOCK_MONOTONIC in ns since
+ * the origin (the plugin's start, or clock_origin from the config, so that
+ * every process of a run shares it), offset by CLOCK_BASE so that images
+ * mapped before the first instruction have a time before the first TSC
+ * (perf needs that).  Reading it costs too much for every packet: a
+ * thread reads it at each syscall's return and at its polls,
+ * and counts one ns per instruction in between (see clock_sync).
+ */
 #define CLOCK_BASE 1000000ULL
 #define MAX_VCPUS 4096
 #define MAX_SLOTS 4096
@@ -53,7 +61,7 @@ QEMU_API_EXPORT int qemu_plugin_version = QEMU_API_VERSION;
 #define MAX_TRIGGERS 16
 #define LINE_MAX_BYTES 4096
 
-enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED, S_EXIT_DUMP };
+enum slot_state { S_RUN, S_SYSCALL, S_DUMPING, S_EXITED };
 enum trig_kind { TRIG_SYMBOL = 1, TRIG_STOP = 2, TRIG_FILTER = 3 };
 
 struct trigger {
@@ -78,8 +86,8 @@ struct slot {
 	struct emu_truth truth;
 	int has_truth;
 	int state;			/* enum slot_state, atomic */
-	uint64_t snap_done;		/* last snapshot this ring went into */
-	uint64_t tail_deadline;
+	uint64_t snap_done;		/* last snapshot this ring went into,
+					   claimed atomically (slot_dump) */
 	uint64_t ended;			/* order it ended in (1, 2, ...); 0 while
 					   it runs: see budget_make_room */
 	int gave_back;			/* it gave history up for the budget */
@@ -135,6 +143,12 @@ static struct {
 	volatile int off;		/* tracing has stopped for good */
 	uint64_t deadline;		/* --after-ms / --max-capture-ms */
 	int deadline_is_max;
+	uint64_t tail_deadline;		/* --tail-ms after a hit or a line */
+	uint64_t origin;		/* CLOCK_MONOTONIC ns at clock 0 */
+	uint64_t sync_clock;		/* newest clock at a syscall entry */
+	pthread_t timer;		/* fires deadlines while all block */
+	pthread_cond_t timer_cv;
+	int timer_running, timer_stop;
 	uint64_t hit_count;
 	uint64_t forks;			/* children not traced */
 	uint64_t sb_clock;		/* time of the newest mapping */
@@ -145,7 +159,8 @@ static struct {
 	int pid;
 	int exit_group;
 	int comm_done;
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1 };
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1,
+    .tail_deadline = UINT64_MAX };
 
 static int
 gettid_(void)
@@ -263,21 +278,61 @@ resolve_triggers(uint64_t start, uint64_t len, uint64_t pgoff,
 	}
 }
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The shared clock now. */
+static uint64_t
+host_now(void)
+{
+	uint64_t m = mono_ns();
+
+	return CLOCK_BASE + (m > g.origin ? m - g.origin : 0);
+}
+
+static void
+clock_max(uint64_t *p, uint64_t v)
+{
+	uint64_t seen = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (seen < v && !__atomic_compare_exchange_n(p, &seen, v, 0,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
 /*
- * Thread clocks are per thread.  A mapping one thread makes at its time T
- * must precede, in perf's time order, any trace that runs its code, in
- * whatever thread: so every thread's clock is pulled past the newest
- * mapping's time when it comes back from a syscall (where threads hand
- * each other work) and at its polls.  Returns 1 when the clock moved.
+ * Brings s's clock up to the host clock, never back: at a syscall's
+ * return and at polls.  Between these the thread counts one ns per
+ * instruction, which may fall behind the host (emulated code is slower)
+ * and, in code faster than that, run ahead of it; so at a return the clock
+ * is also pulled past every thread's clock at its latest syscall entry
+ * (published in sync_clock: whatever a thread learns through the kernel, a
+ * lock handed over, a thread joined, happened after the sender's entry)
+ * and past the newest mapping (its code may run in any thread, and perf
+ * needs the mapping first).  Returns 1 when the clock moved.
  */
 static int
-clock_catch_up(struct slot *s)
+clock_sync(struct slot *s, int at_return)
 {
-	uint64_t t = __atomic_load_n(&g.sb_clock, __ATOMIC_RELAXED);
+	uint64_t t = host_now(), m;
 
-	if (s->th.clock > t)
+	if (at_return) {
+		m = __atomic_load_n(&g.sync_clock, __ATOMIC_ACQUIRE) + 1;
+		if (m > t)
+			t = m;
+	}
+	m = __atomic_load_n(&g.sb_clock, __ATOMIC_RELAXED) + 1;
+	if (m > t)
+		t = m;
+	if (s->th.clock >= t)
 		return 0;
-	s->th.clock = t + 1;
+	s->th.clock = t;
 	return 1;
 }
 
@@ -285,11 +340,7 @@ static void
 map_record(uint64_t time, int tid, uint64_t start, uint64_t len,
     uint64_t pgoff, unsigned prot, const char *path)
 {
-	uint64_t seen = g.sb_clock;
-
-	while (seen < time && !__atomic_compare_exchange_n(&g.sb_clock, &seen,
-	    time, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	clock_max(&g.sb_clock, time);
 	sideband("map 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%" PRIx64 " 0x%"
 	    PRIx64 " 0x%x %s", time, g.pid, tid, start, len, pgoff, prot, path);
 	if (path[0] == '/')
@@ -596,7 +647,7 @@ comm_record(uint64_t time, int tid, const char *name)
 static struct slot *
 slot_create(unsigned int vcpu)
 {
-	uint64_t clock = g.vcpu_clock[vcpu] ? g.vcpu_clock[vcpu] : CLOCK_BASE;
+	uint64_t clock = host_now();
 	char path[PATH_MAX + 32];
 	struct slot *s;
 	const char *bin, *base;
@@ -604,9 +655,14 @@ slot_create(unsigned int vcpu)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->tid = gettid_();
-	s->tail_deadline = UINT64_MAX;
+	/* After its parent's clone entry, whatever the host clock says. */
+	if (g.vcpu_clock[vcpu] > clock)
+		clock = g.vcpu_clock[vcpu];
 	pthread_mutex_lock(&g.lock);
-	/* under the lock: a snapshot counts the rings it waits for there */
+	/*
+	 * Under the lock snapshot_request counts the slots by: a snapshot
+	 * asked before this counts this ring out, so it must not go in.
+	 */
 	s->snap_done = g.snap_req;
 	sideband("thread 0x%" PRIx64 " %d %d %d", clock - 1, g.pid, s->tid,
 	    g.vcpu_parent[vcpu]);
@@ -760,10 +816,21 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 {
 	char path[PATH_MAX + 64], line[256];
 	uint8_t *data;
-	uint64_t kept, total, from, moved;
+	uint64_t kept, total, from, moved, done;
 	int n, last;
 
-	if (s->hdr == NULL || s->snap_done == seq)
+	if (s->hdr == NULL)
+		return;
+	/*
+	 * Claimed before the copy, the one claim every copier takes: an
+	 * exiting thread and a snapshot's asker may both come for a ring
+	 * that has just been closed, and only the winner copies it and
+	 * counts it done.  A snapshot starts only once the one before is
+	 * copied whole, so snap_done only ever moves to the seq at hand.
+	 */
+	done = __atomic_load_n(&s->snap_done, __ATOMIC_SEQ_CST);
+	if (done == seq || !__atomic_compare_exchange_n(&s->snap_done, &done,
+	    seq, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
 	if (live) {
 		if (ip != 0)
@@ -812,7 +879,6 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 		}
 	}
 	free(data);
-	s->snap_done = seq;
 	pthread_mutex_lock(&g.lock);
 	last = --g.snap_pending == 0;
 	if (last)
@@ -836,24 +902,6 @@ slot_reclaim(struct slot *s)
 }
 
 /*
- * Copies ended slot s into snapshot seq unless that is done.  Both the
- * thread that ended and a snapshot's requester may try: a request that
- * saw the thread still running leaves it to copy itself, and it may have
- * looked for the request just before.  The claim lets one of them copy.
- */
-static void
-slot_dump_ended(struct slot *s, uint64_t seq)
-{
-	int want = S_EXITED;
-
-	if (__atomic_compare_exchange_n(&s->state, &want, S_EXIT_DUMP, 0,
-	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		slot_dump(s, seq, 0, 0);
-		__atomic_store_n(&s->state, S_EXITED, __ATOMIC_SEQ_CST);
-	}
-}
-
-/*
  * Starts snapshot seq: every ring that is not running guest code right now
  * is copied here; running threads copy their own at their next block.
  */
@@ -863,7 +911,7 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 {
 	uint64_t seq;
 	struct slot *s;
-	int i, want;
+	int i, n, want;
 
 	pthread_mutex_lock(&g.lock);
 	if (g.off || g.snap_pending > 0) {
@@ -879,21 +927,22 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 	}
 	snprintf(g.snap_reason, sizeof(g.snap_reason), "%s", reason);
 	g.snap_reason_tid = me != NULL ? me->tid : 0;
-	g.snap_time = me != NULL ? me->th.clock : 0;
+	g.snap_time = me != NULL ? me->th.clock : host_now();
 	/* ptrec's requests (--control snapshot) do not use up --repeat */
 	g.snap_counts = strcmp(reason, "request") != 0;
 	g.snap_final = final || (g.snap_counts && g.snaps_done + 1 >= g.repeat);
-	g.snap_pending = g.n_slots + 1;	/* +1: ours, released below */
+	n = g.n_slots;			/* later slots are not in it */
+	g.snap_pending = n + 1;		/* +1: ours, released below */
 	__atomic_store_n(&g.snap_req, seq, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&g.lock);
 
-	for (i = 0; i < g.n_slots; i++) {
+	for (i = 0; i < n; i++) {
 		s = g.slots[i];
 		if (s == me)
 			continue;
 		want = S_SYSCALL;
 		if (__atomic_load_n(&s->state, __ATOMIC_SEQ_CST) == S_EXITED) {
-			slot_dump_ended(s, seq);
+			slot_dump(s, seq, 0, 0);
 		} else if (__atomic_compare_exchange_n(&s->state, &want,
 		    S_DUMPING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 			slot_dump(s, seq, 1, 0);
@@ -916,6 +965,8 @@ capture_started(const struct slot *s)
 	return s->th.clock >= CLOCK_BASE + g.min_ns;
 }
 
+static void tail_arm(struct slot *s);
+
 static void
 on_trigger(struct slot *s, const struct emu_tb *tb)
 {
@@ -933,31 +984,161 @@ on_trigger(struct slot *s, const struct emu_tb *tb)
 	    __atomic_add_fetch(&g.hit_count, 1, __ATOMIC_RELAXED) % g.hits != 0)
 		return;
 	if (g.tail_ns > 0)
-		s->tail_deadline = s->th.clock + g.tail_ns;
+		tail_arm(s);
 	else
 		snapshot_request(s, tb->start, "symbol", 0);
 }
 
+/*
+ * Fires the deadline that has passed, if one has (under the lock: the
+ * timer thread and the running threads race for it).  me: the thread
+ * that saw it, about to run the block at ip; NULL for the timer thread.
+ */
 static void
-on_deadline(struct slot *s, uint64_t ip)
+deadline_fire(struct slot *me, uint64_t ip)
 {
-	if (s->th.clock >= s->tail_deadline) {
-		s->tail_deadline = UINT64_MAX;
-		snapshot_request(s, ip, "tail", 0);
-		return;
-	}
-	if (g.deadline_is_max) {
+	uint64_t now = me != NULL ? me->th.clock : host_now();
+	const char *reason = NULL;
+	int final = 0;
+
+	pthread_mutex_lock(&g.lock);
+	if (now >= g.tail_deadline) {
+		g.tail_deadline = UINT64_MAX;
+		reason = "tail";
+	} else if (now >= g.deadline && g.deadline_is_max) {
 		g.deadline = UINT64_MAX;
-		snapshot_request(s, ip, "max-capture", 1);
+		reason = "max-capture";
+		final = 1;
+	} else if (now >= g.deadline) {
+		/* --after-ms: and again each period for --repeat */
+		g.deadline = g.after_ns > 0 ? now + g.after_ns : UINT64_MAX;
+		if (g.max_ns > 0 && g.deadline > CLOCK_BASE + g.max_ns) {
+			g.deadline = CLOCK_BASE + g.max_ns;
+			g.deadline_is_max = 1;
+		}
+		reason = "after-ms";
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (reason != NULL)
+		snapshot_request(me, ip, reason, final);
+}
+
+/*
+ * The timer: sleeps until the next deadline and fires it, so that time
+ * triggers fire while every thread is blocked (a running thread fires
+ * them itself at its poll, exactly at a block).  It takes no signals:
+ * they are the guest's, which qemu handles in vCPU threads.
+ */
+static void *
+timer_main(void *arg)
+{
+	uint64_t now, next, at;
+	struct timespec ts;
+
+	(void)arg;
+	pthread_mutex_lock(&g.lock);
+	while (!g.timer_stop && !g.off) {
+		now = host_now();
+		next = g.deadline < g.tail_deadline ? g.deadline :
+		    g.tail_deadline;
+		if (now >= next) {
+			pthread_mutex_unlock(&g.lock);
+			deadline_fire(NULL, 0);
+			pthread_mutex_lock(&g.lock);
+			continue;
+		}
+		/* At least once a second: a deadline may move meanwhile. */
+		at = next - now < 1000000000ULL ? next - now : 1000000000ULL;
+		at += mono_ns();
+		ts.tv_sec = (time_t)(at / 1000000000ULL);
+		ts.tv_nsec = (long)(at % 1000000000ULL);
+		pthread_cond_timedwait(&g.timer_cv, &g.lock, &ts);
+	}
+	pthread_mutex_unlock(&g.lock);
+	return NULL;
+}
+
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&g.lock);
+}
+
+static void
+fork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void
+fork_child(void)
+{
+	g.timer_running = 0;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void
+timer_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&g.timer_cv, &ca) != 0) {
+		pthread_condattr_destroy(&ca);
 		return;
 	}
-	/* --after-ms: and again each period for --repeat */
-	g.deadline = g.after_ns > 0 ? s->th.clock + g.after_ns : UINT64_MAX;
-	if (g.max_ns > 0 && g.deadline > CLOCK_BASE + g.max_ns) {
-		g.deadline = CLOCK_BASE + g.max_ns;
-		g.deadline_is_max = 1;
+	pthread_condattr_destroy(&ca);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	g.timer_running = pthread_create(&g.timer, NULL, timer_main,
+	    NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!g.timer_running) {
+		say("no timer thread: time triggers fire only while a thread "
+		    "runs");
+		return;
 	}
-	snapshot_request(s, ip, "after-ms", 0);
+	/* A fork child has no timer, and must not inherit the lock held. */
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+		say("no fork handlers: a child may hang on the timer's lock");
+}
+
+/* Wakes the timer to look at the deadlines again; g.lock held. */
+static void
+timer_kick(void)
+{
+	if (g.timer_running)
+		pthread_cond_signal(&g.timer_cv);
+}
+
+static void
+timer_end(void)
+{
+	if (!g.timer_running)
+		return;
+	pthread_mutex_lock(&g.lock);
+	g.timer_stop = 1;
+	timer_kick();
+	pthread_mutex_unlock(&g.lock);
+	pthread_join(g.timer, NULL);
+	g.timer_running = 0;
+}
+
+/* --tail-ms: the snapshot comes that long after the hit (or line). */
+static void
+tail_arm(struct slot *s)
+{
+	pthread_mutex_lock(&g.lock);
+	if (g.tail_deadline == UINT64_MAX) {
+		g.tail_deadline = s->th.clock + g.tail_ns;
+		timer_kick();
+	}
+	pthread_mutex_unlock(&g.lock);
+	if (g.tail_deadline < s->poll_at)
+		s->poll_at = g.tail_deadline;
 }
 
 static void
@@ -985,15 +1166,15 @@ slot_poll(struct slot *s, const struct emu_tb *tb)
 {
 	uint64_t next;
 
-	if (clock_catch_up(s) && s->th.enabled)
+	if (clock_sync(s, 0) && s->th.enabled)
 		emu_enc_tsc(&s->th.enc, s->th.clock);
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
 	if (!g.off && s->snap_done != g.snap_req)
 		slot_dump(s, g.snap_req, 1, tb->start);
 	if (!g.off && (s->th.clock >= g.deadline ||
-	    s->th.clock >= s->tail_deadline))
-		on_deadline(s, tb->start);
+	    s->th.clock >= g.tail_deadline))
+		deadline_fire(s, tb->start);
 	if (!g.off && g.ctl != NULL && g.ctl->request_seq != g.ctl_seen)
 		on_control(s, tb->start);
 	if (g.off) {
@@ -1003,8 +1184,8 @@ slot_poll(struct slot *s, const struct emu_tb *tb)
 	next = s->th.clock + POLL_INSNS;
 	if (g.deadline < next)
 		next = g.deadline;
-	if (s->tail_deadline < next)
-		next = s->tail_deadline;
+	if (g.tail_deadline < next)
+		next = g.tail_deadline;
 	s->poll_at = next;
 }
 
@@ -1021,8 +1202,6 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 	emu_thread_tb(&s->th, tb);
 	if (__builtin_expect(tb->trigger != 0, 0)) {
 		on_trigger(s, tb);
-		if (s->tail_deadline < s->poll_at)
-			s->poll_at = s->tail_deadline;
 	}
 	if (__builtin_expect(s->th.clock >= s->poll_at, 0))
 		slot_poll(s, tb);
@@ -1101,9 +1280,7 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 		if (capture_started(s) &&
 		    regexec(&g.line_re, lb->buf, 0, NULL, 0) == 0) {
 			if (g.tail_ns > 0) {
-				s->tail_deadline = s->th.clock + g.tail_ns;
-				if (s->tail_deadline < s->poll_at)
-					s->poll_at = s->tail_deadline;
+				tail_arm(s);
 			} else {
 				snapshot_request(s, 0, "line", 0);
 			}
@@ -1140,6 +1317,14 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		sideband("counter exec_untraced 1");
 	if (g.off || s->hdr == NULL)
 		return;
+	/*
+	 * What follows this entry in other threads comes later.  The clock
+	 * is not brought up to the host's here but at the return: the host
+	 * time the thread lagged by since its last sync (qemu translating
+	 * code, the host running others) falls in the syscall's gap, not in
+	 * the function that made it.
+	 */
+	clock_max(&g.sync_clock, s->th.clock);
 	emu_thread_syscall(&s->th, num);
 	if (s->snap_done != g.snap_req)
 		slot_dump(s, g.snap_req, 1, 0);
@@ -1241,10 +1426,11 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		return;
 	if (s->snap_done != g.snap_req)
 		slot_dump(s, g.snap_req, 1, 0);
-	/* The kernel takes a nanosecond: sideband written at the syscall's
-	 * time precedes the trace that follows (perf needs "before"). */
-	emu_thread_kernel_time(&s->th, 1);
-	clock_catch_up(s);	/* tracing is off: the next PGE carries TSC */
+	/* Time passed in the kernel, at least a nanosecond (sync_clock holds
+	 * our entry): sideband written at the syscall's time precedes the
+	 * trace that follows (perf needs "before").  Tracing is off: the
+	 * next PGE carries the TSC. */
+	clock_sync(s, 1);
 	s->hdr->clock = s->th.clock;
 	s->hdr->insns = s->th.insns;
 }
@@ -1304,16 +1490,24 @@ on_vcpu_exit(qemu_plugin_id_t id, unsigned int vcpu)
 			slot_dump(s, g.snap_req, 1, 0);
 	}
 	slot_close(s);
-	/* A snapshot that began while we ended may count on us still. */
-	while (s->hdr != NULL && !g.off &&
+	/*
+	 * A snapshot asked between the check above and EXITED saw this slot
+	 * running and left it to us: it goes in, as a ring that has ended.
+	 * One look is enough: the state stays EXITED from here, so every
+	 * later asker sees the slot ended and copies it itself, and when an
+	 * asker that saw EXITED comes for this snapshot too, the claim in
+	 * slot_dump lets only one of us copy it.
+	 */
+	if (s->hdr != NULL && !g.off &&
 	    __atomic_load_n(&s->snap_done, __ATOMIC_SEQ_CST) !=
-	    __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST)) {
-		slot_dump_ended(s, __atomic_load_n(&g.snap_req,
-		    __ATOMIC_SEQ_CST));
-		sched_yield();
-	}
+	    __atomic_load_n(&g.snap_req, __ATOMIC_SEQ_CST))
+		slot_dump(s, g.snap_req, 0, 0);
 	if (s->hdr != NULL) {
-		/* its history is complete: it may give it back from now on */
+		/*
+		 * Its history is complete: it may give it back from now on.
+		 * An asker may still be copying it; slot_dump keeps only the
+		 * bytes still there when its copy is done.
+		 */
 		pthread_mutex_lock(&g.lock);
 		s->ended = ++g.ends;
 		pthread_mutex_unlock(&g.lock);
@@ -1334,7 +1528,8 @@ on_atexit(qemu_plugin_id_t id, void *userdata)
 
 	(void)id;
 	(void)userdata;
-	g.exiting = 1;
+	timer_end();		/* one asker at a time from here */
+	g.exiting = 1;		/* after the timer: its copies were live */
 	for (i = 0; i < g.n_slots; i++) {
 		if (g.slots[i]->tid == tid)
 			me = g.slots[i];
@@ -1395,6 +1590,7 @@ config_line(char *key, char *val)
 		{ "after_ns", &g.after_ns }, { "max_ns", &g.max_ns },
 		{ "min_ns", &g.min_ns }, { "tail_ns", &g.tail_ns },
 		{ "hits", &g.hits }, { "repeat", &g.repeat },
+		{ "clock_origin", &g.origin },
 	};
 	size_t i;
 
@@ -1526,11 +1722,14 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		say("no dir=SCRATCH argument");
 		return -1;
 	}
+	g.origin = mono_ns();
 	if (config_read() < 0)
 		return -1;
 	deadline_init();
 	g.pid = getpid();
 	open_channels();
+	if (g.after_ns > 0 || g.max_ns > 0 || g.tail_ns > 0)
+		timer_start();
 	qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
 	qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);

@@ -422,12 +422,6 @@ emu_thread_syscall(struct emu_thread *t, int64_t num)
 }
 
 void
-emu_thread_kernel_time(struct emu_thread *t, uint64_t ns)
-{
-	t->clock += ns;
-}
-
-void
 emu_thread_stop(struct emu_thread *t, uint64_t ip)
 {
 	if (t->deferring)

@@ -8,8 +8,9 @@
  * (TNT, TIP, compressed return), TIP.PGD/PGE around syscalls, qemu 7.2's
  * phantom page-crossing instruction and REP re-runs, signal delivery as
  * FUP + TIP.PGD then TIP.PGE(handler) with the deferral that resolves the
- * interruption point at rt_sigreturn, periodic PSB+, and the virtual clock
- * (one instruction = one cycle = 1 ns of a 1 GHz TSC).
+ * interruption point at rt_sigreturn, periodic PSB+, and the thread's
+ * clock between the plugin's syncs with the host (one instruction = one
+ * cycle = 1 ns of a 1 GHz TSC; clock is the plugin's to move forward).
  *
  * Not thread-safe by design: each guest thread has its own emu_thread and
  * only its own qemu thread touches it.  The handler set is shared
@@ -92,9 +93,6 @@ void emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb);
 
 /* The last block ended in a syscall, number num, now entering the kernel. */
 void emu_thread_syscall(struct emu_thread *t, int64_t num);
-
-/* Virtual time passes in the kernel: ns of it (at least 1). */
-void emu_thread_kernel_time(struct emu_thread *t, uint64_t ns);
 
 /*
  * Ends the stream for a snapshot or the end: resolves a pending deferral
