@@ -174,6 +174,8 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"calls\",\"insns\",\"start\"]},"
 	  "\"function\":{\"type\":\"string\",\"maxLength\":1024},"
 	  "\"tid\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304},"
+	  "\"pid\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304,"
+	  "\"description\":\"Only the threads of this process.\"},"
 	  NS("from_ns", "Start of the window, ns since capture start.") ","
 	  NS("to_ns", "End of the window.") ","
 	  NS("at_ns", "The instant for kind at.") ","

@@ -87,6 +87,42 @@ trigger(const struct summary *s)
 	    "unknown";
 }
 
+/* The process of tid: from its first span in the index (0: none). */
+static uint64_t
+thread_pid(const struct analysis *a, uint64_t tid)
+{
+	for (uint64_t r = 0; r < a->ix.rows; r++)
+		if (spanidx_u32(&a->ix, SPANIDX_TID, r) == tid)
+			return spanidx_u32(&a->ix, SPANIDX_PID, r);
+	return 0;
+}
+
+static uint64_t
+thread_tid(const json_t *t)
+{
+	return (uint64_t)json_integer_value(json_object_get(t,
+	    SPANDIR_COV_TID));
+}
+
+/* The processes of the threads the analysis covers. */
+static size_t
+processes(const struct analysis *a)
+{
+	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS);
+	size_t i, j, n = 0;
+	uint64_t pid;
+
+	for (i = 0; i < json_array_size(th); i++) {
+		pid = thread_pid(a, thread_tid(json_array_get(th, i)));
+		for (j = 0; j < i; j++)
+			if (thread_pid(a, thread_tid(json_array_get(th, j))) ==
+			    pid)
+				break;
+		n += j == i;
+	}
+	return n;
+}
+
 static void
 print_text(const struct summary *s)
 {
@@ -100,8 +136,9 @@ print_text(const struct summary *s)
 	    analysis_manifest_str(a, SPANDIR_M_DECODER, "-"),
 	    s->have_snap && s->snap.recorder.backend ?
 	    s->snap.recorder.backend : "-");
-	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu\n",
-	    window_ns(s), trigger(s), json_array_size(th));
+	printf("capture window_ns=%" PRIu64 " trigger=%s processes=%zu "
+	    "threads=%zu\n", window_ns(s), trigger(s), processes(a),
+	    json_array_size(th));
 	json_array_foreach(th, i, t) {
 		uint64_t first = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_FIRST_NS));
@@ -110,9 +147,10 @@ print_text(const struct summary *s)
 		uint64_t gap = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
-		printf("thread tid=%" PRIu64 " first_ns=%" PRIu64 " last_ns=%"
-		    PRIu64 " covered_ns=%" PRIu64 " spans=%" PRIu64 "\n",
-		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_TID)),
+		printf("thread pid=%" PRIu64 " tid=%" PRIu64 " first_ns=%"
+		    PRIu64 " last_ns=%" PRIu64 " covered_ns=%" PRIu64
+		    " spans=%" PRIu64 "\n", thread_pid(a, thread_tid(t)),
+		    thread_tid(t),
 		    first, last, last - first > gap ? last - first - gap : 0,
 		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_SPANS)));
 	}
@@ -165,8 +203,8 @@ json_threads(struct jsonw *w, const struct analysis *a)
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
 		jsonw_object_begin(w);
-		jsonw_kv_u64(w, "tid", (uint64_t)json_integer_value(
-		    json_object_get(t, SPANDIR_COV_TID)));
+		jsonw_kv_u64(w, "pid", thread_pid(a, thread_tid(t)));
+		jsonw_kv_u64(w, "tid", thread_tid(t));
 		jsonw_kv_u64(w, "first_ns", first);
 		jsonw_kv_u64(w, "last_ns", last);
 		jsonw_kv_u64(w, "covered_ns", last - first > gap ?
@@ -187,9 +225,10 @@ print_json(const struct summary *s)
 	size_t i;
 
 	snprintf(line, sizeof(line), "%" PRIu64 " ns captured (trigger %s), %"
-	    PRIu64 " spans on %zu threads, %" PRIu64 " gaps; top %s",
-	    window_ns(s), trigger(s), analysis_rows(a),
-	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)), s->gaps,
+	    PRIu64 " spans on %zu threads of %zu process%s, %" PRIu64
+	    " gaps; top %s", window_ns(s), trigger(s), analysis_rows(a),
+	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)),
+	    processes(a), processes(a) == 1 ? "" : "es", s->gaps,
 	    s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);

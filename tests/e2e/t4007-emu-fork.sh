@@ -75,6 +75,34 @@ test_expect_success 'fork: parent and child exact, each its own process' '
 	test_eq "thread $child $child" "$(grep "^thread $child " truth)"
 '
 
+test_expect_success 'ptdecode, ptquery: --pid keeps one process apart' '
+	record fork &&
+	parent=$(pid_of after_wait) && child=$(pid_of in_child) &&
+	ptdecode --pid "$child" --format jsonl snap >one.jsonl 2>one.err &&
+	grep -q ": 1 process, 1 thread, " one.err &&
+	test_eq "$child" "$(jq -r "select(.type == \"thread\") | .pid" \
+	    one.jsonl)" &&
+	test_eq "$child" "$(jq -r "select(.type == \"map\") | .pid" \
+	    one.jsonl | sort -u)" &&
+	must_exit 1 ptdecode --pid 1 --format jsonl snap >none 2>none.err &&
+	grep -q "no process 1 in the snapshot" none.err &&
+	ptdecode snap 2>all.err | ptspans -o an >/dev/null &&
+	grep -q ": 2 processes, 2 threads, .* 0 gaps " all.err &&
+	ptquery an --kind summary >summary &&
+	grep -q "^capture .* processes=2 threads=2\$" summary &&
+	grep -q "^thread pid=$child tid=$child " summary &&
+	for p in "$parent" "$child"; do
+		ptquery an --kind hotpaths --pid "$p" --format json \
+		    --limit 500 | jq -r ".rows[] | select(.calls > 0 and
+		    (.name | IN(\"before_fork\", \"in_child\",
+		    \"after_wait\"))) | \"\(.name) \(.calls)\"" >rows.$p ||
+		    return 1
+	done &&
+	test_eq "before_fork 3,after_wait 4" \
+	    "$(sort -r rows.$parent | paste -sd,)" &&
+	test_eq "in_child 7" "$(cat rows.$child)"
+'
+
 test_expect_success 'vfork: the child is traced as its own process too' '
 	record vfork &&
 	check_counts &&
