@@ -173,4 +173,8 @@ test_expect_success '--no-follow: only the first process, the child told' '
 	emu_check_parity snap truth >parity &&
 	test_eq 1 "$(wc -l <parity)"
 '
+test_expect_success '--no-follow is refused where children cannot be dropped' '
+	must_exit 2 ptrec --recorder perf --no-follow -- /bin/true 2>err &&
+	grep -q "^ptrec: --no-follow: the perf recorder follows a program.s threads and children together: use --recorder emu\$" err
+'
 test_done
