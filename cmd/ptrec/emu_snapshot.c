@@ -526,6 +526,21 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 		goto out;
 	}
 	memset(r, 0, sizeof(*r));
+	total = h->total;
+	n = h->state == EMU_RING_LIVE ? final_packets(h, tail, sizeof(tail)) : 0;
+	if (total + n <= h->ring_size) {
+		/* Not wrapped: only the bytes written, not the whole ring (a
+		 * program with many children has many rings, mostly empty). */
+		if ((r->data = malloc(total + n + 1)) == NULL) {
+			rc = error_set(e, ERR_NOMEM, "%s", path);
+			goto out;
+		}
+		memcpy(r->data, (const uint8_t *)map + EMU_HDR_SIZE, total);
+		memcpy(r->data + total, tail, n);
+		total += n;
+		r->kept = total;
+		goto header;
+	}
 	ring = malloc(h->ring_size);
 	r->data = malloc(h->ring_size);
 	if (ring == NULL || r->data == NULL) {
@@ -534,14 +549,11 @@ ring_from_file(const char *path, struct emu_ring_copy *r, struct error *e)
 		goto out;
 	}
 	memcpy(ring, (const uint8_t *)map + EMU_HDR_SIZE, h->ring_size);
-	total = h->total;
-	if (h->state == EMU_RING_LIVE) {
-		n = final_packets(h, tail, sizeof(tail));
-		emu_ring_put(ring, h->ring_size, &total, tail, n);
-	}
+	emu_ring_put(ring, h->ring_size, &total, tail, n);
+	r->kept = emu_ring_unroll(ring, h->ring_size, total, r->data);
+header:
 	r->tid = h->tid;
 	r->total = total;
-	r->kept = emu_ring_unroll(ring, h->ring_size, total, r->data);
 	r->wrapped = total > h->ring_size;
 	r->exited = h->state == EMU_RING_CLOSED;
 	r->first_time = h->first_time;

@@ -111,6 +111,15 @@ test_expect_success 'vfork: the child is traced as its own process too' '
 	test_eq 2 "$(wc -l <parity)"
 '
 
+test_expect_success '31 processes: each exact, in its own process' '
+	record many &&
+	test_eq 30 "$(grep -c "^count [0-9]* in_child 7\$" snap/output.log)" &&
+	check_counts &&
+	check_processes 31 &&
+	emu_check_parity snap truth >parity &&
+	test_eq 31 "$(wc -l <parity)"
+'
+
 # An exec'd program is not traced: the warning names the process and the
 # program, on stderr and in the manifest; what was traced stays exact.
 check_exec_warned() {
