@@ -180,7 +180,12 @@ test_expect_success '--no-follow: only the first process, the child told' '
 	check_counts in_child &&
 	test_eq "" "$(grep "^$child " spans.counts perf.counts)" &&
 	emu_check_parity snap truth >parity &&
-	test_eq 1 "$(wc -l <parity)"
+	test_eq 1 "$(wc -l <parity)" &&
+	ptrec --recorder emu -o spawned --no-follow -- "$EMU_FIX/forks" \
+	    spawn /bin/true >path 2>err &&
+	grep -q "^ptrec: .*: 1 child process was not traced: --no-follow" err &&
+	test_eq 1 "$(jq "[.threads[].pid] | unique | length" \
+	    spawned/manifest.json)"
 '
 test_expect_success '--no-follow is refused where children cannot be dropped' '
 	must_exit 2 ptrec --recorder perf --no-follow -- /bin/true 2>err &&

@@ -1023,6 +1023,13 @@ fd_path(int64_t fd, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
+static int
+is_process_clone(uint64_t flags)
+{
+	return !(flags & 0x100 /* CLONE_VM */) ||
+	    (flags & 0x4000 /* CLONE_VFORK */);
+}
+
 static void
 sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
 {
@@ -1070,12 +1077,12 @@ sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
 	case NR_VFORK:
 	case NR_CLONE:
 	case NR_CLONE3:
-		/* a child process, not a thread: no CLONE_VM (clone3 has
-		 * its flags first in struct clone_args) */
+		/* a child process, not a thread: no CLONE_VM, or CLONE_VFORK,
+		 * which qemu runs as a fork (clone3 has its flags first in
+		 * struct clone_args) */
 		if (ret > 0 && !g.follow && (num == NR_FORK ||
-		    num == NR_VFORK || !((num == NR_CLONE3 && a[0] != 0 ?
-		    *(const uint64_t *)(uintptr_t)a[0] : a[0]) &
-		    0x100 /* CLONE_VM */)))
+		    num == NR_VFORK || is_process_clone(num == NR_CLONE3 &&
+		    a[0] != 0 ? *(const uint64_t *)(uintptr_t)a[0] : a[0])))
 			sideband("counter fork_untraced %" PRIu64,
 			    __atomic_add_fetch(&g.forks, 1, __ATOMIC_RELAXED));
 		return;
