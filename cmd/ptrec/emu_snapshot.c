@@ -392,13 +392,14 @@ capture_sort(struct emu_capture *c)
 }
 
 static int capture_add_rings(struct emu_capture *c, const char *scratch,
-    struct error *e);
+    const struct emu_sideband *children, struct error *e);
 
 int
 emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
     struct error *e)
 {
 	char path[PATH_MAX], line[256];
+	struct emu_sideband sb;
 	struct emu_ring_copy r;
 	uint64_t len = 0;
 	FILE *f;
@@ -429,9 +430,12 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	}
 	fclose(f);
 	/* The other processes' rings: a child that ended is complete in its
-	 * file; one still running is read as it is now. */
-	if (rc == 0)
-		rc = capture_add_rings(c, scratch, e);
+	 * file; one still running is read as it is now.  Not the first
+	 * process's own threads the snapshot left out (started after it). */
+	if (rc == 0 && (rc = emu_sideband_read(&sb, scratch, e)) == 0) {
+		rc = capture_add_rings(c, scratch, &sb, e);
+		emu_sideband_free(&sb);
+	}
 	if (rc < 0) {
 		emu_capture_free(c);
 		return rc;
@@ -576,10 +580,27 @@ capture_has(const struct emu_capture *c, int tid)
 	return 0;
 }
 
-/* Adds the rings SCRATCH/ring.<tid> of every thread c does not hold yet. */
+static int forked(const struct emu_sideband *sb, int pid);
+
+/* tid is a thread of a fork child (a process other than the first). */
+static int
+child_thread(const struct emu_sideband *sb, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->rec[i].type == SB_THREAD && sb->rec[i].tid == tid)
+			return forked(sb, sb->rec[i].pid);
+	return 0;
+}
+
+/*
+ * Adds the rings SCRATCH/ring.<tid> of every thread c does not hold yet;
+ * with children, only those of the fork children it lists.
+ */
 static int
 capture_add_rings(struct emu_capture *c, const char *scratch,
-    struct error *e)
+    const struct emu_sideband *children, struct error *e)
 {
 	char path[PATH_MAX];
 	struct emu_ring_copy r;
@@ -591,7 +612,8 @@ capture_add_rings(struct emu_capture *c, const char *scratch,
 		return error_set_errno(e, errno, "%s", scratch);
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "ring.", 5) != 0 ||
-		    capture_has(c, atoi(de->d_name + 5)))
+		    capture_has(c, atoi(de->d_name + 5)) || (children != NULL &&
+		    !child_thread(children, atoi(de->d_name + 5))))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", scratch, de->d_name);
 		if ((rc = ring_from_file(path, &r, e)) < 0)
@@ -610,7 +632,7 @@ emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = capture_add_rings(c, scratch, e);
+	rc = capture_add_rings(c, scratch, NULL, e);
 	if (rc < 0)
 		emu_capture_free(c);
 	else
