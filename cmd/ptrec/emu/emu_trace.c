@@ -113,6 +113,18 @@ emu_truth_close(struct emu_truth *w)
 	w->fd = -1;
 }
 
+void
+emu_truth_abandon(struct emu_truth *w)
+{
+	if (w->map != NULL)
+		munmap(w->map, EMU_TRUTH_CHUNK);
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->side);
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+}
+
 static void
 truth(struct emu_thread *t, uint64_t from, uint64_t to, enum emu_kind k)
 {

@@ -113,5 +113,8 @@ void emu_thread_stop(struct emu_thread *t, uint64_t ip);
 int emu_truth_open(struct emu_truth *w, const char *path);
 void emu_truth_line(struct emu_truth *w, const char *line, size_t n);
 void emu_truth_close(struct emu_truth *w);
+/* Lets go of a log another process owns (a fork child's inherited copy):
+ * unmaps and closes without writing or truncating the file. */
+void emu_truth_abandon(struct emu_truth *w);
 
 #endif
