@@ -3,10 +3,10 @@
 # boundary, also where the next instruction crosses a page (qemu lists
 # such an instruction in the block before without running it there).
 # The straddle fixture takes SIGALRMs (it prints how many, at least 200)
-# in a loop of page-crossing instructions: the trace decodes without a decode_error gap, every
-# interruption is where the thread resumed after its handler, ptquery
-# counts every handler entry and loop call the program printed, and perf
-# equals the ground truth.
+# in a loop of page-crossing instructions: the trace decodes without a
+# decode_error gap, every interruption is where the thread resumed after
+# its handler, ptquery counts every handler entry and loop call the
+# program printed, and perf equals the ground truth.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu-lib.sh"
 
@@ -42,18 +42,21 @@ for v in "" .static; do
 		jq -e -s 'map(select(.type == \"gap\")) | length == 0' \
 		    blocks.jsonl >/dev/null &&
 		grep -q ' 0 gaps (0 decode errors,' dec.err &&
-		jq -e --argjson n \$(cat nsig) \
-		    '.counters.signal_blind_resolutions == 0 and
-		    .counters.async_stops == \$n' snap/manifest.json
+		jq -e '.counters.signal_blind_resolutions == 0' snap/manifest.json
 	"
 
 	test_expect_success "straddle$v: signals taken before a page-crossing instruction" "
 		cd $D &&
+		# One interruption per delivery from the loop; a tick that came
+		# while the handler ran is taken at its rt_sigreturn instead.
 		# The two instructions that cross after others in their block
 		# start at page offsets 0xffb and 0xffd of straddle_loop.
 		jq -r 'select(.type == \"event\" and .reason == \"async\") |
 		    .at' blocks.jsonl >at &&
-		test_eq \$(cat nsig) \"\$(wc -l <at)\" &&
+		wc -l <at >nasync &&
+		test \$(cat nasync) -ge 100 && test \$(cat nasync) -le \$(cat nsig) &&
+		jq -e --argjson n \$(cat nasync) '.counters.async_stops == \$n' \
+		    snap/manifest.json &&
 		n1=0 && n2=0 &&
 		while read -r a; do
 			case \$((a & 0xfff)) in
@@ -66,16 +69,18 @@ for v in "" .static; do
 
 	test_expect_success "straddle$v: each interruption is where the thread resumed" "
 		cd $D &&
-		# async disable at X, enable at the handler, disable at
-		# rt_sigreturn, enable at X again.
+		# Disabled at X, enabled at the handler (again after each
+		# rt_sigreturn while another tick is pending), then at X.
 		jq -r 'select(.type == \"event\") |
 		    \"\\(.kind) \\(.at // .ip // \"-\") \\(.reason // \"-\")\"' \
 		    blocks.jsonl |
-		awk '\$1 == \"disabled\" && \$3 == \"async\" { at = \$2; n = 2; next }
-		     \$1 == \"enabled\" && at != \"\" && --n == 0 {
-			print (\$2 == at ? \"same\" : \"moved \" at \" \" \$2); at = \"\" }' |
+		awk '\$1 == \"disabled\" && \$3 == \"async\" { at = \$2; h = \"\"; next }
+		     \$1 != \"enabled\" || at == \"\" { next }
+		     h == \"\" { h = \$2; next }
+		     \$2 == h { next }
+		     { print (\$2 == at ? \"same\" : \"moved \" at \" \" \$2); at = \"\" }' |
 		sort | uniq -c >resumed &&
-		test_eq \"\$(cat nsig) same\" \"\$(sed 's/^ *//' resumed)\"
+		test_eq \"\$(cat nasync) same\" \"\$(sed 's/^ *//' resumed)\"
 	"
 
 	test_expect_success "straddle$v: ptquery counts what the program printed" "
@@ -91,7 +96,7 @@ for v in "" .static; do
 		cd $D &&
 		emu_check_parity snap truth >counts &&
 		test \$(awk '{print \$3}' counts) -gt 100000 &&
-		test_eq \$(cat nsig) \"\$(grep -c ' async\$' truth)\"
+		test_eq \$(cat nasync) \"\$(grep -c ' async\$' truth)\"
 	"
 done
 test_done
