@@ -367,6 +367,19 @@ trigger_at(uint64_t va)
 	return 0;
 }
 
+/*
+ * Whether qemu listed the instruction cut short: one after others that
+ * crosses into the next page, which qemu 7.2 gives up translating (only
+ * the bytes read before are listed) and does not run in this block; the
+ * next block starts at it (emu.md 4.5).
+ */
+static int
+insn_cut(struct qemu_plugin_insn *in)
+{
+	return emu_cls_classify(qemu_plugin_insn_data(in),
+	    qemu_plugin_insn_size(in), qemu_plugin_insn_vaddr(in)).truncated;
+}
+
 static void
 fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 {
@@ -381,10 +394,11 @@ fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 	t->target = c.target;
 	t->call_next = (uint8_t)c.call_next;
 	t->rep = (uint8_t)c.rep;
-	/* Listed but cut short, or a non-branch at a page end: phantom if
-	 * the next block starts at this very instruction (emu.md 4.5). */
-	t->maybe_phantom = idx > 0 && !c.rep && (c.truncated ||
-	    (c.kind == EMU_OTHER && (va & 0xfff) > 0xff0));
+	/* A non-branch at a page end that qemu may have given up on with
+	 * all its bytes read: phantom if the next block starts at this very
+	 * instruction.  Not when the one after it was cut: qemu went on. */
+	t->maybe_phantom = idx > 0 && !c.rep && !t->cut &&
+	    c.kind == EMU_OTHER && (va & 0xfff) > 0xff0;
 	if (c.truncated)
 		t->kind = EMU_OTHER;
 }
@@ -429,6 +443,13 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		return;
 	}
 	t->start = qemu_plugin_tb_vaddr(tb);
+	/* The block is what runs: without a cut last instruction, so that
+	 * its end, where a signal taken after it interrupts, is that
+	 * instruction's start and not a byte inside it. */
+	if (n > 1 && insn_cut(qemu_plugin_tb_get_insn(tb, n - 1))) {
+		n--;
+		t->cut = 1;
+	}
 	t->ninsn = (uint32_t)n;
 	fill_last(t, qemu_plugin_tb_get_insn(tb, n - 1), n - 1);
 	image_discover(t->start, CLOCK_BASE - 1, gettid_());

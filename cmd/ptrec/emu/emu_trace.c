@@ -381,6 +381,7 @@ emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 		t->clock += tb->ninsn;
 		t->insns += tb->ninsn;
 		t->st.tbs++;
+		t->st.phantom += tb->cut;
 		return;
 	}
 	if (!t->started) {
@@ -413,6 +414,7 @@ emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 	t->clock += tb->ninsn;
 	t->insns += tb->ninsn;
 	t->st.tbs++;
+	t->st.phantom += tb->cut;
 }
 
 void

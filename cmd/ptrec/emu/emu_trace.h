@@ -33,6 +33,7 @@ struct emu_tb {
 	uint8_t kind;		/* enum emu_kind of the last instruction */
 	uint8_t call_next;
 	uint8_t maybe_phantom;	/* last insn may not run in this block */
+	uint8_t cut;		/* qemu listed one insn more, left to the next */
 	uint8_t rep;
 	uint8_t trigger;	/* starts at a trigger address */
 	uint8_t in_filter;	/* starts inside the --filter ranges */
