@@ -27,19 +27,20 @@
 static const struct tool_info tool = {
 	"ptdecode",
 	"ptdecode [-j JOBS] [--format blocks|jsonl] [--decoder native|fast|perf]\n"
-	"         [--tid TID] [--from NS] [--to NS] [--chunk-size N] [SNAPSHOT]",
+	"         [--pid PID] [--tid TID] [--from NS] [--to NS] [--chunk-size N]\n"
+	"         [SNAPSHOT]",
 };
 
 enum { OPT_FORMAT = 256, OPT_DECODER, OPT_TID, OPT_FROM, OPT_TO, OPT_HELP,
-	OPT_VERSION, OPT_CHUNK };
+	OPT_VERSION, OPT_CHUNK, OPT_PID };
 
 struct decode_options {
 	uint64_t jobs;
 	int format;		/* 0 blocks, 1 jsonl */
 	int decoder;		/* 0 native, 1 fast, 2 perf; -1 not given */
-	uint64_t tid, from_ns, to_ns;
+	uint64_t tid, pid, from_ns, to_ns;
 	uint64_t chunk_bytes;	/* 0: the library's default */
-	int has_tid;
+	int has_tid, has_pid;
 	const char *snapshot;
 };
 
@@ -47,6 +48,7 @@ static const struct option long_options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "decoder", required_argument, NULL, OPT_DECODER },
 	{ "tid", required_argument, NULL, OPT_TID },
+	{ "pid", required_argument, NULL, OPT_PID },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "chunk-size", required_argument, NULL, OPT_CHUNK },
@@ -82,6 +84,12 @@ parse_options(int argc, char *argv[], struct decode_options *o)
 			o->has_tid = 1;
 			if (cli_opt_u64(&tool, "--tid", optarg, 0, INT32_MAX,
 			    &o->tid) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_PID:
+			o->has_pid = 1;
+			if (cli_opt_u64(&tool, "--pid", optarg, 0, INT32_MAX,
+			    &o->pid) < 0)
 				return CLI_USAGE;
 			break;
 		case OPT_FROM:
@@ -184,19 +192,26 @@ report_images(const struct snap *s)
 
 static void
 report_summary(const char *snap, const struct snap *s,
-    const struct output *out)
+    const struct output *out, size_t procs)
 {
 	const uint64_t *c = out->total;
 	uint64_t untraced = manifest_untraced(&s->man);
-	char lost[48] = "";
+	uint64_t untraced_procs = manifest_untraced_processes(&s->man);
+	char lost[48] = "", lost_procs[48] = "";
 
-	/* threads the recorder said it has no trace of: the warnings say why */
+	/* processes and threads the recorder said it has no trace of: the
+	 * warnings say why */
 	if (untraced > 0)
 		snprintf(lost, sizeof(lost), " (untraced %llu)",
 		    (unsigned long long)untraced);
-	report(tool.name, snap, NULL, "%llu thread%s%s, %llu blocks, %llu "
+	if (untraced_procs > 0)
+		snprintf(lost_procs, sizeof(lost_procs), " (untraced %llu)",
+		    (unsigned long long)untraced_procs);
+	report(tool.name, snap, NULL, "%zu process%s%s, %llu thread%s%s, "
+	    "%llu blocks, %llu "
 	    "instructions, %llu gaps (%llu decode errors, %llu unknown image, "
 	    "%llu overflows), %llu of %llu trace bytes skipped",
+	    procs, procs == 1 ? "" : "es", lost_procs,
 	    (unsigned long long)out->threads, out->threads == 1 ? "" : "s",
 	    lost,
 	    (unsigned long long)c[BLKS_C_BLOCKS],
@@ -214,23 +229,65 @@ report_summary(const char *snap, const struct snap *s,
 		    (unsigned long long)c[BLKS_C_PSBS]);
 }
 
-/* Decodes every thread (or --tid's) of the loaded snapshot into out. */
+static int
+wanted(const struct decode_options *o, const struct snap_thread *t)
+{
+	return (!o->has_tid || t->tid == o->tid) &&
+	    (!o->has_pid || t->pid == o->pid);
+}
+
+/*
+ * Decodes every thread (or those of --tid and --pid) of the loaded
+ * snapshot into out; *procs: the processes they belong to.
+ */
 static int
 decode_snapshot(struct snap *s, const struct decode_options *o,
-    struct output *out, struct error *e)
+    struct output *out, size_t *procs, struct error *e)
 {
 	int rc, found = 0;
+	size_t j;
 
+	*procs = 0;
 	for (size_t i = 0; i < s->nr_threads; i++) {
-		if (o->has_tid && s->threads[i].tid != o->tid)
+		if (!wanted(o, &s->threads[i]))
 			continue;
 		found = 1;
+		for (j = 0; j < i; j++)
+			if (wanted(o, &s->threads[j]) &&
+			    s->threads[j].pid == s->threads[i].pid)
+				break;
+		*procs += j == i;
 		if ((rc = output_thread(out, s, &s->threads[i], e)) < 0)
 			return rc;
 	}
 	if (o->has_tid && !found)
-		return error_set(e, ERR_NOTFOUND, "no thread %llu in the "
-		    "snapshot", (unsigned long long)o->tid);
+		return error_set(e, ERR_NOTFOUND, "no thread %llu%s in the "
+		    "snapshot", (unsigned long long)o->tid, o->has_pid ?
+		    " in that process" : "");
+	if (o->has_pid && !found)
+		return error_set(e, ERR_NOTFOUND, "no process %llu in the "
+		    "snapshot", (unsigned long long)o->pid);
+	return 0;
+}
+
+/*
+ * The thread whose process's maps the output lists: --tid's, else the
+ * first of --pid's (output_open keeps the maps of that thread's process).
+ */
+static int
+map_thread(const struct snap *s, const struct decode_options *o,
+    uint32_t *tid)
+{
+	if (o->has_tid) {
+		*tid = (uint32_t)o->tid;
+		return 1;
+	}
+	for (size_t i = 0; o->has_pid && i < s->nr_threads; i++)
+		if (s->threads[i].pid == o->pid) {
+			*tid = s->threads[i].tid;
+			return 1;
+		}
+	*tid = UINT32_MAX;
 	return 0;
 }
 
@@ -241,7 +298,9 @@ run_native(const char *path, const struct decode_options *o)
 	struct output out;
 	struct error e;
 	struct snap s;
-	int rc;
+	size_t procs = 0;
+	uint32_t tid;
+	int rc, one;
 
 	error_clear(&e);
 	if ((rc = snap_load(&s, path, &e)) < 0) {
@@ -257,17 +316,17 @@ run_native(const char *path, const struct decode_options *o)
 	s.cfg.to_ns = o->to_ns;
 	s.hdr.decoder = o->decoder == DECODER_FAST ? BLKS_DECODER_FAST :
 	    BLKS_DECODER_NATIVE;
-	rc = output_open(&out, o->format, &s, o->has_tid ? (uint32_t)o->tid :
-	    UINT32_MAX, o->has_tid, &e);
+	one = map_thread(&s, o, &tid);
+	rc = output_open(&out, o->format, &s, tid, one, &e);
 	out.backend = o->decoder == DECODER_FAST ? &ptdec_backend_fast :
 	    &ptdec_backend_libipt;
 	if (rc == 0)
-		rc = decode_snapshot(&s, o, &out, &e);
+		rc = decode_snapshot(&s, o, &out, &procs, &e);
 	rc = output_close(&out, rc, &e);
 	if (rc < 0)
 		report_error(tool.name, path, &e, NULL);
 	else
-		report_summary(path, &s, &out);
+		report_summary(path, &s, &out, procs);
 	snap_free(&s);
 	return rc < 0 ? -1 : 0;
 }
@@ -320,6 +379,11 @@ main(int argc, char *argv[])
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 		o.jobs = n > 0 ? (uint64_t)n : 1;
+	}
+	if (o.decoder == DECODER_PERF && o.has_pid) {
+		report(tool.name, "--pid", "use --tid with --decoder perf",
+		    "not with --decoder perf");
+		return report_close_stdout(tool.name, EXIT_USAGE);
 	}
 	yield_to_reader();
 	if (o.decoder == DECODER_PERF)

@@ -141,18 +141,31 @@ jit_symbols(const struct snap *s, uint32_t pid)
 	return p;
 }
 
+/* m, as a map of process pid (its own, or inherited at a fork). */
 static int
-add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
+add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
+    struct error *e)
 {
-	struct blks_map *bm = &s->maps[s->nr_maps];
+	struct blks_map *bm;
 	const uint8_t *bid;
 	uint8_t bid_size;
 	struct error ie;
 	char *image, *name, *symbols;
 
+	if (s->nr_maps == s->cap_maps) {
+		size_t cap = s->cap_maps * 2 + 16;
+
+		if ((bm = realloc(s->maps, cap * sizeof(*bm))) == NULL)
+			return error_set(e, ERR_NOMEM, "image maps");
+		memset(bm + s->cap_maps, 0, (cap - s->cap_maps) *
+		    sizeof(*bm));
+		s->maps = bm;
+		s->cap_maps = cap;
+	}
+	bm = &s->maps[s->nr_maps];
 	image = resolve_image(s, m, &bm->flags, &bid, &bid_size);
 	name = strdup(m->filename);
-	symbols = is_jit_map(m) ? jit_symbols(s, m->pid) : strdup("");
+	symbols = is_jit_map(m) ? jit_symbols(s, pid) : strdup("");
 	if (image == NULL || name == NULL || symbols == NULL) {
 		free(image);
 		free(name);
@@ -161,7 +174,7 @@ add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
 	}
 	if (is_jit_map(m))
 		bm->flags |= BLKS_MAP_JIT;
-	bm->pid = m->pid;
+	bm->pid = pid;
 	bm->start = m->addr;
 	bm->size = m->len;
 	bm->pgoff = m->pgoff;
@@ -174,26 +187,63 @@ add_map(struct snap *s, const struct perfdata_mmap *m, struct error *e)
 	s->nr_maps++;
 	if (bm->flags & BLKS_MAP_MISSING)
 		return 0;
-	if (ptdec_images_add(&s->images, m->pid, m->addr, m->len, m->pgoff,
+	if (ptdec_images_add(&s->images, pid, m->addr, m->len, m->pgoff,
 	    image, &ie) == -ERR_NOMEM)
 		return error_set(e, ERR_NOMEM, "%s", ie.msg);
+	return 0;
+}
+
+/*
+ * A fork child starts with its parent's memory: as perf does, it gets the
+ * code maps its parent had at the fork (time), the parent's own and those
+ * the parent got from its own parent, recursively.
+ */
+static int
+inherit_maps(struct snap *s, uint32_t pid, uint32_t ppid, uint64_t time,
+    int depth, struct error *e)
+{
+	const struct perfdata_task *t;
+	const struct perfdata_mmap *m;
+	int rc;
+
+	if (depth > 64)
+		return 0;	/* a cycle the plugin cannot have written */
+	for (size_t i = 0; i < s->pd->nr_mmaps; i++) {
+		m = &s->pd->mmaps[i];
+		if (m->pid == ppid && m->sid.time <= time && is_exec_map(m) &&
+		    (rc = add_map(s, m, pid, e)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < s->pd->nr_tasks; i++) {
+		t = &s->pd->tasks[i];
+		if (t->is_fork && t->pid == ppid && t->ppid != ppid &&
+		    t->time <= time && (rc = inherit_maps(s, pid, t->ppid,
+		    t->time, depth + 1, e)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
 static int
 load_maps(struct snap *s, struct error *e)
 {
+	const struct perfdata_task *t;
 	int rc;
 
 	if ((rc = ptdec_images_init(&s->images, e)) < 0)
 		return rc;
-	s->maps = calloc(s->pd->nr_mmaps + 1, sizeof(*s->maps));
-	if (s->maps == NULL)
-		return error_set(e, ERR_NOMEM, "image maps");
+	/* inherited first: what the child maps itself replaces them */
+	for (size_t i = 0; i < s->pd->nr_tasks; i++) {
+		t = &s->pd->tasks[i];
+		if (t->is_fork && t->pid != t->ppid && (rc = inherit_maps(s,
+		    t->pid, t->ppid, t->time, 0, e)) < 0)
+			return rc;
+	}
 	for (size_t i = 0; i < s->pd->nr_mmaps; i++) {
 		if (!is_exec_map(&s->pd->mmaps[i]))
 			continue;
-		if ((rc = add_map(s, &s->pd->mmaps[i], e)) < 0)
+		if ((rc = add_map(s, &s->pd->mmaps[i], s->pd->mmaps[i].pid,
+		    e)) < 0)
 			return rc;
 	}
 	return 0;

@@ -34,7 +34,7 @@ struct snap {
 	struct perfdata *pd;
 	struct ptdec_images images;
 	struct blks_map *maps;		/* strings owned by the snap */
-	size_t nr_maps;
+	size_t nr_maps, cap_maps;
 	struct snap_thread *threads;
 	size_t nr_threads;
 	struct ptdec_config cfg;	/* jobs, window, chunk left to the caller */

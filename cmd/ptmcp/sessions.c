@@ -356,7 +356,8 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
 
 /*
  * What the session's newest snapshot does not keep, from its manifest:
- * "untraced" (threads it has no trace of) and "warnings" (the recorder's
+ * "untraced" (threads it has no trace of), "untraced_processes" (children
+ * not followed, programs exec'd) and "warnings" (the recorder's
  * sentences: how many, why, the option that fixes it) into r, and the
  * same after text.  A snapshot that cannot be read adds nothing.
  */
@@ -387,10 +388,16 @@ status_losses(struct server *srv, const struct session *s, json_t *r,
 			    m.warnings[i]));
 		json_object_set_new(r, "warnings", w);
 	}
+	json_object_set_new(r, "untraced_processes", json_integer(
+	    (json_int_t)manifest_untraced_processes(&m)));
 	if (manifest_untraced(&m) > 0 && len < size)
 		len += (size_t)snprintf(text + len, size - len, " Its newest "
 		    "snapshot: untraced %llu.",
 		    (unsigned long long)manifest_untraced(&m));
+	if (manifest_untraced_processes(&m) > 0 && len < size)
+		len += (size_t)snprintf(text + len, size - len, " Its newest "
+		    "snapshot: untraced processes %llu.",
+		    (unsigned long long)manifest_untraced_processes(&m));
 	for (size_t i = 0; i < m.nr_warnings && len < size; i++)
 		len += (size_t)snprintf(text + len, size - len, " %s.",
 		    m.warnings[i]);

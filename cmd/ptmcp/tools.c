@@ -99,8 +99,9 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "Ask how a session started by trace_start is doing: running, done, "
 	  "failed (with the recorder's own message) or cancelled, how long "
 	  "it ran, the snapshot ids taken so far, and what the newest "
-	  "snapshot did not keep (untraced threads, the recorder's "
-	  "warnings). Poll it every few seconds while the state is running.",
+	  "snapshot did not keep (untraced threads and processes, the "
+	  "recorder's warnings). Poll it every few seconds while the state "
+	  "is running.",
 	  "{\"type\":\"object\",\"properties\":{" SESSION_ID "},"
 	  "\"required\":[\"session_id\"],\"additionalProperties\":false}",
 	  "{\"type\":\"object\",\"properties\":{\"session_id\":"
@@ -108,7 +109,10 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "{\"type\":\"integer\"},\"snapshots\":" STRINGS ",\"error\":"
 	  "{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\"},"
 	  "\"untraced\":{\"type\":\"integer\",\"description\":\"Threads "
-	  "the newest snapshot has no trace of.\"},\"warnings\":" STRINGS "},"
+	  "the newest snapshot has no trace of.\"},\"untraced_processes\":"
+	  "{\"type\":\"integer\",\"description\":\"Processes the newest "
+	  "snapshot has no trace of (children not followed, programs "
+	  "exec'd).\"},\"warnings\":" STRINGS "},"
 	  "\"required\":[\"session_id\",\"state\",\"snapshots\"]}",
 	  1, 0, 1, 0 },
 	{ TOOL_SNAPSHOT, "trace_snapshot", "Snapshot a running session now",
@@ -177,6 +181,8 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"calls\",\"insns\",\"start\"]},"
 	  "\"function\":{\"type\":\"string\",\"maxLength\":1024},"
 	  "\"tid\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304},"
+	  "\"pid\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4194304,"
+	  "\"description\":\"Only the threads of this process.\"},"
 	  NS("from_ns", "Start of the window, ns since capture start.") ","
 	  NS("to_ns", "End of the window.") ","
 	  NS("at_ns", "The instant for kind at.") ","

@@ -402,7 +402,7 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 		size_t i;
 
 		if (spanidx_u32(ix, SPANIDX_FN, row) != (uint32_t)fn ||
-		    (d->o->has_tid && tid != d->o->tid) ||
+		    !query_tid_ok(d->o, tid) ||
 		    en < d->o->from_ns || st >= d->o->to_ns)
 			continue;
 		if (d->fn_lo == UINT64_MAX)

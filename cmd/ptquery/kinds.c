@@ -16,11 +16,23 @@
 #include "query.h"
 #include "tool/report.h"
 
+int
+query_tid_ok(const struct query_options *o, uint32_t tid)
+{
+	struct agg_filter f;
+
+	query_filter(o, &f);
+	return agg_filter_tid(&f, tid);
+}
+
 void
 query_filter(const struct query_options *o, struct agg_filter *f)
 {
 	f->has_tid = o->has_tid;
 	f->tid = (uint32_t)o->tid;
+	f->has_tids = o->has_pid;
+	f->tids = o->pid_tids;
+	f->n_tids = o->n_pid_tids;
 	f->from_ns = o->from_ns;
 	f->to_ns = o->to_ns;
 }
@@ -305,7 +317,7 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
 		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
 
-		if (o->has_tid && spanidx_u32(ix, SPANIDX_TID, r) != o->tid)
+		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
 			continue;
 		if (fn >= 0 && spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
 			continue;
@@ -352,7 +364,7 @@ kind_at(const struct analysis *a, const struct query_options *o)
 
 		if (st > at || en <= at)
 			continue;
-		if (o->has_tid && spanidx_u32(ix, SPANIDX_TID, r) != o->tid)
+		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
 			continue;
 		if (span_rows_add(&s, r) < 0) {
 			free(s.row);
@@ -542,8 +554,8 @@ jsonl_read(const struct analysis *a, enum spandir_file file,
 		    windowed ? SPANDIR_REC_START_NS : SPANDIR_REC_FIRST_NS));
 		en = (uint64_t)json_integer_value(json_object_get(v,
 		    windowed ? SPANDIR_REC_END_NS : SPANDIR_REC_LAST_NS));
-		if ((o->has_tid && (uint64_t)json_integer_value(
-		    json_object_get(v, SPANDIR_REC_TID)) != o->tid) ||
+		if (!query_tid_ok(o, (uint32_t)json_integer_value(
+		    json_object_get(v, SPANDIR_REC_TID))) ||
 		    st >= o->to_ns || en < o->from_ns) {
 			json_decref(v);
 			continue;

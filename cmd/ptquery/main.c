@@ -18,15 +18,15 @@ const char *const query_tool = "ptquery";
 static const struct tool_info tool = {
 	"ptquery",
 	"ptquery ANALYSIS --kind KIND [--group function|inline|module]\n"
-	"        [--sort COLUMN] [--function NAME] [--tid TID] [--from NS]\n"
-	"        [--to NS] [--at NS] [--span ID]\n"
+	"        [--sort COLUMN] [--function NAME] [--pid PID] [--tid TID]\n"
+	"        [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
 	"        [--cursor C] [--max-bytes N]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
-	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION };
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
 
@@ -36,6 +36,7 @@ static const struct option long_options[] = {
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "function", required_argument, NULL, OPT_FUNCTION },
 	{ "tid", required_argument, NULL, OPT_TID },
+	{ "pid", required_argument, NULL, OPT_PID },
 	{ "from", required_argument, NULL, OPT_FROM },
 	{ "to", required_argument, NULL, OPT_TO },
 	{ "at", required_argument, NULL, OPT_AT },
@@ -62,6 +63,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 		size_t offset;
 	} numbers[] = {
 		{ OPT_TID, "--tid", offsetof(struct query_options, tid) },
+		{ OPT_PID, "--pid", offsetof(struct query_options, pid) },
 		{ OPT_FROM, "--from", offsetof(struct query_options, from_ns) },
 		{ OPT_TO, "--to", offsetof(struct query_options, to_ns) },
 		{ OPT_AT, "--at", offsetof(struct query_options, at_ns) },
@@ -75,6 +77,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 	for (i = 0; numbers[i].code != c; i++)
 		;	/* parse_options calls this only for the codes above */
 	o->has_tid |= c == OPT_TID;
+	o->has_pid |= c == OPT_PID;
 	o->has_at |= c == OPT_AT;
 	o->has_span |= c == OPT_SPAN;
 	o->has_limit |= c == OPT_LIMIT;
@@ -112,7 +115,8 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
 		switch (c) {
-		case OPT_TID: case OPT_FROM: case OPT_TO: case OPT_AT:
+		case OPT_TID: case OPT_PID: case OPT_FROM: case OPT_TO:
+		case OPT_AT:
 		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES:
 			if (parse_number_option(c, optarg, o) < 0)
 				return CLI_USAGE;
@@ -151,6 +155,34 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		return cli_usage_error(&tool, "--from must be below --to");
 	o->analysis = argv[optind];
 	return CLI_RUN;
+}
+
+/* --pid: the threads of that process, from the spans' index. */
+static int
+pid_threads(const struct analysis *a, struct query_options *o)
+{
+	const struct spanidx *ix = &a->ix;
+	uint32_t tid, *grown;
+	size_t i;
+
+	for (uint64_t r = 0; r < ix->rows; r++) {
+		if (spanidx_u32(ix, SPANIDX_PID, r) != o->pid)
+			continue;
+		tid = spanidx_u32(ix, SPANIDX_TID, r);
+		for (i = 0; i < o->n_pid_tids && o->pid_tids[i] != tid; i++)
+			;
+		if (i < o->n_pid_tids)
+			continue;
+		grown = realloc(o->pid_tids, (o->n_pid_tids + 1) *
+		    sizeof(*grown));
+		if (grown == NULL) {
+			report(tool.name, NULL, NULL, "out of memory");
+			return -1;
+		}
+		o->pid_tids = grown;
+		o->pid_tids[o->n_pid_tids++] = tid;
+	}
+	return 0;
 }
 
 static int
@@ -195,7 +227,12 @@ main(int argc, char *argv[])
 	if (a.rebuilt[0] != '\0')
 		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
+	if (o.has_pid && pid_threads(&a, &o) < 0) {
+		analysis_close(&a);
+		return EXIT_FAIL;
+	}
 	rc = run_kind(&a, &o);
+	free(o.pid_tids);
 	analysis_close(&a);
 	return report_close_stdout(tool.name, rc);
 }

@@ -26,7 +26,14 @@ struct query_options {
 	const char *sort, *function, *cursor;
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
 	int has_tid, has_at, has_span, has_limit;
+	uint64_t pid;			/* --pid: its threads, found in main */
+	int has_pid;
+	uint32_t *pid_tids;
+	size_t n_pid_tids;
 };
+
+/* Does thread tid pass --tid and --pid? */
+int query_tid_ok(const struct query_options *o, uint32_t tid);
 
 enum col_type { COL_U64, COL_I64, COL_HEX, COL_STR };
 

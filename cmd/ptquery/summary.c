@@ -108,6 +108,50 @@ clock_note(const struct summary *s)
 	return "emulated, shared by all threads (host time under emulation)";
 }
 
+/* Processes of the run the snapshot has no trace of: children not
+ * followed, programs exec'd (its warnings say which). */
+static uint64_t
+untraced_processes(const struct summary *s)
+{
+	return s->have_snap ? manifest_untraced_processes(&s->snap) : 0;
+}
+
+/* The process of tid: from its first span in the index (0: none). */
+static uint64_t
+thread_pid(const struct analysis *a, uint64_t tid)
+{
+	for (uint64_t r = 0; r < a->ix.rows; r++)
+		if (spanidx_u32(&a->ix, SPANIDX_TID, r) == tid)
+			return spanidx_u32(&a->ix, SPANIDX_PID, r);
+	return 0;
+}
+
+static uint64_t
+thread_tid(const json_t *t)
+{
+	return (uint64_t)json_integer_value(json_object_get(t,
+	    SPANDIR_COV_TID));
+}
+
+/* The processes of the threads the analysis covers. */
+static size_t
+processes(const struct analysis *a)
+{
+	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS);
+	size_t i, j, n = 0;
+	uint64_t pid;
+
+	for (i = 0; i < json_array_size(th); i++) {
+		pid = thread_pid(a, thread_tid(json_array_get(th, i)));
+		for (j = 0; j < i; j++)
+			if (thread_pid(a, thread_tid(json_array_get(th, j))) ==
+			    pid)
+				break;
+		n += j == i;
+	}
+	return n;
+}
+
 static void
 print_text(const struct summary *s)
 {
@@ -121,8 +165,11 @@ print_text(const struct summary *s)
 	    analysis_manifest_str(a, SPANDIR_M_DECODER, "-"),
 	    s->have_snap && s->snap.recorder.backend ?
 	    s->snap.recorder.backend : "-");
-	printf("capture window_ns=%" PRIu64 " trigger=%s threads=%zu",
-	    window_ns(s), trigger(s), json_array_size(th));
+	printf("capture window_ns=%" PRIu64 " trigger=%s processes=%zu",
+	    window_ns(s), trigger(s), processes(a));
+	if (untraced_processes(s) > 0)
+		printf(" untraced_processes=%" PRIu64, untraced_processes(s));
+	printf(" threads=%zu", json_array_size(th));
 	if (untraced(s) > 0)
 		printf(" untraced=%" PRIu64, untraced(s));
 	printf("\n");
@@ -136,9 +183,10 @@ print_text(const struct summary *s)
 		uint64_t gap = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
-		printf("thread tid=%" PRIu64 " first_ns=%" PRIu64 " last_ns=%"
-		    PRIu64 " covered_ns=%" PRIu64 " spans=%" PRIu64 "\n",
-		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_TID)),
+		printf("thread pid=%" PRIu64 " tid=%" PRIu64 " first_ns=%"
+		    PRIu64 " last_ns=%" PRIu64 " covered_ns=%" PRIu64
+		    " spans=%" PRIu64 "\n", thread_pid(a, thread_tid(t)),
+		    thread_tid(t),
 		    first, last, last - first > gap ? last - first - gap : 0,
 		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_SPANS)));
 	}
@@ -191,8 +239,8 @@ json_threads(struct jsonw *w, const struct analysis *a)
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
 		jsonw_object_begin(w);
-		jsonw_kv_u64(w, "tid", (uint64_t)json_integer_value(
-		    json_object_get(t, SPANDIR_COV_TID)));
+		jsonw_kv_u64(w, "pid", thread_pid(a, thread_tid(t)));
+		jsonw_kv_u64(w, "tid", thread_tid(t));
 		jsonw_kv_u64(w, "first_ns", first);
 		jsonw_kv_u64(w, "last_ns", last);
 		jsonw_kv_u64(w, "covered_ns", last - first > gap ?
@@ -209,18 +257,23 @@ print_json(const struct summary *s)
 {
 	const struct analysis *a = s->a;
 	struct jsonw w;
-	char line[512], lost[48] = "";
+	char line[512], lost[48] = "", lost_procs[48] = "";
 	size_t i;
 
 	if (untraced(s) > 0)
 		snprintf(lost, sizeof(lost), " (untraced %" PRIu64 ")",
 		    untraced(s));
+	if (untraced_processes(s) > 0)
+		snprintf(lost_procs, sizeof(lost_procs), " (untraced %" PRIu64
+		    ")", untraced_processes(s));
 	snprintf(line, sizeof(line), "%" PRIu64 " ns captured%s (trigger %s), %"
-	    PRIu64 " spans on %zu threads%s, %" PRIu64 " gaps; top %s",
-	    window_ns(s), clock_note(s) != NULL ? " (emulated clock)" : "",
-	    trigger(s), analysis_rows(a),
+	    PRIu64 " spans on %zu threads%s of %zu process%s%s, %" PRIu64
+	    " gaps; top %s", window_ns(s),
+	    clock_note(s) != NULL ? " (emulated clock)" : "", trigger(s),
+	    analysis_rows(a),
 	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)),
-	    lost, s->gaps, s->ntop ? s->g.row[s->top[0]].name : "-");
+	    lost, processes(a), processes(a) == 1 ? "" : "es", lost_procs,
+	    s->gaps, s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "kind", "summary");
@@ -248,6 +301,7 @@ print_json(const struct summary *s)
 	jsonw_kv_u64(&w, "gaps", s->gaps);
 	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
 	jsonw_kv_u64(&w, "untraced", untraced(s));
+	jsonw_kv_u64(&w, "untraced_processes", untraced_processes(s));
 	json_threads(&w, a);
 	jsonw_key(&w, "quality");
 	jsonw_object_begin(&w);

@@ -127,8 +127,7 @@ folded_visit(void *ctx, const struct analysis_visit *v)
 	int through = fo->fn < 0;
 
 	if (self == 0 || st < fo->f.from_ns || st >= fo->f.to_ns ||
-	    (fo->f.has_tid && spanidx_u32(ix, SPANIDX_TID, v->row) !=
-	    fo->f.tid))
+	    !agg_filter_tid(&fo->f, spanidx_u32(ix, SPANIDX_TID, v->row)))
 		return 0;
 	for (size_t i = 0; i <= v->depth; i++) {
 		uint64_t r = i < v->depth ? v->stack[i] : v->row;

@@ -8,12 +8,13 @@
  * (removed with it), because qemu gives a plugin no channel of its own:
  *
  *   config          written by ptrec before the start: "KEY VALUE" lines
- *                   (aux, budget, psb, cyc, retcomp, truth, repeat, hits,
+ *                   (aux, budget, psb, cyc, retcomp, truth, repeat, follow,
+ *                   hits,
  *                   after_ns, max_ns, min_ns, tail_ns, line REGEX,
-                   clock_origin: the CLOCK_MONOTONIC ns the clock counts
-                   from, ptrec's just before it starts the program, so
-                   every process of a run shares it (default, run by
-                   hand: the plugin's start),
+ *                   clock_origin: the CLOCK_MONOTONIC ns the clock counts
+ *                   from, ptrec's just before it starts the program, so
+ *                   every process of a run shares it (default, run by
+ *                   hand: the plugin's start),
  *                   trigger|stop OFFSET PATH, filter OFFSET SIZE PATH;
  *                   file offsets, resolved as the images are mapped), so
  *                   paths and regexes need no escaping in qemu's
@@ -37,12 +38,27 @@
  *                     thread TIME PID TID PARENT_TID
  *                     exit TIME PID TID
  *                     comm TIME PID TID NAME
+ *                     process TIME PID PARENT_PID PARENT_TID
+ *                     exec TIME PID TID PATH
+ *                     execfail TIME PID TID
  *                     snapshot SEQ REASON TID TIME
  *                     counter NAME VALUE
  *                   numbers are hex with 0x except PID/TID/SEQ (decimal);
  *                   TIME is the clock every thread shares (ns of host
-                   CLOCK_MONOTONIC since clock_origin, plus 1 ms, as a
-                   1 GHz TSC; emu_plugin.c clock_sync).
+ *                   CLOCK_MONOTONIC since clock_origin, plus 1 ms, as a
+ *                   1 GHz TSC; emu_plugin.c clock_sync).
+ *                   "sideband" is the first process's (the leader's); each
+ *                   fork child writes its own sideband.<pid>, which starts
+ *                   with its "process" record, so that a child never
+ *                   writes a file its parent writes.  Counters are per
+ *                   file (the last line wins) and ptrec adds them up over
+ *                   the files.  "exec" is written as a program calls
+ *                   execve, which qemu-user does not follow: the program
+ *                   runs without the emulator unless "execfail" follows.
+ *                   A fork child's threads have rings here too: only the
+ *                   leader takes snapshots, so ptrec reads every other
+ *                   process's rings from these files (complete once the
+ *                   process ended: EMU_RING_CLOSED).
  *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
  *                   first, ending on a packet boundary; snap.<seq>/threads
  *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS
@@ -63,7 +79,9 @@
  *                   makes it the last); the plugin answers on events at
  *                   a thread's next poll.  When every thread sits in a
  *                   syscall nobody answers, and ptrec reads the rings.
- *   truth.<tid>     with --emu-truth: "SRC DST KIND" per executed branch,
+ *   truth.<tid>     with --emu-truth (one per thread of every process,
+ *                   tids being unique among a run's live processes):
+ *                   "SRC DST KIND" per executed branch,
  *                   hex, in a shared mapping that also survives a crash;
  *                   "snapshot SEQ" marks where a snapshot cut the ring.
  */

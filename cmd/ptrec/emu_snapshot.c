@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fmt/manifest.h"
 #include "fmt/perfdata.h"
 #include "rec/ptcaps.h"
 #include "rec/ptsb.h"
@@ -90,6 +91,19 @@ sb_parse(char *line, struct emu_sb_rec *r, struct emu_sideband *sb)
 		r->type = SB_EXIT;
 		return sscanf(line, "%" SCNx64 " %d %d", &r->time, &r->pid,
 		    &r->tid) == 3 ? 1 : -1;
+	} else if (strcmp(word, "process") == 0) {
+		r->type = SB_PROCESS;
+		return sscanf(line, "%" SCNx64 " %d %d %d", &r->time, &r->pid,
+		    &r->ppid, &r->ptid) == 4 ? 1 : -1;
+	} else if (strcmp(word, "execfail") == 0) {
+		r->type = SB_EXECFAIL;
+		return sscanf(line, "%" SCNx64 " %d %d", &r->time, &r->pid,
+		    &r->tid) == 3 ? 1 : -1;
+	} else if (strcmp(word, "exec") == 0) {
+		r->type = SB_EXEC;
+		if (sscanf(line, "%" SCNx64 " %d %d %n", &r->time, &r->pid,
+		    &r->tid, &n) < 3)
+			return -1;
 	} else if (strcmp(word, "comm") == 0) {
 		r->type = SB_COMM;
 		if (sscanf(line, "%" SCNx64 " %d %d %n", &r->time, &r->pid,
@@ -108,24 +122,26 @@ sb_parse(char *line, struct emu_sb_rec *r, struct emu_sideband *sb)
 	return 1;
 }
 
-int
-emu_sideband_read(struct emu_sideband *sb, const char *path, struct error *e)
+/* One process's file: its records into sb, its counters added to sb's. */
+static int
+sb_read_file(struct emu_sideband *sb, const char *path, struct error *e)
 {
+	struct emu_sideband own;	/* this process's counters */
 	struct emu_sb_rec r;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, i, j;
 	ssize_t len;
 	FILE *f;
 	int rc = 0, k;
 
-	memset(sb, 0, sizeof(*sb));
+	memset(&own, 0, sizeof(own));
 	if ((f = fopen(path, "re")) == NULL)
 		return error_set_errno(e, errno, "%s", path);
 	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
 		if (line[len - 1] != '\n')
 			break;		/* a line still being written */
 		line[len - 1] = '\0';
-		k = sb_parse(line, &r, sb);
+		k = sb_parse(line, &r, &own);
 		if (k < 0)
 			rc = error_set(e, ERR_FORMAT, "%s: bad line '%s'", path,
 			    line);
@@ -134,9 +150,149 @@ emu_sideband_read(struct emu_sideband *sb, const char *path, struct error *e)
 	}
 	free(line);
 	fclose(f);
+	for (i = 0; i < own.n_counters; i++) {
+		uint64_t v = own.counter[i].value;
+
+		for (j = 0; j < sb->n_counters; j++)
+			if (strcmp(sb->counter[j].name, own.counter[i].name) ==
+			    0)
+				v += sb->counter[j].value;
+		sb_counter(sb, own.counter[i].name, v);
+	}
+	return rc;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+emu_sideband_read(struct emu_sideband *sb, const char *scratch,
+    struct error *e)
+{
+	char path[PATH_MAX], **names = NULL, **grown;
+	size_t n = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int rc;
+
+	memset(sb, 0, sizeof(*sb));
+	snprintf(path, sizeof(path), "%s/sideband", scratch);
+	if ((rc = sb_read_file(sb, path, e)) < 0) {
+		emu_sideband_free(sb);
+		return rc;
+	}
+	if ((d = opendir(scratch)) == NULL) {
+		emu_sideband_free(sb);
+		return error_set_errno(e, errno, "%s", scratch);
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "sideband.", 9) != 0)
+			continue;
+		if ((grown = realloc(names, (n + 1) * sizeof(*names))) ==
+		    NULL || (grown[n] = strdup(de->d_name)) == NULL) {
+			if (grown != NULL)
+				names = grown;
+			rc = error_set(e, ERR_NOMEM, "sideband");
+			break;
+		}
+		names = grown;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", scratch, names[i]);
+		if (rc == 0)
+			rc = sb_read_file(sb, path, e);
+		free(names[i]);
+	}
+	free(names);
 	if (rc < 0)
 		emu_sideband_free(sb);
 	return rc;
+}
+
+/* Was the exec at record i followed by its failure? */
+static int
+exec_failed(const struct emu_sideband *sb, size_t i)
+{
+	size_t j;
+
+	for (j = i + 1; j < sb->n; j++) {
+		if (sb->rec[j].pid != sb->rec[i].pid ||
+		    sb->rec[j].tid != sb->rec[i].tid)
+			continue;
+		if (sb->rec[j].type == SB_EXECFAIL)
+			return 1;
+		if (sb->rec[j].type == SB_EXEC)
+			return 0;
+	}
+	return 0;
+}
+
+/* Programs exec'd that ran without the emulator: processes not traced. */
+static uint64_t
+execs_untraced(const struct emu_sideband *sb)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		n += sb->rec[i].type == SB_EXEC && !exec_failed(sb, i);
+	return n;
+}
+
+static char *
+fmt_line(const char *fmt, ...)
+{
+	va_list ap;
+	char *p = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		p = NULL;
+	va_end(ap);
+	return p;
+}
+
+size_t
+emu_process_warnings(const struct emu_sideband *sb, char **out, size_t max)
+{
+	size_t i, n = 0, lost = 0;
+	char *w;
+
+	for (i = 0; i < sb->n; i++) {
+		if (sb->rec[i].type != SB_EXEC || exec_failed(sb, i))
+			continue;
+		if (n + 1 >= max) {
+			lost++;
+			continue;
+		}
+		w = fmt_line("process %d exec'd %s, which was not traced "
+		    "(qemu-user does not follow execve)", sb->rec[i].pid,
+		    sb->rec[i].text);
+		if (w != NULL)
+			out[n++] = w;
+	}
+	if (lost > 0 && (w = fmt_line("%zu more exec'd programs were not "
+	    "traced", lost)) != NULL)
+		out[n++] = w;
+	for (i = 0; i < sb->n_counters; i++) {
+		if (strcmp(sb->counter[i].name, "fork_untraced") != 0 ||
+		    sb->counter[i].value == 0 || n >= max)
+			continue;
+		w = fmt_line("%" PRIu64 " child process%s not traced: "
+		    "--no-follow traces only the first process",
+		    sb->counter[i].value, sb->counter[i].value == 1 ?
+		    " was" : "es were");
+		if (w != NULL)
+			out[n++] = w;
+	}
+	return n;
 }
 
 void
@@ -248,11 +404,15 @@ capture_sort(struct emu_capture *c)
 		qsort(c->rings, c->n_rings, sizeof(c->rings[0]), cmp_tid);
 }
 
+static int capture_add_rings(struct emu_capture *c, const char *scratch,
+    const struct emu_sideband *children, struct error *e);
+
 int
 emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
     struct error *e)
 {
 	char path[PATH_MAX], line[256];
+	struct emu_sideband sb;
 	struct emu_ring_copy r;
 	uint64_t len = 0;
 	FILE *f;
@@ -282,6 +442,13 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 			free(r.data);
 	}
 	fclose(f);
+	/* The other processes' rings: a child that ended is complete in its
+	 * file; one still running is read as it is now.  Not the first
+	 * process's own threads the snapshot left out (started after it). */
+	if (rc == 0 && (rc = emu_sideband_read(&sb, scratch, e)) == 0) {
+		rc = capture_add_rings(c, scratch, &sb, e);
+		emu_sideband_free(&sb);
+	}
 	if (rc < 0) {
 		emu_capture_free(c);
 		return rc;
@@ -416,9 +583,38 @@ out:
 	return rc;
 }
 
-int
-emu_capture_from_rings(struct emu_capture *c, const char *scratch,
-    struct error *e)
+static int
+capture_has(const struct emu_capture *c, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_rings; i++)
+		if (c->rings[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static int forked(const struct emu_sideband *sb, int pid);
+
+/* tid is a thread of a fork child (a process other than the first). */
+static int
+child_thread(const struct emu_sideband *sb, int tid)
+{
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->rec[i].type == SB_THREAD && sb->rec[i].tid == tid)
+			return forked(sb, sb->rec[i].pid);
+	return 0;
+}
+
+/*
+ * Adds the rings SCRATCH/ring.<tid> of every thread c does not hold yet;
+ * with children, only those of the fork children it lists.
+ */
+static int
+capture_add_rings(struct emu_capture *c, const char *scratch,
+    const struct emu_sideband *children, struct error *e)
 {
 	char path[PATH_MAX];
 	struct emu_ring_copy r;
@@ -426,11 +622,12 @@ emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 	DIR *d;
 	int rc = 0;
 
-	memset(c, 0, sizeof(*c));
 	if ((d = opendir(scratch)) == NULL)
 		return error_set_errno(e, errno, "%s", scratch);
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "ring.", 5) != 0)
+		if (strncmp(de->d_name, "ring.", 5) != 0 ||
+		    capture_has(c, atoi(de->d_name + 5)) || (children != NULL &&
+		    !child_thread(children, atoi(de->d_name + 5))))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", scratch, de->d_name);
 		if ((rc = ring_from_file(path, &r, e)) < 0)
@@ -443,6 +640,17 @@ emu_capture_from_rings(struct emu_capture *c, const char *scratch,
 			free(r.data);
 	}
 	closedir(d);
+	return rc;
+}
+
+int
+emu_capture_from_rings(struct emu_capture *c, const char *scratch,
+    struct error *e)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = capture_add_rings(c, scratch, NULL, e);
 	if (rc < 0)
 		emu_capture_free(c);
 	else
@@ -482,6 +690,18 @@ comm_of(const struct emu_sideband *sb, int tid)
 		    name == NULL))
 			name = sb->rec[i].text;
 	return name != NULL ? name : "?";
+}
+
+/* pid began as a fork child (not by exec: its COMM is no exec's). */
+static int
+forked(const struct emu_sideband *sb, int pid)
+{
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->rec[i].type == SB_PROCESS && sb->rec[i].pid == pid)
+			return 1;
+	return 0;
 }
 
 static struct ptsb_record
@@ -545,6 +765,16 @@ perf_sideband(const struct emu_sideband *sb, const struct emu_capture *c,
 			p[*n].u.mmap.filename = r->text;
 			(*n)++;
 			break;
+		case SB_PROCESS:
+			/* perf gives the child a copy of the parent's maps */
+			p[*n] = perf_record(PERF_RECORD_FORK, r);
+			p[*n].sid.tid = (uint32_t)r->pid;
+			p[*n].u.task.pid = p[*n].u.task.tid = (uint32_t)r->pid;
+			p[*n].u.task.ppid = (uint32_t)r->ppid;
+			p[*n].u.task.ptid = (uint32_t)r->ptid;
+			p[*n].u.task.time = r->time;
+			(*n)++;
+			break;
 		case SB_THREAD:
 			if (r->ptid != 0) {
 				p[*n] = perf_record(PERF_RECORD_FORK, r);
@@ -558,7 +788,8 @@ perf_sideband(const struct emu_sideband *sb, const struct emu_capture *c,
 			p[*n] = perf_record(PERF_RECORD_COMM, r);
 			p[*n].u.comm.pid = (uint32_t)r->pid;
 			p[*n].u.comm.tid = (uint32_t)r->tid;
-			p[*n].u.comm.exec = r->ptid == 0;
+			p[*n].u.comm.exec = r->ptid == 0 &&
+			    !forked(sb, r->pid);
 			p[*n].u.comm.comm = comm_of(sb, r->tid);
 			(*n)++;
 			p[*n] = perf_record(PERF_RECORD_ITRACE_START, r);
@@ -781,7 +1012,7 @@ emu_losses(const struct emu_run *run, const struct emu_sideband *sb,
 		    overwritten);
 }
 
-#define MAX_COUNTERS (2 + sizeof(((struct emu_sideband *)0)->counter) / \
+#define MAX_COUNTERS (3 + sizeof(((struct emu_sideband *)0)->counter) / \
 	sizeof(((struct emu_sideband *)0)->counter[0]))
 
 /* The instructions run, how a fault was located, the plugin's counters. */
@@ -795,6 +1026,9 @@ capture_counters(const struct emu_sideband *sb, const struct emu_capture *c,
 	for (i = 0; i < c->n_rings; i++)
 		insns += c->rings[i].insns;
 	out[n++] = (struct snapwrite_counter){ "guest_instructions", insns };
+	/* with fork_untraced (the plugin's): the processes not traced */
+	out[n++] = (struct snapwrite_counter){ MANIFEST_C_EXEC_UNTRACED,
+	    execs_untraced(sb) };
 	if (strcmp(c->reason, "signal") == 0)
 		out[n++] = (struct snapwrite_counter){
 		    "fault_located_to_block", 1 };
@@ -829,7 +1063,8 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 		{ .key = "trigger_line", .text = o->trigger_line },
 	};
 	struct snapwrite_counter counters[MAX_COUNTERS];
-	const char *warnings[EMU_LOSS_MAX + 1];
+	/* what was not kept, the fault, what processes did untraced */
+	char *warnings[EMU_LOSS_MAX + 1 + 16];
 	struct emu_losses lost;
 	struct perfdata_writer_config wcfg;
 	struct perfdata_time_conv tc;
@@ -837,6 +1072,7 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	struct snapwrite_source src;
 	struct ptsb_record *rec;
 	struct ptcaps_cpu cpu;
+	size_t n_warnings = 0, n_proc, i;
 	int rc;
 
 	if ((rc = snapwrite_dest(o, index, out, out_size, e)) < 0)
@@ -873,13 +1109,19 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	src.counters = counters;
 	src.n_counters = capture_counters(sb, c, counters);
 	emu_losses(run, sb, c, &lost);
-	for (src.n_warnings = 0; src.n_warnings < lost.n; src.n_warnings++)
-		warnings[src.n_warnings] = lost.line[src.n_warnings];
+	for (i = 0; i < lost.n; i++)
+		warnings[n_warnings++] = lost.line[i];
 	if (strcmp(c->reason, "signal") == 0)
-		warnings[src.n_warnings++] = fault_located[0];
-	src.warnings = warnings;
+		warnings[n_warnings++] = (char *)fault_located[0];
+	n_proc = emu_process_warnings(sb, warnings + n_warnings,
+	    sizeof(warnings) / sizeof(warnings[0]) - n_warnings);
+	n_warnings += n_proc;
+	src.warnings = (const char *const *)warnings;
+	src.n_warnings = n_warnings;
 	src.output_log = run->output_log;
 	rc = snapwrite(&src, out, e);
+	for (i = n_warnings - n_proc; i < n_warnings; i++)
+		free(warnings[i]);
 	free(rec);
 	free(threads);
 	return rc;

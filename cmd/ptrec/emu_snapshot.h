@@ -20,12 +20,14 @@
 #include "options.h"
 #include "snapwrite.h"
 
-enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM };
+enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM,
+	SB_PROCESS, SB_EXEC, SB_EXECFAIL };
 
 struct emu_sb_rec {
 	enum emu_sb_type type;
 	uint64_t time;
 	int pid, tid, ptid;
+	int ppid;		/* SB_PROCESS: the parent process */
 	uint64_t addr, len, pgoff;
 	unsigned prot;
 	char *text;		/* path or comm, owned */
@@ -42,11 +44,22 @@ struct emu_sideband {
 };
 
 /*
- * Reads SCRATCH/sideband.  Returns 0, -ERR_IO, -ERR_FORMAT (a line the
+ * Reads every process's sideband in SCRATCH: "sideband" (the first
+ * process's) then each "sideband.<pid>", records in that order, counters
+ * summed over the processes.  Returns 0, -ERR_IO, -ERR_FORMAT (a line the
  * plugin cannot have written: the message quotes it), -ERR_NOMEM.
  */
-int emu_sideband_read(struct emu_sideband *sb, const char *path,
+int emu_sideband_read(struct emu_sideband *sb, const char *scratch,
     struct error *e);
+
+/*
+ * What was not traced because of processes, one line each for ptrec's
+ * stderr and the manifest's warnings: a program exec'd (qemu-user does
+ * not follow execve), children not followed (--no-follow).  Returns the
+ * number of lines put in out[0..max), each malloc'd (free them).
+ */
+size_t emu_process_warnings(const struct emu_sideband *sb, char **out,
+    size_t max);
 void emu_sideband_free(struct emu_sideband *sb);
 
 /* What the recorder knows about the run when it writes a snapshot. */
@@ -87,7 +100,9 @@ int emu_capture_read(struct emu_capture *c, const char *scratch,
 /*
  * Reads the live rings SCRATCH/ring.* (after a crash, or when the plugin
  * did not answer): the pending TNT bits in each header are encoded into
- * the ring first, as hardware would have written them.
+ * the ring first, as hardware would have written them.  emu_capture_read
+ * takes the other processes' rings this way too: only the first process
+ * copies rings into snap.<seq>/.
  */
 int emu_capture_from_rings(struct emu_capture *c, const char *scratch,
     struct error *e);

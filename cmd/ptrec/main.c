@@ -71,6 +71,14 @@ main(int argc, char *argv[])
 	}
 	if (o.recorder == REC_EMU)
 		return report_close_stdout(ptrec_tool.name, rec_emu_run(&o));
+	/* perf's inheritance follows threads and children together: one
+	 * cannot be dropped without the other, so nothing is silently lost */
+	if (o.no_follow) {
+		report(ptrec_tool.name, "--no-follow", "use --recorder emu",
+		    "the %s recorder follows a program's threads and children "
+		    "together", o.recorder == REC_PT ? "pt" : "perf");
+		return EXIT_USAGE;
+	}
 	if (rec_hardware_check(&o) < 0)
 		return EXIT_FAIL;
 	if (o.recorder == REC_PT)

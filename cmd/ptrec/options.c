@@ -17,7 +17,7 @@ const struct tool_info ptrec_tool = {
 	"      [--after-ms N] [--max-capture-ms N] [--min-capture-ms N]\n"
 	"      [--tail-ms N] [--trigger-symbol SYM [--trigger-hits N]]\n"
 	"      [--trigger-line REGEX] [--repeat N] [--control FIFO]\n"
-	"      [--emu-truth FILE] [--] PROGRAM [ARG ...]\n"
+	"      [--emu-truth FILE] [--no-follow] [--] PROGRAM [ARG ...]\n"
 	"ptrec --pid PID [capture options]\n"
 	"ptrec --doctor [--format text|json] [--sysroot DIR]",
 };
@@ -30,6 +30,7 @@ enum {
 	OPT_MIN_CAPTURE_MS, OPT_TAIL_MS, OPT_TRIGGER_SYMBOL, OPT_TRIGGER_HITS,
 	OPT_TRIGGER_LINE, OPT_REPEAT, OPT_CONTROL, OPT_EMU_TRUTH, OPT_PID,
 	OPT_DOCTOR, OPT_FORMAT, OPT_HELP, OPT_VERSION, OPT_SYSROOT,
+	OPT_NO_FOLLOW,
 };
 
 static const struct option long_options[] = {
@@ -52,6 +53,7 @@ static const struct option long_options[] = {
 	{ "emu-truth", required_argument, NULL, OPT_EMU_TRUTH },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "doctor", no_argument, NULL, OPT_DOCTOR },
+	{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -242,6 +244,10 @@ rec_options_parse(int argc, char *argv[], struct rec_options *o)
 			return cli_version(T);
 		if (c == OPT_DOCTOR) {
 			o->doctor = 1;
+			continue;
+		}
+		if (c == OPT_NO_FOLLOW) {
+			o->no_follow = 1;
 			continue;
 		}
 		if (c == '?' || c == ':')

@@ -34,6 +34,7 @@ struct rec_options {
 	uint64_t repeat;
 	const char *control_fifo;	/* --control */
 	const char *emu_truth;		/* --emu-truth */
+	int no_follow;			/* --no-follow: not the children */
 	uint64_t pid;			/* --pid, 0 when launching */
 	int doctor;
 	int doctor_json;

@@ -210,9 +210,9 @@ write_config(struct recorder *r)
 		noretcomp = (o->timing_config & 0x800) != 0;
 	}
 	fprintf(f, "aux %" PRIu64 "\nbudget %" PRIu64 "\npsb %" PRIu64
-	    "\ncyc %d\nretcomp %d\ntruth %d\nrepeat %" PRIu64 "\n",
+	    "\ncyc %d\nretcomp %d\ntruth %d\nrepeat %" PRIu64 "\nfollow %d\n",
 	    o->aux_bytes, o->budget_bytes, psb_period_for(o->aux_bytes), cyc,
-	    !noretcomp, o->emu_truth != NULL, o->repeat);
+	    !noretcomp, o->emu_truth != NULL, o->repeat, !o->no_follow);
 	/* The clock every process of the run counts from: the start. */
 	fprintf(f, "clock_origin %" PRIu64 "\n", now_mono_ns());
 	if (o->has_after_ms)
@@ -386,16 +386,15 @@ detail_of(const struct recorder *r, const char *reason)
 static int
 write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 {
-	char path[PATH_MAX], out[PATH_MAX], removed[PATH_MAX];
+	char out[PATH_MAX], removed[PATH_MAX];
 	struct emu_sideband sb;
 	struct emu_run run;
 	struct error e;
 	int rc;
 
-	if (scratch_file(r, "sideband", path, sizeof(path)) < 0 ||
-	    scratch_file(r, "perf-map.removed", removed, sizeof(removed)) < 0)
+	if (scratch_file(r, "perf-map.removed", removed, sizeof(removed)) < 0)
 		return -1;
-	if ((rc = emu_sideband_read(&sb, path, &e)) < 0) {
+	if ((rc = emu_sideband_read(&sb, r->scr.path, &e)) < 0) {
 		report_error(TOOL, "sideband", &e, NULL);
 		return -1;
 	}
@@ -707,35 +706,33 @@ finish(struct recorder *r, struct pending *p)
 static int
 truth_collect(const struct recorder *r)
 {
-	char path[PATH_MAX], buf[65536];
-	FILE *out, *in;
-	size_t n;
+	char tpath[PATH_MAX + 32], buf[65536];
+	struct emu_sideband sb;
+	struct error e;
+	FILE *out, *tf;
+	size_t n, i;
 
 	if (r->o->emu_truth == NULL)
 		return 0;
+	if (emu_sideband_read(&sb, r->scr.path, &e) < 0) {
+		report_error(TOOL, "sideband", &e, NULL);
+		return -1;
+	}
 	if ((out = fopen(r->o->emu_truth, "we")) == NULL) {
 		report(TOOL, r->o->emu_truth, NULL, "%s", strerror(errno));
+		emu_sideband_free(&sb);
 		return -1;
 	}
-	/* One section per thread: "thread TID" then its branches. */
-	if (scratch_file(r, "sideband", path, sizeof(path)) < 0) {
-		fclose(out);
-		return -1;
-	}
-	in = fopen(path, "re");
-	while (in != NULL && fgets(buf, sizeof(buf), in) != NULL) {
-		unsigned long long t;
-		int pid, tid, ptid;
-		char tpath[PATH_MAX];
-		FILE *tf;
-
-		if (sscanf(buf, "thread %llx %d %d %d", &t, &pid, &tid,
-		    &ptid) != 4)
+	/* One section per thread of every process: "thread TID PID" then
+	 * its branches (tids are unique among the processes of a run). */
+	for (i = 0; i < sb.n; i++) {
+		if (sb.rec[i].type != SB_THREAD)
 			continue;
-		snprintf(tpath, sizeof(tpath), "%s/truth.%d", r->scr.path, tid);
+		snprintf(tpath, sizeof(tpath), "%s/truth.%d", r->scr.path,
+		    sb.rec[i].tid);
 		if ((tf = fopen(tpath, "re")) == NULL)
 			continue;
-		fprintf(out, "thread %d\n", tid);
+		fprintf(out, "thread %d %d\n", sb.rec[i].tid, sb.rec[i].pid);
 		while ((n = fread(buf, 1, sizeof(buf), tf)) > 0) {
 			/* a crash leaves the mapped chunk's zero tail */
 			size_t len = strnlen(buf, n);
@@ -746,13 +743,31 @@ truth_collect(const struct recorder *r)
 		}
 		fclose(tf);
 	}
-	if (in != NULL)
-		fclose(in);
+	emu_sideband_free(&sb);
 	if (fclose(out) != 0) {
 		report(TOOL, r->o->emu_truth, NULL, "%s", strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/* What was not traced because of processes: one line each, once. */
+static void
+warn_processes(const struct recorder *r)
+{
+	struct emu_sideband sb;
+	struct error e;
+	char *w[16];
+	size_t n, i;
+
+	if (emu_sideband_read(&sb, r->scr.path, &e) < 0)
+		return;		/* the snapshot said why already */
+	n = emu_process_warnings(&sb, w, sizeof(w) / sizeof(w[0]));
+	for (i = 0; i < n; i++) {
+		report_warning(TOOL, r->program, "%s", w[i]);
+		free(w[i]);
+	}
+	emu_sideband_free(&sb);
 }
 
 /* qemu-x86_64 runs ELF files only: a script needs its interpreter named. */
@@ -824,6 +839,7 @@ rec_emu_run(const struct rec_options *o)
 	    start_program(r) == 0) {
 		run_loop(r, &p);
 		finish(r, &p);
+		warn_processes(r);
 		/* What the last snapshot lost, last: the line people read. */
 		for (size_t i = 0; i < r->lost.n; i++)
 			report(TOOL, NULL, NULL, "%s", r->lost.line[i]);

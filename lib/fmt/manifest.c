@@ -278,6 +278,13 @@ manifest_untraced(const struct manifest *m)
 	    manifest_counter(m, MANIFEST_C_DROPPED);
 }
 
+uint64_t
+manifest_untraced_processes(const struct manifest *m)
+{
+	return manifest_counter(m, MANIFEST_C_FORK_UNTRACED) +
+	    manifest_counter(m, MANIFEST_C_EXEC_UNTRACED);
+}
+
 /* ---- writing ----------------------------------------------------- */
 
 static void

@@ -188,6 +188,16 @@ uint64_t manifest_counter(const struct manifest *m, const char *name);
 #define MANIFEST_C_DROPPED "budget_dropped_threads"
 uint64_t manifest_untraced(const struct manifest *m);
 
+/*
+ * Processes of the run with no trace: children not followed
+ * (counters.fork_untraced, with --no-follow) and programs a process
+ * exec'd, which the emulator does not follow (counters.exec_untraced).
+ * What the summaries call a process's "untraced".
+ */
+#define MANIFEST_C_FORK_UNTRACED "fork_untraced"
+#define MANIFEST_C_EXEC_UNTRACED "exec_untraced"
+uint64_t manifest_untraced_processes(const struct manifest *m);
+
 /* Writes m as a JSON document (with a final newline).  0 or -ERR_IO. */
 int manifest_write(FILE *out, const struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;

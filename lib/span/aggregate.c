@@ -202,12 +202,27 @@ add_span(struct agg_row *r, const struct cols *c, uint64_t row,
 /* ----------------------------------------------------------------- */
 /* Hotpaths */
 
+int
+agg_filter_tid(const struct agg_filter *f, uint32_t tid)
+{
+	size_t i;
+
+	if (f == NULL || (f->has_tid && tid != f->tid))
+		return f == NULL;
+	if (!f->has_tids)
+		return 1;
+	for (i = 0; i < f->n_tids; i++)
+		if (f->tids[i] == tid)
+			return 1;
+	return 0;
+}
+
 static int
 filter_pass(const struct cols *c, const struct agg_filter *f, uint64_t row)
 {
 	if (f == NULL)
 		return 1;
-	if (f->has_tid && c->tid[row] != f->tid)
+	if (!agg_filter_tid(f, c->tid[row]))
 		return 0;
 	return c->start[row] >= f->from_ns && c->start[row] < f->to_ns;
 }
@@ -340,7 +355,7 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 
 	if (!json_is_string(fn))
 		return -ERR_FORMAT;
-	if (h->f != NULL && h->f->has_tid && tid != h->f->tid)
+	if (!agg_filter_tid(h->f, (uint32_t)tid))
 		return 0;
 	/* Inline rows by the hash of their name (a collision: a scan). */
 	key = name_hash(json_string_value(fn));

@@ -27,12 +27,22 @@
 
 enum agg_group { AGG_FUNCTION, AGG_INLINE, AGG_MODULE };
 
-/* Which spans count: has_tid selects one thread; start_ns in [from, to). */
+/*
+ * Which spans count: has_tid selects one thread, has_tids a set of them
+ * (one process's threads: tids are unique among a snapshot's processes);
+ * start_ns in [from, to).
+ */
 struct agg_filter {
 	int has_tid;
 	uint32_t tid;
+	int has_tids;
+	const uint32_t *tids;
+	size_t n_tids;
 	uint64_t from_ns, to_ns;
 };
+
+/* Does thread tid pass f's thread filters (f NULL: every thread)? */
+int agg_filter_tid(const struct agg_filter *f, uint32_t tid);
 
 struct agg_row {
 	const char *name;		/* function, inlined function or module */

@@ -75,7 +75,7 @@ for v in "" .static; do
 		! grep untraced decode.err &&
 		test_eq 32 \$(check_calls) &&
 		ptquery an --kind summary >summary &&
-		grep -q '^capture window_ns=[0-9]* trigger=exit threads=33\$' summary
+		grep -q '^capture window_ns=[0-9]* trigger=exit processes=1 threads=33\$' summary
 	"
 
 	test_expect_success "waves$v: a budget too small, said everywhere with the exact count" "
@@ -94,13 +94,13 @@ for v in "" .static; do
 		emu_check_parity snap truth >counts &&
 		test_eq \$traced \$(wc -l <counts) &&
 		analyse &&
-		grep -q \"^ptdecode: snap: \$traced threads (untraced \$u), \" decode.err &&
+		grep -q \"^ptdecode: snap: 1 process, \$traced threads (untraced \$u), \" decode.err &&
 		test_eq \$((traced - 1)) \$(check_calls) &&
 		ptquery an --kind summary >summary &&
-		grep -q \"^capture window_ns=[0-9]* trigger=exit threads=\$traced untraced=\$u\\\$\" summary &&
+		grep -q \"^capture window_ns=[0-9]* trigger=exit processes=1 threads=\$traced untraced=\$u\\\$\" summary &&
 		ptquery an --kind summary --format json >summary.json &&
 		jq -e \".untraced == \$u\" summary.json &&
-		jq -r .summary summary.json | grep -q \" on \$traced threads (untraced \$u), \" &&
+		jq -r .summary summary.json | grep -q \" on \$traced threads (untraced \$u) of 1 process, \" &&
 		ptdecode --decoder perf snap >/dev/null 2>perf.err &&
 		grep -q \"^ptdecode: snap: perf: \$traced threads (untraced \$u), \" perf.err
 	"
@@ -139,7 +139,7 @@ test_expect_success 'threads that ended give their history back oldest first' "
 	emu_check_parity snap truth >counts &&
 	test_eq \$((33 - d)) \$(wc -l <counts) &&
 	analyse &&
-	grep -q \"^ptdecode: snap: \$((33 - d)) threads (untraced \$d), \" decode.err &&
+	grep -q \"^ptdecode: snap: 1 process, \$((33 - d)) threads (untraced \$d), \" decode.err &&
 	kept=\$(check_calls) && test \$kept -ge \$((32 - k)) &&
 	ptquery an --kind summary >summary &&
 	grep -q \" untraced=\$d\\\$\" summary

@@ -93,7 +93,7 @@ test_expect_success 'two threads: one group each, --tid picks one' '
 	tid=$(tail -n 1 tids) &&
 	ptdecode --tid "$tid" --format jsonl snap >one.jsonl 2>one.err &&
 	test_eq "$tid" "$(jq -r "select(.type == \"thread\") | .tid" one.jsonl)" &&
-	grep -q ": 1 thread," one.err &&
+	grep -q ": 1 process, 1 thread," one.err &&
 	must_exit 1 ptdecode --tid 1 --format jsonl snap >none 2>none.err &&
 	grep -q "no thread 1 in the snapshot" none.err
 '

@@ -66,7 +66,7 @@ test_expect_success 'native: 65536 blocks of the loop, a GAP, then on' '
 	test_eq "2 1 1 65536 131072" "$(jq -r "select(.type == \"end\") |
 	    \"\(.psbs) \(.gaps) \(.decode_errors) \(.blocks) \(.insns)\"" \
 	    n.jsonl)" &&
-	grep -q ": 1 thread, 65536 blocks, 131072 instructions, 1 gaps (1 decode errors, 0 unknown image, 0 overflows), $((psb - tip)) of [0-9]* trace bytes skipped$" \
+	grep -q ": 1 process, 1 thread, 65536 blocks, 131072 instructions, 1 gaps (1 decode errors, 0 unknown image, 0 overflows), $((psb - tip)) of [0-9]* trace bytes skipped$" \
 	    n.jsonl.err
 '
 

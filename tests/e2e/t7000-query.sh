@@ -187,9 +187,9 @@ test_expect_success 'summary: window, threads, top, quality, gaps' "
 	ptquery $H --kind summary >out &&
 	cat >want <<-EOF &&
 	analysis=$H snapshot=hand decoder=native recorder=-
-	capture window_ns=100 trigger=unknown threads=2
-	thread tid=1 first_ns=0 last_ns=100 covered_ns=90 spans=5
-	thread tid=2 first_ns=5 last_ns=25 covered_ns=20 spans=2
+	capture window_ns=100 trigger=unknown processes=2 threads=2
+	thread pid=1 tid=1 first_ns=0 last_ns=100 covered_ns=90 spans=5
+	thread pid=2 tid=2 first_ns=5 last_ns=25 covered_ns=20 spans=2
 	top rank=1 self_ns=50 calls=3 total_ns=70 name=work
 	top rank=2 self_ns=40 calls=1 total_ns=120 name=main
 	top rank=3 self_ns=30 calls=2 total_ns=30 name=leaf
@@ -200,7 +200,8 @@ test_expect_success 'summary: window, threads, top, quality, gaps' "
 	ptquery $H --kind summary --format json |
 	    jq -e '.window_ns == 100 and .top[0].name == \"work\" and
 	    .gaps == 1 and .gap_ns == 10 and .quality.spans == 7 and
-	    ([.threads[].covered_ns] == [90, 20]) and .trigger == \"unknown\"'
+	    ([.threads[].covered_ns] == [90, 20]) and .trigger == \"unknown\"
+	    and ([.threads[].pid] == [1, 2])'
 "
 
 test_expect_success 'folded: stacks with self time, summing to it exactly' "

@@ -57,7 +57,7 @@ test_expect_success 'folded sums exactly to the spans self time' "
 
 test_expect_success 'summary: trigger, window, top functions' "
 	ptquery $A --kind summary >out &&
-	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit threads=1\$' out &&
+	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit processes=1 threads=1\$' out &&
 	grep -q '^clock: emulated, shared by all threads (host time under emulation)\$' out &&
 	# host time under emulation: the top is whatever hotpaths ranks first
 	top=\$(ptquery $A --kind hotpaths --sort self_ns --limit 1 |
@@ -145,7 +145,7 @@ test_expect_success 'insns: every instruction of main, by symbol, paged' "
 test_expect_success 'make demo prints the demo functions with their counts' "
 	mkdir -p b/fixtures && ln -s $DEMO b/fixtures/demo &&
 	PTKIT_BUILD=\$PWD/b sh $PTKIT_SRC/scripts/demo.sh >out 2>err &&
-	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit threads=1\$' out &&
+	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit processes=1 threads=1\$' out &&
 	grep -q '^ptkit demo: the program said: calls: checksum=3 mix=19 fib=1973\$' out &&
 	tail -n 4 out | awk '{ print \$NF \"=\" \$1 }' | tr '\n' ' ' >got &&
 	test_eq 'main=1 checksum=3 mix=19 fib=1973 ' \"\$(cat got)\"

@@ -100,7 +100,7 @@ static void
 test_hotpaths(const struct analysis *a)
 {
 	struct agg g;
-	struct agg_filter f = { 0, 0, 0, UINT64_MAX };
+	struct agg_filter f = { .from_ns = 0, .to_ns = UINT64_MAX };
 	struct error e;
 	const struct agg_row *r;
 
@@ -148,7 +148,7 @@ static void
 test_calls(const struct analysis *a)
 {
 	struct agg callers, callees;
-	struct agg_filter f = { 0, 0, 0, UINT64_MAX };
+	struct agg_filter f = { .from_ns = 0, .to_ns = UINT64_MAX };
 	struct error e;
 	const struct agg_row *r;
 

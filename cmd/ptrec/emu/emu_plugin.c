@@ -15,6 +15,14 @@
  * thread waits for the claim to end when it comes back.  vCPU indices are
  * reused after a thread exits, so slots are keyed by tid, found from the
  * index, and re-created when the index comes back with a new tid.
+ *
+ * Processes: a fork child inherits this state and the parent's shared
+ * mappings of its rings and truth logs.  It notices at the fork's return
+ * (getpid() is no longer g.pid), lets all of that go without writing to it,
+ * and starts again as its own process: its own slots, rings, truth logs
+ * and sideband (sideband.<pid>).  Only the first process (the leader)
+ * takes snapshots and talks to ptrec; ptrec reads the other processes'
+ * rings from their files (emu_handoff.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +114,7 @@ static struct {
 	/* configuration */
 	uint64_t aux, budget, psb;
 	int cyc, retcomp, want_truth;
+	int follow;			/* trace fork children */
 	uint64_t after_ns, max_ns, min_ns, tail_ns, hits, repeat;
 	struct trigger trig[MAX_TRIGGERS];
 	int n_trig, n_filter;
@@ -157,6 +166,7 @@ static struct {
 	struct emu_control *ctl;
 	uint64_t ctl_seen;
 	int pid;
+	int leader;			/* the first process: snapshots are its */
 	int exit_group;
 	int comm_done;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1,
@@ -408,6 +418,19 @@ trigger_at(uint64_t va)
 	return 0;
 }
 
+/*
+ * Whether qemu listed the instruction cut short: one after others that
+ * crosses into the next page, which qemu 7.2 gives up translating (only
+ * the bytes read before are listed) and does not run in this block; the
+ * next block starts at it (emu.md 4.5).
+ */
+static int
+insn_cut(struct qemu_plugin_insn *in)
+{
+	return emu_cls_classify(qemu_plugin_insn_data(in),
+	    qemu_plugin_insn_size(in), qemu_plugin_insn_vaddr(in)).truncated;
+}
+
 static void
 fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 {
@@ -422,10 +445,11 @@ fill_last(struct emu_tb *t, struct qemu_plugin_insn *in, size_t idx)
 	t->target = c.target;
 	t->call_next = (uint8_t)c.call_next;
 	t->rep = (uint8_t)c.rep;
-	/* Listed but cut short, or a non-branch at a page end: phantom if
-	 * the next block starts at this very instruction (emu.md 4.5). */
-	t->maybe_phantom = idx > 0 && !c.rep && (c.truncated ||
-	    (c.kind == EMU_OTHER && (va & 0xfff) > 0xff0));
+	/* A non-branch at a page end that qemu may have given up on with
+	 * all its bytes read: phantom if the next block starts at this very
+	 * instruction.  Not when the one after it was cut: qemu went on. */
+	t->maybe_phantom = idx > 0 && !c.rep && !t->cut &&
+	    c.kind == EMU_OTHER && (va & 0xfff) > 0xff0;
 	if (c.truncated)
 		t->kind = EMU_OTHER;
 }
@@ -470,6 +494,13 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		return;
 	}
 	t->start = qemu_plugin_tb_vaddr(tb);
+	/* The block is what runs: without a cut last instruction, so that
+	 * its end, where a signal taken after it interrupts, is that
+	 * instruction's start and not a byte inside it. */
+	if (n > 1 && insn_cut(qemu_plugin_tb_get_insn(tb, n - 1))) {
+		n--;
+		t->cut = 1;
+	}
 	t->ninsn = (uint32_t)n;
 	fill_last(t, qemu_plugin_tb_get_insn(tb, n - 1), n - 1);
 	image_discover(t->start, CLOCK_BASE - 1, gettid_());
@@ -913,6 +944,8 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 	struct slot *s;
 	int i, n, want;
 
+	if (!g.leader)
+		return;		/* a child's rings are read from their files */
 	pthread_mutex_lock(&g.lock);
 	if (g.off || g.snap_pending > 0) {
 		pthread_mutex_unlock(&g.lock);
@@ -1288,6 +1321,20 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 	}
 }
 
+/*
+ * The program this process is about to become runs without the emulator
+ * (qemu-user does not follow execve): said in the sideband, so that ptrec
+ * warns; an "execfail" follows when execve returns.
+ */
+static void
+note_exec(const struct slot *s, uint64_t path_addr)
+{
+	const char *path = (const char *)(uintptr_t)path_addr;
+
+	sideband("exec 0x%" PRIx64 " %d %d %.*s", s->th.clock, g.pid, s->tid,
+	    PATH_MAX - 1, path != NULL ? path : "?");
+}
+
 static void
 on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
     uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
@@ -1313,10 +1360,11 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 		note_unlink(num == NR_UNLINK ? a1 : a2);
 	if (num == NR_EXIT_GROUP)
 		g.exit_group = 1;
-	if (num == NR_EXECVE || num == NR_EXECVEAT)
-		sideband("counter exec_untraced 1");
-	if (g.off || s->hdr == NULL)
+	if (g.off || s->hdr == NULL) {
+		if (num == NR_EXECVE || num == NR_EXECVEAT)
+			note_exec(s, num == NR_EXECVE ? a1 : a2);
 		return;
+	}
 	/*
 	 * What follows this entry in other threads comes later.  The clock
 	 * is not brought up to the host's here but at the return: the host
@@ -1326,6 +1374,10 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	 */
 	clock_max(&g.sync_clock, s->th.clock);
 	emu_thread_syscall(&s->th, num);
+	if (num == NR_EXECVE || num == NR_EXECVEAT) {
+		emu_thread_flush(&s->th);
+		note_exec(s, num == NR_EXECVE ? a1 : a2);
+	}
 	if (s->snap_done != g.snap_req)
 		slot_dump(s, g.snap_req, 1, 0);
 	s->hdr->clock = s->th.clock;
@@ -1352,6 +1404,13 @@ fd_path(int64_t fd, char *buf, size_t size)
 	if (n < 0)
 		n = 0;
 	buf[n] = '\0';
+}
+
+static int
+is_process_clone(uint64_t flags)
+{
+	return !(flags & 0x100 /* CLONE_VM */) ||
+	    (flags & 0x4000 /* CLONE_VFORK */);
 }
 
 static void
@@ -1399,13 +1458,108 @@ sideband_of_syscall(struct slot *s, int64_t num, int64_t ret)
 		return;
 	case NR_FORK:
 	case NR_VFORK:
-		if (ret > 0)
+	case NR_CLONE:
+	case NR_CLONE3:
+		/* a child process, not a thread: no CLONE_VM, or CLONE_VFORK,
+		 * which qemu runs as a fork (clone3 has its flags first in
+		 * struct clone_args) */
+		if (ret > 0 && !g.follow && (num == NR_FORK ||
+		    num == NR_VFORK || is_process_clone(num == NR_CLONE3 &&
+		    a[0] != 0 ? *(const uint64_t *)(uintptr_t)a[0] : a[0])))
 			sideband("counter fork_untraced %" PRIu64,
 			    __atomic_add_fetch(&g.forks, 1, __ATOMIC_RELAXED));
+		return;
+	case NR_EXECVE:
+	case NR_EXECVEAT:
+		sideband("execfail 0x%" PRIx64 " %d %d", t, g.pid, s->tid);
 		return;
 	default:
 		return;
 	}
+}
+
+/* ---- processes --------------------------------------------------------- */
+
+static void open_sideband(void);
+
+/*
+ * In a fork child: the parent's rings and truth logs are mapped shared, so
+ * one write here would land in the parent's files.  Let them go unwritten
+ * (no flush, no truncation: they are the parent's to finish) and forget
+ * the parent's threads, none of which exist here.
+ */
+static void
+process_forget_parent(void)
+{
+	struct slot *s;
+	int i;
+
+	for (i = 0; i < MAX_VCPUS; i++) {
+		s = g.vcpu[i];
+		g.vcpu[i] = NULL;
+		if (s != NULL && s->hdr == NULL)
+			free(s);	/* untraced: not in g.slots */
+	}
+	for (i = 0; i < g.n_slots; i++) {
+		s = g.slots[i];
+		if (s->hdr != NULL)
+			munmap(s->hdr, s->map_len);
+		if (s->has_truth)
+			emu_truth_abandon(&s->truth);
+		free(s);
+		g.slots[i] = NULL;
+	}
+	g.n_slots = 0;
+	/* The child's own budget: its rings only, from nothing, and its own
+	 * counts of what it did not keep (ptrec adds the processes' up). */
+	g.ends = 0;
+	g.untraced = g.untraced_budget = g.untraced_slots = 0;
+	g.untraced_errors = 0;
+	g.trimmed = g.dropped = g.dropped_bytes = 0;
+	g.exiting = 0;
+	g.forks = 0;
+}
+
+/*
+ * The fork (vfork, clone without CLONE_VM) returned 0 here: this is a new
+ * process.  qemu 7.2 runs vfork, and posix_spawn's CLONE_VM|CLONE_VFORK,
+ * as a plain fork (linux-user do_fork), so the child always has its own
+ * copy of memory and the parent runs on: both are traced as what they are
+ * under the emulator, two processes.  The thread that forked is the
+ * child's only one; it starts a fresh slot at its next block, at the
+ * parent's time.
+ */
+static void
+process_child(unsigned int vcpu)
+{
+	struct slot *parent = vcpu < MAX_VCPUS ? g.vcpu[vcpu] : NULL;
+	uint64_t clock = parent != NULL && parent->th.clock ?
+	    parent->th.clock : CLOCK_BASE;
+	int ppid = g.pid, ptid = parent != NULL ? parent->tid : g.pid;
+
+	/* another of the parent's threads may have held it at the fork */
+	pthread_mutex_init(&g.lock, NULL);
+	process_forget_parent();
+	if (g.events_fd >= 0)
+		close(g.events_fd);	/* only the leader answers ptrec */
+	g.events_fd = -1;
+	if (g.sb_fd >= 0)
+		close(g.sb_fd);
+	g.sb_fd = -1;
+	g.pid = getpid();
+	g.leader = 0;
+	g.snap_pending = 0;
+	if (!g.follow) {
+		g.off = 1;		/* --no-follow: the parent counted it */
+		return;
+	}
+	open_sideband();
+	sideband("process 0x%" PRIx64 " %d %d %d", clock, g.pid, ppid, ptid);
+	if (vcpu < MAX_VCPUS) {
+		g.vcpu_clock[vcpu] = clock + 1;
+		g.vcpu_parent[vcpu] = 0;
+	}
+	g.comm_done = 0;
 }
 
 static void
@@ -1415,6 +1569,11 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	struct slot *s = vcpu < MAX_VCPUS ? g.vcpu[vcpu] : NULL;
 
 	(void)id;
+	if ((num == NR_FORK || num == NR_VFORK || num == NR_CLONE ||
+	    num == NR_CLONE3) && ret == 0 && getpid() != g.pid) {
+		process_child(vcpu);
+		return;
+	}
 	if (s == NULL)
 		return;
 	if (s->hdr != NULL)
@@ -1537,7 +1696,9 @@ on_atexit(qemu_plugin_id_t id, void *userdata)
 		    g.slots[i]->state == S_DUMPING)
 			g.slots[i]->state = S_RUN;
 	}
-	if (!g.off) {
+	if (!g.leader && !g.off)
+		counters_record();	/* no snapshot: ptrec reads the rings */
+	if (g.leader && !g.off) {
 		g.snap_pending = 0;	/* an unfinished one is superseded */
 		snapshot_request(me, 0, "exit", 1);
 		/* threads that did not answer: copy them ourselves */
@@ -1603,6 +1764,8 @@ config_line(char *key, char *val)
 		return g.retcomp = atoi(val), 0;
 	if (strcmp(key, "truth") == 0)
 		return g.want_truth = atoi(val), 0;
+	if (strcmp(key, "follow") == 0)
+		return g.follow = atoi(val), 0;
 	if (strcmp(key, "trigger") == 0)
 		return config_trigger(TRIG_SYMBOL, val);
 	if (strcmp(key, "stop") == 0)
@@ -1633,6 +1796,7 @@ config_read(void)
 	g.retcomp = 1;
 	g.hits = 1;
 	g.repeat = 1;
+	g.follow = 1;
 	snprintf(path, sizeof(path), "%s/config", g.dir);
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;	/* defaults: handy for running it by hand */
@@ -1672,6 +1836,19 @@ deadline_init(void)
 	}
 }
 
+/* The leader's is "sideband"; every other process has its own. */
+static void
+open_sideband(void)
+{
+	char path[PATH_MAX + 32];
+
+	if (g.leader)
+		snprintf(path, sizeof(path), "%s/sideband", g.dir);
+	else
+		snprintf(path, sizeof(path), "%s/sideband.%d", g.dir, g.pid);
+	g.sb_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
 static void
 open_channels(void)
 {
@@ -1679,8 +1856,7 @@ open_channels(void)
 	int fd;
 	void *p;
 
-	snprintf(path, sizeof(path), "%s/sideband", g.dir);
-	g.sb_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	open_sideband();
 	/* No reader (run by hand): no events, which is fine. */
 	snprintf(path, sizeof(path), "%s/events", g.dir);
 	g.events_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1727,6 +1903,7 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		return -1;
 	deadline_init();
 	g.pid = getpid();
+	g.leader = 1;
 	open_channels();
 	if (g.after_ns > 0 || g.max_ns > 0 || g.tail_ns > 0)
 		timer_start();

@@ -113,6 +113,18 @@ emu_truth_close(struct emu_truth *w)
 	w->fd = -1;
 }
 
+void
+emu_truth_abandon(struct emu_truth *w)
+{
+	if (w->map != NULL)
+		munmap(w->map, EMU_TRUTH_CHUNK);
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->side);
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+}
+
 static void
 truth(struct emu_thread *t, uint64_t from, uint64_t to, enum emu_kind k)
 {
@@ -369,6 +381,7 @@ emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 		t->clock += tb->ninsn;
 		t->insns += tb->ninsn;
 		t->st.tbs++;
+		t->st.phantom += tb->cut;
 		return;
 	}
 	if (!t->started) {
@@ -401,6 +414,7 @@ emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 	t->clock += tb->ninsn;
 	t->insns += tb->ninsn;
 	t->st.tbs++;
+	t->st.phantom += tb->cut;
 }
 
 void

@@ -34,6 +34,7 @@ struct emu_tb {
 	uint8_t kind;		/* enum emu_kind of the last instruction */
 	uint8_t call_next;
 	uint8_t maybe_phantom;	/* last insn may not run in this block */
+	uint8_t cut;		/* qemu listed one insn more, left to the next */
 	uint8_t rep;
 	uint8_t trigger;	/* starts at a trigger address */
 	uint8_t in_filter;	/* starts inside the --filter ranges */
@@ -111,5 +112,8 @@ void emu_thread_stop(struct emu_thread *t, uint64_t ip);
 int emu_truth_open(struct emu_truth *w, const char *path);
 void emu_truth_line(struct emu_truth *w, const char *line, size_t n);
 void emu_truth_close(struct emu_truth *w);
+/* Lets go of a log another process owns (a fork child's inherited copy):
+ * unmaps and closes without writing or truncating the file. */
+void emu_truth_abandon(struct emu_truth *w);
 
 #endif
