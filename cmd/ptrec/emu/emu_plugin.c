@@ -1074,7 +1074,14 @@ timer_main(void *arg)
 		now = host_now();
 		next = g.deadline < g.tail_deadline ? g.deadline :
 		    g.tail_deadline;
-		if (now >= next) {
+		/*
+		 * Before the program's first thread exists (qemu still
+		 * loading it) there is no ring to snapshot: the first thread
+		 * fires the deadline at its first block instead.
+		 */
+		if (now >= next && g.n_slots == 0)
+			next = now + 1000000ULL;
+		else if (now >= next) {
 			pthread_mutex_unlock(&g.lock);
 			deadline_fire(NULL, 0);
 			pthread_mutex_lock(&g.lock);
