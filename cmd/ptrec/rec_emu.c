@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "base/clockns.h"
 #include "base/cleanup.h"
 #include "base/signals.h"
 #include "elfsym.h"
@@ -179,15 +180,6 @@ scratch_file(const struct recorder *r, const char *name, char *buf,
 	return 0;
 }
 
-static uint64_t
-now_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int
 write_config(struct recorder *r)
 {
@@ -214,7 +206,7 @@ write_config(struct recorder *r)
 	    o->aux_bytes, o->budget_bytes, psb_period_for(o->aux_bytes), cyc,
 	    !noretcomp, o->emu_truth != NULL, o->repeat, !o->no_follow);
 	/* The clock every process of the run counts from: the start. */
-	fprintf(f, "clock_origin %" PRIu64 "\n", now_mono_ns());
+	fprintf(f, "clock_origin %" PRIu64 "\n", clock_ns(CLOCK_MONOTONIC));
 	if (o->has_after_ms)
 		fprintf(f, "after_ns %" PRIu64 "\n", o->after_ms * 1000000);
 	if (o->has_max_capture_ms)
@@ -489,10 +481,7 @@ struct pending {
 static uint64_t
 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 static void
@@ -821,7 +810,6 @@ rec_emu_run(const struct rec_options *o)
 {
 	struct recorder *r;
 	struct pending p;
-	struct timespec ts;
 	int status = EXIT_FAIL;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -832,9 +820,7 @@ rec_emu_run(const struct rec_options *o)
 	r->events_fd = r->control_fd = r->log_fd = -1;
 	r->scr.slot = -1;
 	memset(&p, 0, sizeof(p));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-	    (uint64_t)ts.tv_nsec;
+	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
 	if (prepare(r) == 0 && catch_signals() == 0 &&
 	    start_program(r) == 0) {
 		run_loop(r, &p);

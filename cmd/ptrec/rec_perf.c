@@ -21,6 +21,7 @@
 #include "rec/ptperf.h"
 #include "snapwrite.h"
 #include "tool/report.h"
+#include "base/clockns.h"
 #include "base/scratch.h"
 #include "base/signals.h"
 #include "base/spawn.h"
@@ -36,15 +37,6 @@ on_stop_signal(int sig)
 {
 	(void)sig;
 	perf_stop_requested = 1;
-}
-
-static uint64_t
-now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static enum ptconfig_profile
@@ -180,7 +172,7 @@ relay(struct perf_rec *r, int wait_ms)
 			report_warning(TOOL, "output.log", "%s",
 			    strerror(errno));
 		if (matched > 0 && capture_on_trigger(&r->pol,
-		    now_ns(CLOCK_MONOTONIC) / 1000000) == CAPTURE_SNAPSHOT)
+		    clock_ns(CLOCK_MONOTONIC) / 1000000) == CAPTURE_SNAPSHOT)
 			return "line";
 	}
 	return NULL;
@@ -199,7 +191,7 @@ wait_trigger(struct perf_rec *r)
 		if (perf_stop_requested)
 			return "signal";
 		if ((why = capture_due(&r->pol,
-		    now_ns(CLOCK_MONOTONIC) / 1000000)) != NULL)
+		    clock_ns(CLOCK_MONOTONIC) / 1000000)) != NULL)
 			return why;
 		if (perf_ended(r))
 			return "exit";
@@ -226,7 +218,7 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	r->sp.out = r->sp.err = -1;	/* ours to close */
 	for (i = 0; i < 2; i++)
 		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
-	capture_policy_init(&r->pol, r->o, now_ns(CLOCK_MONOTONIC) / 1000000);
+	capture_policy_init(&r->pol, r->o, clock_ns(CLOCK_MONOTONIC) / 1000000);
 	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
 		/* perf is in its own group: ^C would not reach it. */
 		spawn_kill(&r->sp, SIGKILL);
@@ -324,7 +316,7 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 	struct error e;
 	const char *reason = NULL;
 	char dest[PATH_MAX];
-	uint64_t start = now_ns(CLOCK_REALTIME);
+	uint64_t start = clock_ns(CLOCK_REALTIME);
 	int rc = -1, i;
 
 	if (refuse(o))
@@ -357,7 +349,7 @@ rec_perf_record(const struct rec_options *o, const struct ptcaps *caps)
 	run.filter = r->filter[0] != '\0' ? r->filter : NULL;
 	run.output_log = o->pid == 0 ? r->log_path : NULL;
 	run.start_wall_ns = start;
-	run.fired_wall_ns = now_ns(CLOCK_REALTIME);
+	run.fired_wall_ns = clock_ns(CLOCK_REALTIME);
 	if (snapwrite_dest(o, 1, dest, sizeof(dest), &e) < 0 ||
 	    perf_import(&run, r->data, dest, &e) < 0) {
 		report_error(TOOL, "snapshot", &e, NULL);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clockns.h"
 #include "capture.h"
 #include "elfsym.h"
 #include "rec/procmaps.h"
@@ -94,21 +95,9 @@ struct pt_rec {
 };
 
 static uint64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
 mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 static enum ptconfig_profile
@@ -390,7 +379,7 @@ write_rings(struct pt_rec *r, const char *reason, uint64_t index,
 	run.reason = reason;
 	run.detail = detail_of(r, reason);
 	run.start_wall_ns = r->start_wall;
-	run.fired_wall_ns = wall_ns();
+	run.fired_wall_ns = clock_ns(CLOCK_REALTIME);
 	run.output_log = r->log_path[0] != '\0' ? r->log_path : NULL;
 	if (rc == 0 && (rc = snapwrite_dest(r->o, index, dest, size,
 	    e)) == 0)
@@ -798,7 +787,7 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 	r->caps = caps;
 	r->log_fd = r->out[0] = r->out[1] = r->ctl_fd = -1;
 	r->scr.slot = -1;
-	r->start_wall = wall_ns();
+	r->start_wall = clock_ns(CLOCK_REALTIME);
 	memset(&e, 0, sizeof(e));
 	/* O_RDWR: the FIFO never reports end of file between writers. */
 	if (o->control_fifo != NULL && (r->ctl_fd = open(o->control_fifo,

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/clockns.h"
 #include "emu_cls.h"
 #include "emu_enc.h"
 #include "emu_handoff.h"
@@ -288,20 +289,11 @@ resolve_triggers(uint64_t start, uint64_t len, uint64_t pgoff,
 	}
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The shared clock now. */
 static uint64_t
 host_now(void)
 {
-	uint64_t m = mono_ns();
+	uint64_t m = clock_ns(CLOCK_MONOTONIC);
 
 	return CLOCK_BASE + (m > g.origin ? m - g.origin : 0);
 }
@@ -1089,7 +1081,7 @@ timer_main(void *arg)
 		}
 		/* At least once a second: a deadline may move meanwhile. */
 		at = next - now < 1000000000ULL ? next - now : 1000000000ULL;
-		at += mono_ns();
+		at += clock_ns(CLOCK_MONOTONIC);
 		ts.tv_sec = (time_t)(at / 1000000000ULL);
 		ts.tv_nsec = (long)(at % 1000000000ULL);
 		pthread_cond_timedwait(&g.timer_cv, &g.lock, &ts);
@@ -1905,7 +1897,7 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		say("no dir=SCRATCH argument");
 		return -1;
 	}
-	g.origin = mono_ns();
+	g.origin = clock_ns(CLOCK_MONOTONIC);
 	if (config_read() < 0)
 		return -1;
 	deadline_init();
