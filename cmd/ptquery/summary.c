@@ -23,6 +23,8 @@ struct summary {
 	size_t top[SUMMARY_TOP];
 	size_t ntop;
 	uint64_t gaps, gap_ns;
+	uint64_t *pid;			/* each covered thread's process */
+	size_t nproc;			/* distinct values of pid[] */
 };
 
 static const char *const quality_keys[] = {
@@ -116,16 +118,6 @@ untraced_processes(const struct summary *s)
 	return s->have_snap ? manifest_untraced_processes(&s->snap) : 0;
 }
 
-/* The process of tid: from its first span in the index (0: none). */
-static uint64_t
-thread_pid(const struct analysis *a, uint64_t tid)
-{
-	for (uint64_t r = 0; r < a->ix.rows; r++)
-		if (spanidx_u32(&a->ix, SPANIDX_TID, r) == tid)
-			return spanidx_u32(&a->ix, SPANIDX_PID, r);
-	return 0;
-}
-
 static uint64_t
 thread_tid(const json_t *t)
 {
@@ -133,23 +125,48 @@ thread_tid(const json_t *t)
 	    SPANDIR_COV_TID));
 }
 
-/* The processes of the threads the analysis covers. */
-static size_t
-processes(const struct analysis *a)
+/*
+ * Each covered thread's process, from its first span in the index (0: a
+ * thread without spans), in one pass that ends once every thread has
+ * one; then how many processes they make.
+ */
+static int
+summary_pids(struct summary *s)
 {
+	const struct analysis *a = s->a;
 	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS);
-	size_t i, j, n = 0;
-	uint64_t pid;
+	size_t n = json_array_size(th), left = n, i, j;
+	uint64_t *tid;
+	char *found;
 
-	for (i = 0; i < json_array_size(th); i++) {
-		pid = thread_pid(a, thread_tid(json_array_get(th, i)));
-		for (j = 0; j < i; j++)
-			if (thread_pid(a, thread_tid(json_array_get(th, j))) ==
-			    pid)
-				break;
-		n += j == i;
+	s->pid = calloc(n ? n : 1, sizeof(*s->pid));
+	tid = calloc(n ? n : 1, sizeof(*tid));
+	found = calloc(n ? n : 1, 1);
+	if (s->pid == NULL || tid == NULL || found == NULL) {
+		free(tid);
+		free(found);
+		return -1;
 	}
-	return n;
+	for (i = 0; i < n; i++)
+		tid[i] = thread_tid(json_array_get(th, i));
+	for (uint64_t r = 0; r < a->ix.rows && left > 0; r++) {
+		uint64_t t = spanidx_u32(&a->ix, SPANIDX_TID, r);
+
+		for (i = 0; i < n; i++)
+			if (!found[i] && tid[i] == t) {
+				s->pid[i] = spanidx_u32(&a->ix, SPANIDX_PID, r);
+				found[i] = 1;
+				left--;
+			}
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && s->pid[j] != s->pid[i]; j++)
+			;
+		s->nproc += j == i;
+	}
+	free(tid);
+	free(found);
+	return 0;
 }
 
 static void
@@ -166,7 +183,7 @@ print_text(const struct summary *s)
 	    s->have_snap && s->snap.recorder.backend ?
 	    s->snap.recorder.backend : "-");
 	printf("capture window_ns=%" PRIu64 " trigger=%s processes=%zu",
-	    window_ns(s), trigger(s), processes(a));
+	    window_ns(s), trigger(s), s->nproc);
 	if (untraced_processes(s) > 0)
 		printf(" untraced_processes=%" PRIu64, untraced_processes(s));
 	printf(" threads=%zu", json_array_size(th));
@@ -185,7 +202,7 @@ print_text(const struct summary *s)
 
 		printf("thread pid=%" PRIu64 " tid=%" PRIu64 " first_ns=%"
 		    PRIu64 " last_ns=%" PRIu64 " covered_ns=%" PRIu64
-		    " spans=%" PRIu64 "\n", thread_pid(a, thread_tid(t)),
+		    " spans=%" PRIu64 "\n", s->pid[i],
 		    thread_tid(t),
 		    first, last, last - first > gap ? last - first - gap : 0,
 		    (uint64_t)json_integer_value(json_object_get(t, SPANDIR_COV_SPANS)));
@@ -223,8 +240,9 @@ print_text(const struct summary *s)
 
 /* Per thread: its first and last times and the time not in gaps. */
 static void
-json_threads(struct jsonw *w, const struct analysis *a)
+json_threads(struct jsonw *w, const struct summary *s)
 {
+	const struct analysis *a = s->a;
 	const json_t *th = json_object_get(a->manifest, SPANDIR_M_THREADS), *t;
 	size_t i;
 
@@ -239,7 +257,7 @@ json_threads(struct jsonw *w, const struct analysis *a)
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
 		jsonw_object_begin(w);
-		jsonw_kv_u64(w, "pid", thread_pid(a, thread_tid(t)));
+		jsonw_kv_u64(w, "pid", s->pid[i]);
 		jsonw_kv_u64(w, "tid", thread_tid(t));
 		jsonw_kv_u64(w, "first_ns", first);
 		jsonw_kv_u64(w, "last_ns", last);
@@ -272,7 +290,7 @@ print_json(const struct summary *s)
 	    clock_note(s) != NULL ? " (emulated clock)" : "", trigger(s),
 	    analysis_rows(a),
 	    json_array_size(json_object_get(a->manifest, SPANDIR_M_THREADS)),
-	    lost, processes(a), processes(a) == 1 ? "" : "es", lost_procs,
+	    lost, s->nproc, s->nproc == 1 ? "" : "es", lost_procs,
 	    s->gaps, s->ntop ? s->g.row[s->top[0]].name : "-");
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
@@ -302,7 +320,7 @@ print_json(const struct summary *s)
 	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
 	jsonw_kv_u64(&w, "untraced", untraced(s));
 	jsonw_kv_u64(&w, "untraced_processes", untraced_processes(s));
-	json_threads(&w, a);
+	json_threads(&w, s);
 	jsonw_key(&w, "quality");
 	jsonw_object_begin(&w);
 	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
@@ -352,10 +370,18 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 	}
 	summary_top(&s);
 	summary_gaps(&s);
+	if (summary_pids(&s) < 0) {
+		report(query_tool, NULL, NULL, "out of memory");
+		free(s.pid);
+		agg_free(&s.g);
+		manifest_free(&s.snap);
+		return EXIT_FAIL;
+	}
 	if (o->format == F_JSON)
 		print_json(&s);
 	else
 		print_text(&s);
+	free(s.pid);
 	agg_free(&s.g);
 	manifest_free(&s.snap);
 	return EXIT_OK;
