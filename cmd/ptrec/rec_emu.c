@@ -478,12 +478,6 @@ struct pending {
 	const char *asked_reason;
 };
 
-static uint64_t
-now_ms(void)
-{
-	return clock_ns(CLOCK_MONOTONIC) / 1000000;
-}
-
 static void
 ask_plugin(struct recorder *r, struct pending *p, int stop, const char *why)
 {
@@ -492,7 +486,7 @@ ask_plugin(struct recorder *r, struct pending *p, int stop, const char *why)
 	r->ctl->stop = (uint64_t)stop;
 	__atomic_store_n(&r->ctl->request_seq, r->ctl->request_seq + 1,
 	    __ATOMIC_SEQ_CST);
-	p->asked_ms = now_ms();
+	p->asked_ms = clock_mono_ms();
 	p->asked_reason = why;
 }
 
@@ -612,7 +606,7 @@ read_control(struct recorder *r, struct pending *p)
 static void
 check_answer(struct recorder *r, struct pending *p)
 {
-	if (p->asked_ms == 0 || now_ms() - p->asked_ms < ANSWER_MS)
+	if (p->asked_ms == 0 || clock_mono_ms() - p->asked_ms < ANSWER_MS)
 		return;
 	p->asked_ms = 0;
 	if (snapshot_from_rings(r, p->asked_reason) < 0)

@@ -172,7 +172,7 @@ relay(struct perf_rec *r, int wait_ms)
 			report_warning(TOOL, "output.log", "%s",
 			    strerror(errno));
 		if (matched > 0 && capture_on_trigger(&r->pol,
-		    clock_ns(CLOCK_MONOTONIC) / 1000000) == CAPTURE_SNAPSHOT)
+		    clock_mono_ms()) == CAPTURE_SNAPSHOT)
 			return "line";
 	}
 	return NULL;
@@ -191,7 +191,7 @@ wait_trigger(struct perf_rec *r)
 		if (perf_stop_requested)
 			return "signal";
 		if ((why = capture_due(&r->pol,
-		    clock_ns(CLOCK_MONOTONIC) / 1000000)) != NULL)
+		    clock_mono_ms())) != NULL)
 			return why;
 		if (perf_ended(r))
 			return "exit";
@@ -218,7 +218,7 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	r->sp.out = r->sp.err = -1;	/* ours to close */
 	for (i = 0; i < 2; i++)
 		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
-	capture_policy_init(&r->pol, r->o, clock_ns(CLOCK_MONOTONIC) / 1000000);
+	capture_policy_init(&r->pol, r->o, clock_mono_ms());
 	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
 		/* perf is in its own group: ^C would not reach it. */
 		spawn_kill(&r->sp, SIGKILL);

@@ -94,12 +94,6 @@ struct pt_rec {
 	uint64_t start_wall;
 };
 
-static uint64_t
-mono_ms(void)
-{
-	return clock_ns(CLOCK_MONOTONIC) / 1000000;
-}
-
 static enum ptconfig_profile
 profile_of(enum rec_timing t)
 {
@@ -450,7 +444,7 @@ on_signal(pid_t tid, const siginfo_t *si, void *arg)
 	if (cookie != BP_COOKIE)
 		return 0;
 	/* CAPTURE_BP_PARK: the thread waits here, at the trigger. */
-	if (capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+	if (capture_on_trigger(&r->pol, clock_mono_ms()) == CAPTURE_SNAPSHOT)
 		take_snapshot(r, "symbol");
 	return 1;
 }
@@ -472,7 +466,7 @@ check_pause(struct pt_rec *r)
 		    r->th[i].bp_fd, &e) >= (int64_t)r->hits)
 			break;
 	if (i < r->n_th &&
-	    capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+	    capture_on_trigger(&r->pol, clock_mono_ms()) == CAPTURE_SNAPSHOT)
 		take_snapshot(r, "symbol");
 }
 
@@ -552,7 +546,7 @@ relay_stream(struct pt_rec *r, int i, int triggers)
 		r->log_failed = 1;
 	}
 	for (k = 0; triggers && k < matched; k++)
-		if (capture_on_trigger(&r->pol, mono_ms()) == CAPTURE_SNAPSHOT)
+		if (capture_on_trigger(&r->pol, clock_mono_ms()) == CAPTURE_SNAPSHOT)
 			take_snapshot(r, "line");
 	return n;
 }
@@ -636,7 +630,7 @@ follow(struct pt_rec *r, struct error *e)
 			return "signal";
 		if (r->ctl_end != NULL)
 			return r->ctl_end;
-		if ((due = capture_due(&r->pol, mono_ms())) != NULL)
+		if ((due = capture_due(&r->pol, clock_mono_ms())) != NULL)
 			take_snapshot(r, due);
 		if (r->off && r->o->pid != 0)
 			return NULL;	/* attached: let it go now */
@@ -648,7 +642,7 @@ follow(struct pt_rec *r, struct error *e)
 		if (!r->off && drain_all(r, e) < 0)
 			return NULL;
 		check_pause(r);
-		wait = capture_wait_ms(&r->pol, mono_ms());
+		wait = capture_wait_ms(&r->pol, clock_mono_ms());
 		relay_output(r, rc == PTTRACE_IDLE && wait > 0 ? 1 : 0);
 	}
 }
@@ -799,7 +793,7 @@ rec_pt_record(const struct rec_options *o, const struct ptcaps *caps,
 		report_error(TOOL, o->pid ? "--pid" : o->program[0], &e, NULL);
 		goto out;
 	}
-	capture_policy_init(&r->pol, o, mono_ms());
+	capture_policy_init(&r->pol, o, clock_mono_ms());
 	/* No SA_RESTART: a stop signal ends the wait follow() is in. */
 	reason = signals_catch_stop(on_stop_signal, 0, &e) < 0 ? NULL :
 	    follow(r, &e);

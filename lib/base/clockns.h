@@ -22,4 +22,11 @@ clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* CLOCK_MONOTONIC in milliseconds: the unit of the capture deadlines. */
+static inline uint64_t
+clock_mono_ms(void)
+{
+	return clock_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
 #endif
