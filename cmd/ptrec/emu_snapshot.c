@@ -99,6 +99,11 @@ sb_parse(char *line, struct emu_sb_rec *r, struct emu_sideband *sb)
 		r->type = SB_EXECFAIL;
 		return sscanf(line, "%" SCNx64 " %d %d", &r->time, &r->pid,
 		    &r->tid) == 3 ? 1 : -1;
+	} else if (strcmp(word, "program") == 0) {
+		r->type = SB_PROGRAM;
+		if (sscanf(line, "%" SCNx64 " %d %d %d %n", &r->time, &r->pid,
+		    &r->tid, &r->exec_index, &n) < 4)
+			return -1;
 	} else if (strcmp(word, "exec") == 0) {
 		r->type = SB_EXEC;
 		if (sscanf(line, "%" SCNx64 " %d %d %n", &r->time, &r->pid,
@@ -216,15 +221,23 @@ emu_sideband_read(struct emu_sideband *sb, const char *scratch,
 	return rc;
 }
 
-/* Was the exec at record i followed by its failure? */
+/*
+ * Did the exec at record i fail, or run under the emulator?  A program
+ * the plugin followed starts with a "program" record of the same process
+ * (in a file read later); a failed execve returns with "execfail".
+ * Otherwise the program ran natively: not traced.
+ */
 static int
-exec_failed(const struct emu_sideband *sb, size_t i)
+exec_traced_or_failed(const struct emu_sideband *sb, size_t i)
 {
 	size_t j;
 
 	for (j = i + 1; j < sb->n; j++) {
-		if (sb->rec[j].pid != sb->rec[i].pid ||
-		    sb->rec[j].tid != sb->rec[i].tid)
+		if (sb->rec[j].pid != sb->rec[i].pid)
+			continue;
+		if (sb->rec[j].type == SB_PROGRAM)
+			return 1;
+		if (sb->rec[j].tid != sb->rec[i].tid)
 			continue;
 		if (sb->rec[j].type == SB_EXECFAIL)
 			return 1;
@@ -242,7 +255,8 @@ execs_untraced(const struct emu_sideband *sb)
 	size_t i;
 
 	for (i = 0; i < sb->n; i++)
-		n += sb->rec[i].type == SB_EXEC && !exec_failed(sb, i);
+		n += sb->rec[i].type == SB_EXEC &&
+		    !exec_traced_or_failed(sb, i);
 	return n;
 }
 
@@ -266,14 +280,17 @@ emu_process_warnings(const struct emu_sideband *sb, char **out, size_t max)
 	char *w;
 
 	for (i = 0; i < sb->n; i++) {
-		if (sb->rec[i].type != SB_EXEC || exec_failed(sb, i))
+		if (sb->rec[i].type != SB_EXEC ||
+		    exec_traced_or_failed(sb, i))
 			continue;
 		if (n + 1 >= max) {
 			lost++;
 			continue;
 		}
-		w = fmt_line("process %d exec'd %s, which was not traced "
-		    "(qemu-user does not follow execve)", sb->rec[i].pid,
+		w = fmt_line("process %d exec'd %s, which ran without the "
+		    "emulator and was not traced (not an x86-64 program or "
+		    "script qemu-x86_64 runs, or exec'd from a thread other "
+		    "than the process's first)", sb->rec[i].pid,
 		    sb->rec[i].text);
 		if (w != NULL)
 			out[n++] = w;
@@ -596,7 +613,13 @@ capture_has(const struct emu_capture *c, int tid)
 
 static int forked(const struct emu_sideband *sb, int pid);
 
-/* tid is a thread of a fork child (a process other than the first). */
+static int exec_followed(const struct emu_sideband *sb, int pid);
+
+/*
+ * tid is a thread of a fork child (a process other than the first), or
+ * of a process that exec'd: the threads the exec ended are no longer the
+ * leader's to copy.
+ */
 static int
 child_thread(const struct emu_sideband *sb, int tid)
 {
@@ -604,7 +627,8 @@ child_thread(const struct emu_sideband *sb, int tid)
 
 	for (i = 0; i < sb->n; i++)
 		if (sb->rec[i].type == SB_THREAD && sb->rec[i].tid == tid)
-			return forked(sb, sb->rec[i].pid);
+			return forked(sb, sb->rec[i].pid) ||
+			    exec_followed(sb, sb->rec[i].pid);
 	return 0;
 }
 
@@ -692,6 +716,38 @@ comm_of(const struct emu_sideband *sb, int tid)
 	return name != NULL ? name : "?";
 }
 
+/*
+ * The name thread record i starts with: the COMM the plugin writes right
+ * after it, else the thread's latest.  The second program of a process
+ * that exec'd has a name of its own.
+ */
+static const char *
+comm_at(const struct emu_sideband *sb, size_t i)
+{
+	size_t j;
+
+	for (j = i + 1; j < sb->n && j <= i + 3; j++)
+		if (sb->rec[j].type == SB_COMM && sb->rec[j].tid == sb->rec[i].tid)
+			return sb->rec[j].text;
+	return comm_of(sb, sb->rec[i].tid);
+}
+
+/*
+ * Thread record i is the start of a program the process exec'd: the
+ * program record, else NULL.
+ */
+static const struct emu_sb_rec *
+starts_program(const struct emu_sideband *sb, size_t i)
+{
+	size_t j;
+
+	for (j = i + 1; j < sb->n && j <= i + 3; j++)
+		if (sb->rec[j].type == SB_PROGRAM &&
+		    sb->rec[j].pid == sb->rec[i].pid)
+			return &sb->rec[j];
+	return NULL;
+}
+
 /* pid began as a fork child (not by exec: its COMM is no exec's). */
 static int
 forked(const struct emu_sideband *sb, int pid)
@@ -700,6 +756,18 @@ forked(const struct emu_sideband *sb, int pid)
 
 	for (i = 0; i < sb->n; i++)
 		if (sb->rec[i].type == SB_PROCESS && sb->rec[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/* pid exec'd a program the plugin followed. */
+static int
+exec_followed(const struct emu_sideband *sb, int pid)
+{
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		if (sb->rec[i].type == SB_PROGRAM && sb->rec[i].pid == pid)
 			return 1;
 	return 0;
 }
@@ -741,7 +809,7 @@ static int
 perf_sideband(const struct emu_sideband *sb, const struct emu_capture *c,
     struct ptsb_record **out, size_t *n, struct error *e)
 {
-	const struct emu_sb_rec *r;
+	const struct emu_sb_rec *r, *prog;
 	struct ptsb_record *p;
 	size_t i;
 
@@ -785,12 +853,17 @@ perf_sideband(const struct emu_sideband *sb, const struct emu_capture *c,
 				p[*n].u.task.time = r->time;
 				(*n)++;
 			}
-			p[*n] = perf_record(PERF_RECORD_COMM, r);
+			/* a program exec'd is named at its start, before the
+			   images qemu mapped for it (perf's order; ptdecode
+			   tells the programs of a process apart by it) */
+			prog = starts_program(sb, i);
+			p[*n] = perf_record(PERF_RECORD_COMM,
+			    prog != NULL ? prog : r);
 			p[*n].u.comm.pid = (uint32_t)r->pid;
 			p[*n].u.comm.tid = (uint32_t)r->tid;
 			p[*n].u.comm.exec = r->ptid == 0 &&
-			    !forked(sb, r->pid);
-			p[*n].u.comm.comm = comm_of(sb, r->tid);
+			    (!forked(sb, r->pid) || prog != NULL);
+			p[*n].u.comm.comm = comm_at(sb, i);
 			(*n)++;
 			p[*n] = perf_record(PERF_RECORD_ITRACE_START, r);
 			p[*n].u.itrace.pid = (uint32_t)r->pid;

@@ -21,13 +21,15 @@
 #include "snapwrite.h"
 
 enum emu_sb_type { SB_MAP, SB_UNMAP, SB_PROT, SB_THREAD, SB_EXIT, SB_COMM,
-	SB_PROCESS, SB_EXEC, SB_EXECFAIL };
+	SB_PROCESS, SB_EXEC, SB_EXECFAIL, SB_PROGRAM };
 
 struct emu_sb_rec {
 	enum emu_sb_type type;
 	uint64_t time;
 	int pid, tid, ptid;
 	int ppid;		/* SB_PROCESS: the parent process */
+	int exec_index;		/* SB_PROGRAM: programs the process ran
+				   before this one */
 	uint64_t addr, len, pgoff;
 	unsigned prot;
 	char *text;		/* path or comm, owned */
@@ -54,8 +56,9 @@ int emu_sideband_read(struct emu_sideband *sb, const char *scratch,
 
 /*
  * What was not traced because of processes, one line each for ptrec's
- * stderr and the manifest's warnings: a program exec'd (qemu-user does
- * not follow execve), children not followed (--no-follow).  Returns the
+ * stderr and the manifest's warnings: a program exec'd that the plugin
+ * could not follow (it then runs natively), children not followed
+ * (--no-follow).  Returns the
  * number of lines put in out[0..max), each malloc'd (free them).
  */
 size_t emu_process_warnings(const struct emu_sideband *sb, char **out,

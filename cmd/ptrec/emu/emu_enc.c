@@ -34,6 +34,16 @@ emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
 }
 
 void
+emu_enc_resume(struct emu_enc *e)
+{
+	e->total = e->published = e->hdr->total;
+	e->pos = e->total % e->ring_size;
+	pt_enc_sync_set(e->direct, e->pos);
+	/* the ring's first time stays the first program's */
+	e->have_time = e->hdr->first_time != 0;
+}
+
+void
 emu_enc_fini(struct emu_enc *e)
 {
 	pt_free_encoder(e->enc);

@@ -75,6 +75,13 @@ struct emu_enc {
  */
 int emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
     int retcomp, uint64_t psb_period);
+
+/*
+ * After emu_enc_init: goes on writing where hdr's ring ends, in a ring
+ * that the same thread wrote before it exec'd (the program before keeps
+ * its history; the first packet of the new one is a PSB as always).
+ */
+void emu_enc_resume(struct emu_enc *e);
 void emu_enc_fini(struct emu_enc *e);
 
 /* Moves staged packets to the ring (or side buffer); publishes state. */

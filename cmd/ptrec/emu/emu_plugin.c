@@ -24,6 +24,7 @@
  * takes snapshots and talks to ptrec; ptrec reads the other processes'
  * rings from their files (emu_handoff.h).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,6 +48,7 @@
 #include "base/clockns.h"
 #include "emu_cls.h"
 #include "emu_enc.h"
+#include "emu_exec.h"
 #include "emu_handoff.h"
 #include "emu_jit.h"
 #include "emu_trace.h"
@@ -168,6 +170,12 @@ static struct {
 	uint64_t ctl_seen;
 	int pid;
 	int leader;			/* the first process: snapshots are its */
+	int exec_index;			/* programs this process ran before */
+	int resume_ring;		/* the next ring of tid pid goes on */
+	uint64_t image_clock;		/* time of the images qemu mapped:
+					   before the program's first block */
+	uint64_t exec_clock;		/* the exec's time (the shared clock
+					   may run ahead of the host's) */
 	int exit_group;
 	int comm_done;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1,
@@ -495,7 +503,7 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	t->ninsn = (uint32_t)n;
 	fill_last(t, qemu_plugin_tb_get_insn(tb, n - 1), n - 1);
-	image_discover(t->start, CLOCK_BASE - 1, gettid_());
+	image_discover(t->start, g.image_clock, gettid_());
 	t->trigger = trigger_at(t->start);
 	t->in_filter = in_filter(t->start);
 	pthread_mutex_unlock(&g.lock);
@@ -529,6 +537,41 @@ ring_create(int tid, size_t *map_len)
 	h->state = EMU_RING_LIVE;
 	h->tid = tid;
 	h->ring_size = g.aux;
+	*map_len = len;
+	return h;
+}
+
+/*
+ * The ring the thread wrote before the process exec'd (exec_follow): the
+ * new program goes on in it, so that one thread has one ring.  NULL when
+ * there is none of our size (a new one is made).
+ */
+static struct emu_ring_hdr *
+ring_resume(int tid, size_t *map_len)
+{
+	char path[PATH_MAX + 32];
+	struct emu_ring_hdr *h;
+	size_t len = EMU_HDR_SIZE + g.aux;
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/ring.%d", g.dir, tid);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != len) {
+		close(fd);
+		return NULL;
+	}
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return NULL;
+	if (h->magic != EMU_RING_MAGIC || h->tid != tid ||
+	    h->ring_size != g.aux) {
+		munmap(h, len);
+		return NULL;
+	}
+	h->state = EMU_RING_LIVE;
 	*map_len = len;
 	return h;
 }
@@ -674,6 +717,7 @@ slot_create(unsigned int vcpu)
 	char path[PATH_MAX + 32];
 	struct slot *s;
 	const char *bin, *base;
+	int resumed;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
@@ -695,6 +739,11 @@ slot_create(unsigned int vcpu)
 		base = bin != NULL && strrchr(bin, '/') ? strrchr(bin, '/') + 1 :
 		    bin != NULL ? bin : "?";
 		comm_record(clock - 1, s->tid, base);
+		/* the program a process exec'd is followed: ptrec says so */
+		if (g.exec_index > 0)
+			sideband("program 0x%" PRIx64 " %d %d %d %s",
+			    g.image_clock - 1, g.pid, s->tid, g.exec_index,
+			    bin != NULL ? bin : "?");
 	}
 	/* After the last snapshot nothing is traced: no thread is lost. */
 	if (g.off || g.n_slots == MAX_SLOTS ||
@@ -709,7 +758,13 @@ slot_create(unsigned int vcpu)
 		s->state = S_EXITED;
 		return s;
 	}
-	s->hdr = ring_create(s->tid, &s->map_len);
+	resumed = g.resume_ring && s->tid == g.pid;
+	g.resume_ring = 0;
+	s->hdr = resumed ? ring_resume(s->tid, &s->map_len) : NULL;
+	if (s->hdr == NULL) {
+		resumed = 0;
+		s->hdr = ring_create(s->tid, &s->map_len);
+	}
 	if (s->hdr == NULL || emu_enc_init(&s->th.enc, s->hdr, g.cyc,
 	    g.retcomp, g.psb) < 0) {
 		say("cannot create the ring of thread %d: %s", s->tid,
@@ -722,12 +777,15 @@ slot_create(unsigned int vcpu)
 		s->hdr = NULL;
 		return s;
 	}
+	if (resumed)
+		emu_enc_resume(&s->th.enc);
 	g.slots[g.n_slots++] = s;
 	s->active = 1;
 	pthread_mutex_unlock(&g.lock);
 	if (g.want_truth) {
 		snprintf(path, sizeof(path), "%s/truth.%d", g.dir, s->tid);
-		s->has_truth = emu_truth_open(&s->truth, path) == 0;
+		s->has_truth = (resumed ? emu_truth_append(&s->truth, path) :
+		    emu_truth_open(&s->truth, path)) == 0;
 	}
 	emu_thread_init(&s->th, s->tid, clock, &g.handlers,
 	    s->has_truth ? &s->truth : NULL, g.n_filter > 0);
@@ -1334,6 +1392,69 @@ note_exec(const struct slot *s, uint64_t path_addr)
 	    PATH_MAX - 1, path != NULL ? path : "?");
 }
 
+/*
+ * The guest calls execve: exec qemu on the program it names instead, so
+ * that the process goes on being traced (emu_exec.h).  The thread's ring
+ * and ground truth are left for the next program to go on writing (the
+ * kernel gives the new program the process's one thread, tid pid, which
+ * is why an exec from any other thread is not followed: its ring would be
+ * another's).  Returns only when the exec is not followed or fails; the
+ * guest's own execve then runs, natively, and ptrec warns.
+ */
+static void
+exec_follow(struct slot *s, int64_t num, const uint64_t *a)
+{
+	struct emu_exec_target t;
+	char qemu[PATH_MAX], arg[2 * PATH_MAX + 160], **v, truth[PATH_MAX + 32];
+	const char *path;
+	char *const *argv, *const *envp;
+	Dl_info dl;
+	ssize_t n;
+	int fl = -1, had_truth;
+
+	if (num == NR_EXECVEAT && ((int)a[0] != AT_FDCWD || a[4] != 0))
+		return;		/* relative to a directory fd, or flags */
+	path = (const char *)(uintptr_t)a[num == NR_EXECVE ? 0 : 1];
+	argv = (char *const *)(uintptr_t)a[num == NR_EXECVE ? 1 : 2];
+	envp = (char *const *)(uintptr_t)a[num == NR_EXECVE ? 2 : 3];
+	if (s->tid != g.pid || emu_exec_target(path, &t) < 0 ||
+	    g.exec_index >= 999 ||
+	    dladdr((void *)&qemu_plugin_install, &dl) == 0 ||
+	    dl.dli_fname == NULL)
+		return;
+	if ((n = readlink("/proc/self/exe", qemu, sizeof(qemu) - 1)) <= 0)
+		return;
+	qemu[n] = '\0';
+	if (snprintf(arg, sizeof(arg), "%s,dir=%s,exec=%d,leader=%d,events=%d,"
+	    "seq=%" PRIu64 ",done=%" PRIu64 ",hits=%" PRIu64 ",clock=%" PRIu64,
+	    dl.dli_fname, g.dir, g.exec_index + 1, g.leader,
+	    g.leader ? g.events_fd : -1, (uint64_t)g.snap_req, g.snaps_done,
+	    g.hit_count, s->th.clock) >=
+	    (int)sizeof(arg) ||
+	    (v = emu_exec_argv(qemu, arg, &t, path, argv)) == NULL)
+		return;
+	if (g.leader && g.events_fd >= 0 &&
+	    ((fl = fcntl(g.events_fd, F_GETFD)) < 0 ||
+	    fcntl(g.events_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0))
+		fl = -1;
+	/* what this program did, in its own sideband file */
+	counters_record();
+	s->hdr->clock = s->th.clock;
+	s->hdr->insns = s->th.insns;
+	s->hdr->cur_ip = 0;
+	had_truth = s->has_truth;
+	if (had_truth)
+		emu_truth_close(&s->truth);
+	execve(qemu, v, envp);
+	free(v);
+	if (fl >= 0)
+		PTKIT_DROP(fcntl(g.events_fd, F_SETFD, fl));
+	snprintf(truth, sizeof(truth), "%s/truth.%d", g.dir, s->tid);
+	s->has_truth = had_truth && emu_truth_append(&s->truth, truth) == 0;
+	if (!s->has_truth)
+		s->th.truth = NULL;
+}
+
 static void
 on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
     uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
@@ -1376,6 +1497,7 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	if (num == NR_EXECVE || num == NR_EXECVEAT) {
 		emu_thread_flush(&s->th);
 		note_exec(s, num == NR_EXECVE ? a1 : a2);
+		exec_follow(s, num, s->sys_args);
 	}
 	if (s->snap_done != g.snap_req)
 		slot_dump(s, g.snap_req, 1, 0);
@@ -1841,7 +1963,10 @@ open_sideband(void)
 {
 	char path[PATH_MAX + 32];
 
-	if (g.leader)
+	if (g.exec_index > 0)
+		snprintf(path, sizeof(path), "%s/sideband.%d.%03d", g.dir,
+		    g.pid, g.exec_index);
+	else if (g.leader)
 		snprintf(path, sizeof(path), "%s/sideband", g.dir);
 	else
 		snprintf(path, sizeof(path), "%s/sideband.%d", g.dir, g.pid);
@@ -1856,9 +1981,16 @@ open_channels(void)
 	void *p;
 
 	open_sideband();
-	/* No reader (run by hand): no events, which is fine. */
+	if (!g.leader)
+		return;		/* a program a child exec'd */
+	/* No reader (run by hand): no events, which is fine.  A leader that
+	 * exec'd kept its end open across the exec: ptrec never sees the
+	 * FIFO close while the program runs. */
 	snprintf(path, sizeof(path), "%s/events", g.dir);
-	g.events_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (g.events_fd < 0)
+		g.events_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	else if (fcntl(g.events_fd, F_SETFD, FD_CLOEXEC) < 0)
+		g.events_fd = -1;
 	if (g.events_fd >= 0)
 		fcntl(g.events_fd, F_SETFL, 0);	/* blocking writes */
 	snprintf(path, sizeof(path), "%s/control", g.dir);
@@ -1872,6 +2004,47 @@ open_channels(void)
 			g.ctl_seen = g.ctl->request_seq;
 		}
 	}
+}
+
+/*
+ * The arguments a process that exec'd gives the plugin of its next
+ * program (exec_follow): which program of the process it is, and the
+ * leader's snapshot state, so that snapshots go on being numbered and
+ * counted (--repeat, --trigger-hits) across the exec.
+ */
+static int
+exec_arg(const char *arg)
+{
+	static const struct {
+		const char *key;
+		uint64_t *u;
+		int *i;
+	} keys[] = {
+		{ "exec=", NULL, &g.exec_index }, { "leader=", NULL, &g.leader },
+		{ "events=", NULL, &g.events_fd },
+		{ "seq=", (uint64_t *)&g.snap_req, NULL },
+		{ "done=", &g.snaps_done, NULL }, { "hits=", &g.hit_count, NULL },
+		{ "clock=", &g.exec_clock, NULL },
+	};
+	size_t i, n;
+	char *end;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		n = strlen(keys[i].key);
+		if (strncmp(arg, keys[i].key, n) != 0)
+			continue;
+		errno = 0;
+		if (keys[i].u != NULL)
+			*keys[i].u = strtoull(arg + n, &end, 10);
+		else
+			*keys[i].i = (int)strtol(arg + n, &end, 10);
+		if (errno != 0 || end == arg + n || *end != '\0')
+			break;
+		g.resume_ring = g.exec_index > 0;
+		return 0;
+	}
+	say("bad argument '%s'", arg);
+	return -1;
 }
 
 QEMU_API_EXPORT int
@@ -1890,9 +2063,12 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		say("needs qemu-x86_64 (user mode), not %s", info->target_name);
 		return -1;
 	}
+	g.leader = 1;
 	for (i = 0; i < argc; i++)
 		if (strncmp(argv[i], "dir=", 4) == 0)
 			snprintf(g.dir, sizeof(g.dir), "%s", argv[i] + 4);
+		else if (exec_arg(argv[i]) < 0)
+			return -1;
 	if (g.dir[0] == '\0') {
 		say("no dir=SCRATCH argument");
 		return -1;
@@ -1902,7 +2078,19 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		return -1;
 	deadline_init();
 	g.pid = getpid();
-	g.leader = 1;
+	/*
+	 * The images qemu mapped: before the first TSC.  After an exec, past
+	 * the exec and the name of the new program (the "program" record,
+	 * a tick before them), and before its first thread starts.
+	 */
+	g.image_clock = CLOCK_BASE - 1;
+	if (g.exec_index > 0) {
+		g.image_clock = host_now();
+		if (g.image_clock < g.exec_clock + 2)
+			g.image_clock = g.exec_clock + 2;
+		g.vcpu_clock[0] = g.image_clock + 2;
+		g.sync_clock = g.image_clock;
+	}
 	open_channels();
 	if (g.after_ns > 0 || g.max_ns > 0 || g.tail_ns > 0)
 		timer_start();

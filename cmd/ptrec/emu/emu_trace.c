@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SYS_RT_SIGRETURN 15
@@ -41,6 +42,27 @@ emu_truth_open(struct emu_truth *w, const char *path)
 	if (w->fd < 0)
 		return -1;
 	return truth_map_at(w, 0);
+}
+
+int
+emu_truth_append(struct emu_truth *w, const char *path)
+{
+	struct stat st;
+	uint64_t size;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (w->fd < 0)
+		return -1;
+	size = (uint64_t)st.st_size;
+	if (fstat(w->fd, &st) < 0 ||
+	    (size = (uint64_t)st.st_size,
+	    truth_map_at(w, size - size % EMU_TRUTH_CHUNK) < 0)) {
+		emu_truth_abandon(w);
+		return -1;
+	}
+	w->pos = size % EMU_TRUTH_CHUNK;
+	return 0;
 }
 
 static void

@@ -110,6 +110,8 @@ void emu_thread_stop(struct emu_thread *t, uint64_t ip);
 
 /* Ground-truth log: open truth.<tid> in dir; 0 or -1 (errno set). */
 int emu_truth_open(struct emu_truth *w, const char *path);
+/* Opens the log at path to add to what it holds (a thread that exec'd). */
+int emu_truth_append(struct emu_truth *w, const char *path);
 void emu_truth_line(struct emu_truth *w, const char *line, size_t n);
 void emu_truth_close(struct emu_truth *w);
 /* Lets go of a log another process owns (a fork child's inherited copy):
