@@ -191,14 +191,89 @@ show_progress(void *ctx, uint64_t done)
 	    out->bytes_total);
 }
 
+/*
+ * Where each program of thread t's process begins in its trace th: an
+ * exec starts the next program at a PSB (the emu recorder writes one
+ * there; hardware writes one soon after), so every PSB interval is one
+ * program's, the one running at its PSB's time.  Fills start[i] (trace
+ * offset) and exec[i] for *n parts (at most max); 1 part at offset 0 for
+ * a process that never exec'd.
+ */
+static int
+program_parts(const struct snap *s, const struct snap_thread *t,
+    const struct ptdec_thread *th, uint64_t *start, uint32_t *exec,
+    size_t max, size_t *n, struct error *e)
+{
+	struct ptdec_plan plan;
+	uint64_t *tsc = NULL;
+	uint32_t x;
+	int rc;
+
+	*n = 1;
+	start[0] = 0;
+	exec[0] = 0;
+	if (snap_exec_index(s, t->pid, UINT64_MAX) == 0 || !s->cfg.time.valid)
+		return 0;
+	if ((rc = ptdec_split(th, 0, &plan, e)) < 0)
+		return rc;
+	if (plan.nr_psb > 0 && (tsc = calloc(plan.nr_psb, sizeof(*tsc))) ==
+	    NULL) {
+		ptdec_plan_free(&plan);
+		return error_set(e, ERR_NOMEM, "program parts");
+	}
+	if (plan.nr_psb > 0 && (rc = ptdec_psb_tscs(th, &plan, tsc, e)) < 0)
+		goto out;
+	for (size_t i = 0; i < plan.nr_psb; i++) {
+		if (tsc[i] == 0)
+			continue;	/* no time: the program before's */
+		x = snap_exec_index(s, t->pid,
+		    ptdec_tsc_to_perf_ns(&s->cfg.time, tsc[i]));
+		if (*n == 1 && start[0] == 0 && exec[0] == 0 && i == 0) {
+			exec[0] = x;	/* the ring kept only later programs */
+			continue;
+		}
+		if (x == exec[*n - 1] || *n == max)
+			continue;
+		start[*n] = plan.psb[i];
+		exec[(*n)++] = x;
+	}
+out:
+	free(tsc);
+	ptdec_plan_free(&plan);
+	return rc;
+}
+
+/* The EVENT that says the process exec'd program exec at its time. */
+static int
+output_exec(struct output *out, const struct snap *s, uint32_t pid,
+    uint32_t exec, struct error *e)
+{
+	struct blks_record r;
+	uint64_t t = snap_exec_time(s, pid, exec);
+
+	memset(&r, 0, sizeof(r));
+	r.type = BLKS_EVENT;
+	r.u.event.kind = BLKS_EV_EXEC;
+	r.u.event.flags = BLKS_EVF_IP_SUPPRESSED;
+	r.u.event.arg = exec;
+	r.u.event.time = t > s->cfg.time.base_ns ? t - s->cfg.time.base_ns : 0;
+	return output_record(out, &r, e);
+}
+
+#define MAX_PROGRAMS 64
+
 int
 output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
     struct error *e)
 {
 	struct ptdec_sink sink = { sink_emit, out, sink_emit_blocks,
 	    out->format == OUTPUT_BLOCKS ? sink_emit_encoded : NULL };
-	struct ptdec_thread th;
+	struct ptdec_thread th, part;
 	struct blks_record r;
+	struct blks_end end;
+	uint64_t start[MAX_PROGRAMS];
+	uint32_t exec[MAX_PROGRAMS];
+	size_t nparts = 1, bytes_before = out->bytes_before;
 	uint8_t *owned;
 	int rc;
 
@@ -216,9 +291,28 @@ output_thread(struct output *out, struct snap *s, const struct snap_thread *t,
 	s->cfg.progress = show_progress;
 	s->cfg.progress_ctx = out;
 	prefault_start(&out->pf, th.buf, th.len);
-	if ((rc = output_record(out, &r, e)) == 0)
-		rc = ptdec_decode_thread(out->backend, &s->cfg, &th,
-		    &sink, &r.u.end, e);
+	rc = program_parts(s, t, &th, start, exec, MAX_PROGRAMS, &nparts, e);
+	if (rc == 0)
+		rc = output_record(out, &r, e);
+	memset(&r.u.end, 0, sizeof(r.u.end));
+	/* one decode per program: each with its own code (blks_space) */
+	for (size_t i = 0; rc == 0 && i < nparts; i++) {
+		part = th;
+		part.buf = th.buf + start[i];
+		part.len = (i + 1 < nparts ? start[i + 1] : th.len) - start[i];
+		part.pid = blks_space(t->pid, exec[i]);
+		part.wrapped = i == 0 && th.wrapped;
+		if (exec[i] != 0 && (rc = output_exec(out, s, t->pid, exec[i],
+		    e)) < 0)
+			break;
+		out->bytes_before = bytes_before + start[i];
+		rc = ptdec_decode_thread(out->backend, &s->cfg, &part, &sink,
+		    &end, e);
+		for (int k = 0; rc == 0 && k < BLKS_C_NR; k++)
+			r.u.end.c[k] += end.c[k];
+	}
+	out->bytes_before = bytes_before;
+	r.u.end.tid = t->tid;
 	prefault_finish(&out->pf);
 	free(owned);
 	if (rc < 0)

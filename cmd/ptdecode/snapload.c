@@ -141,10 +141,50 @@ jit_symbols(const struct snap *s, uint32_t pid)
 	return p;
 }
 
-/* m, as a map of process pid (its own, or inherited at a fork). */
+uint32_t
+snap_exec_index(const struct snap *s, uint32_t pid, uint64_t time)
+{
+	const struct perfdata *pd = s->pd;
+	uint32_t n = 0;
+	int named = 0;
+
+	for (size_t i = 0; i < pd->nr_comms; i++) {
+		const struct perfdata_comm *c = &pd->comms[i];
+
+		if (c->pid != pid)
+			continue;
+		n += c->exec && named && c->sid.time <= time;
+		named = 1;
+	}
+	return n;
+}
+
+uint64_t
+snap_exec_time(const struct snap *s, uint32_t pid, uint32_t exec)
+{
+	const struct perfdata *pd = s->pd;
+	uint32_t n = 0;
+	int named = 0;
+
+	for (size_t i = 0; exec > 0 && i < pd->nr_comms; i++) {
+		const struct perfdata_comm *c = &pd->comms[i];
+
+		if (c->pid != pid)
+			continue;
+		if (c->exec && named && ++n == exec)
+			return c->sid.time;
+		named = 1;
+	}
+	return 0;
+}
+
+/*
+ * m, as a map of program exec of process pid (its own, or inherited at a
+ * fork: the child's first program).
+ */
 static int
 add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
-    struct error *e)
+    uint32_t exec, struct error *e)
 {
 	struct blks_map *bm;
 	const uint8_t *bid;
@@ -175,6 +215,7 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	if (is_jit_map(m))
 		bm->flags |= BLKS_MAP_JIT;
 	bm->pid = pid;
+	bm->exec = exec;
 	bm->start = m->addr;
 	bm->size = m->len;
 	bm->pgoff = m->pgoff;
@@ -187,8 +228,8 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	s->nr_maps++;
 	if (bm->flags & BLKS_MAP_MISSING)
 		return 0;
-	if (ptdec_images_add(&s->images, pid, m->addr, m->len, m->pgoff,
-	    image, &ie) == -ERR_NOMEM)
+	if (ptdec_images_add(&s->images, blks_space(pid, exec), m->addr,
+	    m->len, m->pgoff, image, &ie) == -ERR_NOMEM)
 		return error_set(e, ERR_NOMEM, "%s", ie.msg);
 	return 0;
 }
@@ -204,14 +245,18 @@ inherit_maps(struct snap *s, uint32_t pid, uint32_t ppid, uint64_t time,
 {
 	const struct perfdata_task *t;
 	const struct perfdata_mmap *m;
+	uint32_t exec;
 	int rc;
 
 	if (depth > 64)
 		return 0;	/* a cycle the plugin cannot have written */
+	/* the program the parent ran at the fork */
+	exec = snap_exec_index(s, ppid, time);
 	for (size_t i = 0; i < s->pd->nr_mmaps; i++) {
 		m = &s->pd->mmaps[i];
 		if (m->pid == ppid && m->sid.time <= time && is_exec_map(m) &&
-		    (rc = add_map(s, m, pid, e)) < 0)
+		    snap_exec_index(s, ppid, m->sid.time) == exec &&
+		    (rc = add_map(s, m, pid, 0, e)) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < s->pd->nr_tasks; i++) {
@@ -242,8 +287,10 @@ load_maps(struct snap *s, struct error *e)
 	for (size_t i = 0; i < s->pd->nr_mmaps; i++) {
 		if (!is_exec_map(&s->pd->mmaps[i]))
 			continue;
-		if ((rc = add_map(s, &s->pd->mmaps[i], s->pd->mmaps[i].pid,
-		    e)) < 0)
+		const struct perfdata_mmap *m = &s->pd->mmaps[i];
+
+		if ((rc = add_map(s, m, m->pid, snap_exec_index(s, m->pid,
+		    m->sid.time), e)) < 0)
 			return rc;
 	}
 	return 0;

@@ -58,6 +58,17 @@ int snap_load(struct snap *s, const char *dir, struct error *e);
 int snap_thread_trace(const struct snap *s, const struct snap_thread *t,
     const uint8_t **buf, size_t *len, uint8_t **owned, struct error *e);
 
+/*
+ * Which program of process pid ran at time: 0 its first, n after its nth
+ * exec (a COMM record with the exec flag after the process had a name:
+ * the first one names the program it started with).  Its maps, MAP
+ * records and image sections are keyed by blks_space(pid, that).
+ */
+uint32_t snap_exec_index(const struct snap *s, uint32_t pid, uint64_t time);
+
+/* The perf time of pid's exec'th exec (exec > 0); 0 if there is none. */
+uint64_t snap_exec_time(const struct snap *s, uint32_t pid, uint32_t exec);
+
 void snap_free(struct snap *s);
 
 #endif

@@ -50,6 +50,7 @@ struct decoded {
 	struct insn_row *ins;
 	size_t n_ins, want_ins;
 	char line_file[PATH_MAX];
+	uint32_t thread_pid;		/* of the open thread */
 };
 
 struct branch {
@@ -83,6 +84,7 @@ add_map(struct decoded *d, const json_t *o)
 	m = &d->map[d->n_map];
 	memset(m, 0, sizeof(*m));
 	m->m.pid = (uint32_t)hex_member(o, "pid");
+	m->m.exec = (uint32_t)hex_member(o, "exec");
 	m->m.start = hex_member(o, "start");
 	m->m.size = hex_member(o, "end") - m->m.start;
 	m->m.pgoff = hex_member(o, "pgoff");
@@ -207,10 +209,15 @@ record(struct decoded *d, const json_t *o, uint32_t *pid)
 	if (strcmp(type, "map") == 0)
 		return add_map(d, o);
 	if (strcmp(type, "thread") == 0) {
-		*pid = (uint32_t)hex_member(o, "pid");
+		*pid = d->thread_pid = (uint32_t)hex_member(o, "pid");
 		d->pending = 0;
 		return 0;
 	}
+	/* an exec: the code from here is the process's next program's */
+	if (strcmp(type, "event") == 0 && json_is_string(json_object_get(o,
+	    "kind")) && strcmp(json_string_value(json_object_get(o, "kind")),
+	    "exec") == 0)
+		*pid = blks_space(d->thread_pid, (uint32_t)hex_member(o, "arg"));
 	if (strcmp(type, "gap") == 0 || strcmp(type, "event") == 0) {
 		d->pending = 0;	/* the next block is not the branch's */
 		return 0;

@@ -403,6 +403,24 @@ psb_tsc(struct pt_packet_decoder *pkt, uint64_t off)
 	return 0;
 }
 
+int
+ptdec_psb_tscs(const struct ptdec_thread *th, const struct ptdec_plan *plan,
+    uint64_t *tsc, struct error *e)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config pc;
+
+	pt_config_init(&pc);
+	pc.begin = (uint8_t *)(uintptr_t)th->buf;
+	pc.end = pc.begin + th->len;
+	if ((pkt = pt_pkt_alloc_decoder(&pc)) == NULL)
+		return error_set(e, ERR_NOMEM, "PSB times");
+	for (size_t i = 0; i < plan->nr_psb; i++)
+		tsc[i] = psb_tsc(pkt, plan->psb[i]);
+	pt_pkt_free_decoder(pkt);
+	return 0;
+}
+
 /*
  * Keeps only the PSB intervals that can hold a record in [from, to]: an
  * interval runs from its PSB's TSC to the next one's.  Chunks become runs
@@ -412,27 +430,20 @@ static int
 plan_window(struct ptdec_plan *plan, const struct ptdec_config *cfg,
     const struct ptdec_thread *th, struct error *e)
 {
-	struct pt_packet_decoder *pkt;
-	struct pt_config pc;
 	uint64_t *t;
 	size_t n = 0;
+	int rc;
 
 	if (!cfg->window || !cfg->time.valid || plan->nr_psb == 0)
 		return 0;
-	pt_config_init(&pc);
-	pc.begin = (uint8_t *)(uintptr_t)th->buf;
-	pc.end = pc.begin + th->len;
-	if ((t = calloc(plan->nr_psb + 1, sizeof(*t))) == NULL ||
-	    (pkt = pt_pkt_alloc_decoder(&pc)) == NULL) {
-		free(t);
+	if ((t = calloc(plan->nr_psb + 1, sizeof(*t))) == NULL)
 		return error_set(e, ERR_NOMEM, "PSB times");
+	if ((rc = ptdec_psb_tscs(th, plan, t, e)) < 0) {
+		free(t);
+		return rc;
 	}
-	for (size_t i = 0; i < plan->nr_psb; i++) {
-		uint64_t tsc = psb_tsc(pkt, plan->psb[i]);
-
-		t[i] = tsc ? ptdec_tsc_to_ns(&cfg->time, tsc) : 0;
-	}
-	pt_pkt_free_decoder(pkt);
+	for (size_t i = 0; i < plan->nr_psb; i++)
+		t[i] = t[i] ? ptdec_tsc_to_ns(&cfg->time, t[i]) : 0;
 	t[plan->nr_psb] = UINT64_MAX;
 	for (size_t i = 0; i < plan->nr_psb; i++) {
 		int keep = (t[i + 1] == 0 || t[i + 1] >= cfg->from_ns) &&

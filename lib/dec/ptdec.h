@@ -461,6 +461,13 @@ int ptdec_split(const struct ptdec_thread *th, size_t chunk_bytes,
 void ptdec_plan_free(struct ptdec_plan *plan);
 
 /*
+ * The TSC in each PSB+ of plan (plan->nr_psb of them, into tsc[]; 0 for a
+ * PSB+ without one).  Returns 0 or -ERR_NOMEM.
+ */
+int ptdec_psb_tscs(const struct ptdec_thread *th, const struct ptdec_plan *plan,
+    uint64_t *tsc, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * Decodes one thread with backend: emits, in order, a GAP for the bytes
  * before the first PSB (ring_start when th->wrapped), then every chunk's
  * records, filtered to [from_ns, to_ns].  With a window, PSB intervals

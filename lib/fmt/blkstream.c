@@ -210,12 +210,17 @@ encode_map(struct pbuf *p, const struct blks_map *m, struct error *e)
 	    (rc = pb_string(p, m->image, BLKS_PATH_MAX, "map image path",
 	    e)) < 0)
 		return rc;
-	if (m->symbols == NULL || m->symbols[0] == '\0')
+	if ((m->symbols == NULL || m->symbols[0] == '\0') && m->exec == 0)
 		return 0;
-	if (p->n + VARINT_MAX + strlen(m->symbols) > BLKS_PAYLOAD_MAX)
+	if (p->n + 2 * VARINT_MAX + (m->symbols ? strlen(m->symbols) : 0) >
+	    BLKS_PAYLOAD_MAX)
 		return error_set(e, ERR_INVALID, "MAP record of %s: paths "
 		    "too long together", m->name);
-	return pb_string(p, m->symbols, BLKS_PATH_MAX, "map symbols path", e);
+	if ((rc = pb_string(p, m->symbols ? m->symbols : "", BLKS_PATH_MAX,
+	    "map symbols path", e)) < 0 || m->exec == 0)
+		return rc;
+	pb_varint(p, m->exec);
+	return 0;
 }
 
 static int

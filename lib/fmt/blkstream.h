@@ -77,6 +77,9 @@ struct blks_header {
 
 struct blks_map {
 	uint32_t pid;
+	uint32_t exec;			/* which program of pid: 0 the first,
+					   n after its nth exec.  Written only
+					   when set, so older readers skip it */
 	uint32_t flags;
 	uint64_t start, size, pgoff;	/* [start, start+size) maps file pgoff */
 	uint8_t build_id_size;
@@ -88,6 +91,20 @@ struct blks_map {
 					   "" when none.  Written only when
 					   set, so older readers skip it */
 };
+
+/*
+ * Whose code an address is, as one key: the pid and which program of it
+ * (an exec gives a process new code at the same addresses).  Linux pids
+ * stay below 2^22 (PID_MAX_LIMIT), which leaves the program 10 bits.
+ */
+#define BLKS_EXEC_SHIFT 22
+#define BLKS_EXEC_MAX 1023u
+static inline uint32_t
+blks_space(uint32_t pid, uint32_t exec)
+{
+	return pid | (exec > BLKS_EXEC_MAX ? BLKS_EXEC_MAX : exec) <<
+	    BLKS_EXEC_SHIFT;
+}
 
 /* THREAD flags. */
 #define BLKS_THREAD_WRAPPED 0x1u	/* the ring wrapped: older trace lost */
@@ -132,7 +149,9 @@ enum blks_event_kind {
 	BLKS_EV_PWRX = 13,		/* arg: last | deepest << 8 | reasons << 16 */
 	BLKS_EV_PTWRITE = 14,		/* arg: payload */
 	BLKS_EV_CBR = 15,		/* arg: core:bus ratio */
-	BLKS_EV_KIND_MAX = 16
+	BLKS_EV_EXEC = 16,		/* the process exec'd: arg is the
+					   program's index (MAP exec) */
+	BLKS_EV_KIND_MAX = 17
 };
 
 /* Reasons for BLKS_EV_DISABLED. */

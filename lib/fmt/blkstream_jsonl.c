@@ -18,7 +18,7 @@ static const char *const type_names[] = {
 static const char *const event_names[BLKS_EV_KIND_MAX] = {
 	NULL, "enabled", "disabled", "async_branch", "overflow", "exec_mode",
 	"paging", "tsx", "stop", "vmcs", "exstop", "mwait", "pwre", "pwrx",
-	"ptwrite", "cbr",
+	"ptwrite", "cbr", "exec",
 };
 
 static const char *const gap_names[BLKS_GAP_CAUSE_MAX] = {
@@ -114,6 +114,8 @@ jsonl_map(struct jsonw *w, const struct blks_map *m)
 	bid[2 * (m->build_id_size <= BLKS_BUILD_ID_MAX ?
 	    m->build_id_size : 0)] = '\0';
 	jsonw_kv_u64(w, "pid", m->pid);
+	if (m->exec != 0)
+		jsonw_kv_u64(w, "exec", m->exec);
 	kv_hex(w, "start", m->start);
 	kv_hex(w, "end", m->start + m->size);
 	kv_hex(w, "pgoff", m->pgoff);

@@ -560,6 +560,7 @@ decode_map(struct blks_reader *r, struct cur *c, struct blks_map *m)
 	m->name = cur_string(r, c, BLKS_PATH_MAX);
 	m->image = cur_string(r, c, BLKS_PATH_MAX);
 	m->symbols = c->p < c->end ? cur_string(r, c, BLKS_PATH_MAX) : "";
+	m->exec = c->p < c->end ? cur_u32(c) : 0;
 }
 
 static void

@@ -32,6 +32,9 @@ struct pending {
 struct thread {
 	int open;
 	uint32_t tid, pid;
+	uint32_t space;			/* whose code: blks_space() of pid and
+					   the program it runs (an exec moves
+					   it on) */
 	struct frame *f;
 	size_t n, cap;
 	uint8_t origin;			/* start cause of frames found below */
@@ -398,7 +401,7 @@ push(struct callstack *cs, uint64_t ip, uint64_t time, uint8_t start,
 		return rc;
 	below = top(t);
 	f = &t->f[t->n];
-	if ((rc = fn_at(cs, t->pid, ip, &f->fn)) < 0)
+	if ((rc = fn_at(cs, t->space, ip, &f->fn)) < 0)
 		return rc;
 	/* Member by member, keeping the slot's inline buffer: a memset of
 	 * the whole frame (rep stos) cost more than the rest of a push. */
@@ -434,7 +437,7 @@ push_below(struct callstack *cs, uint64_t ip, struct error *e)
 	if (t->n == t->cap && (rc = grow(t, e)) < 0)
 		return rc;
 	memset(&nf, 0, sizeof(nf));
-	if ((rc = fn_at(cs, t->pid, ip, &nf.fn)) < 0)
+	if ((rc = fn_at(cs, t->space, ip, &nf.fn)) < 0)
 		return rc;
 	nf.inl = t->f[t->n].inl;	/* keep the spare slot's buffer */
 	nf.cap_inl = t->f[t->n].cap_inl;
@@ -583,7 +586,7 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 
 	if (f == NULL || in_fn(&f->fn, target))
 		return 0;
-	if ((rc = fn_at(cs, t->pid, target, &fn)) < 0)
+	if ((rc = fn_at(cs, t->space, target, &fn)) < 0)
 		return rc;
 	if (fn.name == NULL)
 		return 0;
@@ -825,7 +828,7 @@ block_asked_once(struct callstack *cs, struct frame *f,
 	int rc;
 
 	bi.reuse = 0;
-	if ((rc = cs->code.block(cs->code.ctx, cs->t.pid, b->ip, b->end_ip,
+	if ((rc = cs->code.block(cs->code.ctx, cs->t.space, b->ip, b->end_ip,
 	    b->ninsn, &bi)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < bi.n_runs; i++)
@@ -842,7 +845,7 @@ block_asked_once(struct callstack *cs, struct frame *f,
 				mr->run[m->n_runs++] = bi.runs[i];
 		m->ip = b->ip;
 		m->end_ip = b->end_ip;
-		m->key = b->ninsn | (uint64_t)cs->t.pid << 32;
+		m->key = b->ninsn | (uint64_t)cs->t.space << 32;
 		m->end = bi.end;
 		m->end_known = bi.end_known;
 		m->hot = bi.end_known;
@@ -862,7 +865,7 @@ block_known(struct callstack *cs, struct frame *f, const struct blks_block *b,
 	if (cs->memo != NULL) {
 		m = memo_slot(cs, b);
 		if (m->valid && m->ip == b->ip && m->end_ip == b->end_ip &&
-		    m->key == (b->ninsn | (uint64_t)cs->t.pid << 32)) {
+		    m->key == (b->ninsn | (uint64_t)cs->t.space << 32)) {
 			int rc = m->n_runs ? memo_inline(cs, f, m, e) : 0;
 
 			set_pending(cs, b, m->end_known ? &m->end : NULL, time);
@@ -882,7 +885,7 @@ block_asked(struct callstack *cs, struct frame *f, const struct blks_block *b,
 	int rc = 0, nr;
 
 	if (cs->code.inline_runs != NULL && b->ninsn > 0) {
-		nr = cs->code.inline_runs(cs->code.ctx, cs->t.pid, b->ip,
+		nr = cs->code.inline_runs(cs->code.ctx, cs->t.space, b->ip,
 		    b->end_ip, b->ninsn, runs, CS_MAX_RUNS);
 		if (nr < 0)
 			return nr;
@@ -892,7 +895,7 @@ block_asked(struct callstack *cs, struct frame *f, const struct blks_block *b,
 				return rc;
 	}
 	if (cs->code.insn != NULL &&
-	    (rc = cs->code.insn(cs->code.ctx, cs->t.pid, b->end_ip, &in)) < 0)
+	    (rc = cs->code.insn(cs->code.ctx, cs->t.space, b->end_ip, &in)) < 0)
 		return rc;
 	set_pending(cs, b, rc == 1 ? &in : NULL, time);
 	return 0;
@@ -1098,6 +1101,26 @@ gap_cause(uint8_t blks_cause)
 	}
 }
 
+/*
+ * The process exec'd: its stack is gone with its program (the frames end
+ * unwound), and the code from here is the next program's.
+ */
+static int
+on_exec(struct callstack *cs, const struct blks_event *ev, uint64_t time)
+{
+	struct thread *t = &cs->t;
+	int rc;
+
+	if ((rc = close_stream_gap(cs, 0, time)) < 0 ||
+	    (rc = pop_to(cs, 0, time, CS_END_UNWOUND)) < 0)
+		return rc;
+	t->space = blks_space(t->pid, (uint32_t)ev->arg);
+	t->pend.valid = 0;
+	t->disabled = 0;
+	t->origin = CS_START_TRACE_START;
+	return emit_event(cs, CS_EV_EXEC, time, 0, ev->arg);
+}
+
 static int
 on_event(struct callstack *cs, const struct blks_event *ev, struct error *e)
 {
@@ -1114,6 +1137,8 @@ on_event(struct callstack *cs, const struct blks_event *ev, struct error *e)
 	case BLKS_EV_OVERFLOW:
 		return on_gap(cs, CS_GAP_OVERFLOW, ev->ip, time, 0,
 		    "overflow event");
+	case BLKS_EV_EXEC:
+		return on_exec(cs, ev, time);
 	case BLKS_EV_ASYNC_BRANCH:
 		/* Interrupted at `at`, went on at ip with tracing on. */
 		if (ev->at != 0 && (rc = resolve(cs, ev->at, e)) < 0)
@@ -1142,6 +1167,7 @@ on_thread(struct callstack *cs, const struct blks_thread *th)
 	t->open = 1;
 	t->tid = th->tid;
 	t->pid = th->pid;
+	t->space = th->pid;
 	t->origin = th->flags & BLKS_THREAD_WRAPPED ? CS_START_RING_START :
 	    CS_START_TRACE_START;
 	t->st.tid = th->tid;
@@ -1331,7 +1357,7 @@ hot_run(struct callstack *cs, struct blks_run *run, struct error *e)
 {
 	struct thread *t = &cs->t;
 	struct memo *const memo = cs->memo;
-	const uint64_t pid = (uint64_t)t->pid << 32;
+	const uint64_t pid = (uint64_t)t->space << 32;
 	struct blks_run r = *run;
 	struct blks_block b, slow;
 	struct hot h;

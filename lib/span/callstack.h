@@ -235,6 +235,8 @@ enum cs_event_kind {
 	CS_EV_THREAD_END,
 	CS_EV_SIGNAL,			/* handler entered: ip handler, at resume */
 	CS_EV_SIGRETURN,		/* back at ip */
+	CS_EV_EXEC,			/* the process exec'd: arg is which
+					   program of it runs from here */
 	CS_EV_NR
 };
 

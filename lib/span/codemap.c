@@ -422,7 +422,7 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 		free(mp->name);
 		return error_set(e, ERR_NOMEM, "mappings");
 	}
-	mp->pid = map->pid;
+	mp->pid = blks_space(map->pid, map->exec);
 	mp->start = map->start;
 	mp->end = map->start + map->size;
 	mp->pgoff = map->pgoff;

@@ -24,7 +24,7 @@ static const char *const gap_names[CS_GAP_NR] = {
 	"ring_start", "overflow", "lost",
 };
 static const char *const event_names[CS_EV_NR] = {
-	"thread_start", "thread_end", "signal", "sigreturn",
+	"thread_start", "thread_end", "signal", "sigreturn", "exec",
 };
 
 const char *
@@ -285,7 +285,9 @@ spandir_write_event(struct jsonw *w, const struct cs_event *ev)
 	jsonw_kv_u64(w, "tid", ev->tid);
 	jsonw_kv_u64(w, "time_ns", ev->time);
 	kv_addr(w, "ip", ev->ip);
-	if (ev->at != 0)
+	if (ev->kind == CS_EV_EXEC)
+		jsonw_kv_u64(w, "exec", ev->at);	/* which program */
+	else if (ev->at != 0)
 		kv_addr(w, "at", ev->at);
 	jsonw_object_end(w);
 	jsonw_newline(w);
@@ -298,6 +300,8 @@ spandir_write_map(struct jsonw *w, const struct blks_map *m)
 	jsonw_kv_u64(w, "v", SPANDIR_SCHEMA);
 	jsonw_kv_string(w, "kind", "mmap");
 	jsonw_kv_u64(w, "pid", m->pid);
+	if (m->exec != 0)
+		jsonw_kv_u64(w, "exec", m->exec);
 	kv_addr(w, "start", m->start);
 	kv_addr(w, "end", m->start + m->size);
 	jsonw_kv_u64(w, "pgoff", m->pgoff);
