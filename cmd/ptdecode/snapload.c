@@ -259,7 +259,9 @@ inherit_maps(struct snap *s, uint32_t pid, uint32_t ppid, uint64_t time,
 		    (rc = add_map(s, m, pid, 0, e)) < 0)
 			return rc;
 	}
-	for (size_t i = 0; i < s->pd->nr_tasks; i++) {
+	/* what the parent had from its own parent, while it still ran the
+	   program it was forked with */
+	for (size_t i = 0; exec == 0 && i < s->pd->nr_tasks; i++) {
 		t = &s->pd->tasks[i];
 		if (t->is_fork && t->pid == ppid && t->ppid != ppid &&
 		    t->time <= time && (rc = inherit_maps(s, pid, t->ppid,

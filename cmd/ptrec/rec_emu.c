@@ -693,7 +693,7 @@ truth_collect(const struct recorder *r)
 	struct emu_sideband sb;
 	struct error e;
 	FILE *out, *tf;
-	size_t n, i;
+	size_t n, i, k;
 
 	if (r->o->emu_truth == NULL)
 		return 0;
@@ -710,6 +710,13 @@ truth_collect(const struct recorder *r)
 	 * its branches (tids are unique among the processes of a run). */
 	for (i = 0; i < sb.n; i++) {
 		if (sb.rec[i].type != SB_THREAD)
+			continue;
+		/* a thread that exec'd starts again in the same log */
+		for (k = 0; k < i; k++)
+			if (sb.rec[k].type == SB_THREAD &&
+			    sb.rec[k].tid == sb.rec[i].tid)
+				break;
+		if (k < i)
 			continue;
 		snprintf(tpath, sizeof(tpath), "%s/truth.%d", r->scr.path,
 		    sb.rec[i].tid);

@@ -2,9 +2,9 @@
 # The emu recorder on programs that make processes: a fork child is its
 # own process in the same snapshot (its pid, threads, rings, maps), the
 # parent's history goes on after the child ended, and nothing of one
-# process reaches another's ring or ground truth.  A program exec'd runs
-# without the emulator (qemu-user does not follow execve): said on stderr
-# and in the manifest.  tests/fixtures/emu/forks.c prints every process's
+# process reaches another's ring or ground truth.  A program exec'd is
+# followed (traced from its first instruction in the same process); an
+# exec that cannot be followed is said on stderr and in the manifest.  tests/fixtures/emu/forks.c prints every process's
 # exact counts ("count PID FUNCTION N").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu-lib.sh"
@@ -22,10 +22,13 @@ record() {
 }
 
 # check_counts [SKIP]: each "count PID FN N" line of the program (but
-# those of function SKIP) equals the spans entered by a call in process
-# PID, and perf's calls in PID.
+# those of function SKIP), summed per process and function, equals the
+# spans entered by a call in process PID, and perf's calls in PID.
 check_counts() {
-	grep "^count " snap/output.log | grep -v " ${1:-none} " >want &&
+	# a process that exec'd itself counts each function twice: summed
+	grep "^count " snap/output.log | grep -v " ${1:-none} " |
+	    awk '{ n[$1 " " $2 " " $3] += $4 } END { for (k in n)
+	    print k, n[k] }' >want &&
 	test -s want &&
 	ptdecode snap >blocks 2>decode.err &&
 	ptspans -o an <blocks >/dev/null &&
@@ -123,52 +126,109 @@ test_expect_success '31 processes: each exact, in its own process' '
 	test_eq 31 "$(wc -l <parity)"
 '
 
-# An exec'd program is not traced: the warning names the process and the
-# program, on stderr and in the manifest; what was traced stays exact.
-check_exec_warned() {
-	grep -q "^ptrec: .*: process [0-9]* exec.d $1, which was not traced" \
-	    err &&
-	jq -e --arg p "$1" "[.warnings[] | select(test(\"exec.d \" + \$p +
-	    \", which was not traced\"))] | length == 1" \
-	    snap/manifest.json >/dev/null
+# An exec'd program is followed: traced in the same process from its first
+# instruction, its images archived, nothing warned; what it prints itself
+# ("count PID FN N") equals its spans and perf's calls in that process.
+check_exec_followed() {
+	test_eq "[]" "$(jq -c .warnings snap/manifest.json)" &&
+	jq -e ".counters.exec_untraced == 0" snap/manifest.json >/dev/null &&
+	! grep -q "^ptrec:" err &&
+	! grep -q untraced decode.err
 }
 
-test_expect_success 'system("true"): parent exact, the shell warned' '
-	record system true &&
+# count_of PID FN: the count process PID printed for FN.
+count_of() {
+	awk -v p="$1" -v f="$2" '$1 == "count" && $2 == p && $3 == f {
+	    print $4 }' snap/output.log
+}
+
+test_expect_success 'exec: the program exec.d traced in the same process' '
+	record exec "$EMU_FIX/forks" &&
+	test_eq 2 "$(grep -c "^count [0-9]* before_fork 3\$" snap/output.log)" &&
 	check_counts &&
 	check_processes 2 &&
-	check_exec_warned /bin/sh &&
-	jq -e ".counters.exec_untraced == 1" snap/manifest.json >/dev/null &&
-	grep -q ": 2 processes (untraced 1), 2 threads, " decode.err &&
+	check_exec_followed &&
+	pid=$(awk "/^count .* in_child /{ print \$2 }" snap/output.log) &&
+	parent=$(pid_of after_wait) &&
+	grep -q ": 2 processes, 2 threads, " decode.err &&
+	jq -e "[.threads[] | select(.pid == $parent)] | length == 1 and
+	    .[0].name == \"forks\"" snap/manifest.json >/dev/null &&
+	ptdecode --format jsonl snap 2>/dev/null | jq -s -e "[.[] |
+	    select(.type == \"event\" and .kind == \"exec\")] |
+	    length == 1 and .[0].arg == 1" >/dev/null &&
+	grep -q "\"kind\":\"exec\",\"tid\":$parent,.*\"exec\":1}" \
+	    an/events.jsonl &&
+	test -n "$pid" &&
 	emu_check_parity snap truth >parity &&
 	test_eq 2 "$(wc -l <parity)"
 '
 
-test_expect_success 'popen: parent exact, the shell warned' '
-	record popen "echo piped" &&
-	grep -q "^piped\$" snap/output.log &&
+# dash forks for the command of -c: the program is the shell's child.
+test_expect_success 'system(PROG): the shell and the program it runs exact' '
+	record system "$EMU_FIX/forks fork" &&
+	grep -q "^status 0\$" snap/output.log &&
+	test_eq 2 "$(grep -c "^count [0-9]* after_wait 4\$" snap/output.log)" &&
 	check_counts &&
-	check_processes 2 &&
-	check_exec_warned /bin/sh &&
-	emu_check_parity snap truth >/dev/null
+	check_processes 4 &&
+	check_exec_followed &&
+	emu_check_parity snap truth >parity &&
+	test_eq 4 "$(wc -l <parity)"
 '
 
-test_expect_success 'posix_spawn: parent exact, the program warned' '
-	record spawn /bin/true &&
+test_expect_success 'system("true"): parent exact, the shell traced' '
+	record system true &&
 	check_counts &&
 	check_processes 2 &&
-	check_exec_warned /bin/true &&
-	emu_check_parity snap truth >/dev/null
+	check_exec_followed &&
+	grep -q ": 2 processes, 2 threads, .* 0 gaps " decode.err &&
+	emu_check_parity snap truth >parity &&
+	test_eq 2 "$(wc -l <parity)"
 '
 
-test_expect_success 'sh -c PROG: the shell traced, the program it exec.d warned' '
+test_expect_success 'popen(PROG): parent and program exact through the pipe' '
+	record popen "$EMU_FIX/forks fork" &&
+	test_eq 2 "$(grep -c "^count [0-9]* after_wait 4\$" snap/output.log)" &&
+	check_counts &&
+	check_processes 4 &&
+	check_exec_followed &&
+	emu_check_parity snap truth >parity &&
+	test_eq 4 "$(wc -l <parity)"
+'
+
+test_expect_success 'posix_spawn(PROG): the spawned program exact' '
+	record spawn "$EMU_FIX/forks" &&
+	test_eq 2 "$(grep -c "^count [0-9]* after_wait 4\$" snap/output.log)" &&
+	check_counts &&
+	check_processes 3 &&
+	check_exec_followed &&
+	emu_check_parity snap truth >parity &&
+	test_eq 3 "$(wc -l <parity)"
+'
+
+test_expect_success 'sh -c PROG: the shell and the program it exec.d traced' '
 	ptrec --recorder emu -o snap --emu-truth truth -- /bin/sh -c \
 	    "$EMU_FIX/forks fork" >path 2>err &&
 	grep -q "^status 0\$" snap/output.log &&
-	check_exec_warned "$EMU_FIX/forks" &&
-	ptdecode snap >blocks 2>decode.err &&
-	grep -q " 0 gaps " decode.err &&
-	emu_check_parity snap truth >/dev/null
+	check_counts &&
+	check_processes 3 &&
+	check_exec_followed &&
+	sh_pid=$(pid_of after_wait) &&
+	jq -e "[.threads[] | select(.pid == $sh_pid)] | .[0].name ==
+	    \"forks\"" snap/manifest.json >/dev/null &&
+	emu_check_parity snap truth >parity &&
+	test_eq 3 "$(wc -l <parity)"
+'
+
+# What cannot be followed is said, never written into another ring.
+test_expect_success 'an exec from a second thread: warned, the rest exact' '
+	record threadexec /bin/true &&
+	grep -q "^ptrec: .*: process [0-9]* exec.d /bin/true, which ran without the emulator and was not traced" \
+	    err &&
+	jq -e "[.warnings[] | select(test(\"exec.d /bin/true, which ran without the emulator\"))] | length == 1" \
+	    snap/manifest.json >/dev/null &&
+	jq -e ".counters.exec_untraced == 1" snap/manifest.json >/dev/null &&
+	check_counts &&
+	grep -q ": 1 process (untraced 1), 2 threads, " decode.err
 '
 
 test_expect_success '--no-follow: only the first process, the child told' '

@@ -1670,6 +1670,8 @@ process_child(unsigned int vcpu)
 	g.pid = getpid();
 	g.leader = 0;
 	g.snap_pending = 0;
+	g.exec_index = 0;	/* the child's first program is the parent's */
+	g.resume_ring = 0;
 	if (!g.follow) {
 		g.off = 1;		/* --no-follow: the parent counted it */
 		return;
