@@ -4,6 +4,12 @@
  *
  * The plugin is started as
  *     qemu-x86_64 -plugin libptkit-emu.so,dir=SCRATCH PROGRAM ARGS
+ * and, for a program a traced process execs (emu_exec.h), as
+ *     qemu-x86_64 -0 ARGV0 -plugin libptkit-emu.so,dir=SCRATCH,exec=N,
+ *         leader=L,events=FD,seq=S,done=D,hits=H,clock=T PROGRAM ARGS
+ * (the Nth program of the process; the leader's events FIFO left open
+ * across the exec as FD, its snapshot count and trigger hits; the exec's
+ * time)
  * and everything passes through files in ptrec's scratch directory SCRATCH
  * (removed with it), because qemu gives a plugin no channel of its own:
  *
@@ -41,6 +47,7 @@
  *                     process TIME PID PARENT_PID PARENT_TID
  *                     exec TIME PID TID PATH
  *                     execfail TIME PID TID
+ *                     program TIME PID TID N PATH
  *                     snapshot SEQ REASON TID TIME
  *                     counter NAME VALUE
  *                   numbers are hex with 0x except PID/TID/SEQ (decimal);
@@ -53,8 +60,11 @@
  *                   writes a file its parent writes.  Counters are per
  *                   file (the last line wins) and ptrec adds them up over
  *                   the files.  "exec" is written as a program calls
- *                   execve, which qemu-user does not follow: the program
- *                   runs without the emulator unless "execfail" follows.
+ *                   execve; "program" starts the file of the program the
+ *                   plugin followed it with, sideband.<pid>.<N> (N in
+ *                   three digits), whose thread goes on in the ring and
+ *                   truth log it had; "execfail" says execve returned;
+ *                   with neither, the program ran natively, untraced.
  *                   A fork child's threads have rings here too: only the
  *                   leader takes snapshots, so ptrec reads every other
  *                   process's rings from these files (complete once the
