@@ -1,9 +1,9 @@
 /*
- * t_blks_jit: the JIT fields of the block stream's MAP record (flag
- * BLKS_MAP_JIT and the trailing symbols string): round trip, absent when
- * empty (so streams without JIT code keep their bytes), read as "" when a
- * record ends after image, refused when it is cut inside the string, and
- * shown in JSON Lines.
+ * t_blks_jit: the trailing fields of the block stream's MAP record (flag
+ * BLKS_MAP_JIT and the symbols string; the exec number after it): round
+ * trip, absent when empty (so streams without JIT code or execs keep
+ * their bytes), read as "" and 0 when a record ends after image, refused
+ * when it is cut inside the string, and shown in JSON Lines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static const struct blks_header hdr = { .version = BLKS_VERSION,
 
 /* A stream of one MAP (with symbols when given) and EOS, in memory. */
 static char *
-stream(const char *symbols, uint32_t flags, size_t *len)
+stream_exec(const char *symbols, uint32_t flags, uint32_t exec, size_t *len)
 {
 	struct blks_writer *w = NULL;
 	struct blks_record r;
@@ -33,7 +33,8 @@ stream(const char *symbols, uint32_t flags, size_t *len)
 	r.u.map = (struct blks_map){ .pid = 7, .flags = flags,
 	    .start = 0x7f0000000000, .size = 0x1000, .pgoff = 0x1000,
 	    .name = "//anon-jit/7/7f0000000000",
-	    .image = "images/.build-id/ab/cd/elf", .symbols = symbols };
+	    .image = "images/.build-id/ab/cd/elf", .symbols = symbols,
+	    .exec = exec };
 	STEP(blks_write(w, &r, &e));
 	memset(&r, 0, sizeof(r));
 	r.type = BLKS_EOS;
@@ -41,6 +42,12 @@ stream(const char *symbols, uint32_t flags, size_t *len)
 	STEP(blks_writer_close(w, &e));
 	fclose(f);
 	return buf;
+}
+
+static char *
+stream(const char *symbols, uint32_t flags, size_t *len)
+{
+	return stream_exec(symbols, flags, 0, len);
 }
 
 /*
@@ -111,6 +118,26 @@ main(void)
 		OK(strstr(e.msg, "byte") != NULL, "message names the offset: %s",
 		    e.msg);
 		free(cut);
+	}
+
+	/* exec: after an empty symbols, read back; 0 when absent. */
+	{
+		char *x = stream_exec(NULL, 0, 3, &lw);
+
+		OK(x != NULL, "stream with exec written");
+		if (x == NULL)
+			return tap_done();
+		IS_U64(lw - lo, 2, "exec costs an empty symbols and a byte");
+		IS_INT(read_map(x, lw, &m, got, sizeof(got), &e), 1,
+		    "MAP with exec read");
+		IS_U64(m.exec, 3, "exec round trip");
+		IS_STR(got, "|images/.build-id/ab/cd/elf", "symbols still empty");
+		IS_INT(read_map(without, lo, &m, got, sizeof(got), &e), 1,
+		    "MAP without exec read");
+		IS_U64(m.exec, 0, "exec read as 0");
+		IS_U64(blks_space(7, 3), 7 | 3u << 22, "space of pid 7, exec 3");
+		IS_U64(blks_space(7, 0), 7, "the first program's space is pid");
+		free(x);
 	}
 
 	/* JSON Lines: jit and symbols on JIT maps only. */
