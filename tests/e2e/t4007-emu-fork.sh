@@ -259,6 +259,25 @@ test_expect_success '--no-follow: only the first process, the child told' '
 	test_eq 1 "$(jq "[.threads[].pid] | unique | length" \
 	    spawned/manifest.json)"
 '
+test_expect_success 'ptdiff pairs the processes of two runs, whatever their pids' '
+	ptrec --recorder emu -o a -- /bin/sh -c "$EMU_FIX/forks fork" \
+	    >/dev/null 2>&1 &&
+	ptrec --recorder emu -o b -- /bin/sh -c "$EMU_FIX/forks fork" \
+	    >/dev/null 2>&1 &&
+	test "$(jq "[.threads[].pid]" a/manifest.json)" != \
+	    "$(jq "[.threads[].pid]" b/manifest.json)" &&
+	for s in a b; do
+		ptdecode "$s" 2>/dev/null | ptspans -o "$s.an" >/dev/null ||
+		    return 1
+	done &&
+	must_exit 0 ptdiff --format json --fail-on calls:+0% a.an b.an \
+	    >diff.json &&
+	test_eq "after_wait 4 4 same,before_fork 3 3 same,in_child 7 7 same" \
+	    "$(jq -r "[.rows[] | select(.fn | IN(\"in_child\", \"before_fork\",
+	    \"after_wait\")) | \"\(.fn) \(.a.calls) \(.b.calls) \(.class)\"] |
+	    sort | join(\",\")" diff.json)"
+'
+
 test_expect_success '--no-follow is refused where children cannot be dropped' '
 	must_exit 2 ptrec --recorder perf --no-follow -- /bin/true 2>err &&
 	grep -q "^ptrec: --no-follow: the perf recorder follows a program.s threads and children together: use --recorder emu\$" err
