@@ -20,7 +20,13 @@ fi
 # record ARGS...: record the fixture, decode, span into an/.  The map the
 # program left in /tmp (if it kept it) moves to map.orig.
 record() {
-	ptrec --recorder emu -o snap -- "$JIT" "$@" >path 2>rec.err
+	# ptrec's own words on stderr when it made no snapshot: the test says
+	# why it failed, not only that output.log is missing
+	if ! ptrec --recorder emu -o snap -- "$JIT" "$@" >path 2>rec.err ||
+	    ! test -f snap/output.log; then
+		cat rec.err >&2
+		return 1
+	fi
 	mapfile=$(sed -n 's/^map	//p' snap/output.log)
 	case $mapfile in /tmp/perf-*.map) ;; *) return 1 ;; esac
 	if test -e "$mapfile"; then
