@@ -21,11 +21,11 @@ static const struct tool_info tool = {
 	"        [--sort COLUMN] [--function NAME] [--pid PID] [--tid TID]\n"
 	"        [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N]",
+	"        [--cursor C] [--max-bytes N] [--weight ns|insns]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
-	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
+	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR, OPT_WEIGHT,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
@@ -43,6 +43,7 @@ static const struct option long_options[] = {
 	{ "span", required_argument, NULL, OPT_SPAN },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -100,6 +101,9 @@ parse_choice_option(int c, const char *arg, struct query_options *o)
 		o->group = cli_opt_choice(&tool, "--group", arg,
 		    "function|inline|module");
 		return o->group < 0 ? -1 : 0;
+	case OPT_WEIGHT:
+		o->weight = cli_opt_choice(&tool, "--weight", arg, "ns|insns");
+		return o->weight++ < 0 ? -1 : 0;
 	default:
 		o->format = cli_opt_choice(&tool, "--format", arg,
 		    "text|table|csv|json|folded|chrome|fxt");
@@ -121,7 +125,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			if (parse_number_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
-		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT:
+		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT: case OPT_WEIGHT:
 			if (parse_choice_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
@@ -153,6 +157,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		    "instant: use one");
 	if (o->from_ns >= o->to_ns)
 		return cli_usage_error(&tool, "--from must be below --to");
+	if (o->weight != 0 && o->format != F_FOLDED)
+		return cli_usage_error(&tool, "--weight applies to --format "
+		    "folded only");
 	o->analysis = argv[optind];
 	return CLI_RUN;
 }

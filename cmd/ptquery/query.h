@@ -23,6 +23,7 @@ enum query_format { F_TEXT, F_TABLE, F_CSV, F_JSON, F_FOLDED, F_CHROME,
 struct query_options {
 	const char *analysis;
 	int kind, group, format;
+	int weight;			/* --weight: 0 not given, 1 ns, 2 insns */
 	const char *sort, *function, *cursor;
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
 	int has_tid, has_at, has_span, has_limit;

@@ -1,7 +1,7 @@
 /*
  * ptquery: spans as traces.  folded is the flame-graph input (one line
- * per distinct stack with its self time: the lines sum to the self time
- * of the spans selected); chrome is the Chrome trace event JSON (complete
+ * per distinct stack with its self time, or self instructions with
+ * --weight insns: the lines sum to those of the spans selected); chrome is the Chrome trace event JSON (complete
  * "X" events in call order, times laid out by nesting.h); fxt is the Fuchsia
  * trace format (duration-complete events, ticks of one nanosecond), whose
  * string table (32767 entries) is reused round robin when a trace names
@@ -31,6 +31,7 @@ struct stack_sum {
 
 struct folded {
 	const struct analysis *a;
+	unsigned weight_col;		/* SPANIDX_SELF_NS or _SELF_INSNS */
 	struct agg_filter f;
 	int64_t fn;			/* --function: stacks through it */
 	struct stack_sum *slot;
@@ -122,7 +123,7 @@ folded_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct folded *fo = ctx;
 	const struct spanidx *ix = &fo->a->ix;
-	uint64_t self = spanidx_u64(ix, SPANIDX_SELF_NS, v->row);
+	uint64_t self = spanidx_u64(ix, fo->weight_col, v->row);
 	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, v->row);
 	size_t len = 0;
 	int through = fo->fn < 0;
@@ -164,6 +165,8 @@ span_folded(const struct analysis *a, const struct query_options *o)
 	fo.a = a;
 	fo.e = &e;
 	fo.fn = -1;
+	/* instructions: code that took no time under emu still shows */
+	fo.weight_col = o->weight == 2 ? SPANIDX_SELF_INSNS : SPANIDX_SELF_NS;
 	query_filter(o, &fo.f);
 	if (o->function != NULL &&
 	    (fo.fn = agg_find_string(a, o->function)) < 0) {

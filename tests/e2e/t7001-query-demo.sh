@@ -55,6 +55,19 @@ test_expect_success 'folded sums exactly to the spans self time' "
 	grep -q ';main;fib;fib ' out
 "
 
+# Instructions: every span counts, also those that took 0 ns under emu.
+test_expect_success 'folded --weight insns sums to the self instructions' "
+	ptquery $A --kind hotpaths --format folded --weight insns >out &&
+	want=\$(jq -s 'map(.self_insns) | add' $A/spans.jsonl) &&
+	got=\$(awk '{ s += \$NF } END { print s }' out) &&
+	test_eq \"\$want\" \"\$got\" &&
+	test \"\$(jq -s '[.[] | select(.self_ns == 0 and .self_insns > 0)] |
+	    length' $A/spans.jsonl)\" -gt 0 &&
+	must_exit 2 ptquery $A --kind hotpaths --weight insns 2>err &&
+	test_eq 'ptquery: --weight applies to --format folded only' \
+	    \"\$(head -1 err)\"
+"
+
 test_expect_success 'summary: trigger, window, top functions' "
 	ptquery $A --kind summary >out &&
 	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit processes=1 threads=1\$' out &&
