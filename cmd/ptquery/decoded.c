@@ -48,7 +48,8 @@ struct decoded {
 	int pending;
 	/* insns */
 	struct insn_row *ins;
-	size_t n_ins, want_ins;
+	size_t n_ins, want_ins;		/* kept: up to the end of the page */
+	uint64_t total_ins;		/* rows in the whole window */
 	char line_file[PATH_MAX];
 };
 
@@ -186,10 +187,14 @@ block_insns(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t n,
 {
 	struct cs_insn in;
 
-	for (uint64_t i = 0; i < n && d->n_ins < d->want_ins; i++) {
-		d->ins[d->n_ins].time = time;
-		d->ins[d->n_ins].ip = ip;
-		d->n_ins++;
+	/* Past the page the rows are only counted, the same way. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (d->n_ins < d->want_ins) {
+			d->ins[d->n_ins].time = time;
+			d->ins[d->n_ins].ip = ip;
+			d->n_ins++;
+		}
+		d->total_ins++;
 		if (d->code.insn(d->code.ctx, pid, ip, &in) != 1)
 			break;		/* the rest of the block is unknown */
 		ip += in.len;
@@ -502,10 +507,10 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		t.cols = insn_cols;
 		t.ncols = 5;
 		t.nrows = d.n_ins;
+		t.total = d.total_ins;
 		t.get = insn_get;
-		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %zu"
-		    " instructions%s", o->tid, d.n_ins, d.n_ins == d.want_ins ?
-		    " (more follow)" : "");
+		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %"
+		    PRIu64 " instructions", o->tid, d.total_ins);
 	}
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		goto out;

@@ -4,11 +4,14 @@
  * kind asked for (kinds.c, summary.c, decoded.c).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fmt/manifest.h"
 #include "span/analysis.h"
+#include "span/spandir.h"
 #include "tool/cli.h"
 #include "query.h"
 #include "tool/report.h"
@@ -151,6 +154,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	if (o->has_at && o->has_span)
 		return cli_usage_error(&tool, "--at and --span both give the "
 		    "instant: use one");
+	if (o->has_limit && o->limit == 0)
+		return cli_usage_error(&tool, "--limit 0 gives no rows: a page "
+		    "has at least one");
 	if (o->from_ns >= o->to_ns)
 		return cli_usage_error(&tool, "--from must be below --to");
 	o->analysis = argv[optind];
@@ -183,6 +189,26 @@ pid_threads(const struct analysis *a, struct query_options *o)
 		o->pid_tids[o->n_pid_tids++] = tid;
 	}
 	return 0;
+}
+
+/* How the analysis's snapshot kept time (NULL: hardware, or unknown). */
+static const char *
+snapshot_clock(const struct analysis *a)
+{
+	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
+	char path[PATH_MAX + 32];
+	const char *note = NULL;
+	struct manifest m;
+	struct error e;
+
+	if (snap[0] == '\0')
+		return NULL;
+	snprintf(path, sizeof(path), "%s/manifest.json", snap);
+	manifest_init(&m);
+	if (manifest_read(path, &m, &e) == 0)
+		note = manifest_clock_note(&m);	/* a static sentence */
+	manifest_free(&m);
+	return note;
 }
 
 static int
@@ -231,6 +257,7 @@ main(int argc, char *argv[])
 		analysis_close(&a);
 		return EXIT_FAIL;
 	}
+	o.clock = snapshot_clock(&a);
 	rc = run_kind(&a, &o);
 	free(o.pid_tids);
 	analysis_close(&a);

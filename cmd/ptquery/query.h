@@ -30,6 +30,7 @@ struct query_options {
 	int has_pid;
 	uint32_t *pid_tids;
 	size_t n_pid_tids;
+	const char *clock;		/* manifest_clock_note of the snapshot */
 };
 
 /* Does thread tid pass --tid and --pid? */
@@ -63,6 +64,9 @@ struct table {
 	void (*get)(void *ctx, size_t row, union cell *out);
 	size_t *order;
 	char summary[512];		/* json's one-line "summary" */
+	uint64_t total;			/* rows in all, when more than nrows
+					   (insns keeps only up to its page) */
+	const char *function;		/* the function --function matched */
 };
 
 /*

@@ -15,7 +15,8 @@ setup='
 	PTKIT_STORE=$PWD/store && MCP_PTMCP=$PWD/bin/ptmcp &&
 	export FAKE_DIR PTKIT_STORE MCP_PTMCP
 '
-text() { jq -r '.result.content[0].text'; }
+# The summary line of a result's text (the serialized result follows it).
+text() { jq -r '.result.content[0].text' | sed -n 1p; }
 sc() { jq -c ".result.structuredContent$1"; }
 scratch_left() { ls "$TMPDIR/ptkit-$(id -u)" 2>/dev/null | grep -c '^ptmcp\.'; }
 dead() { ! kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -30,7 +31,7 @@ test_expect_success 'trace_doctor: the recorder report and the store' "
 	test_eq \"\\\"\$PWD/store\\\"\" \"\$(sc .store.path <r)\" &&
 	test_eq 0 \"\$(sc .store.snapshots <r)\" &&
 	test_eq '--doctor --format json' \"\$(tr '\n' ' ' <fake/ptrec.args | sed 's/ \$//')\" &&
-	text <r | grep -q '^At least one recorder works here'
+	test_eq \"Recorders that work here: emu. Not usable: none. trace_start picks one with recorder auto. The store at \$PWD/store holds 0 snapshots (0 bytes).\" \"\$(text <r)\"
 "
 
 test_expect_success 'trace_doctor: a failing ptrec is an isError in its own words' "
@@ -85,7 +86,7 @@ test_expect_success 'a failed recording: state failed with the recorder line' "
 	test_eq failed \"\$state\" &&
 	test_eq '\"ptrec: recording failed in the fake ptrec\"' \"\$(sc .error <st)\" &&
 	test_eq 1 \"\$(sc .exit_code <st)\" &&
-	test_eq 'ptrec: recording failed in the fake ptrec' \"\$(text <st)\"
+	text <st | grep -qx \"Session \$sid is failed after [0-9]* ms; snapshots: none yet; the recorder exited with 1. ptrec: recording failed in the fake ptrec\"
 "
 
 # The recorder's last line names a path that is not UTF-8 (byte 0xff):
@@ -270,16 +271,21 @@ test_expect_success 'trace_query: ptquery json, paged, cut to fit 8 KB' "
 	mcp_open out2 &&
 	mcp_tool 3 trace_query '{\"snapshot_id\":\"$ID1\",\"kind\":\"timeline\",\"cursor\":\"c1\"}' >r3 &&
 	mcp_close &&
-	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --limit 3 --group function\" \"\$(cat args1)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --max-bytes 6656 --limit 3 --group function\" \"\$(cat args1)\" &&
 	test_eq 3 \"\$(jq '.result.structuredContent.result.rows | length' r1)\" &&
 	test_eq '\"c2\"' \"\$(sc .next_cursor <r1)\" &&
 	test_eq false \"\$(sc .truncated <r1)\" &&
-	test_eq 'hotpaths of $ID1; more rows: pass cursor c2' \"\$(text <r1)\" &&
+	test_eq 'hotpaths of $ID1. Rows 1-3: f0 self_ns=1000; f1 self_ns=999; f2 self_ns=998. More rows: call again with cursor c2.' \"\$(text <r1)\" &&
 	test_eq \"Snapshot $ID2 has no analysis 'default' yet: call trace_decode with snapshot_id $ID2 first.\" \"\$(text <r2)\" &&
-	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind timeline --format json --limit 20 --cursor c1\" \"\$(cat fake/ptquery.args)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind timeline --format json --max-bytes 6656 --limit 20 --cursor c1\" \"\$(cat fake/ptquery.args)\" &&
 	test_eq true \"\$(sc .truncated <r3)\" &&
 	n=\$(jq -c '.result.structuredContent.result' r3 | wc -c) &&
-	test \$n -le 8193 && test \$n -gt 6000
+	test \$n -le 7168 && test \$n -gt 6000 &&
+	n=\$(jq -r '.result.content[0].text' r3 | wc -c) &&
+	test \$n -le 8193 &&
+	rows=\$(sc '.result.rows | length' <r3) &&
+	test_eq \"\\\"o\$rows\\\"\" \"\$(sc .next_cursor <r3)\" &&
+	test_eq \"\$(sc .next_cursor <r3)\" \"\$(sc .result.next_cursor <r3)\"
 "
 
 test_expect_success 'trace_compare: ptdiff json, report kept in reports/' "
