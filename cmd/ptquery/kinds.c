@@ -35,6 +35,7 @@ query_filter(const struct query_options *o, struct agg_filter *f)
 	f->n_tids = o->n_pid_tids;
 	f->from_ns = o->from_ns;
 	f->to_ns = o->to_ns;
+	f->inside = NULL;
 }
 
 static int
@@ -126,7 +127,12 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	if ((rc = only_table_formats(o, "hotpaths")) != 0)
 		return rc;
 	query_filter(o, &f);
-	if (agg_hotpaths(&h.g, a, (enum agg_group)o->group, &f, &e) < 0) {
+	/* Inline rows of one function: what its helpers cost inside it. */
+	if (o->group == AGG_INLINE && o->function != NULL &&
+	    !o->function_inline)
+		f.inside = o->function;
+	if (agg_hotpaths(&h.g, a, o->function_inline ? AGG_INLINE :
+	    (enum agg_group)o->group, &f, &e) < 0) {
 		report_error(query_tool, a->dir, &e, NULL);
 		return EXIT_FAIL;
 	}
@@ -140,7 +146,8 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 			spans += h.g.row[i].spans;
 		}
 		if (o->function == NULL ||
-		    strcmp(h.g.row[i].name, o->function) == 0)
+		    strcmp(h.g.row[i].name, o->function) == 0 ||
+		    (f.inside != NULL && h.g.row[i].is_inline))
 			h.sel[t.nrows++] = i;
 	}
 	if (o->function != NULL && t.nrows == 0) {
@@ -307,7 +314,17 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 	int64_t fn = -1;
 	int rc;
 
-	if (o->function != NULL &&
+	struct agg_host *hosts = NULL;
+	size_t n_hosts = 0;
+	struct error e;
+
+	/* An inlined function: the spans of the functions holding it. */
+	if (o->function_inline &&
+	    agg_inline_hosts(a, o->function, NULL, &hosts, &n_hosts, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
+	}
+	if (o->function != NULL && !o->function_inline &&
 	    (fn = agg_find_string(a, o->function)) < 0) {
 		report(query_tool, a->dir, NULL, "no function named '%s'",
 		    o->function);
@@ -321,13 +338,18 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 			continue;
 		if (fn >= 0 && spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
 			continue;
+		if (hosts != NULL && agg_host_find(hosts, n_hosts,
+		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
+			continue;
 		if (st >= o->to_ns || en < o->from_ns)
 			continue;
 		if (span_rows_add(&s, r) < 0) {
+			free(hosts);
 			free(s.row);
 			return nomem();
 		}
 	}
+	free(hosts);
 	if (sort_by_time(&s, 0) < 0) {
 		free(s.row);
 		return nomem();

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "fmt/manifest.h"
+#include "span/aggregate.h"
 #include "span/analysis.h"
 #include "span/spandir.h"
 #include "tool/cli.h"
@@ -211,6 +212,38 @@ snapshot_clock(const struct analysis *a)
 	return note;
 }
 
+/*
+ * --function as a user types it: the function it stands for (a clone's
+ * suffix, a mangled name), or a function only ever inlined.  Returns 0,
+ * or -1 after reporting.
+ */
+static int
+resolve_function(const struct analysis *a, struct query_options *o)
+{
+	struct agg_host *hosts = NULL;
+	struct error e, e2;
+	size_t n = 0;
+	int64_t off;
+
+	if (o->function == NULL)
+		return 0;
+	o->function_asked = o->function;
+	if ((off = agg_resolve_function(a, o->function, &e)) >= 0) {
+		o->function = spanidx_str(&a->ix, (uint32_t)off);
+		return 0;
+	}
+	if (e.code == ERR_NOTFOUND &&
+	    agg_inline_hosts(a, o->function, NULL, &hosts, &n, &e2) == 0 &&
+	    n > 0) {
+		free(hosts);
+		o->function_inline = 1;
+		return 0;
+	}
+	free(hosts);
+	report_error(tool.name, a->dir, &e, NULL);
+	return -1;
+}
+
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -258,7 +291,7 @@ main(int argc, char *argv[])
 		return EXIT_FAIL;
 	}
 	o.clock = snapshot_clock(&a);
-	rc = run_kind(&a, &o);
+	rc = resolve_function(&a, &o) < 0 ? EXIT_FAIL : run_kind(&a, &o);
 	free(o.pid_tids);
 	analysis_close(&a);
 	return report_close_stdout(tool.name, rc);

@@ -31,6 +31,8 @@ struct query_options {
 	uint32_t *pid_tids;
 	size_t n_pid_tids;
 	const char *clock;		/* manifest_clock_note of the snapshot */
+	const char *function_asked;	/* --function as given */
+	int function_inline;		/* --function is only ever inlined */
 };
 
 /* Does thread tid pass --tid and --pid? */

@@ -342,6 +342,8 @@ table_print(struct table *t, const struct query_options *o)
 
 	if ((rc = query_cursor(o, t->nrows, &first)) != 0)
 		return rc;
+	if (t->function == NULL)
+		t->function = o->function;
 	n = t->nrows - first;
 	if (o->has_limit && o->limit < n)
 		n = (size_t)o->limit;
