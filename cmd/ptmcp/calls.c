@@ -616,11 +616,13 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "group", "--group");
 	av_opt(&a, args, "sort", "--sort");
 	av_opt(&a, args, "function", "--function");
+	av_opt(&a, args, "module", "--module");
 	av_opt(&a, args, "tid", "--tid");
 	av_opt(&a, args, "pid", "--pid");
 	av_opt(&a, args, "from_ns", "--from");
 	av_opt(&a, args, "to_ns", "--to");
 	av_opt(&a, args, "at_ns", "--at");
+	av_opt(&a, args, "span_id", "--span");
 	av_opt(&a, args, "cursor", "--cursor");
 	if ((j = start_job(srv, id, token, "trace_query", a.v, NULL,
 	    query_done)) == NULL)

@@ -17,6 +17,15 @@
 #include "tool/report.h"
 
 int
+query_module_ok(const struct query_options *o, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return o->module == NULL || strcmp(path, o->module) == 0 ||
+	    (base != NULL && strcmp(base + 1, o->module) == 0);
+}
+
+int
 query_tid_ok(const struct query_options *o, uint32_t tid)
 {
 	struct agg_filter f;
@@ -145,6 +154,10 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 			self += h.g.row[i].self_ns;
 			spans += h.g.row[i].spans;
 		}
+		if (o->module != NULL && (h.g.row[i].is_inline ||
+		    !query_module_ok(o, o->group == AGG_MODULE ?
+		    h.g.row[i].name : h.g.row[i].module)))
+			continue;
 		if (o->function == NULL ||
 		    strcmp(h.g.row[i].name, o->function) == 0 ||
 		    (f.inside != NULL && h.g.row[i].is_inline))
@@ -340,6 +353,9 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 			continue;
 		if (hosts != NULL && agg_host_find(hosts, n_hosts,
 		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
+			continue;
+		if (o->module != NULL && !query_module_ok(o,
+		    analysis_module(a, r)))
 			continue;
 		if (st >= o->to_ns || en < o->from_ns)
 			continue;

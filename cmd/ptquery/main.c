@@ -22,15 +22,15 @@ const char *const query_tool = "ptquery";
 static const struct tool_info tool = {
 	"ptquery",
 	"ptquery ANALYSIS --kind KIND [--group function|inline|module]\n"
-	"        [--sort COLUMN] [--function NAME] [--pid PID] [--tid TID]\n"
-	"        [--from NS] [--to NS] [--at NS] [--span ID]\n"
+	"        [--sort COLUMN] [--function NAME] [--module IMAGE] [--pid PID]\n"
+	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
 	"        [--cursor C] [--max-bytes N]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
-	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID };
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
 
@@ -39,6 +39,7 @@ static const struct option long_options[] = {
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "function", required_argument, NULL, OPT_FUNCTION },
+	{ "module", required_argument, NULL, OPT_MODULE },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "from", required_argument, NULL, OPT_FROM },
@@ -134,6 +135,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			break;
 		case OPT_FUNCTION:
 			o->function = optarg;
+			break;
+		case OPT_MODULE:
+			o->module = optarg;
 			break;
 		case OPT_CURSOR:
 			o->cursor = optarg;

@@ -24,6 +24,7 @@ struct query_options {
 	const char *analysis;
 	int kind, group, format;
 	const char *sort, *function, *cursor;
+	const char *module;		/* --module: an image's path or name */
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
 	int has_tid, has_at, has_span, has_limit;
 	uint64_t pid;			/* --pid: its threads, found in main */
@@ -34,6 +35,9 @@ struct query_options {
 	const char *function_asked;	/* --function as given */
 	int function_inline;		/* --function is only ever inlined */
 };
+
+/* Does an image path pass --module (its path, or its file name)? */
+int query_module_ok(const struct query_options *o, const char *path);
 
 /* Does thread tid pass --tid and --pid? */
 int query_tid_ok(const struct query_options *o, uint32_t tid);
