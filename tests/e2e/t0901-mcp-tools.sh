@@ -125,6 +125,33 @@ test_expect_success 'trace_start argument rules say the fix' "
 	test ! -e fake/ptrec.pids
 "
 
+# A pid that is surely free: above the kernel's pid_max.
+test_expect_success 'trace_start checks before it starts' "
+	$setup
+	cp \"\$PTKIT_BUILD/tests/fixtures/mcp/agent\" prog &&
+	chmod -x app &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./missing\"]}' >r1 &&
+	mcp_tool 2 trace_start '{\"program\":[\"no-such-tool-on-path\"]}' >r2 &&
+	mcp_tool 3 trace_start '{\"program\":[\"./app\"]}' >r3 &&
+	mcp_tool 4 trace_start '{\"pid\":4194304}' >r4 &&
+	mcp_tool 5 trace_start '{\"pid\":1,\"recorder\":\"emu\"}' >r5 &&
+	mcp_tool 6 trace_start '{\"program\":[\"./prog\"],\"trigger_symbol\":\"no_such_fn\"}' >r6 &&
+	mcp_tool 7 trace_start '{\"program\":[\"./prog\"],\"aux_bytes\":268435456}' >r7 &&
+	mcp_tool 8 trace_start '{\"program\":[\"./prog\"],\"aux_bytes\":8192,\"budget_bytes\":4096}' >r8 &&
+	mcp_close &&
+	test_eq 'true true true true true true true true' \"\$(jq -r .result.isError r1 r2 r3 r4 r5 r6 r7 r8 | tr '\\n' ' ' | sed 's/ \$//')\" &&
+	test_eq \"trace_start: program[0] './missing' does not exist.\" \"\$(text <r1)\" &&
+	test_eq \"trace_start: program[0] 'no-such-tool-on-path' is not found on PATH.\" \"\$(text <r2)\" &&
+	test_eq \"trace_start: program[0] './app' is not an executable file.\" \"\$(text <r3)\" &&
+	test_eq 'trace_start: no process has pid 4194304.' \"\$(text <r4)\" &&
+	test_eq 'trace_start: the emu recorder runs the program it launches under emulation and cannot attach to a running process: give program instead of pid, or recorder pt or perf.' \"\$(text <r5)\" &&
+	test_eq \"trace_start: trigger_symbol 'no_such_fn' is not a function of ./prog (the recorders look for it in the program's own symbol tables).\" \"\$(text <r6)\" &&
+	test_eq 'trace_start: aux_bytes 268435456 is over budget_bytes 134217728, its default (the ring memory of all threads): lower aux_bytes or raise budget_bytes.' \"\$(text <r7)\" &&
+	test_eq 'trace_start: aux_bytes 8192 is over budget_bytes 4096 (the ring memory of all threads): lower aux_bytes or raise budget_bytes.' \"\$(text <r8)\" &&
+	test ! -e fake/ptrec.pids
+"
+
 test_expect_success 'trace_snapshot and trace_stop go through the control FIFO' "
 	$setup
 	FAKE_PTREC=control && export FAKE_PTREC &&
@@ -166,8 +193,10 @@ test_expect_success 'a request_id makes trace_start idempotent' "
 	mcp_open out &&
 	mcp_tool 1 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r1 &&
 	mcp_tool 2 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r2 &&
+	mcp_tool 3 trace_start '{\"program\":[\"./app\",\"x\"],\"request_id\":\"r-1\"}' >r3 &&
 	mcp_close &&
 	test_eq \"\$(sc .session_id <r1)\" \"\$(sc .session_id <r2)\" &&
+	test_eq \"trace_start: request_id 'r-1' was used before with other arguments; a request_id names one call: choose a new one for this call.\" \"\$(text <r3)\" &&
 	test_eq 1 \"\$(wc -l <fake/ptrec.pids)\" &&
 	test -f store/jobs/start-r-1.json
 "
@@ -274,6 +303,7 @@ test_expect_success 'trace_query: ptquery json, paged, cut to fit 8 KB' "
 	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --max-bytes 6656 --limit 3 --group function\" \"\$(cat args1)\" &&
 	test_eq 3 \"\$(jq '.result.structuredContent.result.rows | length' r1)\" &&
 	test_eq '\"c2\"' \"\$(sc .next_cursor <r1)\" &&
+	test_eq \"\$(sc '' <r1)\" \"\$(jq -r '.result.content[0].text' r1 | sed 1d | jq -c .)\" &&
 	test_eq false \"\$(sc .truncated <r1)\" &&
 	test_eq 'hotpaths of $ID1. Rows 1-3: f0 self_ns=1000; f1 self_ns=999; f2 self_ns=998. More rows: call again with cursor c2.' \"\$(text <r1)\" &&
 	test_eq \"Snapshot $ID2 has no analysis 'default' yet: call trace_decode with snapshot_id $ID2 first.\" \"\$(text <r2)\" &&
