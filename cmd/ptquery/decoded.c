@@ -55,6 +55,7 @@ struct decoded {
 
 struct branch {
 	uint64_t ip, taken, not_taken;
+	uint64_t target;		/* where it jumped, 0: never taken */
 };
 
 struct insn_row {
@@ -132,7 +133,7 @@ line_of(struct decoded *d, uint32_t pid, uint64_t ip)
 /* Blocks */
 
 static int
-branch_count(struct decoded *d, uint64_t ip, int taken)
+branch_count(struct decoded *d, uint64_t ip, int taken, uint64_t to)
 {
 	size_t i;
 
@@ -151,10 +152,12 @@ branch_count(struct decoded *d, uint64_t ip, int taken)
 		memset(&d->br[d->n_br++], 0, sizeof(*d->br));
 		d->br[i].ip = ip;
 	}
-	if (taken)
+	if (taken) {
 		d->br[i].taken++;
-	else
+		d->br[i].target = to;
+	} else {
 		d->br[i].not_taken++;
+	}
 	return 0;
 }
 
@@ -167,9 +170,9 @@ block_branches(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t end,
 
 	if (d->pending) {
 		if (ip == d->pending_fall)
-			rc = branch_count(d, d->pending_ip, 0);
+			rc = branch_count(d, d->pending_ip, 0, 0);
 		else
-			rc = branch_count(d, d->pending_ip, 1);
+			rc = branch_count(d, d->pending_ip, 1, ip);
 		d->pending = 0;
 	}
 	if (rc == 0 && strcmp(class, "cond_jump") == 0 && end >= d->fn_lo &&
@@ -312,7 +315,7 @@ static const struct col branch_cols[] = {
 	{ "ip", COL_HEX, 1 }, { "taken", COL_U64, 0 },
 	{ "not_taken", COL_U64, 0 }, { "executed", COL_U64, 0 },
 	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
-	{ "symbol", COL_STR, 0 },
+	{ "target", COL_HEX, 1 }, { "symbol", COL_STR, 0 },
 };
 
 static const struct col insn_cols[] = {
@@ -354,8 +357,9 @@ branch_get(void *ctx, size_t row, union cell *c)
 	c[4].u = line_of(r->d, r->pid, b->ip);
 	snprintf(r->file, sizeof(r->file), "%s", r->d->line_file);
 	c[5].s = r->file[0] ? r->file : "-";
+	c[6].u = b->target;
 	symbol_of(r, b->ip);
-	c[6].s = r->sym;
+	c[7].s = r->sym;
 }
 
 static void
@@ -484,11 +488,13 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 			goto out;
 		t.kind = "branches";
 		t.cols = branch_cols;
-		t.ncols = 7;
+		t.ncols = 8;
 		t.nrows = d.n_br;
 		t.get = branch_get;
 		snprintf(t.summary, sizeof(t.summary), "%s: %zu conditional "
-		    "branches", o->function, d.n_br);
+		    "branches; taken means the jump was taken (to target), "
+		    "which may be the source's if being false",
+		    o->function, d.n_br);
 	} else {
 		/* Decode one row past the page: it says whether more exist. */
 		d.want_ins = first + (o->has_limit ? o->limit : 1000) + 1;
