@@ -121,6 +121,7 @@ kind_figures(const char *kind)
 		{ "insns", { "time_ns", "ip", "line" } },
 		{ "gaps", { "tid", "start_ns", "dur_ns", "cause" } },
 		{ "threads", { "tid", "pid", "insns", "spans" } },
+		{ "tree", { "depth", "calls", "total_ns", "insns" } },
 	};
 
 	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
@@ -132,9 +133,9 @@ kind_figures(const char *kind)
 static const char *
 row_name(const json_t *row)
 {
-	static const char *const keys[] = { "name", "symbol", "fn" };
+	static const char *const keys[] = { "name", "symbol", "fn", "path" };
 
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 4; i++)
 		if (json_is_string(json_object_get(row, keys[i])))
 			return json_string_value(json_object_get(row, keys[i]));
 	return NULL;

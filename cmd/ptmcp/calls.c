@@ -617,6 +617,7 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "sort", "--sort");
 	av_opt(&a, args, "function", "--function");
 	av_opt(&a, args, "module", "--module");
+	av_opt(&a, args, "depth", "--depth");
 	av_opt(&a, args, "tid", "--tid");
 	av_opt(&a, args, "pid", "--pid");
 	av_opt(&a, args, "from_ns", "--from");

@@ -165,8 +165,9 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  0, 0, 1, 0 },
 	{ TOOL_QUERY, "trace_query", "Ask a decoded snapshot",
 	  "Query a decoded snapshot: summary (start here), hotpaths (where "
-	  "time went), timeline, calls (of one function), at (what ran at an "
-	  "instant), branches, insns, gaps, threads. Results are paged to fit "
+	  "time went), tree (a function's callees to a depth), timeline, "
+	  "calls (of one function), at (what ran at an instant), branches, "
+	  "insns, gaps, threads. Results are paged to fit "
 	  "your context: pass next_cursor back as cursor for more.",
 	  "{\"type\":\"object\",\"properties\":{\"snapshot_id\":"
 	  SNAP_ID("A decoded snapshot.") ","
@@ -174,7 +175,12 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"^[a-z0-9]{1,64}$\",\"description\":\"Default: default.\"},"
 	  "\"kind\":{\"type\":\"string\",\"enum\":[\"summary\",\"hotpaths\","
 	  "\"timeline\",\"calls\",\"at\",\"branches\",\"insns\",\"gaps\","
-	  "\"threads\"]},"
+	  "\"threads\",\"tree\"],\"description\":\"tree: the call paths below "
+	  "function (or every root) to depth levels, each with calls, time and "
+	  "instructions, in one request.\"},"
+	  "\"depth\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":64,"
+	  "\"description\":\"For kind tree: levels below the function "
+	  "(default 3).\"},"
 	  "\"group\":{\"type\":\"string\",\"enum\":[\"function\",\"inline\","
 	  "\"module\"]},"
 	  "\"sort\":{\"type\":\"string\",\"enum\":[\"self_ns\",\"total_ns\","

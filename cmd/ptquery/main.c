@@ -25,14 +25,14 @@ static const struct tool_info tool = {
 	"        [--sort COLUMN] [--function NAME] [--module IMAGE] [--pid PID]\n"
 	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N]",
+	"        [--cursor C] [--max-bytes N] [--depth N]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
-	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE };
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH };
 
-#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
+#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree"
 
 static const struct option long_options[] = {
 	{ "kind", required_argument, NULL, OPT_KIND },
@@ -40,6 +40,7 @@ static const struct option long_options[] = {
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "function", required_argument, NULL, OPT_FUNCTION },
 	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "from", required_argument, NULL, OPT_FROM },
@@ -76,6 +77,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 		{ OPT_LIMIT, "--limit", offsetof(struct query_options, limit) },
 		{ OPT_MAX_BYTES, "--max-bytes",
 		    offsetof(struct query_options, max_bytes) },
+		{ OPT_DEPTH, "--depth", offsetof(struct query_options, depth) },
 	};
 	size_t i;
 
@@ -86,6 +88,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 	o->has_at |= c == OPT_AT;
 	o->has_span |= c == OPT_SPAN;
 	o->has_limit |= c == OPT_LIMIT;
+	o->has_depth |= c == OPT_DEPTH;
 	return cli_opt_size(&tool, numbers[i].name, arg, 0, INT64_MAX,
 	    (uint64_t *)((char *)o + numbers[i].offset));
 }
@@ -122,7 +125,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		switch (c) {
 		case OPT_TID: case OPT_PID: case OPT_FROM: case OPT_TO:
 		case OPT_AT:
-		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES:
+		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES: case OPT_DEPTH:
 			if (parse_number_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
@@ -266,6 +269,8 @@ run_kind(const struct analysis *a, const struct query_options *o)
 		return kind_gaps(a, o);
 	case K_THREADS:
 		return kind_threads(a, o);
+	case K_TREE:
+		return kind_tree(a, o);
 	default:
 		return kind_decoded(a, o);
 	}

@@ -16,7 +16,7 @@
 extern const char *const query_tool;
 
 enum query_kind { K_SUMMARY, K_HOTPATHS, K_TIMELINE, K_CALLS, K_AT,
-	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS };
+	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS, K_TREE };
 enum query_format { F_TEXT, F_TABLE, F_CSV, F_JSON, F_FOLDED, F_CHROME,
 	F_FXT };
 
@@ -26,7 +26,8 @@ struct query_options {
 	const char *sort, *function, *cursor;
 	const char *module;		/* --module: an image's path or name */
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
-	int has_tid, has_at, has_span, has_limit;
+	int has_tid, has_at, has_span, has_limit, has_depth;
+	uint64_t depth;			/* --depth: tree levels below */
 	uint64_t pid;			/* --pid: its threads, found in main */
 	int has_pid;
 	uint32_t *pid_tids;
@@ -99,6 +100,7 @@ int kind_at(const struct analysis *a, const struct query_options *o);
 int kind_gaps(const struct analysis *a, const struct query_options *o);
 int kind_threads(const struct analysis *a, const struct query_options *o);
 int kind_decoded(const struct analysis *a, const struct query_options *o);
+int kind_tree(const struct analysis *a, const struct query_options *o);
 
 /* The filter of --tid, --from, --to. */
 void query_filter(const struct query_options *o, struct agg_filter *f);

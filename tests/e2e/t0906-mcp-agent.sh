@@ -28,8 +28,8 @@ else
 		    "$PTKIT_BUILD/bin/ptmcp" "$agent" >log 2>err;
 		cat log err &&
 		test_eq 0 "$(grep -c "^not ok" log)" &&
-		test_eq 16 "$(grep -c "^ok" log)" &&
-		test_eq 1..16 "$(tail -1 log)"
+		test_eq 17 "$(grep -c "^ok" log)" &&
+		test_eq 1..17 "$(tail -1 log)"
 	'
 fi
 

@@ -84,4 +84,15 @@ test_expect_success 'paging 3,000 rows by a byte budget: every row once' "
 	test \$pages -gt 6
 "
 
+test_expect_success 'tree: the call paths below a function, to a depth' "
+	ptquery $A --kind tree --function main --depth 1 --format json --limit 500 >out &&
+	jq -e '(.rows | map(select(.depth > 1)) | length) == 0 and
+	    (.rows[0].path == \"main\") and
+	    (.rows | map(select(.path == \"main;step\"))[0].calls) == 3000 and
+	    (.rows | map(select(.path == \"main;score.constprop.0\"))[0].calls) == 40 and
+	    (.rows | map(select(.path == \"main;lookup\"))[0].calls) == 40' out &&
+	ptquery $A --kind tree --function spin --depth 1 --format json >out &&
+	jq -e '.rows | map(select(.path == \"spin;tick\"))[0].calls == 50000' out
+"
+
 test_done

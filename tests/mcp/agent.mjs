@@ -92,6 +92,13 @@ try {
   check(/^calls of \S+: lookup: 1 callers, 0 callees \(function lookup\)\. Rows 1-1 of 1: main relation=caller calls=40 /.test(callsLookup),
     'question 1: who called lookup, in the summary line', callsLookup.split('\n')[0]);
 
+  const tree = await ask('trace_query', { snapshot_id: v1.snap, kind: 'tree', function: 'main',
+    depth: 1, limit: 500 });
+  const paths = result(tree).result.rows;
+  check(paths.find((r) => r.path === 'main;step')?.calls === 3000 &&
+    paths.find((r) => r.path === 'main;lookup')?.calls === 40 && paths.every((r) => r.depth <= 1),
+  'question 1: main\'s callees in one call, as a tree', paths);
+
   // 2. Where time went inside one function, down to its inlined helpers.
   before = calls;
   const inl = await ask('trace_query', { snapshot_id: v1.snap, kind: 'hotpaths', group: 'inline',
