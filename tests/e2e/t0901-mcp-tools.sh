@@ -333,6 +333,27 @@ test_expect_success 'trace_compare: ptdiff json, report kept in reports/' "
 	test_eq 1 \"\$(ls store/reports | wc -l)\"
 "
 
+test_expect_success 'trace_compare: a kept report read back by report_id, a page at a time' "
+	$setup
+	RID=20260104T000000Z-00000004 && mkdir -p store/reports &&
+	printf '%s\\n' '{\"v\":1,\"a\":\"/s/snapshots/$ID1/derived/default\",\"b\":\"/s/snapshots/$ID2/derived/default\",\"comparable\":{\"times\":\"virtual\",\"class_by\":\"self_insns\"},\"rows\":[{\"fn\":\"lookup\",\"class\":\"slower\",\"a\":{\"self_insns\":100},\"b\":{\"self_insns\":200},\"delta\":100},{\"fn\":\"main\",\"class\":\"same\",\"a\":{\"self_insns\":5},\"b\":{\"self_insns\":5},\"delta\":0},{\"fn\":\"tick\",\"class\":\"faster\",\"a\":{\"self_insns\":9},\"b\":{\"self_insns\":3},\"delta\":-6}],\"summary\":{\"rows\":3,\"changed\":2,\"crossed\":0,\"ignored\":0}}' >store/reports/\$RID.json &&
+	mcp_open out &&
+	mcp_tool 1 trace_compare '{\"report_id\":\"'\$RID'\",\"changed_only\":true,\"limit\":1}' >r1 &&
+	mcp_tool 2 trace_compare '{\"report_id\":\"'\$RID'\",\"changed_only\":true,\"limit\":1,\"cursor\":\"o1\"}' >r2 &&
+	mcp_tool 3 trace_compare '{\"report_id\":\"'\$RID'\",\"cursor\":\"x\"}' >r3 &&
+	mcp_tool 4 trace_compare '{\"report_id\":\"'\$RID'\",\"a\":\"$ID1\"}' >r4 &&
+	mcp_tool 5 trace_compare '{\"report_id\":\"20260105T000000Z-00000005\"}' >r5 &&
+	mcp_tool 6 trace_compare '{\"a\":\"$ID1\"}' >r6 &&
+	mcp_close &&
+	test_eq '[\"lookup\"] 2 0 \"o1\" \"$ID1\" \"$ID2\" false 2' \"\$(sc '| [([.comparison.rows[].fn] | tojson), .total_rows, .first_row, (.next_cursor | tojson), (.a | tojson), (.b | tojson), .crossed, .changed] | join(\" \")' <r1 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
+	test_eq \"$ID1 -> $ID2: 2 of 3 functions changed (judged by self_insns; times virtual). slower 1: lookup +100 self_insns (100->200). faster 1: tick -6 self_insns (9->3). 0 crossed a fail_on bound. Report \$RID: rows 1-1 of 2. More rows: call again with report_id and cursor o1.\" \"\$(text <r1)\" &&
+	test_eq '[\"tick\"] null' \"\$(sc '| [([.comparison.rows[].fn] | tojson), (.next_cursor | tojson)] | join(\" \")' <r2 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
+	test_eq \"trace_compare: cursor 'x' is not one of this report's: pass next_cursor as it came.\" \"\$(text <r3)\" &&
+	test_eq 'trace_compare: give a and b to compare two snapshots, or report_id to read a report back, not both.' \"\$(text <r4)\" &&
+	test_eq 'trace_compare: no report 20260105T000000Z-00000005 in the store: report_id comes from an earlier trace_compare.' \"\$(text <r5)\" &&
+	test_eq 'trace_compare: give a (the baseline snapshot_id) and b (the one to compare with it), or report_id to read a report back.' \"\$(text <r6)\"
+"
+
 test_expect_success 'trace_prune: oldest first, dry run first' "
 	$setup
 	mcp_snapshot store $ID1 && mcp_snapshot store $ID2 && mcp_snapshot store $ID3 &&
