@@ -1,5 +1,5 @@
 # consumers.mk: the programs people open ptkit's exports with, for the
-# consumer tests (tests/e2e/t7002-chrome-consumers.sh): Chrome DevTools'
+# consumer tests (tests/e2e/t7003-chrome-consumers.sh): Chrome DevTools'
 # trace engine and speedscope, pinned in tests/consumers/package.json and
 # its lockfile and installed with `npm ci` into the build directory.
 # Without npm or the registry the install is skipped and so are the tests.

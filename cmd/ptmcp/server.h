@@ -168,7 +168,8 @@ void call_stop_decode(struct server *srv, const json_t *id,
     const json_t *token, struct session *s);
 int idem_lookup(struct server *srv, const struct tool_def *tool,
     const json_t *args, const json_t *id, char *name, size_t size);
-void idem_save(struct server *srv, const char *name, const json_t *result);
+void idem_save(struct server *srv, const char *name, const json_t *args,
+    const json_t *result);
 
 /* sessions.c */
 /*

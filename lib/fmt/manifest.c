@@ -285,6 +285,14 @@ manifest_untraced_processes(const struct manifest *m)
 	    manifest_counter(m, MANIFEST_C_EXEC_UNTRACED);
 }
 
+const char *
+manifest_clock_note(const struct manifest *m)
+{
+	if (m->pt.clock == NULL || strcmp(m->pt.clock, "virtual") != 0)
+		return NULL;
+	return "emulated, shared by all threads (host time under emulation)";
+}
+
 /* ---- writing ----------------------------------------------------- */
 
 static void

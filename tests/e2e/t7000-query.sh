@@ -306,8 +306,12 @@ test_expect_success '--max-bytes: truncated, valid, with next_cursor' "
 	page $H timeline 100 700 >paged && test_cmp all paged &&
 	ptquery $H --kind timeline --format csv --max-bytes 200 >out &&
 	test \$(wc -c <out) -le 200 && test \$(wc -l <out) -ge 2 &&
-	ptquery $H --kind timeline --max-bytes 1 >out &&
-	test_eq 'next_cursor=o0' \"\$(cat out)\"
+	need=\$(ptquery $H --kind timeline --limit 1 | wc -c) &&
+	must_exit 2 ptquery $H --kind timeline --max-bytes 1 >out 2>err &&
+	test ! -s out &&
+	test_eq \"ptquery: --max-bytes: 1 bytes do not hold row 0, which needs \$need: give a larger budget\" \"\$(cat err)\" &&
+	must_exit 2 ptquery $H --kind timeline --limit 0 2>err &&
+	test_eq 'ptquery: --limit 0 gives no rows: a page has at least one' \"\$(head -1 err)\"
 "
 
 test_expect_success 'a stale or corrupt index.bin is rebuilt' "

@@ -126,7 +126,8 @@ test_expect_success 'inline grouping agrees with inline.jsonl' "
 
 test_expect_success 'branches: exact taken and not-taken counts, with lines' "
 	ptquery $A --kind branches --function fib >out &&
-	test_eq 'ip=0x4000001246 taken=987 not_taken=986 executed=1973 line=35 file=$PTKIT_SRC/tests/fixtures/demo/demo.c symbol=fib+0x16' \"\$(sed 's/^ip=0x[0-9a-f]* /ip=0x4000001246 /' out)\" &&
+	test_eq 'ip=0x4000001246 taken=987 not_taken=986 executed=1973 line=35 file=$PTKIT_SRC/tests/fixtures/demo/demo.c target=0x4000001260 symbol=fib+0x16' \"\$(sed 's/^ip=0x[0-9a-f]* /ip=0x4000001246 /; s/ target=0x[0-9a-f]* / target=0x4000001260 /' out)\" &&
+	jq -n --argjson ip \"\$(sed 's/^ip=\\(0x[0-9a-f]*\\) .*/\"\\1\"/' out)\" --argjson to \"\$(sed 's/.* target=\\(0x[0-9a-f]*\\) .*/\"\\1\"/' out)\" -e '(\$to | ltrimstr(\"0x\")) != \"0\" and \$to != \$ip' &&
 	ptquery $A --kind branches --function checksum --format csv |
 	    cut -d, -f2-5 >out &&
 	printf 'taken,not_taken,executed,line\n0,3,3,26\n16,3,19,26\n' >want &&
