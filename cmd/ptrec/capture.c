@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "base/progpath.h"
 #include "elfsym.h"
+#include "rec/pttrace.h"
 
 /* ---- filters ------------------------------------------------------------ */
 
@@ -74,15 +76,35 @@ capture_program_path(const struct rec_options *o, char *out, size_t size,
 	if (o->pid != 0)
 		snprintf(found, sizeof(found), "/proc/%" PRIu64 "/exe", o->pid);
 	else if (progpath_search(o->program[0], NULL, found, sizeof(found),
-	    NULL) < 0)
-		return error_set(e, ERR_NOTFOUND, "%s: no such program",
-		    o->program[0]);
+	    e) < 0)
+		return -ERR_NOTFOUND;	/* e: not found, or not executable */
 	if (realpath(found, real) == NULL)
 		return error_set(e, ERR_NOTFOUND, "%s: %s", found,
 		    strerror(errno));
 	if ((size_t)snprintf(out, size, "%s", real) >= size)
 		return error_set(e, ERR_RANGE, "%s: path too long", real);
 	return 0;
+}
+
+int
+capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
+{
+	cpu_set_t want, saved;
+	int rc;
+
+	if (cpus == NULL)
+		return spawn_start(sp, e);
+	if ((rc = pttrace_parse_cpus(cpus, &want, e)) < 0)
+		return rc;
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0 ||
+	    sched_setaffinity(0, sizeof(want), &want) < 0)
+		return error_set_errno(e, errno, "--cpus %s", cpus);
+	rc = spawn_start(sp, e);
+	/* ours again: only the child and what it starts keep the set */
+	if (sched_setaffinity(0, sizeof(saved), &saved) < 0 && rc == 0)
+		return error_set_errno(e, errno, "--cpus %s: restoring ours",
+		    cpus);
+	return rc;
 }
 
 /* ---- addresses ---------------------------------------------------------- */

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/spawn.h"
 #include "options.h"
 #include "rec/procmaps.h"
 #include "rec/ptconfig.h"
@@ -71,6 +72,16 @@ int capture_filters_resolve(const char *program, const char *const *specs,
  */
 int capture_program_path(const struct rec_options *o, char *out, size_t size,
     struct error *e);
+
+/*
+ * spawn_start(sp) with the child pinned to the CPUs of --cpus (NULL: not
+ * pinned): the calling thread takes the set for the spawn, which the
+ * child and every thread it makes inherit (the emulator's, perf's and the
+ * program's), then gets its own back.  Returns spawn_start's result, or
+ * -ERR_INVALID / -ERR_IO for a set that cannot be taken (e says so).
+ */
+int capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* ---- addresses ---------------------------------------------------------- */
 

@@ -343,10 +343,12 @@ start_program(struct recorder *r)
 	/* Its own process group: a terminal's ^C is ptrec's trigger, and
 	 * ptrec decides what the program gets. */
 	r->sp.new_pgroup = 1;
-	rc = spawn_start(&r->sp, &e);
+	/* --cpus: qemu's threads (the program's vCPUs among them) inherit it */
+	rc = capture_spawn_pinned(&r->sp, r->o->cpus, &e);
 	r->pid = r->sp.pid;
 	if (rc < 0) {
-		report_error(TOOL, QEMU, &e, "install qemu-user");
+		report_error(TOOL, QEMU, &e, rc == -ERR_NOTFOUND ?
+		    "install qemu-user" : NULL);
 		return -1;
 	}
 	return 0;
@@ -574,10 +576,10 @@ on_control_line(struct recorder *r, struct pending *p, const char *cmd)
 		r->done = 1;
 		spawn_kill(&r->sp, SIGKILL);
 	}
-	printf("%s: %s\n", cmd, strcmp(cmd, "snapshot") == 0 ||
-	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "cancel") == 0 ? "ok" :
-	    "unknown command");
-	fflush(stdout);
+	/* stderr: stdout carries snapshot paths only */
+	report(TOOL, "control", NULL, "%s: %s", cmd, strcmp(cmd, "snapshot") ==
+	    0 || strcmp(cmd, "stop") == 0 || strcmp(cmd, "cancel") == 0 ?
+	    "ok" : "unknown command");
 }
 
 static void
@@ -777,9 +779,12 @@ prepare(struct recorder *r)
 	char found[PATH_MAX];
 
 	if (progpath_search(r->o->program[0], NULL, found, sizeof(found),
-	    NULL) < 0 ||
-	    realpath(found, r->program) == NULL) {
-		report(TOOL, r->o->program[0], NULL, "no such program");
+	    &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);	/* missing, not executable */
+		return -1;
+	}
+	if (realpath(found, r->program) == NULL) {
+		report(TOOL, found, NULL, "%s", strerror(errno));
 		return -1;
 	}
 	if (check_elf(r->program) < 0)

@@ -211,7 +211,7 @@ record(struct perf_rec *r, const char **reason, struct error *e)
 	r->sp.err = SPAWN_PIPE;
 	/* ^C is ptrec's trigger: perf must live until it has the snapshot. */
 	r->sp.new_pgroup = 1;
-	if ((rc = spawn_start(&r->sp, e)) < 0)
+	if ((rc = capture_spawn_pinned(&r->sp, r->o->cpus, e)) < 0)
 		return rc;
 	r->out[0] = r->sp.out;
 	r->out[1] = r->sp.err;

@@ -569,8 +569,9 @@ on_control(struct pt_rec *r, const char *cmd)
 		r->ctl_end = "cancel";
 	else
 		known = 0;
-	printf("%s: %s\n", cmd, known ? "ok" : "unknown command");
-	fflush(stdout);
+	/* stderr: stdout carries snapshot paths only */
+	report(TOOL, "control", NULL, "%s: %s", cmd, known ? "ok" :
+	    "unknown command");
 }
 
 static void

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/mkpath.h"
 #include "fmt/manifest.h"
 #include "fmt/snapshot.h"
 #include "fmt/store.h"
@@ -50,6 +51,40 @@ snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
 	n = snprintf(out, size, "%s/%s", parent, id);
 	return n > 0 && (size_t)n < size ? 0 :
 	    error_set(e, ERR_RANGE, "%s: path too long", parent);
+}
+
+int
+snapwrite_dest_check(const struct rec_options *o, struct error *e)
+{
+	char path[PATH_MAX], parent[PATH_MAX], *slash;
+	struct stat st;
+	uint64_t i;
+	int rc;
+
+	if (o->out_dir == NULL)
+		return 0;
+	for (i = 1; i <= o->repeat; i++) {
+		if ((rc = snapwrite_dest(o, i, path, sizeof(path), e)) < 0)
+			return rc;
+		if (lstat(path, &st) == 0)
+			return error_set(e, ERR_EXISTS, "%s: already exists",
+			    path);
+	}
+	if ((rc = mkpath_parents(o->out_dir, 0755, e)) < 0) {
+		error_prefix(e, "%s", o->out_dir);
+		return rc;
+	}
+	snprintf(parent, sizeof(parent), "%s", o->out_dir);
+	while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0' &&
+	    slash != parent)
+		*slash = '\0';		/* "a/b/" is "a/b" */
+	if ((slash = strrchr(parent, '/')) == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		slash[slash == parent] = '\0';	/* "/x": "/" */
+	if (access(parent, W_OK | X_OK) < 0)
+		return error_set_errno(e, errno, "%s: %s", o->out_dir, parent);
+	return 0;
 }
 
 /* ---- images --------------------------------------------------------------- */
