@@ -2,11 +2,14 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "base/progpath.h"
@@ -126,6 +129,90 @@ capture_runtime_addr(const struct procmaps *m, const char *path, uint64_t off)
 }
 
 /* ---- the program's output ---------------------------------------------- */
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* A terminal that hands on bytes as written, the size of the one we show
+ * the output on. */
+static int
+open_pty(struct capture_output *co, struct error *e)
+{
+	char name[128];
+	struct termios t;
+	struct winsize ws;
+	int m, s;
+
+	if ((m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "posix_openpt");
+	if (grantpt(m) < 0 || unlockpt(m) < 0 ||
+	    ptsname_r(m, name, sizeof(name)) != 0 ||
+	    (s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		close(m);
+		return error_set_errno(e, errno, "pseudo-terminal");
+	}
+	/* no "\n" to "\r\n": output.log holds what the program wrote */
+	if (tcgetattr(s, &t) == 0) {
+		t.c_oflag &= ~(tcflag_t)OPOST;
+		PTKIT_DROP(tcsetattr(s, TCSANOW, &t));	/* cosmetic */
+	}
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+		PTKIT_DROP(ioctl(s, TIOCSWINSZ, &ws));	/* cosmetic */
+	co->read_fd[0] = m;
+	co->write_fd[0] = s;
+	co->write_fd[1] = dup(s);	/* ours to close, as with pipes */
+	if (co->write_fd[1] < 0 || fcntl(co->write_fd[1], F_SETFD,
+	    FD_CLOEXEC) < 0) {
+		capture_output_close(co);
+		return error_set_errno(e, errno, "pseudo-terminal");
+	}
+	co->pty = 1;
+	return 0;
+}
+
+int
+capture_output_open(struct capture_output *co, struct error *e)
+{
+	int p[2], i;
+
+	co->read_fd[0] = co->read_fd[1] = -1;
+	co->write_fd[0] = co->write_fd[1] = -1;
+	co->pty = 0;
+	if (isatty(STDERR_FILENO))
+		return open_pty(co, e);
+	for (i = 0; i < 2; i++) {
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			capture_output_close(co);
+			return error_set_errno(e, errno, "pipe");
+		}
+		co->read_fd[i] = p[0];
+		co->write_fd[i] = p[1];
+	}
+	return 0;
+}
+
+void
+capture_output_started(struct capture_output *co)
+{
+	close_fd(&co->write_fd[0]);
+	close_fd(&co->write_fd[1]);
+}
+
+void
+capture_output_close(struct capture_output *co)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		close_fd(&co->read_fd[i]);
+		close_fd(&co->write_fd[i]);
+	}
+}
 
 int
 capture_lines_init(struct capture_lines *l, const char *regex,

@@ -95,6 +95,30 @@ uint64_t capture_runtime_addr(const struct procmaps *m, const char *path,
 
 /* ---- the program's output ---------------------------------------------- */
 
+/*
+ * Where the program writes its stdout and stderr.  When ptrec's stderr,
+ * where the program's output is shown, is a terminal, both go to one
+ * pseudo-terminal ptrec relays (output post-processing off, so bytes pass
+ * as written, with the window size of ptrec's stderr): the program sees
+ * a terminal and its stdio line-buffers, as it would without ptrec.
+ * Otherwise each is a pipe, and stdio block-buffers as into any pipe.
+ */
+struct capture_output {
+	int read_fd[2];		/* ours: stdout's, stderr's (-1 with a pty) */
+	int write_fd[2];	/* the program's ends until it has them */
+	int pty;		/* one pseudo-terminal for both */
+};
+
+/* Returns 0, or -ERR_IO (e says what could not be made). */
+int capture_output_open(struct capture_output *co, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/* The program has its ends (it was started): ours are closed. */
+void capture_output_started(struct capture_output *co);
+
+/* Closes every descriptor still open. */
+void capture_output_close(struct capture_output *co);
+
 #define CAPTURE_LINE_MAX 4096
 
 /*

@@ -65,6 +65,11 @@ struct recorder {
 	char ctlbuf[1024];
 	size_t ctllen;
 	struct spawn sp;
+	struct capture_output co;	/* the program's stdout and stderr */
+	/* --trigger-line: the lines of the output that matched, and the line
+	 * snapshots the plugin took (their output.log waits for the line) */
+	struct capture_lines lines;
+	uint64_t lines_seen, line_snaps;
 	char **argv;		/* qemu's, alive as long as sp */
 	char plugin_arg[PATH_MAX + 16];
 	int pid;		/* the program's (qemu's) */
@@ -337,15 +342,21 @@ start_program(struct recorder *r)
 		argv[3 + i] = r->o->program[i];
 	/* qemu writes a guest core file into the cwd on a crash: not ours */
 	setrlimit(RLIMIT_CORE, &nocore);
+	if (capture_output_open(&r->co, &e) < 0) {
+		report_error(TOOL, "output", &e, NULL);
+		return -1;
+	}
 	spawn_init(&r->sp, argv);
-	r->sp.out = SPAWN_PIPE;
-	r->sp.err = SPAWN_PIPE;
+	r->sp.out = spawn_fd(r->co.write_fd[0]);
+	r->sp.err = spawn_fd(r->co.write_fd[1]);
 	/* Its own process group: a terminal's ^C is ptrec's trigger, and
 	 * ptrec decides what the program gets. */
 	r->sp.new_pgroup = 1;
 	/* --cpus: qemu's threads (the program's vCPUs among them) inherit it */
 	rc = capture_spawn_pinned(&r->sp, r->o->cpus, &e);
 	r->pid = r->sp.pid;
+	r->sp.out = r->sp.err = SPAWN_INHERIT;	/* r->co's, not spawn's */
+	capture_output_started(&r->co);
 	if (rc < 0) {
 		report_error(TOOL, QEMU, &e, rc == -ERR_NOTFOUND ?
 		    "install qemu-user" : NULL);
@@ -354,14 +365,52 @@ start_program(struct recorder *r)
 	return 0;
 }
 
+/*
+ * The plugin matches --trigger-line in the guest, at the write(2); the
+ * lines are matched here too only so that a line snapshot's output.log
+ * can wait for its line.
+ */
 static void
-copy_output(struct recorder *r, int *fd)
+copy_output(struct recorder *r, int stream)
 {
 	unsigned matched;
 
-	/* The plugin matches --trigger-line in the guest: no lines here. */
-	if (capture_relay(fd, 0, r->log_fd, NULL, &matched) == -2)
+	if (capture_relay(&r->co.read_fd[stream], stream, r->log_fd,
+	    &r->lines, &matched) == -2)
 		r->failed = 1;
+	r->lines_seen += matched;
+}
+
+/*
+ * A line trigger fires at the write(2) of the line, before the kernel
+ * has it: its snapshot's output.log is written once the line has come
+ * through (at most LINE_WAIT_MS, in case the guest's line and ours cut
+ * differently).
+ */
+#define LINE_WAIT_MS 1000
+
+static void
+wait_for_line(struct recorder *r)
+{
+	uint64_t since = clock_mono_ms();
+	struct pollfd fds[2];
+
+	r->line_snaps++;
+	while (r->lines_seen < r->line_snaps &&
+	    (r->co.read_fd[0] >= 0 || r->co.read_fd[1] >= 0) &&
+	    clock_mono_ms() - since < LINE_WAIT_MS) {
+		fds[0] = (struct pollfd){ .fd = r->co.read_fd[0],
+		    .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = r->co.read_fd[1],
+		    .events = POLLIN };
+		if (poll(fds, 2, 10) < 0 && errno != EINTR)
+			return;
+		if (fds[0].revents && r->co.read_fd[0] >= 0)
+			copy_output(r, 0);
+		if (fds[1].revents && r->co.read_fd[1] >= 0)
+			copy_output(r, 1);
+	}
+	r->lines_seen = r->line_snaps;	/* one that never came is not owed */
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
@@ -513,6 +562,8 @@ on_event_line(struct recorder *r, struct pending *p, const char *line)
 		p->exit_seq = seq;	/* written once the exit status is known */
 		return;
 	}
+	if (strcmp(reason, "line") == 0)
+		wait_for_line(r);
 	if (snapshot_from_plugin(r, seq, reason) < 0)
 		r->failed = 1;
 }
@@ -623,13 +674,13 @@ static void
 run_loop(struct recorder *r, struct pending *p)
 {
 	struct pollfd fds[5];
-	int out = r->sp.out, err = r->sp.err, n, events_open = 1;
+	int *out = &r->co.read_fd[0], *err = &r->co.read_fd[1], n;
+	int events_open = 1;
 
-	r->sp.out = r->sp.err = -1;	/* ours to close now */
-	while (out >= 0 || err >= 0) {
+	while (*out >= 0 || *err >= 0) {
 		n = 0;
-		fds[n++] = (struct pollfd){ .fd = out, .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = err, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = *out, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = *err, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = events_open ? r->events_fd :
 		    -1, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = signal_pipe[0],
@@ -639,10 +690,10 @@ run_loop(struct recorder *r, struct pending *p)
 		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : -1) < 0 &&
 		    errno != EINTR)
 			break;
-		if (out >= 0 && fds[0].revents)
-			copy_output(r, &out);
-		if (err >= 0 && fds[1].revents)
-			copy_output(r, &err);
+		if (*out >= 0 && fds[0].revents)
+			copy_output(r, 0);
+		if (*err >= 0 && fds[1].revents)
+			copy_output(r, 1);
 		if (fds[2].revents & POLLIN)
 			read_events(r, p);
 		else if (fds[2].revents & POLLHUP)
@@ -789,6 +840,10 @@ prepare(struct recorder *r)
 	}
 	if (check_elf(r->program) < 0)
 		return -1;
+	if (capture_lines_init(&r->lines, r->o->trigger_line, &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);
+		return -1;
+	}
 	if (find_plugin(r->plugin, sizeof(r->plugin)) < 0) {
 		report(TOOL, PLUGIN_NAME, "set PTKIT_EMU_PLUGIN or reinstall",
 		    "not found");
@@ -817,6 +872,8 @@ rec_emu_run(const struct rec_options *o)
 	}
 	r->o = o;
 	r->events_fd = r->control_fd = r->log_fd = -1;
+	r->co.read_fd[0] = r->co.read_fd[1] = -1;
+	r->co.write_fd[0] = r->co.write_fd[1] = -1;
 	r->scr.slot = -1;
 	memset(&p, 0, sizeof(p));
 	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
@@ -833,6 +890,8 @@ rec_emu_run(const struct rec_options *o)
 		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	free(r->argv);
+	capture_output_close(&r->co);
+	capture_lines_free(&r->lines);
 	if (r->ctl != NULL)
 		munmap(r->ctl, 4096);
 	if (r->events_fd >= 0)

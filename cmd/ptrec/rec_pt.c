@@ -509,7 +509,8 @@ prepare(struct pt_rec *r, struct error *e)
 static int
 open_output(struct pt_rec *r, int wr[2], struct error *e)
 {
-	int p[2], i;
+	struct capture_output co;
+	int i;
 
 	if ((i = scratch_open(&r->scr, TOOL, e)) < 0)
 		return i;
@@ -520,12 +521,14 @@ open_output(struct pt_rec *r, int wr[2], struct error *e)
 	    O_CLOEXEC, 0600);
 	if (r->log_fd < 0)
 		return error_set_errno(e, errno, "%s", r->log_path);
+	/* a terminal when ours is one, else pipes (capture.h) */
+	if ((i = capture_output_open(&co, e)) < 0)
+		return i;
 	for (i = 0; i < 2; i++) {
-		if (pipe2(p, O_CLOEXEC) < 0)
-			return error_set_errno(e, errno, "pipe");
-		r->out[i] = p[0];
-		wr[i] = p[1];
-		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		r->out[i] = co.read_fd[i];
+		wr[i] = co.write_fd[i];
+		if (r->out[i] >= 0)
+			fcntl(r->out[i], F_SETFL, O_NONBLOCK);
 	}
 	return 0;
 }
