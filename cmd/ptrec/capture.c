@@ -12,9 +12,11 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/progpath.h"
 #include "elfsym.h"
 #include "rec/pttrace.h"
+#include "tool/report.h"
 
 /* ---- filters ------------------------------------------------------------ */
 
@@ -108,6 +110,19 @@ capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
 		return error_set_errno(e, errno, "--cpus %s: restoring ours",
 		    cpus);
 	return rc;
+}
+
+void
+capture_scratch_close(struct scratch *s)
+{
+	if (s->path[0] == '\0')
+		return;
+	if (cleanup_keep_waste())
+		report("ptrec", NULL, NULL, "PTKIT_KEEP_WASTE=1: "
+		    "scratch kept in %s", s->path);
+	if (scratch_close(s) < 0)
+		report_warning("ptrec", s->path,
+		    "could not remove all of the scratch directory");
 }
 
 /* ---- addresses ---------------------------------------------------------- */

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/scratch.h"
 #include "base/spawn.h"
 #include "options.h"
 #include "rec/procmaps.h"
@@ -82,6 +83,13 @@ int capture_program_path(const struct rec_options *o, char *out, size_t size,
  */
 int capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
     PTKIT_MUST_CHECK;
+
+/*
+ * The end of a recorder's scratch directory: removed, or with
+ * PTKIT_KEEP_WASTE=1 kept, and then where is said on stderr.  Not
+ * removable in full: a warning.
+ */
+void capture_scratch_close(struct scratch *s);
 
 /* ---- addresses ---------------------------------------------------------- */
 

@@ -900,8 +900,7 @@ rec_emu_run(const struct rec_options *o)
 		close(r->control_fd);
 	if (r->log_fd >= 0)
 		close(r->log_fd);
-	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 	return status;
 }

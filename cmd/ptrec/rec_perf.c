@@ -378,9 +378,7 @@ out:
 	if (r->ack_fd >= 0)
 		close(r->ack_fd);
 	ptperf_argv_free(&r->argv);
-	if ((r->scr.slot >= 0 || r->scr.path[0] != '\0') &&
-	    scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 	return rc;
 }

@@ -756,8 +756,7 @@ rec_free(struct pt_rec *r)
 		close(r->log_fd);
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
-	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 }
 

@@ -1,10 +1,13 @@
 /* scratch: see scratch.h. */
 #include "base/scratch.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +46,67 @@ scratch_base(char *base, size_t size, struct error *e)
 	return 0;
 }
 
+/*
+ * The owner of a directory holds an exclusive flock on its SCRATCH_OWNER
+ * file for as long as it lives (the kernel lets go of it however the
+ * process ends, SIGKILL included).  A directory whose owner file nobody
+ * holds is a dead process's: it is removed.  One without an owner file
+ * (being made, or kept by PTKIT_KEEP_WASTE=1) is left alone.
+ */
+#define SCRATCH_OWNER ".owner"
+
+static void
+sweep_dead(const char *base, struct scratch *s)
+{
+	char dir[4400], owner[4500];
+	struct dirent *d;
+	DIR *dp;
+	int fd;
+
+	if ((dp = opendir(base)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		if (d->d_name[0] == '.' || (d->d_type != DT_DIR &&
+		    d->d_type != DT_UNKNOWN))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", base, d->d_name);
+		snprintf(owner, sizeof(owner), "%s/%s", dir, SCRATCH_OWNER);
+		if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    cleanup_remove_tree(dir) == 0)
+			s->swept++;
+		close(fd);
+	}
+	closedir(dp);
+}
+
+/*
+ * Takes the directory: the owner file is made and locked under another
+ * name, then renamed, so that no sweeper ever sees it unlocked.
+ */
+static int
+own(struct scratch *s, struct error *e)
+{
+	char tmp[4200], owner[4200], pid[32];
+	int fd, n;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", s->path, SCRATCH_OWNER);
+	snprintf(owner, sizeof(owner), "%s/%s", s->path, SCRATCH_OWNER);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return error_set_errno(e, errno, "%s", tmp);
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (flock(fd, LOCK_EX) < 0 || write(fd, pid, (size_t)n) != n ||
+	    rename(tmp, owner) < 0) {
+		n = error_set_errno(e, errno, "%s", owner);
+		close(fd);
+		return n;
+	}
+	s->lock_fd = fd;
+	return 0;
+}
+
 int
 scratch_open(struct scratch *s, const char *tool, struct error *e)
 {
@@ -51,10 +115,13 @@ scratch_open(struct scratch *s, const char *tool, struct error *e)
 
 	s->path[0] = '\0';
 	s->slot = -1;
+	s->lock_fd = -1;
+	s->swept = 0;
 	if (cleanup_install() < 0)
 		return error_set_errno(e, errno, "installing signal handlers");
 	if ((rc = scratch_base(base, sizeof(base), e)) < 0)
 		return rc;
+	sweep_dead(base, s);
 	n = snprintf(s->path, sizeof(s->path), "%s/%s.XXXXXX", base, tool);
 	if (n < 0 || (size_t)n >= sizeof(s->path))
 		return error_set(e, ERR_RANGE, "scratch path too long");
@@ -68,6 +135,11 @@ scratch_open(struct scratch *s, const char *tool, struct error *e)
 		rmdir(s->path);
 		s->path[0] = '\0';
 		return error_set(e, ERR_RANGE, "too many scratch directories");
+	}
+	/* what PTKIT_KEEP_WASTE keeps, no sweeper takes */
+	if (!cleanup_keep_waste() && (rc = own(s, e)) < 0) {
+		PTKIT_DROP(scratch_close(s));	/* rc says what failed */
+		return rc;
 	}
 	return 0;
 }
@@ -92,6 +164,9 @@ scratch_close(struct scratch *s)
 	s->slot = -1;
 	if (!cleanup_keep_waste())
 		rc = cleanup_remove_tree(s->path);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);	/* after: no sweeper races the removal */
+	s->lock_fd = -1;
 	s->path[0] = '\0';
 	return rc;
 }
