@@ -93,14 +93,14 @@ main(int argc, char *argv[])
 		    EXIT_OK : EXIT_USAGE);
 	if (o.doctor)
 		return report_close_stdout(ptrec_tool.name, rec_doctor(&o));
-	if ((status = check_before_run(&o)) != 0)
-		return status;
 	if (o.recorder == REC_AUTO)
 		o.recorder = pick_recorder(&o);
 	if (o.recorder == REC_EMU && o.pid != 0) {
 		refuse_emu_attach();
 		return EXIT_FAIL;
 	}
+	if (o.recorder == REC_EMU && (status = check_before_run(&o)) != 0)
+		return status;
 	if (o.recorder == REC_EMU)
 		return report_close_stdout(ptrec_tool.name, rec_emu_run(&o));
 	/* perf's inheritance follows threads and children together: one
@@ -111,8 +111,11 @@ main(int argc, char *argv[])
 		    "together", o.recorder == REC_PT ? "pt" : "perf");
 		return EXIT_USAGE;
 	}
+	/* the machine first: what it cannot do, no option changes */
 	if (rec_hardware_check(&o) < 0)
 		return EXIT_FAIL;
+	if ((status = check_before_run(&o)) != 0)
+		return status;
 	if (o.recorder == REC_PT)
 		return report_close_stdout(ptrec_tool.name, rec_pt_run(&o));
 	return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));
