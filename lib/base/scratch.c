@@ -55,44 +55,48 @@ scratch_base(char *base, size_t size, struct error *e)
  */
 #define SCRATCH_OWNER ".owner"
 
-static void
-sweep_dead(const char *base, struct scratch *s)
+unsigned
+scratch_sweep_dead(const char *parent, const char *infix)
 {
 	char dir[4400], owner[4500];
 	struct dirent *d;
+	unsigned swept = 0;
 	DIR *dp;
 	int fd;
 
-	if ((dp = opendir(base)) == NULL)
-		return;
+	if ((dp = opendir(parent)) == NULL)
+		return 0;
 	while ((d = readdir(dp)) != NULL) {
-		if (d->d_name[0] == '.' || (d->d_type != DT_DIR &&
-		    d->d_type != DT_UNKNOWN))
+		if ((infix == NULL ? d->d_name[0] == '.' :
+		    d->d_name[0] != '.' || strstr(d->d_name, infix) == NULL) ||
+		    (d->d_type != DT_DIR && d->d_type != DT_UNKNOWN))
 			continue;
-		snprintf(dir, sizeof(dir), "%s/%s", base, d->d_name);
+		snprintf(dir, sizeof(dir), "%s/%s", parent, d->d_name);
 		snprintf(owner, sizeof(owner), "%s/%s", dir, SCRATCH_OWNER);
 		if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
 		    cleanup_remove_tree(dir) == 0)
-			s->swept++;
+			swept++;
 		close(fd);
 	}
 	closedir(dp);
+	return swept;
 }
 
 /*
- * Takes the directory: the owner file is made and locked under another
- * name, then renamed, so that no sweeper ever sees it unlocked.
+ * The owner file is made and locked under another name, then renamed, so
+ * that no sweeper ever sees it unlocked.
  */
-static int
-own(struct scratch *s, struct error *e)
+int
+scratch_own(const char *dir, int *lock_fd, struct error *e)
 {
 	char tmp[4200], owner[4200], pid[32];
 	int fd, n;
 
-	snprintf(tmp, sizeof(tmp), "%s/%s.new", s->path, SCRATCH_OWNER);
-	snprintf(owner, sizeof(owner), "%s/%s", s->path, SCRATCH_OWNER);
+	*lock_fd = -1;
+	snprintf(tmp, sizeof(tmp), "%s/%s.new", dir, SCRATCH_OWNER);
+	snprintf(owner, sizeof(owner), "%s/%s", dir, SCRATCH_OWNER);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return error_set_errno(e, errno, "%s", tmp);
@@ -103,8 +107,22 @@ own(struct scratch *s, struct error *e)
 		close(fd);
 		return n;
 	}
-	s->lock_fd = fd;
+	*lock_fd = fd;
 	return 0;
+}
+
+int
+scratch_disown(const char *dir, int lock_fd, struct error *e)
+{
+	char owner[4200];
+	int rc = 0;
+
+	snprintf(owner, sizeof(owner), "%s/%s", dir, SCRATCH_OWNER);
+	if (unlink(owner) < 0)
+		rc = error_set_errno(e, errno, "%s", owner);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return rc;
 }
 
 int
@@ -121,7 +139,7 @@ scratch_open(struct scratch *s, const char *tool, struct error *e)
 		return error_set_errno(e, errno, "installing signal handlers");
 	if ((rc = scratch_base(base, sizeof(base), e)) < 0)
 		return rc;
-	sweep_dead(base, s);
+	s->swept = scratch_sweep_dead(base, NULL);
 	n = snprintf(s->path, sizeof(s->path), "%s/%s.XXXXXX", base, tool);
 	if (n < 0 || (size_t)n >= sizeof(s->path))
 		return error_set(e, ERR_RANGE, "scratch path too long");
@@ -137,7 +155,8 @@ scratch_open(struct scratch *s, const char *tool, struct error *e)
 		return error_set(e, ERR_RANGE, "too many scratch directories");
 	}
 	/* what PTKIT_KEEP_WASTE keeps, no sweeper takes */
-	if (!cleanup_keep_waste() && (rc = own(s, e)) < 0) {
+	if (!cleanup_keep_waste() && (rc = scratch_own(s->path, &s->lock_fd,
+	    e)) < 0) {
 		PTKIT_DROP(scratch_close(s));	/* rc says what failed */
 		return rc;
 	}

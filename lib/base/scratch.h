@@ -43,6 +43,32 @@ int scratch_path(const struct scratch *s, const char *name, char *buf,
     size_t size) PTKIT_MUST_CHECK;
 
 /*
+ * The owner lock, for other directories a process makes and must not
+ * leave behind if it is killed (a snapshot being written beside its
+ * destination).  scratch_own makes dir's owner file and locks it (*lock_fd
+ * holds the lock: keep it open while dir is being made).  Returns 0, or
+ * -ERR_IO with e.
+ */
+int scratch_own(const char *dir, int *lock_fd, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/*
+ * Done with dir (about to rename it into place, where it is no waste):
+ * removes its owner file, then lets go of the lock.  Returns 0, or
+ * -ERR_IO with e (the lock is let go of in any case).
+ */
+int scratch_disown(const char *dir, int lock_fd, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/*
+ * Removes each directory in parent whose owner file nobody holds: its
+ * process is gone.  infix NULL: the names that do not start with '.';
+ * else only those that do and hold infix (".tmp-").  Returns how many it
+ * removed.
+ */
+unsigned scratch_sweep_dead(const char *parent, const char *infix);
+
+/*
  * Removes the directory (unless PTKIT_KEEP_WASTE=1) and forgets it.
  * Returns 0, or -ERR_IO if something could not be removed.
  */
