@@ -366,7 +366,8 @@ capture_taken(struct capture_policy *p, const char *reason)
 	if (strcmp(reason, "control") != 0)
 		p->counted++;
 	if (p->counted >= p->repeat || strcmp(reason, "max-capture") == 0 ||
-	    strcmp(reason, "exit") == 0 || strcmp(reason, "signal") == 0)
+	    strcmp(reason, "exit") == 0 || strcmp(reason, "signal") == 0 ||
+	    strcmp(reason, "sigint") == 0 || strcmp(reason, "sigterm") == 0)
 		p->done = 1;
 	return p->done;
 }

@@ -212,8 +212,9 @@ const char *capture_due(struct capture_policy *p, uint64_t now_ms);
 /*
  * A snapshot for reason was written: counts it (a --control "control"
  * request does not use up --repeat, as under emu).  Returns 1 when it
- * was the last (--repeat reached, or reason "max-capture", "exit" or
- * "signal"): trace no more; 0 to go on (re-enable the events).
+ * was the last (--repeat reached, or reason "max-capture", "exit",
+ * "signal" (the program's), "sigint" or "sigterm" (ptrec's)): trace no
+ * more; 0 to go on (re-enable the events).
  */
 int capture_taken(struct capture_policy *p, const char *reason);
 

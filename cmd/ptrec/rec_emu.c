@@ -78,6 +78,7 @@ struct recorder {
 	int done;		/* the plugin stopped tracing */
 	int failed;
 	uint64_t start_wall_ns;
+	uint64_t clock_wall_ns;	/* the wall time at virtual TSC 0 */
 	int stopping;		/* SIGINT/SIGTERM or a control stop */
 };
 
@@ -456,6 +457,7 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	run.output_log = r->log_path;
 	run.jit_map_removed = removed;
 	run.start_wall_ns = r->start_wall_ns;
+	run.clock_wall_ns = r->clock_wall_ns;
 	run.psb_period = psb_period_for(r->o->aux_bytes);
 	c->reason = reason;
 	c->detail = detail_of(r, reason);
@@ -519,6 +521,35 @@ snapshot_from_rings(struct recorder *r, const char *reason)
 	rc = write_snapshot(r, &c, reason);
 	emu_capture_free(&c);
 	return rc;
+}
+
+/*
+ * The virtual TSC is CLOCK_MONOTONIC since the config's clock_origin plus
+ * 1 ms (emu_handoff.h): the wall time at TSC 0, so that the manifest can
+ * say when a trigger fired and a capture ended.  0 when unknown.
+ */
+#define EMU_CLOCK_BASE_NS 1000000ULL
+
+static uint64_t
+clock_wall_origin(const struct recorder *r)
+{
+	char path[PATH_MAX], line[256];
+	uint64_t origin = 0, mono, real;
+	FILE *f;
+
+	if (scratch_path(&r->scr, "config", path, sizeof(path)) < 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "clock_origin %" SCNu64, &origin) == 1)
+			break;
+	fclose(f);
+	mono = clock_ns(CLOCK_MONOTONIC);
+	real = clock_ns(CLOCK_REALTIME);
+	if (origin == 0 || origin > mono || real < mono - origin +
+	    EMU_CLOCK_BASE_NS)
+		return 0;
+	return real - (mono - origin) - EMU_CLOCK_BASE_NS;
 }
 
 /* ---- the loop --------------------------------------------------------------- */
@@ -878,7 +909,7 @@ rec_emu_run(const struct rec_options *o)
 	memset(&p, 0, sizeof(p));
 	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
 	if (prepare(r) == 0 && catch_signals() == 0 &&
-	    start_program(r) == 0) {
+	    (r->clock_wall_ns = clock_wall_origin(r), start_program(r)) == 0) {
 		run_loop(r, &p);
 		finish(r, &p);
 		warn_processes(r);

@@ -35,8 +35,7 @@ static volatile sig_atomic_t perf_stop_requested;
 static void
 on_stop_signal(int sig)
 {
-	(void)sig;
-	perf_stop_requested = 1;
+	perf_stop_requested = sig;
 }
 
 static enum ptconfig_profile
@@ -188,8 +187,9 @@ wait_trigger(struct perf_rec *r)
 	const char *why;
 
 	for (;;) {
-		if (perf_stop_requested)
-			return "signal";
+		if (perf_stop_requested)	/* the kinds emu names them by */
+			return perf_stop_requested == SIGINT ? "sigint" :
+			    "sigterm";
 		if ((why = capture_due(&r->pol,
 		    clock_mono_ms())) != NULL)
 			return why;

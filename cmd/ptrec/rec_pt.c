@@ -42,8 +42,7 @@ static volatile sig_atomic_t stop_requested;
 static void
 on_stop_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
 struct pt_thread {
@@ -630,8 +629,8 @@ follow(struct pt_rec *r, struct error *e)
 	int rc;
 
 	for (;;) {
-		if (stop_requested)
-			return "signal";
+		if (stop_requested)	/* the kinds emu names them by */
+			return stop_requested == SIGINT ? "sigint" : "sigterm";
 		if (r->ctl_end != NULL)
 			return r->ctl_end;
 		if ((due = capture_due(&r->pol, clock_mono_ms())) != NULL)

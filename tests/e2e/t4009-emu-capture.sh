@@ -139,6 +139,43 @@ test_expect_success 'a stop indicator in a shared library ends the trace' '
 	test_eq "rounds 5 220" "$(cat err)" && ! test -s snap/output.log
 '
 
+# raw_num SNAP KEY: a number of the manifest as written (jq reads doubles).
+raw_num() {
+	grep -o "\"$2\": *[0-9]*" "$1/manifest.json" | sed "s/.*: *//"
+}
+
+test_expect_success 'the manifest: every capture setting, wall-clock times' '
+	before=$(date +%s%N) &&
+	rec --trigger-symbol leaf --trigger-hits 2 --tail-ms 5 \
+	    --after-ms 100000 --max-capture-ms 200000 --min-capture-ms 1 \
+	    --filter leaf --cpus 0 -- "$TICK" 3 100 &&
+	after=$(date +%s%N) &&
+	jq -c "[.recorder.settings | .cpus, .filter, .trigger_hits, .tail_ms,
+	    .after_ms, .min_capture_ms, .max_capture_ms, .trigger_symbol]" \
+	    snap/manifest.json >got &&
+	echo "[\"0\",\"leaf\",\"2\",\"5\",\"100000\",\"1\",\"200000\",\"leaf\"]" \
+	    >want &&
+	test_cmp want got &&
+	for k in start_wall_ns fired_wall_ns end_wall_ns; do
+		t=$(raw_num snap $k) &&
+		test "$t" -ge "$before" && test "$t" -le "$after" || return 1
+	done &&
+	test "$(raw_num snap fired_wall_ns)" -gt "$(raw_num snap start_wall_ns)"
+'
+
+test_expect_success 'SIGINT and SIGTERM to ptrec are the kinds sigint and sigterm' '
+	for sig in INT TERM; do
+		rm -rf snap &&
+		ptrec --recorder emu -o snap -- /bin/sleep 30 >path 2>err &
+		pid=$! &&
+		n=0 && while ! ls "$TMPDIR"/ptkit-*/ptrec.*/ring.* \
+		    >/dev/null 2>&1 && test $n -lt 300; do
+			sleep 0.1; n=$((n + 1)); done &&
+		sleep 0.3 && kill -$sig $pid && wait $pid &&
+		test_eq sig$(echo $sig | tr A-Z a-z) "$(trigger snap)" || return 1
+	done
+'
+
 # --- checks before the run -----------------------------------------------
 
 test_expect_success 'an existing -o DIR is refused before the program runs' '
