@@ -256,7 +256,7 @@ capture_lines_feed(struct capture_lines *l, int stream, const char *p,
 	size_t *len, i;
 	unsigned matched = 0;
 
-	if (!l->has_re || stream < 0 || stream > 1)
+	if (stream < 0 || stream > 1)
 		return 0;
 	buf = l->buf[stream];
 	len = &l->n[stream];
@@ -268,7 +268,7 @@ capture_lines_feed(struct capture_lines *l, int stream, const char *p,
 		}
 		buf[*len] = '\0';
 		*len = 0;
-		if (regexec(&l->re, buf, 0, NULL, 0) == 0)
+		if (l->has_re && regexec(&l->re, buf, 0, NULL, 0) == 0)
 			matched++;
 	}
 	return matched;

@@ -149,7 +149,10 @@ struct capture_lines {
 int capture_lines_init(struct capture_lines *l, const char *regex,
     struct error *e);
 
-/* Feeds n bytes of stream; returns how many lines completed and matched. */
+/*
+ * Feeds n bytes of stream; returns how many lines completed and matched.
+ * n[stream] is 0 when the bytes so far end a line (also without regex).
+ */
 unsigned capture_lines_feed(struct capture_lines *l, int stream,
     const char *p, size_t n);
 

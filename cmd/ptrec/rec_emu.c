@@ -1,6 +1,7 @@
 /* rec_emu: see rec_emu.h. */
 #include "rec_emu.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
+#include "tool/progress.h"
 #include "tool/report.h"
 #include "base/progpath.h"
 #include "base/scratch.h"
@@ -79,6 +81,8 @@ struct recorder {
 	int failed;
 	uint64_t start_wall_ns;
 	uint64_t clock_wall_ns;	/* the wall time at virtual TSC 0 */
+	struct progress prog;	/* on a terminal: how the recording goes */
+	uint64_t prog_ms;	/* its last redraw */
 	int stopping;		/* SIGINT/SIGTERM or a control stop */
 };
 
@@ -376,6 +380,7 @@ copy_output(struct recorder *r, int stream)
 {
 	unsigned matched;
 
+	progress_done(&r->prog);	/* the program's line, not ours */
 	if (capture_relay(&r->co.read_fd[stream], stream, r->log_fd,
 	    &r->lines, &matched) == -2)
 		r->failed = 1;
@@ -436,6 +441,7 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	struct error e;
 	int rc;
 
+	progress_done(&r->prog);	/* what follows may say something */
 	if (scratch_file(r, "perf-map.removed", removed, sizeof(removed)) < 0)
 		return -1;
 	if ((rc = emu_sideband_read(&sb, r->scr.path, &e)) < 0) {
@@ -550,6 +556,52 @@ clock_wall_origin(const struct recorder *r)
 	    EMU_CLOCK_BASE_NS)
 		return 0;
 	return real - (mono - origin) - EMU_CLOCK_BASE_NS;
+}
+
+/*
+ * A long recording on a terminal shows, once a second after the first,
+ * how long it has run, the instructions traced and the bytes of trace the
+ * rings hold (from their headers); only while the program's output is at
+ * the start of a line, so that no line of it is overwritten.
+ */
+static void
+show_progress(struct recorder *r)
+{
+	uint64_t now = clock_mono_ms(), insns = 0, held = 0, kept;
+	char path[PATH_MAX + 300], line[160];
+	struct emu_ring_hdr h;
+	struct dirent *de;
+	unsigned threads = 0;
+	DIR *d;
+	int fd;
+
+	if (!r->prog.enabled || r->done || r->lines.n[0] != 0 ||
+	    r->lines.n[1] != 0 || now - r->prog_ms < 1000 ||
+	    (r->prog_ms == 0 && (r->prog_ms = now) != 0))
+		return;
+	r->prog_ms = now;
+	if ((d = opendir(r->scr.path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "ring.", 5) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->scr.path, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+			kept = h.total - (h.freed < h.total ? h.freed : h.total);
+			insns += h.insns;
+			held += kept < h.ring_size ? kept : h.ring_size;
+			threads++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	snprintf(line, sizeof(line), "ptrec: recording %" PRIu64 " s: %"
+	    PRIu64 " instructions, %.1f MiB of trace held, %u thread%s",
+	    (clock_ns(CLOCK_REALTIME) - r->start_wall_ns) / 1000000000,
+	    insns, (double)held / (1 << 20), threads, threads == 1 ? "" : "s");
+	progress_line(&r->prog, line);
 }
 
 /* ---- the loop --------------------------------------------------------------- */
@@ -718,8 +770,8 @@ run_loop(struct recorder *r, struct pending *p)
 		    .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = r->control_fd,
 		    .events = POLLIN };
-		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : -1) < 0 &&
-		    errno != EINTR)
+		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : r->prog.enabled &&
+		    !r->done ? 1000 : -1) < 0 && errno != EINTR)
 			break;
 		if (*out >= 0 && fds[0].revents)
 			copy_output(r, 0);
@@ -734,7 +786,9 @@ run_loop(struct recorder *r, struct pending *p)
 		if (r->control_fd >= 0 && fds[4].revents)
 			read_control(r, p);
 		check_answer(r, p);
+		show_progress(r);
 	}
+	progress_done(&r->prog);
 }
 
 /* ---- the end ---------------------------------------------------------------- */
@@ -908,6 +962,7 @@ rec_emu_run(const struct rec_options *o)
 	r->scr.slot = -1;
 	memset(&p, 0, sizeof(p));
 	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
+	progress_init(&r->prog, stderr, -1);
 	if (prepare(r) == 0 && catch_signals() == 0 &&
 	    (r->clock_wall_ns = clock_wall_origin(r), start_program(r)) == 0) {
 		run_loop(r, &p);

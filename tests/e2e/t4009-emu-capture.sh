@@ -176,6 +176,16 @@ test_expect_success 'SIGINT and SIGTERM to ptrec are the kinds sigint and sigter
 	done
 '
 
+test_expect_success 'a long recording shows progress on a terminal only' '
+	on_tty "ptrec --recorder emu -o snap -- /bin/sleep 2.5 >path" &&
+	tr "\r" "\n" <tty.out | grep "^.\[Kptrec: recording" >shown &&
+	grep -q "^.\[Kptrec: recording [1-9][0-9]* s: [1-9][0-9]* instructions, [0-9]*\.[0-9] MiB of trace held, 1 thread\$" \
+	    shown &&
+	rm -rf snap &&
+	ptrec --recorder emu -o snap -- /bin/sleep 2.5 >path 2>err &&
+	test_eq "" "$(cat err)"
+'
+
 # --- checks before the run -----------------------------------------------
 
 test_expect_success 'an existing -o DIR is refused before the program runs' '
