@@ -186,6 +186,27 @@ test_expect_success 'a long recording shows progress on a terminal only' '
 	test_eq "" "$(cat err)"
 '
 
+test_expect_success 'perf.data: the host features and an AUX record per ring' '
+	ptrec --recorder emu -o snap -- "$TICK" 3 10 >path 2>err &&
+	ptrec --recorder emu -o wrap --aux-bytes 64K -- "$TICK" 100 2000 \
+	    >path 2>err &&
+	perf report --header-only -i snap/perf.data 2>/dev/null >hdr &&
+	grep -qx "# hostname : $(uname -n)" hdr &&
+	grep -qx "# os release : $(uname -r)" hdr &&
+	grep -qx "# arch : $(uname -m)" hdr &&
+	grep -qx "# perf version : ptkit $(ptrec --version | awk "{ print \$NF }")" hdr &&
+	grep -q "^# nrcpus online : [1-9]" hdr &&
+	perf script -D -i snap/perf.data 2>/dev/null |
+	    grep -c "PERF_RECORD_AUX .* flags: 0 \[\]\$" >n &&
+	test_eq 1 "$(cat n)" &&
+	perf script -D -i wrap/perf.data 2>/dev/null |
+	    grep -c "PERF_RECORD_AUX .* size: 0x10000 flags: 0x1 \[T\]\$" >n &&
+	test_eq 1 "$(cat n)" &&
+	perf --buildid-dir wrap/images script -i wrap/perf.data --itrace=b \
+	    2>perf.err >/dev/null &&
+	grep -qx "AUX data lost 1 times out of 1!" perf.err
+'
+
 # --- checks before the run -----------------------------------------------
 
 test_expect_success 'an existing -o DIR is refused before the program runs' '
