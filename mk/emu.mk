@@ -50,6 +50,12 @@ $(BUILD)/tests/fixtures/emu/%.static: tests/fixtures/emu/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EMU_FIXTURE_CFLAGS) -static -o $@ $<
 
+# ticker linked without a build-id: perf cannot find its archived copy.
+EMU_LIB_FIXTURES_NOBID := $(BUILD)/tests/fixtures/emu/ticker.nobuildid
+$(BUILD)/tests/fixtures/emu/ticker.nobuildid: tests/fixtures/emu/ticker.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -Wl,--build-id=none -o $@ $<
+
 # A program whose stop indicator is in a shared library beside it.
 EMU_LIB_FIXTURES := $(BUILD)/tests/fixtures/emu/libstopind.so \
 	$(BUILD)/tests/fixtures/emu/stopind_so
@@ -74,7 +80,8 @@ $(BUILD)/tests/unit/t_emu_enc: \
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
 	    $(LIBS_ALL)
 
-CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES) $(EMU_LIB_FIXTURES)
+CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES) $(EMU_LIB_FIXTURES) \
+	$(EMU_LIB_FIXTURES_NOBID)
 # bench/emu.bench.sh runs the branchy fixture natively, under plain qemu
 # and under ptrec --recorder emu.
 BENCH_DEPS += $(EMU_PLUGIN) $(BUILD)/tests/fixtures/emu/branchy.static

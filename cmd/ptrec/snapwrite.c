@@ -19,6 +19,7 @@
 #include "fmt/store.h"
 #include "jit_archive.h"
 #include "rec/procmaps.h"
+#include "tool/report.h"
 
 /* ---- destination ---------------------------------------------------------- */
 
@@ -162,6 +163,20 @@ image_archive(struct writer_ctx *w, const char *path,
 	if (!r->ok)
 		return manifest_add_warning(&w->snap->manifest, e,
 		    "image %s not archived: %s", path, ae.msg);
+	/*
+	 * perf finds an archived image by its build-id only: without one it
+	 * reads the file at its path, which may change or go.
+	 */
+	if (r->img.build_id_size == 0 && path[0] == '/') {
+		report_warning("ptrec", path, "no build-id: perf decodes it "
+		    "from this path only while the file is unchanged; "
+		    "ptdecode uses the archived copy (link with "
+		    "-Wl,--build-id)");
+		return manifest_add_warning(&w->snap->manifest, e, "image %s "
+		    "has no build-id: perf decodes it from this path only "
+		    "while the file is unchanged; ptdecode uses the archived "
+		    "copy", path);
+	}
 	return 0;
 }
 

@@ -207,6 +207,14 @@ test_expect_success 'perf.data: the host features and an AUX record per ring' '
 	grep -qx "AUX data lost 1 times out of 1!" perf.err
 '
 
+test_expect_success 'an image without a build-id is said at record time' '
+	ptrec --recorder emu -o snap -- "$TICK.nobuildid" 1 1 >path 2>err &&
+	test_eq "ptrec: warning: $TICK.nobuildid: no build-id: perf decodes it from this path only while the file is unchanged; ptdecode uses the archived copy (link with -Wl,--build-id)" \
+	    "$(grep "build-id" err)" &&
+	jq -e ".warnings == [\"image $TICK.nobuildid has no build-id: perf decodes it from this path only while the file is unchanged; ptdecode uses the archived copy\"]" \
+	    snap/manifest.json >/dev/null
+'
+
 # --- checks before the run -----------------------------------------------
 
 test_expect_success 'an existing -o DIR is refused before the program runs' '
