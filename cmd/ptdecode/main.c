@@ -371,6 +371,10 @@ main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (o.snapshot == NULL) {
+		if (cli_finish_pipe_on_sigint(&tool, "ptdecode: interrupt: "
+		    "decoding the snapshot the pipe brings; interrupt again "
+		    "to stop now\n") < 0)
+			return EXIT_FAIL;
 		if ((from_stdin = snapshot_from_stdin()) == NULL)
 			return EXIT_USAGE;
 		o.snapshot = from_stdin;

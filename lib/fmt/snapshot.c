@@ -19,12 +19,14 @@
 #include "base/cleanup.h"
 #include "sym/debugfind.h"
 #include "base/mkpath.h"
+#include "base/scratch.h"
 #include "fmt/snapshot.h"
 #include "fmt/store.h"
 
 struct snapshot_priv {
 	struct snapshot pub;
 	int cleanup_slot;
+	int owner_fd;		/* the tmp directory's owner lock, or -1 */
 };
 
 void
@@ -48,6 +50,8 @@ snapshot_free(struct snapshot *s)
 		return;
 	if (p->cleanup_slot >= 0)
 		cleanup_unregister(p->cleanup_slot);
+	if (p->owner_fd >= 0)
+		close(p->owner_fd);
 	manifest_free(&s->manifest);
 	free(s->dest);
 	free(s->tmp);
@@ -137,10 +141,13 @@ snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
 	}
 	s = &p->pub;
 	p->cleanup_slot = -1;
+	p->owner_fd = -1;
 	s->dest = strdup(dest);
 	s->debug_root = strdup(SNAPSHOT_DEBUG_ROOT);
 	if (asprintf(&s->tmp, "%s/.%s.tmp-XXXXXX", parent, base) < 0)
 		s->tmp = NULL;
+	/* what writers killed before their rename left here */
+	scratch_sweep_dead(parent, ".tmp-");
 	free(parent);
 	if (s->dest == NULL || s->tmp == NULL || s->debug_root == NULL) {
 		snapshot_free(s);
@@ -154,6 +161,11 @@ snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
 		return rc;
 	}
 	p->cleanup_slot = cleanup_register(s->tmp);
+	if (!cleanup_keep_waste() &&
+	    (rc = scratch_own(s->tmp, &p->owner_fd, e)) < 0) {
+		snapshot_abort(s);
+		return rc;
+	}
 	if (mkdir(snapshot_path(s, SNAPSHOT_IMAGES), 0755) < 0) {
 		rc = error_set_errno(e, errno, "%s: create", s->pathbuf);
 		snapshot_abort(s);
@@ -701,11 +713,22 @@ rename_noreplace(const char *from, const char *to)
 int
 snapshot_commit(struct snapshot *s, struct error *e)
 {
+	struct snapshot_priv *p = (struct snapshot_priv *)s;
 	int rc, fd;
 
 	if ((rc = write_manifest(s, e)) < 0) {
 		snapshot_abort(s);
 		return rc;
+	}
+	/* a snapshot holds no owner file; the window until the rename is
+	 * too short to matter */
+	if (p->owner_fd >= 0) {
+		rc = scratch_disown(s->tmp, p->owner_fd, e);
+		p->owner_fd = -1;
+		if (rc < 0) {
+			snapshot_abort(s);
+			return rc;
+		}
 	}
 	fd = open(s->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
