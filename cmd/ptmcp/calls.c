@@ -287,9 +287,23 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	char derived[PATH_MAX], tmp[PATH_MAX], out[PATH_MAX + 8];
 	char *argv1[] = { "ptdecode", (char *)snap, NULL };
 	char *argv2[] = { "ptspans", "-o", out, NULL };
+	char gid[STORE_ID_SIZE];
 	struct error e;
 	struct job *j;
+	int guard;
 
+	/* Guarded before anything runs: no prune removes sid under it. */
+	if ((guard = store_id_new(gid, &e)) < 0 ||
+	    (guard = store_guard_begin(&srv->store, gid, sid, "job",
+	    &e)) < 0) {
+		if (guard == -ERR_NOTFOUND)
+			reply_tool_error(srv, id, "No snapshot %s in the store: "
+			    "it was removed before its decode could start.",
+			    sid);
+		else
+			reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return NULL;
+	}
 	if (store_snapshot_derived(snap, derived, sizeof(derived), NULL) < 0 ||
 	    store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
@@ -298,6 +312,7 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	if (errno != 0) {
 		reply_tool_error(srv, id, "ptmcp: %s: %s", derived,
 		    strerror(errno));
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(out, sizeof(out), "%s/a", tmp);
@@ -305,15 +320,13 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	    decode_done);
 	if (j == NULL) {
 		rmdir(tmp);
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
 	snprintf(j->snap, sizeof(j->snap), "%s", sid);
-	if (job_guard(srv, j, sid, &e) < 0) {
-		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
-		job_free(srv, j);
-		return NULL;
-	}
+	memcpy(j->guard, gid, sizeof(j->guard));
+	j->guard_fd = guard;
 	return j;
 }
 

@@ -542,6 +542,59 @@ store_session_live(const struct store *s, const char *id)
 	return live;
 }
 
+int
+store_guard_begin(const struct store *s, const char *gid, const char *sid,
+    const char *kind, struct error *e)
+{
+	char snap[PATH_MAX], *text;
+	json_t *rec;
+	int lock, fd, rc;
+
+	if (!store_id_valid(sid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
+		    "snapshot id", sid);
+	rec = json_pack("{s:[s],s:s,s:s,s:I}", "snapshots", sid, "state",
+	    "running", "kind", kind, "pid", (json_int_t)getpid());
+	text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	if (text == NULL)
+		return error_set(e, ERR_NOMEM, "session record");
+	/*
+	 * Under the shared store lock, so no prune (which holds it
+	 * exclusive from reading the sessions to the last removal) sees
+	 * the lock without its record, or the snapshot unguarded after
+	 * the check below.
+	 */
+	if ((lock = store_lock(s, 0, e)) < 0) {
+		free(text);
+		return lock;
+	}
+	if ((fd = store_session_begin(s, gid, e)) >= 0 &&
+	    ((rc = store_write_json(s, STORE_SESSIONS, gid, text,
+	    strlen(text), e)) < 0 ||
+	    (rc = store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap),
+	    e)) < 0)) {
+		store_guard_end(s, gid, fd);
+		fd = rc;
+	}
+	store_unlock(lock);
+	free(text);
+	return fd;
+}
+
+void
+store_guard_end(const struct store *s, const char *gid, int fd)
+{
+	char rec[PATH_MAX];
+
+	if (fd < 0)
+		return;
+	store_session_end(s, gid, fd);
+	if (fmt_path(rec, sizeof(rec), NULL, "%s/sessions/%s.json", s->root,
+	    gid) == 0)
+		unlink(rec);
+}
+
 /* What live sessions protect: named snapshots, and all from `since` on. */
 struct protection {
 	char (*ids)[STORE_ID_SIZE];

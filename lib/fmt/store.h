@@ -215,6 +215,22 @@ void store_session_end(const struct store *s, const char *id, int fd);
 /* 1 if a process holds the session's lock, 0 if not (or no such lock). */
 int store_session_live(const struct store *s, const char *id);
 
+/*
+ * A guard: session gid that protects snapshot sid while one job (kind:
+ * "decode", "job") works on it.  Its lock and its record,
+ * {"snapshots":[sid],"state":"running","kind":kind,"pid":PID}, appear
+ * together under the store lock and the snapshot is checked to be there
+ * after both, so no prune removes it from then until store_guard_end.
+ * Returns the lock's descriptor, or -ERR_NOTFOUND (the snapshot is gone:
+ * "<sid>: not in the store"), -ERR_INVALID, -ERR_EXISTS, -ERR_IO,
+ * -ERR_NOMEM.
+ */
+int store_guard_begin(const struct store *s, const char *gid,
+    const char *sid, const char *kind, struct error *e) PTKIT_MUST_CHECK;
+
+/* Ends a guard: its lock, then its record.  fd < 0 does nothing. */
+void store_guard_end(const struct store *s, const char *gid, int fd);
+
 struct store_entry {
 	char id[STORE_ID_SIZE];
 	uint64_t bytes;			/* regular files, apparent size */
