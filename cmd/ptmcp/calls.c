@@ -273,13 +273,6 @@ decode_done(struct server *srv, struct job *j)
 	    "summary, then hotpaths.", r);
 }
 
-/* mkdir that accepts an existing directory. */
-static int
-ensure_dir(const char *path)
-{
-	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 static struct job *
 decode_job(struct server *srv, const json_t *id, const json_t *token,
     const char *sid, const char *snap)
@@ -304,10 +297,14 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 			reply_tool_error(srv, id, "ptmcp: %s", e.msg);
 		return NULL;
 	}
-	if (store_snapshot_derived(snap, derived, sizeof(derived), NULL) < 0 ||
-	    store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
+	if (store_derived_make(snap, derived, sizeof(derived), &e) < 0) {
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		store_guard_end(&srv->store, gid, guard);
+		return NULL;
+	}
+	if (store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
-	else if (ensure_dir(derived) == 0 && mkdtemp(tmp) != NULL)
+	else if (mkdtemp(tmp) != NULL)
 		errno = 0;
 	if (errno != 0) {
 		reply_tool_error(srv, id, "ptmcp: %s: %s", derived,

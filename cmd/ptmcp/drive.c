@@ -95,15 +95,17 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
 	    store_analysis_path(s, sid, STORE_DEFAULT_ANALYSIS, out, size,
 	    &e) < 0 ||
-	    store_snapshot_derived(snap, derived, sizeof(derived), &e) < 0 ||
 	    store_analysis_tmp(snap, tmp, sizeof(tmp), &e) < 0) {
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
 	if (stat(out, &st) == 0)
 		return 0;	/* decoded before */
-	if ((mkdir(derived, 0700) < 0 && errno != EEXIST) ||
-	    mkdtemp(tmp) == NULL) {
+	if (store_derived_make(snap, derived, sizeof(derived), &e) < 0) {
+		report_error(T, sid, &e, NULL);
+		return -1;
+	}
+	if (mkdtemp(tmp) == NULL) {
 		report(T, derived, NULL, "%s", strerror(errno));
 		return -1;
 	}

@@ -699,6 +699,33 @@ snapshot_archive_memory(struct snapshot *s, const char *name,
 	return rc;
 }
 
+/* ---- reading ----------------------------------------------------- */
+
+int
+snapshot_member(const char *dir, const char *rel, char **out,
+    struct error *e)
+{
+	char *path, real[PATH_MAX];
+	int saved;
+
+	*out = NULL;
+	if (asprintf(&path, "%s/%s", dir, rel) < 0)
+		return error_set(e, ERR_NOMEM, "%s", rel);
+	if (realpath(path, real) == NULL) {
+		saved = errno;
+		free(path);
+		return saved == ENOENT ? -ERR_NOTFOUND :
+		    error_set_errno(e, saved, "%s", rel);
+	}
+	free(path);
+	if (!store_beneath(real, dir))
+		return error_set(e, ERR_PERM, "%s: leads outside the snapshot "
+		    "directory", rel);
+	if ((*out = strdup(real)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", rel);
+	return 0;
+}
+
 /* ---- commit ------------------------------------------------------ */
 
 static int

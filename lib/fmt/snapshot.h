@@ -149,6 +149,17 @@ void snapshot_abort(struct snapshot *s);
 int snapshot_elf_build_id(const char *path, uint8_t id[SNAPSHOT_BUILD_ID_MAX],
     struct error *e) PTKIT_MUST_CHECK;
 
+/*
+ * The file rel of the snapshot directory dir (a canonical path) for a
+ * reader: rel and every link on its way resolved, and refused unless the
+ * result is beneath dir, so a manifest, a planted link or a link in the
+ * store cannot send a reader elsewhere.  Returns 0 and the resolved path
+ * in *out (malloc'd), or -ERR_NOTFOUND (nothing there), -ERR_PERM
+ * ("REL: leads outside the snapshot directory"), -ERR_IO, -ERR_NOMEM.
+ */
+int snapshot_member(const char *dir, const char *rel, char **out,
+    struct error *e) PTKIT_MUST_CHECK;
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */
 void snapshot_hex(const uint8_t *p, size_t n, char *out);
 

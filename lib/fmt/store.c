@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/cleanup.h"
+#include "fmt/manifest.h"
 
 static const char *const area_names[STORE_AREA_COUNT] = {
 	"snapshots", "reports", "sessions", "jobs",
@@ -342,6 +343,25 @@ store_snapshot_derived(const char *snap, char *buf, size_t size,
 }
 
 int
+store_derived_make(const char *snap, char *buf, size_t size,
+    struct error *e)
+{
+	struct stat st;
+	int rc;
+
+	if ((rc = store_snapshot_derived(snap, buf, size, e)) < 0)
+		return rc;
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return error_set_errno(e, errno, "%s", buf);
+	if (lstat(buf, &st) < 0)
+		return error_set_errno(e, errno, "%s", buf);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(e, ERR_PERM, "%s: not a directory of the "
+		    "snapshot (a link?); refused", buf);
+	return 0;
+}
+
+int
 store_analysis_tmp(const char *snap, char *buf, size_t size,
     struct error *e)
 {
@@ -353,6 +373,30 @@ store_analysis_snapshot(const char *adir, char *buf, size_t size,
     struct error *e)
 {
 	return fmt_path(buf, size, e, "%s/../..", adir);
+}
+
+int
+store_analysis_source(const char *adir, const char *member, char *buf,
+    size_t size, struct error *e)
+{
+	char real[PATH_MAX], *slash;
+	struct stat st;
+
+	if (realpath(adir, real) != NULL &&
+	    (slash = strrchr(real, '/')) != NULL && slash > real) {
+		*slash = '\0';		/* SNAP/derived */
+		slash = strrchr(real, '/');
+		if (slash != NULL && strcmp(slash + 1, "derived") == 0) {
+			*slash = '\0';	/* SNAP */
+			if (fmt_path(buf, size, e, "%s/manifest.json",
+			    real[0] != '\0' ? real : "/") < 0)
+				return -ERR_RANGE;
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+				return fmt_path(buf, size, e, "%s",
+				    real[0] != '\0' ? real : "/");
+		}
+	}
+	return fmt_path(buf, size, e, "%s", member);
 }
 
 int
@@ -1080,6 +1124,9 @@ store_import(const struct store *s, const char *dir,
 	if (stat(manifest, &st) < 0 || !S_ISREG(st.st_mode))
 		return error_set(e, ERR_FORMAT, "%s: no manifest.json; not a "
 		    "snapshot directory", dir);
+	/* Its files stay its own: no member may name one outside it. */
+	if ((rc = manifest_check_paths(manifest, e)) < 0)
+		return rc;
 	base = strrchr(c.top, '/') + 1;
 	if (store_id_valid(base))
 		memcpy(id, base, STORE_ID_SIZE);

@@ -33,6 +33,17 @@ put_file(const char *path, size_t size)
 		fclose(f);
 }
 
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 /* A snapshot directory with one file of size bytes. */
 static void
 put_snapshot(const struct store *s, const char *id, size_t size,
@@ -382,6 +393,44 @@ test_guard_race(const char *root)
 	OK(guarded > 0, "guards came up while the pruner ran");
 }
 
+/* A manifest whose member names a file outside: refused, exactly. */
+static void
+import_refused(const struct store *s, const char *root, const char *text,
+    const char *member, const char *what)
+{
+	char src[PATH_MAX], f[PATH_MAX + 64], want[2 * PATH_MAX];
+	char id[STORE_ID_SIZE];
+	struct store_entry *v;
+	struct error e;
+	size_t n = 0;
+
+	snprintf(src, sizeof(src), "%s/planted", root);
+	mkdir(src, 0700);
+	snprintf(f, sizeof(f), "%s/manifest.json", src);
+	put_text(f, text);
+	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "%s: refused", what);
+	snprintf(want, sizeof(want), "%s: %s: not a path inside the snapshot "
+	    "directory (absolute, empty or through ..)", f, member);
+	IS_STR(e.msg, want, "%s: the message names the manifest and the "
+	    "member", what);
+	if (store_list(s, STORE_SNAPSHOTS, &v, &n, &e) == 0)
+		free(v);
+	IS_INT(n, 2, "%s: nothing was imported", what);
+}
+
+static void
+test_import_planted(const struct store *s, const char *root)
+{
+	import_refused(s, root, "{\"images\":[{\"archived\":"
+	    "\"../../progs/fib\"}]}", "images[0].archived", "../ in an image");
+	import_refused(s, root, "{\"images\":[{\"archived\":\"images/a\","
+	    "\"debug\":\"/etc/passwd\"}]}", "images[0].debug",
+	    "an absolute debug file");
+	import_refused(s, root, "{\"jit_maps\":[{\"archived\":\"jit/a\"},"
+	    "{\"archived\":\"jit/../../x\"}]}", "jit_maps[1].archived",
+	    "../ in a JIT map");
+}
+
 static void
 test_import(const struct store *s, const char *root)
 {
@@ -392,7 +441,7 @@ test_import(const struct store *s, const char *root)
 	mkdir(src, 0700);
 	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "no manifest");
 	snprintf(f, sizeof(f), "%s/manifest.json", src);
-	put_file(f, 5);
+	put_text(f, "{   }");	/* 5 bytes of JSON, members checked below */
 	snprintf(f, sizeof(f), "%s/images", src);
 	mkdir(f, 0700);
 	snprintf(f, sizeof(f), "%s/images/elf", src);
@@ -416,6 +465,7 @@ test_import(const struct store *s, const char *root)
 		    "12 bytes plus the followed inner link's 7");
 		free(v);
 	}
+	test_import_planted(s, root);
 }
 
 int
