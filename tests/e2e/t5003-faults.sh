@@ -16,7 +16,7 @@ limited() {
 	(ulimit -f 4 && trap '' XFSZ && "$@")
 }
 
-"$MKSNAP" -o "$TEST_ROOT/snap" -e want -- "$FIX/snap_work" \
+"$MKSNAP" -o "$TEST_ROOT/snap" -e "$TEST_ROOT/want" -- "$FIX/snap_work" \
     >/dev/null 2>&1 || exit 1
 SNAP=$TEST_ROOT/snap
 ARCHIVED=$(jq -r '.images[0].archived' "$SNAP/manifest.json")
