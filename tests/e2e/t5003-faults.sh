@@ -3,7 +3,7 @@
 # exit 1 with the reason and the bytes that got out (a full disk is
 # /dev/full for stdout; a nearly full one is RLIMIT_FSIZE, `ulimit -f`
 # with SIGXFSZ ignored, since no tmpfs can be mounted unprivileged); so
-# are ptspans -o and ptdiff's stdout; paths a manifest gives, and links
+# are ptspans -o, ptquery's and ptdiff's stdout; paths a manifest gives, and links
 # planted in a snapshot, never lead a reader out of it, and an error
 # about a file never quotes what is in it.
 . "$(dirname "$0")/lib.sh"
@@ -54,6 +54,19 @@ test_expect_success 'ptdiff to /dev/full: trouble (2), and why' '
 	ptdecode "$SNAP" 2>/dev/null | ptspans -o an 2>/dev/null &&
 	must_exit 2 ptdiff an an >/dev/full 2>err &&
 	echo "ptdiff: stdout: write failed: No space left on device" >want &&
+	test_cmp want err
+'
+
+test_expect_success 'ptquery to /dev/full and on a limit: exit 1, and why' '
+	ptdecode "$SNAP" 2>/dev/null | ptspans -o an 2>/dev/null &&
+	must_exit 1 ptquery an --kind timeline --format json >/dev/full 2>err &&
+	echo "ptquery: stdout: write failed: No space left on device" >want &&
+	test_cmp want err &&
+	must_exit 1 limited ptquery an --kind timeline --format json >out 2>err &&
+	echo "ptquery: stdout: write failed: File too large" >want &&
+	test_cmp want err &&
+	must_exit 1 ptquery an --kind summary >/dev/full 2>err &&
+	echo "ptquery: stdout: write failed: No space left on device" >want &&
 	test_cmp want err
 '
 
