@@ -70,7 +70,11 @@ decode_snapshot(const struct store *s, const char *sid, char *out,
 	/* Prune keeps off sid from here on, or sid is gone and we say so. */
 	if ((rc = store_id_new(gid, &e)) < 0 ||
 	    (fd = rc = store_guard_begin(s, gid, sid, "decode", &e)) < 0) {
-		report_error(T, sid, &e, NULL);
+		if (rc == -ERR_NOTFOUND)
+			report(T, sid, NULL, "not in the store (removed before "
+			    "its decode could start)");
+		else
+			report_error(T, sid, &e, NULL);
 		return -1;
 	}
 	rc = decode_pipeline(s, sid, out, size);
