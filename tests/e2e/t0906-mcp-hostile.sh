@@ -46,6 +46,18 @@ test_expect_success 'query: an analysis naming another snapshot decodes its own'
 	test_eq 1 "$(jq .total_rows q.json)"
 '
 
+test_expect_success 'show: a manifest.json linked out of the store is not shown' '
+	PTKIT_STORE=$PWD/s ptmcp import "$TEST_ROOT/$ID" >/dev/null &&
+	echo "{\"secret\": \"s3cr3t\"}" >secret.json &&
+	rm s/snapshots/$ID/manifest.json &&
+	ln -s "$PWD/secret.json" s/snapshots/$ID/manifest.json &&
+	PTKIT_STORE=$PWD/s ptmcp show $ID >out 2>err &&
+	test_eq null "$(jq -c .manifest out)" &&
+	echo "ptmcp: $ID: manifest.json: leads outside the snapshot directory: its manifest shows as null" >want &&
+	test_cmp want err &&
+	! grep -q s3cr3t out err
+'
+
 # The pruner prunes everything it may once per line on its FIFO; each
 # round starts a decode and, while it runs, sends one line.  In odd rounds
 # the line goes once the decode's guard record is in sessions/ (or the
