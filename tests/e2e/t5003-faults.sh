@@ -70,6 +70,15 @@ test_expect_success 'ptquery to /dev/full and on a limit: exit 1, and why' '
 	test_cmp want err
 '
 
+test_expect_success 'ptrec to /dev/full: the snapshot is kept, exit 1, and why' '
+	must_exit 1 ptrec -o r -- "$PTKIT_BUILD/tests/fixtures/emu/branchy" \
+	    >/dev/full 2>err &&
+	echo "ptrec: stdout: write failed: No space left on device" >want &&
+	tail -n 1 err >last &&
+	test_cmp want last &&
+	test -f r/manifest.json
+'
+
 test_expect_success 'images[].archived through ..: refused, naming it' '
 	cp -R "$SNAP" s &&
 	jq ".images[0].archived = \"../../progs/fib\"" "$SNAP/manifest.json" \
