@@ -315,8 +315,9 @@ output_close(struct output *out, int rc, struct error *e)
 	if (out->wf != NULL && fclose(out->wf) != 0 && crc == 0)
 		crc = error_set_errno(&ce, errno, "stdout: close");
 	out->wf = NULL;
+	/* Whatever failed after it (a writer, a sink), the cut came first. */
 	if (output_write_failed(out))
-		crc = write_failed(out, &ce);
+		return write_failed(out, e);
 	if (rc == 0 && crc < 0) {
 		*e = ce;
 		rc = crc;

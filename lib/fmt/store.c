@@ -595,8 +595,8 @@ store_guard_begin(const struct store *s, const char *gid, const char *sid,
 	int lock, fd, rc;
 
 	if (!store_id_valid(sid))
-		return error_set(e, ERR_INVALID, "'%.80s' is not a valid "
-		    "snapshot id", sid);
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid id",
+		    sid);
 	rec = json_pack("{s:[s],s:s,s:s,s:I}", "snapshots", sid, "state",
 	    "running", "kind", kind, "pid", (json_int_t)getpid());
 	text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
@@ -609,6 +609,13 @@ store_guard_begin(const struct store *s, const char *gid, const char *sid,
 	 * the lock without its record, or the snapshot unguarded after
 	 * the check below.
 	 */
+	/* A store made before sessions/ was one of its areas gets it now. */
+	if ((rc = fmt_path(snap, sizeof(snap), e, "%s/sessions", s->root)) < 0 ||
+	    (mkdir(snap, 0700) < 0 && errno != EEXIST &&
+	    (rc = error_set_errno(e, errno, "%s", snap)) < 0)) {
+		free(text);
+		return rc;
+	}
 	if ((lock = store_lock(s, 0, e)) < 0) {
 		free(text);
 		return lock;
