@@ -296,11 +296,34 @@ test_image_unreadable(void)
 	char dest[PATH_MAX], path[PATH_MAX + 32];
 	int rc;
 
+	char said[512] = "";
+	FILE *f;
+	int saved;
+
 	image_source(&src, &o, &map, &th, &wcfg, &tc, &cpu, "/nonexistent/lib.so");
 	snprintf(dest, sizeof(dest), "%s/gone", tmp);
+	snprintf(path, sizeof(path), "%s/gone.stderr", tmp);
+	/* What it says on stderr, caught in a file. */
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || freopen(path, "w", stderr) == NULL) {
+		OK(0, "stderr to a file");
+		return;
+	}
 	rc = snapwrite(&src, dest, &e);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(said, sizeof(said), f) == NULL)
+			said[0] = '\0';
+		fclose(f);
+	}
 	IS_INT(rc, 0, "a snapshot without the image%s%s", rc < 0 ? ": " : "",
 	    rc < 0 ? e.msg : "");
+	IS_STR(said, "ptrec: warning: snapshot: image /nonexistent/lib.so not "
+	    "archived: /nonexistent/lib.so: open: No such file or directory\n",
+	    "the loss is said on stderr at once");
 	snprintf(path, sizeof(path), "%s/manifest.json", dest);
 	if (rc < 0 || manifest_read(path, &m, &e) < 0) {
 		OK(0, "manifest");
