@@ -324,7 +324,8 @@ run_native(const char *path, const struct decode_options *o)
 		rc = decode_snapshot(&s, o, &out, &procs, &e);
 	rc = output_close(&out, rc, &e);
 	if (rc < 0)
-		report_error(tool.name, path, &e, NULL);
+		report_error(tool.name, output_write_failed(&out) ? "stdout" :
+		    path, &e, NULL);
 	else
 		report_summary(path, &s, &out, procs);
 	snap_free(&s);

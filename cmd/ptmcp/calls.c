@@ -369,13 +369,6 @@ decode_done(struct server *srv, struct job *j)
 	reply_tool(srv, j->req_id, made, r);
 }
 
-/* mkdir that accepts an existing directory. */
-static int
-ensure_dir(const char *path)
-{
-	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
-}
-
 static struct job *
 decode_job(struct server *srv, const json_t *id, const json_t *token,
     const char *sid, const char *snap)
@@ -383,17 +376,36 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	char derived[PATH_MAX], tmp[PATH_MAX], out[PATH_MAX + 8];
 	char *argv1[] = { "ptdecode", (char *)snap, NULL };
 	char *argv2[] = { "ptspans", "-o", out, NULL };
+	char gid[STORE_ID_SIZE];
 	struct error e;
 	struct job *j;
+	int guard;
 
-	if (store_snapshot_derived(snap, derived, sizeof(derived), NULL) < 0 ||
-	    store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
+	/* Guarded before anything runs: no prune removes sid under it. */
+	if ((guard = store_id_new(gid, &e)) < 0 ||
+	    (guard = store_guard_begin(&srv->store, gid, sid, "job",
+	    &e)) < 0) {
+		if (guard == -ERR_NOTFOUND)
+			reply_tool_error(srv, id, "No snapshot %s in the store: "
+			    "it was removed before its decode could start.",
+			    sid);
+		else
+			reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return NULL;
+	}
+	if (store_derived_make(snap, derived, sizeof(derived), &e) < 0) {
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		store_guard_end(&srv->store, gid, guard);
+		return NULL;
+	}
+	if (store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
-	else if (ensure_dir(derived) == 0 && mkdtemp(tmp) != NULL)
+	else if (mkdtemp(tmp) != NULL)
 		errno = 0;
 	if (errno != 0) {
 		reply_tool_error(srv, id, "ptmcp: %s: %s", derived,
 		    strerror(errno));
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(out, sizeof(out), "%s/a", tmp);
@@ -401,15 +413,13 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	    decode_done);
 	if (j == NULL) {
 		rmdir(tmp);
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
 	snprintf(j->snap, sizeof(j->snap), "%s", sid);
-	if (job_guard(srv, j, sid, &e) < 0) {
-		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
-		job_free(srv, j);
-		return NULL;
-	}
+	memcpy(j->guard, gid, sizeof(j->guard));
+	j->guard_fd = guard;
 	return j;
 }
 

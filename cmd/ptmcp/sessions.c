@@ -103,23 +103,6 @@ status_result(const struct session *s)
 	return r;
 }
 
-int
-session_guard_record(const struct store *st, const char *gid,
-    const char *sid, const char *kind, struct error *e)
-{
-	json_t *rec = json_pack("{s:[s],s:s,s:s}", "snapshots", sid, "state",
-	    "running", "kind", kind);
-	char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
-	int rc;
-
-	json_decref(rec);
-	if (text == NULL)
-		return error_set(e, ERR_NOMEM, "session record");
-	rc = store_write_json(st, STORE_SESSIONS, gid, text, strlen(text), e);
-	free(text);
-	return rc;
-}
-
 /* A line ptrec printed on stdout: the path of a snapshot it wrote. */
 static void
 session_line(struct server *srv, struct job *j)

@@ -23,6 +23,7 @@
 #include "sym/symcache.h"
 #include "sym/symtab.h"
 #include "span/spandir.h"
+#include "fmt/store.h"
 
 #define MAX_MAPS 4096
 
@@ -445,8 +446,8 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 int
 kind_decoded(const struct analysis *a, const struct query_options *o)
 {
-	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
 	struct codemap_options co = { 0 };
+	char snap[PATH_MAX];
 	struct decoded d;
 	struct dec_rows r;
 	struct table t = { NULL, NULL, 0, 0, &r, NULL, NULL, "" };
@@ -469,6 +470,11 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		report(query_tool, "--kind insns", NULL, "needs --tid TID (and "
 		    "a window: --from, --to)");
 		return EXIT_USAGE;
+	}
+	if (store_analysis_source(a->dir, analysis_manifest_str(a,
+	    SPANDIR_M_SNAPSHOT, ""), snap, sizeof(snap), &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
 	}
 	if (snap[0] == '\0') {
 		report(query_tool, a->dir, NULL, "names no snapshot to decode");

@@ -88,6 +88,11 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int status;
 
+	/* The snapshot lines are checked at the end: keep why one failed. */
+	if (report_stdout_keep_errno() < 0) {
+		report(ptrec_tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if ((p = rec_options_parse(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(ptrec_tool.name, p == CLI_DONE ?
 		    EXIT_OK : EXIT_USAGE);

@@ -127,9 +127,26 @@ archive_vdso(struct snapshot *s, struct snapshot_image *img, struct error *e)
 }
 
 /*
+ * What could not be archived (what, then why): when the snapshot itself
+ * could not be written (a full disk), nothing after it can be whole, and
+ * the snapshot fails with why; else (an image gone, unreadable) it is a
+ * loss told on stderr at once and in the manifest's warnings.
+ */
+static int
+not_archived(struct writer_ctx *w, const char *what, const char *why,
+    struct error *e)
+{
+	if (w->snap->write_errno != 0)
+		return error_set(e, ERR_IO, "%s not archived: %s", what, why);
+	report_warning("ptrec", "snapshot", "%s not archived: %s", what, why);
+	return manifest_add_warning(&w->snap->manifest, e, "%s not archived: "
+	    "%s", what, why);
+}
+
+/*
  * Archives the image mapped as path, once per path; one that cannot be
- * archived is a warning and its row says so.  Returns 0 and *row, or
- * -ERR_NOMEM.
+ * read is a warning and its row says so.  Returns 0 and *row, or
+ * -ERR_NOMEM, or -ERR_IO when the snapshot could not be written.
  */
 static int
 image_archive(struct writer_ctx *w, const char *path,
@@ -160,9 +177,12 @@ image_archive(struct writer_ctx *w, const char *path,
 		r->ok = snapshot_archive_file(w->snap, path, NULL, &r->img,
 		    &ae) == 0;
 	*row = r;
-	if (!r->ok)
-		return manifest_add_warning(&w->snap->manifest, e,
-		    "image %s not archived: %s", path, ae.msg);
+	if (!r->ok) {
+		char what[PATH_MAX + 8];
+
+		snprintf(what, sizeof(what), "image %s", path);
+		return not_archived(w, what, ae.msg, e);
+	}
 	/*
 	 * perf finds an archived image by its build-id only: without one it
 	 * reads the file at its path, which may change or go.
@@ -212,9 +232,11 @@ archive_jit(struct writer_ctx *w, struct error *e)
 		if (rc == -ERR_NOMEM)
 			return error_set(e, ERR_NOMEM, "%s", ie.msg);
 		if (rc < 0) {
-			if ((rc = manifest_add_warning(m, e, "JIT code at "
-			    "0x%" PRIx64 " not archived: %s", j->code->start,
-			    ie.msg)) < 0)
+			char what[64];
+
+			snprintf(what, sizeof(what), "JIT code at 0x%" PRIx64,
+			    j->code->start);
+			if ((rc = not_archived(w, what, ie.msg, e)) < 0)
 				return rc;
 			continue;
 		}

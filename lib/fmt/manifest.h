@@ -211,6 +211,16 @@ int manifest_write(FILE *out, const struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;
 
 /*
+ * Checks only that every member naming a file of the snapshot
+ * (images[].archived, images[].debug, jit_maps[].archived) is a path
+ * inside it, as manifest_read does: for a copy (an import) that must not
+ * take in a manifest sending readers elsewhere.  Returns 0, or
+ * -ERR_FORMAT ("PATH: images[2].archived: not a path inside the snapshot
+ * directory (absolute, empty or through ..)"), -ERR_IO, -ERR_NOTFOUND.
+ */
+int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * Reads path into m (manifest_init'ed by it; manifest_free it after).
  * Returns 0, -ERR_IO/-ERR_NOTFOUND, -ERR_FORMAT (not JSON, a member
  * missing or of the wrong type: the message names it), -ERR_UNSUPPORTED
