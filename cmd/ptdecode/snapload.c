@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/scratch.h"
 #include "fmt/snapshot.h"
 
 static char *
@@ -474,6 +475,17 @@ snap_load(struct snap *s, const char *dir, struct error *e)
 		    error_set_errno(e, errno, "cannot resolve the path");
 	if ((s->dir = strdup(real)) == NULL)
 		return error_set(e, ERR_NOMEM, "%s", dir);
+	/* a snapshot directory still being written, or left half written */
+	switch (scratch_owner_of(s->dir)) {
+	case SCRATCH_OWNER_DEAD:
+		return error_set(e, ERR_FORMAT, "incomplete snapshot: "
+		    "recorder killed");
+	case SCRATCH_OWNER_ALIVE:
+		return error_set(e, ERR_FORMAT, "incomplete snapshot: "
+		    "still being written");
+	default:
+		break;
+	}
 	if ((rc = snap_file(s, SNAPSHOT_MANIFEST, &path, e)) < 0)
 		return rc;
 	rc = manifest_read(path, &s->man, e);

@@ -84,6 +84,23 @@ scratch_sweep_dead(const char *parent, const char *infix)
 	return swept;
 }
 
+enum scratch_owner
+scratch_owner_of(const char *dir)
+{
+	char owner[4500];
+	enum scratch_owner who;
+	int fd;
+
+	snprintf(owner, sizeof(owner), "%s/%s", dir, SCRATCH_OWNER);
+	if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return SCRATCH_NO_OWNER;
+	/* a shared try: taking it says nobody holds the owner's lock */
+	who = flock(fd, LOCK_SH | LOCK_NB) == 0 ? SCRATCH_OWNER_DEAD :
+	    SCRATCH_OWNER_ALIVE;
+	close(fd);
+	return who;
+}
+
 /*
  * The owner file is made and locked under another name, then renamed, so
  * that no sweeper ever sees it unlocked.

@@ -68,6 +68,15 @@ int scratch_disown(const char *dir, int lock_fd, struct error *e)
  */
 unsigned scratch_sweep_dead(const char *parent, const char *infix);
 
+/* Who owns dir, as scratch_own made it its owner's. */
+enum scratch_owner {
+	SCRATCH_NO_OWNER = 0,	/* no owner file: not being made */
+	SCRATCH_OWNER_ALIVE,	/* its process is still making it */
+	SCRATCH_OWNER_DEAD,	/* its process died before it was done */
+};
+
+enum scratch_owner scratch_owner_of(const char *dir);
+
 /*
  * Removes the directory (unless PTKIT_KEEP_WASTE=1) and forgets it.
  * Returns 0, or -ERR_IO if something could not be removed.

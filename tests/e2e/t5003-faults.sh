@@ -123,4 +123,21 @@ test_expect_success 'a manifest that is not JSON: its words are not quoted' '
 	test_cmp want err
 '
 
+# A snapshot directory whose writer holds (or held) its owner lock is not
+# read as a snapshot: a partial one of a writer still at work, or of one
+# killed before it was done (ptrec makes it beside its destination as
+# .NAME.tmp-XXXXXX, with an owner file locked for its lifetime).
+test_expect_success 'a partial snapshot is refused: killed or still written' '
+	cp -r "$SNAP" .snap.tmp-dead01 && echo 1 >.snap.tmp-dead01/.owner &&
+	must_exit 1 ptdecode .snap.tmp-dead01 >/dev/null 2>err &&
+	grep -q "^ptdecode: .*\.snap\.tmp-dead01: incomplete snapshot: recorder killed\$" err &&
+	cp -r "$SNAP" .snap.tmp-live01 && echo 2 >.snap.tmp-live01/.owner &&
+	mkfifo held release &&
+	{ flock .snap.tmp-live01/.owner sh -c "echo locked >held; read _ <release" & } &&
+	read -r _ <held &&
+	must_exit 1 ptdecode .snap.tmp-live01 >/dev/null 2>err;
+	rc=$?; echo done >release; wait; test $rc = 0 &&
+	grep -q "incomplete snapshot: still being written\$" err
+'
+
 test_done
