@@ -478,8 +478,14 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	}
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", scratch, seq);
 	if ((f = fopen(path, "re")) != NULL) {
-		if (fscanf(f, "%*s %*d %" SCNx64, &c->fired_time) != 1)
+		uint64_t out = 0;
+		int n = fscanf(f, "%*s %*d %" SCNx64 " %" SCNu64,
+		    &c->fired_time, &out);
+
+		if (n < 1)
 			c->fired_time = 0;
+		c->output_offset = out;
+		c->has_output_offset = n == 2;
 		fclose(f);
 	}
 	return 0;
@@ -994,6 +1000,8 @@ ring_threads(const struct emu_run *run, const struct emu_sideband *sb,
 	src->start_tsc = src->start_ns = start == UINT64_MAX ? 0 : start;
 	src->end_tsc = src->end_ns = end;
 	src->fired_ns = c->fired_time ? c->fired_time : end;
+	src->output_offset = c->output_offset;
+	src->has_output_offset = c->has_output_offset;
 }
 
 /* ---- what was not kept ---------------------------------------------------- */

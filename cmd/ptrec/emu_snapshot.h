@@ -86,6 +86,9 @@ struct emu_capture {
 	const char *reason;		/* trigger kind */
 	const char *detail;		/* or NULL */
 	uint64_t fired_time;		/* virtual TSC, 0 unknown */
+	uint64_t output_offset;		/* output.log bytes before the
+					   trigger, when has_output_offset */
+	int has_output_offset;
 	struct emu_ring_copy *rings;
 	size_t n_rings;
 	struct snapwrite_code *jit;	/* snap.<seq>/jit.*, data malloc'd */

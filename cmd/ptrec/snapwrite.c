@@ -708,6 +708,8 @@ fill_capture(struct manifest *m, const struct snapwrite_source *src,
 	m->capture.end_wall_ns = src->end_wall_ns;
 	m->trigger.fired_ns = src->fired_ns;
 	m->trigger.fired_wall_ns = src->fired_wall_ns;
+	m->trigger.output_offset = src->has_output_offset ?
+	    (int64_t)src->output_offset : -1;
 	if ((rc = manifest_set_string(&m->trigger.kind, src->reason, e)) < 0)
 		return rc;
 	if (src->detail != NULL &&

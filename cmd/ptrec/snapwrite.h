@@ -154,6 +154,9 @@ struct snapwrite_source {
 	const char *reason;		/* trigger kind */
 	const char *detail;		/* or NULL */
 	uint64_t start_ns, end_ns, fired_ns;	/* perf time */
+	uint64_t output_offset;		/* output.log bytes the program wrote
+					   before the trigger, when known */
+	int has_output_offset;
 	uint64_t start_tsc, end_tsc;
 	uint64_t start_wall_ns, end_wall_ns, fired_wall_ns;
 	const struct snapwrite_counter *counters;

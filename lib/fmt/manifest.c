@@ -19,6 +19,7 @@ manifest_init(struct manifest *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->format_version = MANIFEST_FORMAT_VERSION;
+	m->trigger.output_offset = -1;
 }
 
 static void
@@ -395,6 +396,11 @@ write_trigger_capture(struct jsonw *w, const struct manifest *m)
 	kv_str_or_null(w, "detail", m->trigger.detail);
 	jsonw_kv_u64(w, "fired_ns", m->trigger.fired_ns);
 	jsonw_kv_u64(w, "fired_wall_ns", m->trigger.fired_wall_ns);
+	jsonw_key(w, "output_offset");
+	if (m->trigger.output_offset >= 0)
+		jsonw_u64(w, (uint64_t)m->trigger.output_offset);
+	else
+		jsonw_null(w);
 	jsonw_object_end(w);
 	jsonw_key(w, "capture");
 	jsonw_object_begin(w);
@@ -735,6 +741,8 @@ read_trigger_capture(struct mr *r, const json_t *root, struct manifest *m)
 	str(r, t, "detail", &m->trigger.detail);
 	m->trigger.fired_ns = u64(r, t, "fired_ns");
 	m->trigger.fired_wall_ns = u64(r, t, "fired_wall_ns");
+	m->trigger.output_offset = json_is_integer(json_object_get(t,
+	    "output_offset")) ? (int64_t)u64(r, t, "output_offset") : -1;
 	c = obj(r, root, "capture");
 	r->where = "capture";
 	m->capture.start_ns = u64(r, c, "start_ns");

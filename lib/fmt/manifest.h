@@ -114,6 +114,8 @@ struct manifest {
 		char *detail;		/* what matched, or NULL */
 		uint64_t fired_ns;	/* perf time */
 		uint64_t fired_wall_ns;
+		int64_t output_offset;	/* output.log bytes before it; -1
+					   unknown (written as null) */
 	} trigger;
 
 	struct {

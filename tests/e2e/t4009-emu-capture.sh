@@ -69,7 +69,9 @@ test_expect_success '--trigger-line on a terminal: at the printf of the line' '
 	printf "tick 1\ntick 2\n" >want &&
 	head -n 2 snap/output.log >got &&
 	test_cmp want got &&
-	grep -q "^ticks 5 leaf calls 2500" tty.out
+	grep -q "^ticks 5 leaf calls 2500" tty.out &&
+	# where the trigger fired in output.log: just past the matching line
+	test_eq 14 "$(jq .trigger.output_offset snap/manifest.json)"
 '
 
 # Into a pipe stdio writes its buffer at the exit: the trigger sees the
@@ -81,7 +83,16 @@ test_expect_success '--trigger-line into a pipe: at the write of the buffer' '
 	printf "tick 1\ntick 2\ntick 3\ntick 4\ntick 5\nticks 5 leaf calls 2500\n" \
 	    >want &&
 	test_cmp want snap/output.log &&
+	test_eq 14 "$(jq .trigger.output_offset snap/manifest.json)" &&
 	emu_check_parity snap truth 1 >counts
+'
+
+# Any other trigger: the bytes the program had written when it fired.
+test_expect_success 'the trigger place: what was written before a symbol trigger' '
+	on_tty "ptrec --recorder emu -o snap --aux-bytes 4M \
+	    --trigger-symbol leaf --trigger-hits 1001 -- $TICK 5 500 >path" &&
+	test_eq symbol "$(trigger snap)" &&
+	test_eq 14 "$(jq .trigger.output_offset snap/manifest.json)"
 '
 
 test_expect_success 'a bad --trigger-line regex is a usage error, before the run' '

@@ -106,6 +106,8 @@ struct slot {
 	int tid;
 	int64_t sys_num;
 	uint64_t sys_args[6];
+	uint64_t line_out;		/* output offset just past the line that
+					   asks for a snapshot, 0 none */
 	struct linebuf out[2];		/* guest stdout/stderr, --trigger-line */
 };
 
@@ -165,6 +167,8 @@ static struct {
 	uint64_t hit_count;
 	uint64_t forks;			/* children not traced */
 	uint64_t sb_clock;		/* time of the newest mapping */
+	uint64_t out_bytes;		/* written to fds 1 and 2, atomic */
+	uint64_t snap_out;		/* out_bytes at the trigger */
 
 	int sb_fd, events_fd;
 	struct emu_control *ctl;
@@ -910,8 +914,8 @@ snapshot_complete(uint64_t seq)
 
 	snapshot_jit(seq);
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", g.dir, seq);
-	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 "\n", g.snap_reason,
-	    g.snap_reason_tid, g.snap_time);
+	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 " %" PRIu64 "\n",
+	    g.snap_reason, g.snap_reason_tid, g.snap_time, g.snap_out);
 	write_file(path, (const uint8_t *)info, (uint64_t)n);
 	g.snaps_done += (uint64_t)g.snap_counts;
 	counters_record();
@@ -1060,6 +1064,10 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 	snprintf(g.snap_reason, sizeof(g.snap_reason), "%s", reason);
 	g.snap_reason_tid = me != NULL ? me->tid : 0;
 	g.snap_time = me != NULL ? me->th.clock : host_now();
+	/* where in the program's output: past the matching line, or all
+	 * it had written */
+	g.snap_out = me != NULL && me->line_out != 0 ? me->line_out :
+	    __atomic_load_n(&g.out_bytes, __ATOMIC_RELAXED);
 	/* ptrec's requests (--control snapshot) do not use up --repeat */
 	g.snap_counts = strcmp(reason, "request") != 0;
 	g.snap_final = final || (g.snap_counts && g.snaps_done + 1 >= g.repeat);
@@ -1351,7 +1359,7 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 /* ---- syscalls ---------------------------------------------------------- */
 
 enum {
-	NR_WRITE = 1, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
+	NR_WRITE = 1, NR_WRITEV = 20, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
 	NR_RT_SIGACTION = 13, NR_CLONE = 56, NR_FORK = 57, NR_VFORK = 58,
 	NR_EXECVE = 59, NR_EXIT = 60, NR_UNLINK = 87, NR_PRCTL = 157,
 	NR_EXIT_GROUP = 231, NR_UNLINKAT = 263, NR_EXECVEAT = 322,
@@ -1421,7 +1429,10 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 			if (g.tail_ns > 0) {
 				tail_arm(s);
 			} else {
+				s->line_out = __atomic_load_n(&g.out_bytes,
+				    __ATOMIC_RELAXED) + i + 1;
 				snapshot_request(s, 0, "line", 0);
+				s->line_out = 0;
 			}
 		}
 	}
@@ -1475,10 +1486,10 @@ exec_follow(struct slot *s, int64_t num, const uint64_t *a)
 		return;
 	qemu[n] = '\0';
 	if (snprintf(arg, sizeof(arg), "%s,dir=%s,exec=%d,leader=%d,events=%d,"
-	    "seq=%" PRIu64 ",done=%" PRIu64 ",hits=%" PRIu64 ",clock=%" PRIu64,
-	    dl.dli_fname, g.dir, g.exec_index + 1, g.leader,
+	    "seq=%" PRIu64 ",done=%" PRIu64 ",hits=%" PRIu64 ",clock=%" PRIu64
+	    ",out=%" PRIu64, dl.dli_fname, g.dir, g.exec_index + 1, g.leader,
 	    g.leader ? g.events_fd : -1, (uint64_t)g.snap_req, g.snaps_done,
-	    g.hit_count, s->th.clock) >=
+	    g.hit_count, s->th.clock, g.out_bytes) >=
 	    (int)sizeof(arg) ||
 	    (v = emu_exec_argv(qemu, arg, &t, path, argv)) == NULL)
 		return;
@@ -1748,6 +1759,11 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	}
 	if (s == NULL)
 		return;
+	/* what the program wrote to its output, for the trigger's place */
+	if ((num == NR_WRITE || num == NR_WRITEV) && ret > 0 &&
+	    (s->sys_args[0] == 1 || s->sys_args[0] == 2))
+		__atomic_add_fetch(&g.out_bytes, (uint64_t)ret,
+		    __ATOMIC_RELAXED);
 	if (s->hdr != NULL)
 		slot_reclaim(s);
 	if ((num == NR_CLONE || num == NR_CLONE3) && ret == 0)
@@ -2075,7 +2091,7 @@ exec_arg(const char *arg)
 		{ "events=", NULL, &g.events_fd },
 		{ "seq=", (uint64_t *)&g.snap_req, NULL },
 		{ "done=", &g.snaps_done, NULL }, { "hits=", &g.hit_count, NULL },
-		{ "clock=", &g.exec_clock, NULL },
+		{ "clock=", &g.exec_clock, NULL }, { "out=", &g.out_bytes, NULL },
 	};
 	size_t i, n;
 	char *end;
