@@ -299,6 +299,8 @@ rec_options_parse(int argc, char *argv[], struct rec_options *o)
 	int c;
 
 	rec_options_defaults(o);
+	o->argv = argv;
+	o->argc = argc;
 	opterr = 0;
 	/* '+': the first operand starts the program's own argv. */
 	while ((c = getopt_long(argc, argv, "+:o:", long_options, NULL)) != -1) {

@@ -17,6 +17,8 @@ enum rec_timing { TIMING_LOW, TIMING_NORMAL, TIMING_HIGH, TIMING_CONFIG };
 #define REC_MAX_FILTERS 16
 
 struct rec_options {
+	char *const *argv;		/* ptrec's own command line */
+	int argc;
 	const char *out_dir;		/* -o */
 	const char *store;		/* --store */
 	enum rec_recorder recorder;

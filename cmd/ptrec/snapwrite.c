@@ -505,6 +505,10 @@ host_features(const struct snapwrite_source *src, struct perfdata_host *h,
 		h->nr_cpus_avail = h->nr_cpus_online = cpu->online > 0 ?
 		    (uint32_t)cpu->online : 1;
 	}
+	if (src->opt != NULL && src->opt->argc > 0) {
+		h->cmdline = (const char *const *)src->opt->argv;
+		h->nr_cmdline = (size_t)src->opt->argc;
+	}
 }
 
 static int

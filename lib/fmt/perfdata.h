@@ -69,6 +69,7 @@ enum perfdata_feature {
 	PERFDATA_FEAT_NRCPUS = 7,
 	PERFDATA_FEAT_CPUDESC = 8,
 	PERFDATA_FEAT_CPUID = 9,
+	PERFDATA_FEAT_CMDLINE = 11,
 	PERFDATA_FEAT_AUXTRACE = 18,
 	PERFDATA_FEAT_COMPRESSED = 27,
 	PERFDATA_FEAT_KNOWN_MAX = 32	/* bits at or above are "unknown" */
@@ -278,6 +279,8 @@ struct perfdata_attr {
 struct perfdata_host {
 	const char *hostname, *osrelease, *version, *arch, *cpudesc, *cpuid;
 	uint32_t nr_cpus_avail, nr_cpus_online;	/* 0: feature not written */
+	const char *const *cmdline;	/* the recording's command line */
+	size_t nr_cmdline;		/* 0: feature not written */
 };
 
 /* A parsed perf.data.  Everything is owned by it; perfdata_free() frees. */

@@ -32,6 +32,8 @@ struct perfdata_writer {
 	struct perfdata_writer_config cfg;
 	char *filter;			/* copy of cfg.pt.filter */
 	char *host_str[6];		/* copies of cfg.host strings */
+	char **cmdline;			/* copy of cfg.host.cmdline */
+	size_t nr_cmdline;
 	uint64_t sample_type;
 	uint64_t pos;			/* next write offset */
 	int failed;
@@ -273,6 +275,15 @@ copy_config(struct perfdata_writer *w, const struct perfdata_writer_config *cfg,
 		if (hs[i] != NULL && (w->host_str[i] = strdup(hs[i])) == NULL)
 			return error_set(e, ERR_NOMEM, "perf.data writer: host");
 	}
+	if (cfg->host.nr_cmdline > 0) {
+		w->cmdline = calloc(cfg->host.nr_cmdline, sizeof(*w->cmdline));
+		if (w->cmdline == NULL)
+			return error_set(e, ERR_NOMEM, "perf.data writer: cmdline");
+		for (size_t i = 0; i < cfg->host.nr_cmdline; i++, w->nr_cmdline++)
+			if ((w->cmdline[i] = strdup(cfg->host.cmdline[i])) == NULL)
+				return error_set(e, ERR_NOMEM,
+				    "perf.data writer: cmdline");
+	}
 	memset(&w->cfg.host, 0, sizeof(w->cfg.host));
 	w->cfg.host.nr_cpus_avail = cfg->host.nr_cpus_avail;
 	w->cfg.host.nr_cpus_online = cfg->host.nr_cpus_online;
@@ -290,6 +301,9 @@ writer_free(struct perfdata_writer *w)
 		free(w->bids[i].filename);
 	for (int i = 0; i < 6; i++)
 		free(w->host_str[i]);
+	for (size_t i = 0; i < w->nr_cmdline; i++)
+		free(w->cmdline[i]);
+	free(w->cmdline);
 	free(w->bids);
 	free(w->index);
 	free(w->rec.p);
@@ -663,6 +677,14 @@ build_feature(const struct perfdata_writer *w, int bit, struct pd_buf *b)
 		feat_string(b, s);
 		return 1;
 	}
+	case PERFDATA_FEAT_CMDLINE:
+		/* perf's layout: a count, then each string as the others */
+		if (w->nr_cmdline == 0)
+			return 0;
+		pd_put_u32(b, (uint32_t)w->nr_cmdline);
+		for (size_t i = 0; i < w->nr_cmdline; i++)
+			feat_string(b, w->cmdline[i]);
+		return 1;
 	case PERFDATA_FEAT_AUXTRACE:
 		feat_auxtrace(w, b);
 		return 1;
@@ -678,7 +700,7 @@ write_features(struct perfdata_writer *w, uint64_t features[4],
 	static const int bits[] = { PERFDATA_FEAT_BUILD_ID,
 	    PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
 	    PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
-	    PERFDATA_FEAT_CPUDESC, PERFDATA_FEAT_CPUID,
+	    PERFDATA_FEAT_CPUDESC, PERFDATA_FEAT_CPUID, PERFDATA_FEAT_CMDLINE,
 	    PERFDATA_FEAT_AUXTRACE };
 	struct pd_buf table = { 0 }, payload = { 0 };
 	size_t nbits = sizeof(bits) / sizeof(bits[0]), nr = 0;

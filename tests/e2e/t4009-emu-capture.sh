@@ -207,6 +207,7 @@ test_expect_success 'perf.data: the host features and an AUX record per ring' '
 	grep -qx "# arch : $(uname -m)" hdr &&
 	grep -qx "# perf version : ptkit $(ptrec --version | awk "{ print \$NF }")" hdr &&
 	grep -q "^# nrcpus online : [1-9]" hdr &&
+	grep -q "^# cmdline : ptrec --recorder emu -o snap -- $TICK 3 10 *$" hdr &&
 	perf script -D -i snap/perf.data 2>/dev/null |
 	    grep -c "PERF_RECORD_AUX .* flags: 0 \[\]\$" >n &&
 	test_eq 1 "$(cat n)" &&
