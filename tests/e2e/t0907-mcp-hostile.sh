@@ -42,7 +42,7 @@ test_expect_success 'query: an analysis naming another snapshot decodes its own'
 	mv m $a/manifest.json &&
 	PTKIT_STORE=$PWD/s ptmcp query $ID --kind branches --function fib \
 	    --format json >q.json 2>q.err &&
-	test_eq "fib: 1 conditional branches" "$(jq -r .summary q.json)" &&
+	jq -r .summary q.json | grep -q "^fib: 1 conditional branches; taken means the jump was taken (to target)" &&
 	test_eq 1 "$(jq .total_rows q.json)"
 '
 
