@@ -35,6 +35,7 @@ query_filter(const struct query_options *o, struct agg_filter *f)
 	f->n_tids = o->n_pid_tids;
 	f->from_ns = o->from_ns;
 	f->to_ns = o->to_ns;
+	f->incomplete = o->incomplete;
 }
 
 static int
@@ -110,6 +111,21 @@ hot_get(void *ctx, size_t row, union cell *c)
 	c[10].s = r->name;
 }
 
+/*
+ * What the ranking left out: the incomplete spans (--incomplete counts
+ * them), said after the totals.
+ */
+static const char *
+incomplete_note(const struct agg *g, char *buf, size_t size)
+{
+	if (g->incomplete_spans == 0)
+		return "";
+	snprintf(buf, size, " (%" PRIu64 " incomplete spans, %" PRIu64
+	    " ns of self time, left out)", g->incomplete_spans,
+	    g->incomplete_self_ns);
+	return buf;
+}
+
 int
 kind_hotpaths(const struct analysis *a, const struct query_options *o)
 {
@@ -119,6 +135,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	struct agg_filter f;
 	struct error e;
 	uint64_t self = 0, spans = 0;
+	char note[96];
 	int rc;
 
 	if (o->format == F_FOLDED)
@@ -149,10 +166,15 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 		rc = EXIT_FAIL;
 	} else {
 		snprintf(t.summary, sizeof(t.summary), "%zu %s, %" PRIu64
-		    " spans, %" PRIu64 " ns of self time", t.nrows,
+		    " spans, %" PRIu64 " ns of self time%s", t.nrows,
 		    o->group == AGG_MODULE ? "modules" : "functions", spans,
-		    self);
+		    self, incomplete_note(&h.g, note, sizeof(note)));
 		rc = print_sorted(&t, o, "self_ns");
+		if (h.g.incomplete_spans > 0)
+			report_warning(query_tool, a->dir, "%" PRIu64
+			    " incomplete spans (begun before the history the "
+			    "analysis holds) left out of the ranking: "
+			    "--incomplete counts them", h.g.incomplete_spans);
 	}
 	free(h.sel);
 	agg_free(&h.g);

@@ -21,12 +21,12 @@ static const struct tool_info tool = {
 	"        [--sort COLUMN] [--function NAME] [--pid PID] [--tid TID]\n"
 	"        [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N]",
+	"        [--cursor C] [--max-bytes N] [--incomplete]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
-	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID };
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_INCOMPLETE };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
 
@@ -45,6 +45,7 @@ static const struct option long_options[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "incomplete", no_argument, NULL, OPT_INCOMPLETE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -133,6 +134,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			break;
 		case OPT_CURSOR:
 			o->cursor = optarg;
+			break;
+		case OPT_INCOMPLETE:
+			o->incomplete = 1;
 			break;
 		case OPT_HELP:
 			return cli_help(&tool);

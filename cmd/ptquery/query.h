@@ -30,6 +30,7 @@ struct query_options {
 	int has_pid;
 	uint32_t *pid_tids;
 	size_t n_pid_tids;
+	int incomplete;			/* --incomplete: rank those spans too */
 };
 
 /* Does thread tid pass --tid and --pid? */

@@ -732,7 +732,10 @@ emit_gap(struct callstack *cs, struct cs_gap *g)
 	if (g->end_ns < g->start_ns)
 		g->end_ns = g->start_ns;
 	t->st.gaps++;
-	t->st.gap_ns += g->end_ns - g->start_ns;
+	/* The overwritten trace before a ring start lies before first_ns:
+	 * not a hole in the history the thread's time is measured over. */
+	if (g->cause != CS_GAP_RING_START)
+		t->st.gap_ns += g->end_ns - g->start_ns;
 	return cs->sink.gap ? cs->sink.gap(cs->sink.ctx, g) : 0;
 }
 
@@ -754,7 +757,9 @@ close_stream_gap(struct callstack *cs, uint64_t ip, uint64_t time)
 	if (!t->gap_open)
 		return 0;
 	t->gap_open = 0;
-	if (t->n == 0 && t->gap.cause != CS_GAP_RING_START)
+	/* Frames open at the resume began before the history: they start
+	 * at its first instant, which is here (after a ring start too). */
+	if (t->n == 0)
 		set_segment(t, time);
 	t->gap.resume_ip = ip;
 	t->gap.end_ns = time;

@@ -254,7 +254,9 @@ struct cs_thread_stats {
 	uint64_t blocks, insns;
 	uint64_t spans, max_depth_seen;
 	int32_t min_depth;		/* lowest depth (retroactive callers) */
-	uint64_t gaps, gap_ns;		/* every gap, and their total time */
+	uint64_t gaps, gap_ns;		/* every gap, and the time of those
+					   inside [first_ns, last_ns] (all
+					   but a ring start's) */
 	uint64_t cut_frames;		/* frames ended by a gap */
 	uint64_t unwound;		/* frames ended unwound */
 	uint64_t tail_calls, signals, sigreturns;
