@@ -704,8 +704,8 @@ test_longjmp_below(void)
 	end();
 	IS_INT(run(0), 0, "longjmp below bottom: fed");
 	IS_STR(render(&got),
-	    "longjmp d=0 p=- ring_start/unwound i=3/3 t=100-110\n"
-	    "main d=-1 p=- ring_start/snapshot_end i=4/4 t=100-120\n",
+	    "longjmp d=0 p=- ring_start/unwound i=3/3 t=110-110\n"
+	    "main d=-1 p=- ring_start/snapshot_end i=4/4 t=110-120\n",
 	    "longjmp below bottom: the target's frame, one level down");
 }
 
@@ -736,20 +736,24 @@ static void
 test_below_bottom(void)
 {
 	thread(BLKS_THREAD_WRAPPED);
-	gap(BLKS_GAP_RING_START, 100);
+	/* ptdecode gives a ring start no time (0): the overwritten trace. */
+	gap(BLKS_GAP_RING_START, 0);
 	blk(0x3018, 0x3020, 3, 110);	/* in g: ret into f */
 	blk(0x2015, 0x2020, 2, 120);	/* f: ret into main */
 	blk(0x1015, 0x1018, 1, 130);
 	end();
 	IS_INT(run(0), 0, "below bottom: fed");
 	IS_STR(render(&got),
-	    "g d=0 p=f ring_start/seen i=3/3 t=100-110\n"
-	    "f d=-1 p=main ring_start/seen i=2/5 t=100-120\n"
-	    "main d=-2 p=- ring_start/snapshot_end i=1/6 t=100-130\n",
-	    "below bottom: callers made from returns, never [unknown]");
+	    "g d=0 p=f ring_start/seen i=3/3 t=110-110\n"
+	    "f d=-1 p=main ring_start/seen i=2/5 t=110-120\n"
+	    "main d=-2 p=- ring_start/snapshot_end i=1/6 t=110-130\n",
+	    "below bottom: callers start at the history's first instant");
 	IS_INT(got.st.min_depth, -2, "below bottom: min depth");
-	IS_STR(got.gaps, "ring_start 100-110 cut=0;",
+	IS_STR(got.gaps, "ring_start 0-110 cut=0;",
 	    "below bottom: the ring_start gap");
+	IS_U64(got.st.first_ns, 110, "below bottom: the history's first ns");
+	IS_U64(got.st.gap_ns, 0,
+	    "below bottom: the overwritten trace is no gap of the history");
 }
 
 static void
