@@ -170,7 +170,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 		    o->group == AGG_MODULE ? "modules" : "functions", spans,
 		    self, incomplete_note(&h.g, note, sizeof(note)));
 		rc = print_sorted(&t, o, "self_ns");
-		if (h.g.incomplete_spans > 0)
+		if (rc == EXIT_OK && h.g.incomplete_spans > 0)
 			report_warning(query_tool, a->dir, "%" PRIu64
 			    " incomplete spans (begun before the history the "
 			    "analysis holds) left out of the ranking: "
