@@ -8,7 +8,7 @@
 SPANS_FIX := $(BUILD)/tests/fixtures/spans
 SPANS_FIX_CFLAGS := -O2 -g -Wl,-z,now -pthread
 SPANS_FIXTURES := $(SPANS_FIX)/tree $(SPANS_FIX)/cxx $(SPANS_FIX)/cxxcold \
-	$(SPANS_FIX)/sig \
+	$(SPANS_FIX)/names $(SPANS_FIX)/sig \
 	$(SPANS_FIX)/threads $(SPANS_FIX)/dl $(SPANS_FIX)/libspansdl.so \
 	$(SPANS_FIX)/strip/tree $(SPANS_FIX)/lto $(SPANS_FIX)/jit
 
