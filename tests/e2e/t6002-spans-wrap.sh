@@ -152,4 +152,21 @@ test_expect_success 'calls in the window cost what they cost unwrapped' '
 	join wrap.per_call full.per_call | awk "\$2 >= \$4 { exit 1 }"
 '
 
+test_expect_success 'frames below the bottom that no symbol holds are unknown' '
+	cp "$EMU_FIX/branchy" bare && strip --strip-all bare &&
+	ptrec --recorder emu -o snap --aux-bytes 16K -- ./bare 3 3000 \
+	    >path 2>rec.err &&
+	ptdecode snap >blocks 2>decode.err &&
+	ptspans -o an <blocks >out &&
+	jq -e ".quality.wrapped_threads == 1" an/manifest.json &&
+	# Below the bottom: no entry; in the stripped program: no symbol.
+	jq -s -e "map(select(.entry == null and .raw == null and
+	    (.module | endswith(\"/bare\")))) | length > 0 and
+	    all(.fn == \"unknown\")" an/spans.jsonl &&
+	# Frames entered by a call keep module+offset of their entry.
+	jq -s -e "map(select(.entry != null and .raw == null and
+	    (.module | endswith(\"/bare\")))) | length > 0 and
+	    all(.fn | test(\"^bare\\\\+0x[0-9a-f]{1,6}\$\"))" an/spans.jsonl
+'
+
 test_done
