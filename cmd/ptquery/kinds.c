@@ -105,7 +105,8 @@ hot_get(void *ctx, size_t row, union cell *c)
 	c[5].u = r->self_insns;
 	c[6].u = r->spans ? r->sum_ns / r->spans : 0;
 	c[7].u = r->max_ns;
-	c[8].s = r->self_ns == 0 && r->total_ns > 0 ? "all_in_callees" :
+	c[8].s = r->incomplete > 0 ? "incomplete_left_out" :
+	    r->self_ns == 0 && r->total_ns > 0 ? "all_in_callees" :
 	    r->is_inline ? "inlined" : "-";
 	c[9].s = r->module[0] ? r->module : "-";
 	c[10].s = r->name;

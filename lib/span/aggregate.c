@@ -317,6 +317,7 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 		return 0;
 	if (h->f != NULL && !h->f->incomplete &&
 	    agg_incomplete(h->c.cause[v->row])) {
+		r->incomplete++;
 		h->out->incomplete_spans++;
 		h->out->incomplete_self_ns += h->c.self_ns[v->row];
 		return 0;

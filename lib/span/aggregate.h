@@ -61,6 +61,7 @@ struct agg_row {
 	int is_inline;			/* a row of inline.jsonl (AGG_INLINE) */
 	uint64_t calls, spans, total_ns, self_ns, insns, self_insns;
 	uint64_t sum_ns, max_ns;
+	uint64_t incomplete;		/* incomplete spans left out of it */
 };
 
 struct agg {

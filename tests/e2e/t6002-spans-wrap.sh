@@ -121,6 +121,8 @@ test_expect_success 'incomplete spans stay out of the ranking, and it says so' '
 	jq -r "[.rows[] | select(.module | endswith(\"/branchy\"))][0].name" \
 	    hot.json >ours.top &&
 	test_cmp perf.top ours.top &&
+	jq -e "[.rows[] | select(.name == \"main\")] | length == 1 and
+	    .[0].spans == 0 and .[0].note == \"incomplete_left_out\"" hot.json &&
 	# No row has more self time than the history is long.
 	jq -e --argjson w "$(jq ".threads[0].last_ns - .threads[0].first_ns" \
 	    "$W/an/manifest.json")" "all(.rows[]; .self_ns <= \$w and

@@ -137,6 +137,7 @@ test_hotpaths(const struct analysis *a)
 		IS_U64(r->spans, 1, "main spans: the ring start's left out");
 		IS_U64(r->self_ns, 30, "main self: the complete span's");
 		IS_U64(r->total_ns, 100, "main total: the complete span's");
+		IS_U64(r->incomplete, 1, "main: one span left out of it");
 	}
 	IS_U64(g.incomplete_spans, 1, "one incomplete span left out");
 	IS_U64(g.incomplete_self_ns, 10, "its self time");
