@@ -2,7 +2,7 @@
 # Both builds are called work, in two directories, as base and head
 # builds of one program are.
 DIFF_FIXTURES := $(BUILD)/fixtures/diff/base/work \
-	$(BUILD)/fixtures/diff/head/work
+	$(BUILD)/fixtures/diff/head/work $(BUILD)/fixtures/diff/clone/work
 CHECK_DEPS += $(DIFF_FIXTURES)
 
 # The fixture is built without sanitizers: emu runs it under qemu.
@@ -13,6 +13,10 @@ $(BUILD)/fixtures/diff/base/work: tests/fixtures/diff/work.c | $(DEPS_STAMP)
 $(BUILD)/fixtures/diff/head/work: tests/fixtures/diff/work.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -DRENAMED -o $@ $<
+
+$(BUILD)/fixtures/diff/clone/work: tests/fixtures/diff/work.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -DCLONED -o $@ $<
 
 INSTALL_EXTRA += install-ptkit-mk
 

@@ -4,7 +4,8 @@
 # The plugin is a shared object qemu-x86_64 dlopens: position-independent,
 # hidden visibility except the two qemu_plugin_* symbols, never built with
 # SANITIZE flags (qemu is not sanitized), linked against libipt (encoder)
-# and Zydis (instruction classes, through lib/dec/x86class).  ptrec finds it beside itself at
+# and Zydis (instruction classes, through lib/dec/x86class), and libelf
+# (cmd/ptrec/elfsym finds the stop indicators in each image it maps).  ptrec finds it beside itself at
 # ../lib/ptkit/libptkit-emu.so, which is where both the build tree and
 # `make install` ($(PKGLIBDIR)) put it.
 
@@ -12,7 +13,7 @@ EMU_PLUGIN := $(BUILD)/lib/ptkit/libptkit-emu.so
 # lib/dec/x86class.c is built in too: the plugin classifies branches with
 # the same table as the decoders (and no sanitizer flags come with it).
 EMU_PLUGIN_SRCS := $(sort $(wildcard cmd/ptrec/emu/*.c)) cmd/ptrec/emu_handoff.c \
-	lib/dec/x86class.c
+	lib/dec/x86class.c cmd/ptrec/elfsym.c lib/base/error.c
 EMU_PLUGIN_OBJS := $(EMU_PLUGIN_SRCS:%.c=$(BUILD)/emu-plugin/%.o)
 # -flto: the per-block path crosses emu_plugin, emu_trace and emu_enc;
 # inlining across them is worth 10-20% of the recording rate.
@@ -28,7 +29,7 @@ $(BUILD)/emu-plugin/%.o: %.c | $(DEPS_STAMP)
 $(EMU_PLUGIN): $(EMU_PLUGIN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared $(EMU_PLUGIN_CFLAGS) -o $@ $(EMU_PLUGIN_OBJS) $(LDFLAGS) \
-	    -lipt -lZydis -lpthread
+	    -lipt -lZydis -lelf -lpthread
 
 all: $(EMU_PLUGIN)
 
@@ -49,6 +50,23 @@ $(BUILD)/tests/fixtures/emu/%.static: tests/fixtures/emu/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EMU_FIXTURE_CFLAGS) -static -o $@ $<
 
+# ticker linked without a build-id: perf cannot find its archived copy.
+EMU_LIB_FIXTURES_NOBID := $(BUILD)/tests/fixtures/emu/ticker.nobuildid
+$(BUILD)/tests/fixtures/emu/ticker.nobuildid: tests/fixtures/emu/ticker.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -Wl,--build-id=none -o $@ $<
+
+# A program whose stop indicator is in a shared library beside it.
+EMU_LIB_FIXTURES := $(BUILD)/tests/fixtures/emu/libstopind.so \
+	$(BUILD)/tests/fixtures/emu/stopind_so
+$(BUILD)/tests/fixtures/emu/libstopind.so: tests/fixtures/emu/lib/libstopind.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -fPIC -shared -o $@ $<
+$(BUILD)/tests/fixtures/emu/stopind_so: tests/fixtures/emu/lib/stopind_so.c \
+    $(BUILD)/tests/fixtures/emu/libstopind.so
+	$(CC) $(EMU_FIXTURE_CFLAGS) -o $@ $< -L$(@D) -lstopind \
+	    -Wl,-rpath,'$$ORIGIN'
+
 # Unit tests of the plugin's parts link those parts (built the normal way,
 # sanitizers included: the test is not loaded into qemu).
 EMU_UNIT_OBJS := $(BUILD)/cmd/ptrec/emu/emu_enc.o \
@@ -62,7 +80,8 @@ $(BUILD)/tests/unit/t_emu_enc: \
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
 	    $(LIBS_ALL)
 
-CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES)
+CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES) $(EMU_LIB_FIXTURES) \
+	$(EMU_LIB_FIXTURES_NOBID)
 # bench/emu.bench.sh runs the branchy fixture natively, under plain qemu
 # and under ptrec --recorder emu.
 BENCH_DEPS += $(EMU_PLUGIN) $(BUILD)/tests/fixtures/emu/branchy.static

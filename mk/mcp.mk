@@ -52,3 +52,19 @@ $(MCP_CLIENT_DIR)/.installed: tests/mcp/package.json \
 	fi
 
 CHECK_DEPS += $(MCP_CLIENT_DIR)/client.mjs
+
+# The agent test's program (tests/fixtures/mcp/agent.c): built as users
+# build releases, -O2 with link-time optimisation, so that its helper is
+# inlined and its functions are cloned (resolve.constprop.0).
+MCP_AGENT := $(BUILD)/tests/fixtures/mcp/agent
+
+$(MCP_AGENT): tests/fixtures/mcp/agent.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu17 -O2 -g -flto -Wall -pthread -o $@ $<
+
+CHECK_DEPS += $(MCP_AGENT)
+
+$(MCP_CLIENT_DIR)/agent.mjs: tests/mcp/agent.mjs $(MCP_CLIENT_DIR)/.installed
+	cp tests/mcp/agent.mjs $@
+
+CHECK_DEPS += $(MCP_CLIENT_DIR)/agent.mjs

@@ -55,3 +55,22 @@ fuzz-perfdata: $(SNAP_FUZZ)
 
 FUZZ_RUNS += fuzz-perfdata
 .PHONY: fuzz-perfdata
+
+# The manifest's readers (manifest_read, and manifest_check_paths that
+# import runs), seeded with manifests of mksnap and the emu recorder and
+# one with members naming files outside.
+SNAP_FUZZ_MANIFEST := $(BUILD)/fuzz/fuzz_manifest
+
+$(SNAP_FUZZ_MANIFEST): tests/fuzz/fuzz_manifest.c lib/fmt/manifest.c     lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/fmt/manifest.h     lib/base/json.h lib/base/jsonw.h lib/base/error.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(SNAP_FUZZ_FLAGS) $(PKG_CFLAGS) -o $@ $(filter %.c,$^) \
+	    -ljansson -lm
+
+fuzz-manifest: $(SNAP_FUZZ_MANIFEST)
+	@mkdir -p $(BUILD)/fuzz/corpus-manifest
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -max_len=65536 $(BUILD)/fuzz/corpus-manifest \
+	    tests/fuzz/manifest-seeds
+
+FUZZ_RUNS += fuzz-manifest
+.PHONY: fuzz-manifest

@@ -74,6 +74,30 @@ fuzz-spans: $(SPANS_FUZZ)
 FUZZ_RUNS += fuzz-spans
 .PHONY: fuzz-spans
 
+# The analysis readers' fuzzer: manifest.json, spans.jsonl and index.bin
+# of an analysis directory cut from the input, opened (index.bin rebuilt
+# when missing or stale) and read back as ptquery does.  Seeds: the
+# files of a real analysis, whole and damaged.
+ANALYSIS_FUZZ := $(BUILD)/fuzz/fuzz_analysis
+ANALYSIS_FUZZ_SRCS := tests/fuzz/fuzz_analysis.c lib/span/analysis.c \
+    lib/span/spandir.c lib/fmt/spanidx.c lib/fmt/store.c lib/fmt/manifest.c \
+    lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/base/cleanup.c \
+    lib/base/signals.c
+$(ANALYSIS_FUZZ): $(ANALYSIS_FUZZ_SRCS) lib/span/analysis.h \
+    lib/span/spandir.h lib/fmt/spanidx.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(ANALYSIS_FUZZ_SRCS) \
+	    $(shell pkg-config --libs jansson 2>/dev/null) -lm
+
+fuzz-analysis: $(ANALYSIS_FUZZ)
+	@mkdir -p $(BUILD)/fuzz/corpus-analysis
+	$< $(FUZZ_RUN_FLAGS) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=1024 -max_len=65536 $(BUILD)/fuzz/corpus-analysis \
+	    tests/fuzz/analysis-seeds
+
+FUZZ_RUNS += fuzz-analysis
+.PHONY: fuzz-analysis
+
 # JIT code: the recorders' archive (ELF images from dumped bytes) and the
 # emu plugin's dumps, each tested on its own objects.
 $(BUILD)/tests/unit/t_jit_archive.o: ALL_CPPFLAGS += -iquote cmd/ptrec

@@ -324,7 +324,8 @@ run_native(const char *path, const struct decode_options *o)
 		rc = decode_snapshot(&s, o, &out, &procs, &e);
 	rc = output_close(&out, rc, &e);
 	if (rc < 0)
-		report_error(tool.name, path, &e, NULL);
+		report_error(tool.name, output_write_failed(&out) ? "stdout" :
+		    path, &e, NULL);
 	else
 		report_summary(path, &s, &out, procs);
 	snap_free(&s);
@@ -371,6 +372,10 @@ main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (o.snapshot == NULL) {
+		if (cli_finish_pipe_on_sigint(&tool, "ptdecode: interrupt: "
+		    "decoding the snapshot the pipe brings; interrupt again "
+		    "to stop now\n") < 0)
+			return EXIT_FAIL;
 		if ((from_stdin = snapshot_from_stdin()) == NULL)
 			return EXIT_USAGE;
 		o.snapshot = from_stdin;

@@ -10,37 +10,14 @@
 #include "base/pipebuf.h"
 #include "dec/ptdec.h"
 
-int
-output_open_header(struct output *out, int format,
-    const struct blks_header *h, struct error *e)
-{
-	memset(out, 0, sizeof(*out));
-	out->format = format;
-	progress_init(&out->prog, stderr, -1);
-	if (format == OUTPUT_BLOCKS) {
-		pipebuf_widen(STDOUT_FILENO, PIPEBUF_WANT);
-		return blks_writer_open_fd(&out->w, STDOUT_FILENO, h, e);
-	}
-	jsonw_init(&out->j, stdout);
-	blks_jsonl_header(&out->j, h);
-	return 0;
-}
+/* JSON Lines leave in runs this long. */
+#define JSONL_BUFFER (256 * 1024)
 
-int
-output_record(struct output *out, const struct blks_record *r,
-    struct error *e)
-{
-	if (r->type == BLKS_THREAD)
-		out->tid = r->u.thread.tid;
-	if (out->format == OUTPUT_BLOCKS)
-		return blks_write(out->w, r, e);
-	blks_jsonl_record(&out->j, r, out->tid);
-	if (out->j.error != 0)
-		return error_set(e, -out->j.error, "stdout: write failed");
-	return 0;
-}
-
-/* fopencookie's write: drops what is left of skip, writes the rest. */
+/*
+ * fopencookie's write: drops what is left of skip, writes the rest.  A
+ * write that fails returns the bytes of buf taken so far (never -1, which
+ * stdio would take for a count) and keeps its errno, which stdio may not.
+ */
 static ssize_t
 skip_write(void *cookie, const char *buf, size_t size)
 {
@@ -48,6 +25,8 @@ skip_write(void *cookie, const char *buf, size_t size)
 	size_t off = 0;
 	ssize_t n;
 
+	if (k->err != 0)
+		return 0;
 	if (k->skip > 0) {
 		off = k->skip < size ? (size_t)k->skip : size;
 		k->skip -= off;
@@ -56,34 +35,117 @@ skip_write(void *cookie, const char *buf, size_t size)
 		n = write(k->fd, buf + off, size - off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -1;
+		if (n <= 0) {
+			k->err = n < 0 ? errno : ENOSPC;
+			return (ssize_t)off;
+		}
 		off += (size_t)n;
+		k->written += (uint64_t)n;
 	}
 	return (ssize_t)size;
+}
+
+/* Standard output through skip_write, buffered by mode. */
+static int
+open_stdout(struct output *out, uint64_t skip, int mode, struct error *e)
+{
+	static const cookie_io_functions_t io = { .write = skip_write };
+
+	out->ws.fd = STDOUT_FILENO;
+	out->ws.skip = skip;
+	if ((out->wf = fopencookie(&out->ws, "w", io)) == NULL)
+		return error_set(e, ERR_NOMEM, "stdout");
+	if (setvbuf(out->wf, NULL, mode, mode == _IONBF ? 0 : JSONL_BUFFER)
+	    != 0) {
+		fclose(out->wf);
+		out->wf = NULL;
+		return error_set(e, ERR_NOMEM, "stdout buffer");
+	}
+	return 0;
+}
+
+/*
+ * After a write to standard output failed, whatever the layer that saw
+ * it said: the one message, with the reason the system gave and how far
+ * the output got, so a cut stream is never taken for a whole one.
+ */
+static int
+write_failed(struct output *out, struct error *e)
+{
+	return error_set_errno(e, out->ws.err, "write failed after %llu "
+	    "bytes", (unsigned long long)out->ws.written);
+}
+
+int
+output_write_failed(const struct output *out)
+{
+	return out->ws.err != 0;
+}
+
+int
+output_open_header(struct output *out, int format,
+    const struct blks_header *h, struct error *e)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->format = format;
+	progress_init(&out->prog, stderr, -1);
+	if (format == OUTPUT_BLOCKS) {
+		pipebuf_widen(STDOUT_FILENO, PIPEBUF_WANT);
+		if ((rc = open_stdout(out, 0, _IONBF, e)) < 0)
+			return rc;
+		rc = blks_writer_open_file(&out->w, out->wf, h, e);
+		return output_write_failed(out) ? write_failed(out, e) : rc;
+	}
+	if ((rc = open_stdout(out, 0, _IOFBF, e)) < 0)
+		return rc;
+	jsonw_init(&out->j, out->wf);
+	blks_jsonl_header(&out->j, h);
+	return 0;
+}
+
+int
+output_record(struct output *out, const struct blks_record *r,
+    struct error *e)
+{
+	int rc;
+
+	if (r->type == BLKS_THREAD)
+		out->tid = r->u.thread.tid;
+	if (out->format == OUTPUT_BLOCKS) {
+		rc = blks_write(out->w, r, e);
+	} else {
+		blks_jsonl_record(&out->j, r, out->tid);
+		rc = out->j.error != 0 ? error_set(e, -out->j.error,
+		    "JSON Lines writer failed") : 0;
+	}
+	return output_write_failed(out) ? write_failed(out, e) : rc;
 }
 
 /*
  * The binary stream: the header and MAP records through a writer of
  * their own, closed (so flushed) at once, then the writer of the rest,
  * which writes the same header first (blkstream has no flush and no
- * writer without a header): a FILE that drops that many bytes takes it.
- * The bytes on stdout are those of one writer.
+ * writer without a header): the FILE drops that many bytes.  The bytes
+ * on stdout are those of one writer.
  */
 static int
 open_blocks(struct output *out, const struct snap *s, uint32_t pid,
     int has_tid, struct error *e)
 {
-	static const cookie_io_functions_t io = { .write = skip_write };
 	struct blks_writer *w;
 	struct blks_record r;
+	uint64_t header;
 	int rc;
 
 	pipebuf_widen(STDOUT_FILENO, PIPEBUF_WANT);
-	if ((rc = blks_writer_open_fd(&w, STDOUT_FILENO, &s->hdr, e)) < 0)
+	/* w's buffer is the only one: its writes go straight through. */
+	if ((rc = open_stdout(out, 0, _IONBF, e)) < 0)
 		return rc;
-	out->ws.fd = STDOUT_FILENO;
-	out->ws.skip = blks_writer_bytes(w);
+	if ((rc = blks_writer_open_file(&w, out->wf, &s->hdr, e)) < 0)
+		return output_write_failed(out) ? write_failed(out, e) : rc;
+	header = blks_writer_bytes(w);
 	r.type = BLKS_MAP;
 	for (size_t i = 0; i < s->nr_maps && rc == 0; i++) {
 		if (has_tid && s->maps[i].pid != pid)
@@ -93,19 +155,14 @@ open_blocks(struct output *out, const struct snap *s, uint32_t pid,
 	}
 	if (rc < 0) {
 		PTKIT_DROP(blks_writer_close(w, NULL));	/* rc came first */
-		return rc;
+		return output_write_failed(out) ? write_failed(out, e) : rc;
 	}
 	if ((rc = blks_writer_close(w, e)) < 0)
-		return rc;
-	if ((out->wf = fopencookie(&out->ws, "w", io)) == NULL)
-		return error_set(e, ERR_NOMEM, "stdout");
-	/* w's buffer is the only one: its writes go straight through. */
-	setvbuf(out->wf, NULL, _IONBF, 0);
-	if ((rc = blks_writer_open_file(&out->w, out->wf, &s->hdr, e)) < 0) {
-		fclose(out->wf);
-		out->wf = NULL;
-	}
-	return rc;
+		return output_write_failed(out) ? write_failed(out, e) : rc;
+	/* The header again, into skip: not a byte of it reaches the fd. */
+	out->ws.skip = header;
+	rc = blks_writer_open_file(&out->w, out->wf, &s->hdr, e);
+	return output_write_failed(out) ? write_failed(out, e) : rc;
 }
 
 int
@@ -127,7 +184,9 @@ output_open(struct output *out, int format, const struct snap *s,
 	}
 	if (format == OUTPUT_BLOCKS)
 		return open_blocks(out, s, pid, has_tid, e);
-	jsonw_init(&out->j, stdout);
+	if ((rc = open_stdout(out, 0, _IOFBF, e)) < 0)
+		return rc;
+	jsonw_init(&out->j, out->wf);
 	blks_jsonl_header(&out->j, &s->hdr);
 	r.type = BLKS_MAP;
 	for (size_t i = 0; i < s->nr_maps; i++) {
@@ -333,25 +392,26 @@ output_close(struct output *out, int rc, struct error *e)
 	int crc = 0;
 
 	progress_done(&out->prog);
-	if (rc == 0) {
+	error_clear(&ce);
+	if (rc == 0 && (out->format != OUTPUT_BLOCKS || out->w != NULL)) {
 		memset(&r, 0, sizeof(r));
 		r.type = BLKS_EOS;
 		r.u.eos.nr_threads = (uint32_t)out->threads;
-		if (out->format == OUTPUT_BLOCKS && out->w == NULL)
-			return rc;
 		rc = output_record(out, &r, e);
 	}
 	if (out->format == OUTPUT_BLOCKS) {
 		crc = blks_writer_close(out->w, &ce);
 		out->w = NULL;
-		if (out->wf != NULL && fclose(out->wf) != 0 && crc == 0)
-			crc = error_set_errno(&ce, errno, "block stream write");
-		out->wf = NULL;
-	} else {
-		crc = jsonw_finish(&out->j);
-		if (crc < 0)
-			error_set(&ce, -crc, "stdout: write failed");
+	} else if (out->wf != NULL && (crc = jsonw_finish(&out->j)) < 0) {
+		error_set(&ce, -crc, "JSON Lines writer failed");
 	}
+	/* The last bytes leave here: a close that fails is a failed write. */
+	if (out->wf != NULL && fclose(out->wf) != 0 && crc == 0)
+		crc = error_set_errno(&ce, errno, "stdout: close");
+	out->wf = NULL;
+	/* Whatever failed after it (a writer, a sink), the cut came first. */
+	if (output_write_failed(out))
+		return write_failed(out, e);
 	if (rc == 0 && crc < 0) {
 		*e = ce;
 		rc = crc;

@@ -18,17 +18,23 @@
 
 enum { OUTPUT_BLOCKS, OUTPUT_JSONL };
 
-/* Standard output less the first skip bytes (see output_open). */
+/*
+ * Standard output less the first skip bytes (see output_open); every
+ * byte of it leaves through this, which counts them and keeps the errno
+ * of the write that failed.
+ */
 struct output_skip {
 	int fd;
 	uint64_t skip;
+	uint64_t written;	/* bytes that reached fd */
+	int err;		/* errno of the failed write, or 0 */
 };
 
 struct output {
 	int format;
 	const struct ptdec_backend *backend;	/* the decoder */
 	struct blks_writer *w;
-	FILE *wf;			/* w's FILE (output_skip), or NULL */
+	FILE *wf;			/* stdout through ws, or NULL */
 	struct output_skip ws;
 	struct jsonw j;
 	uint32_t tid;			/* the open thread */
@@ -65,5 +71,11 @@ int output_thread(struct output *out, struct snap *s,
  * Safe after a failed output_open.
  */
 int output_close(struct output *out, int rc, struct error *e);
+
+/*
+ * Whether a write to standard output failed: the error then says
+ * "write failed after N bytes: <reason>", and its object is stdout.
+ */
+int output_write_failed(const struct output *out);
 
 #endif

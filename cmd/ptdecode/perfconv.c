@@ -418,7 +418,8 @@ run_perf(const char *snapshot, int format, uint32_t tid)
 	if (opened)
 		rc = output_close(&c->out, rc, &e);
 	if (rc < 0)
-		report_error("ptdecode", snapshot, &e, NULL);
+		report_error("ptdecode", opened && output_write_failed(&c->out) ?
+		    "stdout" : snapshot, &e, NULL);
 	if (rc == 0 && manifest_untraced(&c->s.man) > 0)
 		snprintf(lost, sizeof(lost), " (untraced %llu)",
 		    (unsigned long long)manifest_untraced(&c->s.man));

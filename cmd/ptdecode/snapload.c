@@ -28,39 +28,55 @@ readable(const char *path)
 	return path != NULL && access(path, R_OK) == 0;
 }
 
+/*
+ * The snapshot's file rel, resolved beneath the snapshot directory: 1 and
+ * *out when it is there and readable, 0 when not, or -ERR_PERM (a link
+ * leading out), -ERR_NOMEM.
+ */
+static int
+member(const struct snap *s, const char *rel, char **out, struct error *e)
+{
+	int rc = snapshot_member(s->dir, rel, out, e);
+
+	if (rc == -ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (!readable(*out)) {
+		free(*out);
+		*out = NULL;
+		return 0;
+	}
+	return 1;
+}
+
 /* The archive copy of a mapped file by the manifest's path table. */
-static char *
-archived_by_path(const struct snap *s, const char *name)
+static int
+archived_by_path(const struct snap *s, const char *name, char **out,
+    struct error *e)
 {
 	const struct manifest_image *im = manifest_find_image(&s->man, name);
-	char *p;
 
+	*out = NULL;
 	if (im == NULL || im->archived == NULL)
-		return NULL;
-	if ((p = path_join(s->dir, im->archived)) != NULL && !readable(p)) {
-		free(p);
-		p = NULL;
-	}
-	return p;
+		return 0;
+	return member(s, im->archived, out, e);
 }
 
 /* The archive copy by build-id, in perf's build-id cache layout. */
-static char *
-archived_by_build_id(const struct snap *s, const uint8_t *id, size_t size)
+static int
+archived_by_build_id(const struct snap *s, const uint8_t *id, size_t size,
+    char **out, struct error *e)
 {
 	char hex[2 * PERFDATA_BUILD_ID_MAX + 1], rel[128];
-	char *p;
 
+	*out = NULL;
 	if (size < 2 || size > PERFDATA_BUILD_ID_MAX)
-		return NULL;
+		return 0;
 	snapshot_hex(id, size, hex);
 	snprintf(rel, sizeof(rel), "images/.build-id/%.2s/%s/elf", hex,
 	    hex + 2);
-	if ((p = path_join(s->dir, rel)) != NULL && !readable(p)) {
-		free(p);
-		p = NULL;
-	}
-	return p;
+	return member(s, rel, out, e);
 }
 
 /* The build-id HEADER_BUILD_ID gives for a file name, if any. */
@@ -82,31 +98,37 @@ note_first(char *buf, size_t size, unsigned count, const char *name)
 		snprintf(buf, size, "%s", name);
 }
 
-/* Decides which file backs mapping m; sets flags.  Returns a new string. */
-static char *
+/*
+ * Decides which file backs mapping m; sets flags.  Returns 0 and a new
+ * string in *out, or -ERR_PERM (an archived file that leads out of the
+ * snapshot), -ERR_NOMEM.
+ */
+static int
 resolve_image(struct snap *s, const struct perfdata_mmap *m, uint32_t *flags,
-    const uint8_t **bid, uint8_t *bid_size)
+    const uint8_t **bid, uint8_t *bid_size, char **out, struct error *e)
 {
 	const struct perfdata_build_id *hb = header_build_id(s->pd,
 	    m->filename);
-	char *p;
+	int rc;
 
 	*bid = m->build_id_size ? m->build_id : hb ? hb->id : NULL;
 	*bid_size = m->build_id_size ? m->build_id_size : hb ? hb->size : 0;
 	*flags = 0;
-	if ((p = archived_by_path(s, m->filename)) != NULL ||
-	    (p = archived_by_build_id(s, *bid, *bid_size)) != NULL)
-		return p;
+	if ((rc = archived_by_path(s, m->filename, out, e)) != 0 ||
+	    (rc = archived_by_build_id(s, *bid, *bid_size, out, e)) != 0)
+		return rc < 0 ? rc : 0;
 	if (m->filename[0] == '/' && readable(m->filename)) {
 		*flags = BLKS_MAP_LIVE;
 		note_first(s->first_live, sizeof(s->first_live), ++s->nr_live,
 		    m->filename);
-		return strdup(m->filename);
+		*out = strdup(m->filename);
+	} else {
+		*flags = BLKS_MAP_MISSING;
+		note_first(s->first_missing, sizeof(s->first_missing),
+		    ++s->nr_missing, m->filename);
+		*out = strdup("");
 	}
-	*flags = BLKS_MAP_MISSING;
-	note_first(s->first_missing, sizeof(s->first_missing),
-	    ++s->nr_missing, m->filename);
-	return strdup("");
+	return *out == NULL ? error_set(e, ERR_NOMEM, "image map") : 0;
 }
 
 static int
@@ -125,20 +147,23 @@ is_jit_map(const struct perfdata_mmap *m)
 	    sizeof(SNAPSHOT_JIT_IMAGE_PREFIX) - 1) == 0;
 }
 
-/* The archived JIT map of pid (absolute), "" when none. */
-static char *
-jit_symbols(const struct snap *s, uint32_t pid)
+/*
+ * The archived JIT map of pid (absolute), "" when none.  Returns 0, or
+ * -ERR_PERM (it leads out of the snapshot), -ERR_NOMEM.
+ */
+static int
+jit_symbols(const struct snap *s, uint32_t pid, char **out, struct error *e)
 {
 	const struct manifest_jit_map *j = manifest_find_jit_map(&s->man, pid);
-	char *p;
+	int rc = 0;
 
-	if (j == NULL || j->archived == NULL)
-		return strdup("");
-	if ((p = path_join(s->dir, j->archived)) != NULL && !readable(p)) {
-		free(p);
-		p = strdup("");
-	}
-	return p;
+	*out = NULL;
+	if (j != NULL && j->archived != NULL &&
+	    (rc = member(s, j->archived, out, e)) < 0)
+		return rc;
+	if (*out == NULL && (*out = strdup("")) == NULL)
+		return error_set(e, ERR_NOMEM, "JIT map");
+	return 0;
 }
 
 uint32_t
@@ -191,6 +216,7 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	uint8_t bid_size;
 	struct error ie;
 	char *image, *name, *symbols;
+	int rc;
 
 	if (s->nr_maps == s->cap_maps) {
 		size_t cap = s->cap_maps * 2 + 16;
@@ -203,12 +229,17 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 		s->cap_maps = cap;
 	}
 	bm = &s->maps[s->nr_maps];
-	image = resolve_image(s, m, &bm->flags, &bid, &bid_size);
-	name = strdup(m->filename);
-	symbols = is_jit_map(m) ? jit_symbols(s, pid) : strdup("");
-	if (image == NULL || name == NULL || symbols == NULL) {
+	image = symbols = NULL;
+	if ((rc = resolve_image(s, m, &bm->flags, &bid, &bid_size, &image,
+	    e)) < 0 || (rc = is_jit_map(m) ? jit_symbols(s, pid, &symbols, e) :
+	    (symbols = strdup("")) == NULL ? error_set(e, ERR_NOMEM,
+	    "image map") : 0) < 0) {
 		free(image);
-		free(name);
+		free(symbols);
+		return rc;
+	}
+	if ((name = strdup(m->filename)) == NULL) {
+		free(image);
 		free(symbols);
 		return error_set(e, ERR_NOMEM, "image map");
 	}
@@ -414,6 +445,21 @@ load_params(struct snap *s, struct error *e)
 	return 0;
 }
 
+/*
+ * A file of the snapshot for its reader: a link out of the snapshot is
+ * refused here, one not there is the reader's to report.
+ */
+static int
+snap_file(const struct snap *s, const char *name, char **path,
+    struct error *e)
+{
+	int rc = snapshot_member(s->dir, name, path, e);
+
+	if (rc == -ERR_NOTFOUND && (*path = path_join(s->dir, name)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", name);
+	return rc == -ERR_NOTFOUND ? 0 : rc;
+}
+
 int
 snap_load(struct snap *s, const char *dir, struct error *e)
 {
@@ -428,14 +474,14 @@ snap_load(struct snap *s, const char *dir, struct error *e)
 		    error_set_errno(e, errno, "cannot resolve the path");
 	if ((s->dir = strdup(real)) == NULL)
 		return error_set(e, ERR_NOMEM, "%s", dir);
-	if ((path = path_join(s->dir, SNAPSHOT_MANIFEST)) == NULL)
-		return error_set(e, ERR_NOMEM, "%s", dir);
+	if ((rc = snap_file(s, SNAPSHOT_MANIFEST, &path, e)) < 0)
+		return rc;
 	rc = manifest_read(path, &s->man, e);
 	free(path);
 	if (rc < 0)
 		return rc;
-	if ((path = path_join(s->dir, SNAPSHOT_PERF_DATA)) == NULL)
-		return error_set(e, ERR_NOMEM, "%s", dir);
+	if ((rc = snap_file(s, SNAPSHOT_PERF_DATA, &path, e)) < 0)
+		return rc;
 	rc = perfdata_read(&s->pd, path, e);
 	free(path);
 	if (rc < 0)

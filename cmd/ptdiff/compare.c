@@ -380,6 +380,8 @@ add_keys(struct keyed *k, size_t *n, const struct side *s, int side,
 	return 0;
 }
 
+static void pair_clones(struct comparison *c);
+
 static int
 pair_rows(struct comparison *c, struct error *e)
 {
@@ -403,7 +405,99 @@ pair_rows(struct comparison *c, struct error *e)
 		pair_run(c, k + i, len);
 	}
 	free(k);
+	pair_clones(c);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clones: the same function under the name the compiler gave a version */
+
+/* Length of name once its last clone suffix is cut, or 0 if none. */
+static size_t
+cut_suffix(const char *name, size_t len)
+{
+	static const char *const kinds[] = { ".constprop.", ".isra.",
+	    ".part.", ".llvm." };
+	size_t d = len, k;
+
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d == len)
+		return 0;		/* every suffix ends in its number */
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t n = strlen(kinds[k]);
+
+		if (d > n && strncmp(name + d - n, kinds[k], n) == 0)
+			return d - n;
+	}
+	return 0;
+}
+
+size_t
+clone_base(const char *name, char *buf, size_t size)
+{
+	size_t len = strlen(name), cut;
+
+	while ((cut = cut_suffix(name, len)) > 0)
+		len = cut;
+	if (size > 0)
+		snprintf(buf, size, "%.*s", (int)len, name);
+	return len;
+}
+
+/* The rows with no counterpart whose base name and module equal r's. */
+static size_t
+clone_candidates(const struct comparison *c, const struct diff_row *r,
+    int want_b, size_t *found)
+{
+	char base[512], other[512];
+	size_t i, n = 0;
+
+	clone_base(r->name, base, sizeof(base));
+	for (i = 0; i < c->n; i++) {
+		const struct diff_row *x = &c->row[i];
+
+		if (x == r || x->has_a == x->has_b || x->has_b != want_b ||
+		    strcmp(x->module, r->module) != 0)
+			continue;
+		clone_base(x->name, other, sizeof(other));
+		if (strcmp(base, other) == 0) {
+			*found = i;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * A row only A has and a row only B has that are one function under two
+ * clone names (gcc's scale.constprop.0 against scale): one row, B's name
+ * kept beside A's.  Only when the pair is the only one either way.
+ */
+static void
+pair_clones(struct comparison *c)
+{
+	size_t i, j, back, n = 0;
+
+	for (i = 0; i < c->n; i++) {
+		struct diff_row *r = &c->row[i];
+
+		if (!r->has_a || r->has_b || r->cls == C_AMBIGUOUS ||
+		    clone_candidates(c, r, 1, &j) != 1 ||
+		    c->row[j].cls == C_AMBIGUOUS ||
+		    clone_candidates(c, &c->row[j], 0, &back) != 1 ||
+		    back != i)
+			continue;
+		memcpy(r->b, c->row[j].b, sizeof(r->b));
+		r->has_b = 1;
+		r->cls = C_SAME;	/* classify() decides */
+		r->name_b = c->row[j].name;
+		c->row[j].has_b = 0;	/* merged: dropped below */
+	}
+	for (i = 0; i < c->n; i++)
+		if (c->row[i].has_a || c->row[i].has_b)
+			c->row[n++] = c->row[i];
+	c->n = n;
 }
 
 /* ------------------------------------------------------------------ */

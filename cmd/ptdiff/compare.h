@@ -4,7 +4,10 @@
  * Owns what ptdiff decides: how rows of A and B pair (demangled name
  * within module, the module compared by file name so that two builds in
  * different directories still pair; several rows of one side with one
- * key stay unpaired and are listed as ambiguous), the metrics and their
+ * key stay unpaired and are listed as ambiguous; then a row only one side
+ * has pairs with the one row of the other side that differs from it only
+ * by the compiler's clone suffixes, .constprop.N, .isra.N, .part.N,
+ * .llvm.N, and says so), the metrics and their
  * deltas, the class of each row (new, vanished, slower, faster, same),
  * which metrics are trustworthy for the pair (comparability), and which
  * rows cross a --fail-on bound.
@@ -66,6 +69,8 @@ struct side {
 
 struct diff_row {
 	const char *name, *module;	/* module: its file name */
+	const char *name_b;		/* B's name when it pairs by clone
+					   suffix, else NULL */
 	enum row_class cls;
 	int has_a, has_b;
 	double a[M_COUNT], b[M_COUNT];
@@ -103,6 +108,14 @@ struct compare_options {
 	const struct bound *bounds;
 	size_t n_bounds;
 };
+
+/*
+ * name without the clone suffixes gcc and clang add to a function they
+ * specialise (.constprop.N, .isra.N, .part.N, .llvm.N, in any number and
+ * order), into buf; a ".cold" part stays (it is another part of the
+ * function, not a version of it).  Returns the length kept.
+ */
+size_t clone_base(const char *name, char *buf, size_t size);
 
 /*
  * Opens A and B, aggregates and pairs their rows, classifies them and

@@ -135,6 +135,11 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int rc;
 
+	/* Writers check ferror(stdout) at the end: keep why it failed. */
+	if (report_stdout_keep_errno() < 0) {
+		report(tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);

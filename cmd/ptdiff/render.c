@@ -69,7 +69,10 @@ text_row(FILE *out, const struct diff_row *r, enum metric cm)
 	}
 	fprintf(out, " d_%s=", metric_name(cm));
 	fprintf(out, "%+.1f", r->primary_delta);
-	fprintf(out, " module=%s fn=%s\n", r->module, r->name);
+	fprintf(out, " module=%s fn=%s", r->module, r->name);
+	if (r->name_b != NULL)
+		fprintf(out, " fn_b=%s paired_by=clone", r->name_b);
+	fputc('\n', out);
 }
 
 static void
@@ -125,6 +128,10 @@ json_row(struct jsonw *w, const struct diff_row *r)
 {
 	jsonw_object_begin(w);
 	jsonw_kv_string(w, "fn", r->name);
+	if (r->name_b != NULL) {
+		jsonw_kv_string(w, "fn_b", r->name_b);
+		jsonw_kv_string(w, "paired_by", "clone");
+	}
 	jsonw_kv_string(w, "module", r->module);
 	jsonw_kv_string(w, "class", row_class_name(r->cls));
 	json_side(w, "a", r->has_a, r->a);
@@ -221,7 +228,7 @@ render_csv(FILE *out, const struct comparison *c)
 	for (j = 0; j < N_SHOWN; j++)
 		fprintf(out, ",%s_a,%s_b", metric_name(shown[j]),
 		    metric_name(shown[j]));
-	fputs(",delta,module,fn\n", out);
+	fputs(",delta,module,fn,fn_b\n", out);
 	for (i = 0; i < c->n; i++) {
 		const struct diff_row *r = &c->row[i];
 
@@ -241,6 +248,9 @@ render_csv(FILE *out, const struct comparison *c)
 		csv_field(out, r->module);
 		fputc(',', out);
 		csv_field(out, r->name);
+		fputc(',', out);
+		if (r->name_b != NULL)
+			csv_field(out, r->name_b);
 		fputc('\n', out);
 	}
 }
@@ -299,6 +309,11 @@ render_markdown(FILE *out, const struct comparison *c)
 		shown_rows++;
 		fputs("| ", out);
 		md_text(out, r->name);
+		if (r->name_b != NULL) {
+			fputs(" (B: ", out);
+			md_text(out, r->name_b);
+			fputc(')', out);
+		}
 		fputs(" | ", out);
 		md_text(out, r->module);
 		fprintf(out, " | %s%s", row_class_name(r->cls),

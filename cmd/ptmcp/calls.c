@@ -8,7 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "base/json.h"
+#include "fmt/manifest.h"
 #include "server.h"
 #include "tool/report.h"
 
@@ -26,6 +28,13 @@ idem_prefix(const struct tool_def *tool)
 	}
 }
 
+/*
+ * jobs/<tool>-<request_id>.json: {"args":..., "result":...}, the
+ * arguments of the first call and its result.  A repeat with the same
+ * arguments gets that result; with others, an error (the request_id
+ * names a different question).  A record without "args" (written before
+ * they were kept) is the result alone.
+ */
 int
 idem_lookup(struct server *srv, const struct tool_def *tool,
     const json_t *args, const json_t *id, char *name, size_t size)
@@ -33,8 +42,8 @@ idem_lookup(struct server *srv, const struct tool_def *tool,
 	const char *rid = json_string_value(json_object_get(args,
 	    "request_id"));
 	const char *prefix = idem_prefix(tool);
+	json_t *rec, *result, *was;
 	char *text;
-	json_t *result;
 
 	name[0] = '\0';
 	if (rid == NULL || prefix == NULL)
@@ -42,26 +51,46 @@ idem_lookup(struct server *srv, const struct tool_def *tool,
 	snprintf(name, size, "%s-%s", prefix, rid);
 	if (store_read_json(&srv->store, STORE_JOBS, name, &text, NULL) < 0)
 		return 0;
-	result = json_loads(text, 0, NULL);
+	rec = json_loads(text, 0, NULL);
 	free(text);
-	if (!json_is_object(result)) {
-		json_decref(result);
+	if (!json_is_object(rec)) {
+		json_decref(rec);
 		return 0;
 	}
+	was = json_object_get(rec, "args");
+	result = was != NULL ? json_object_get(rec, "result") : rec;
+	if (was != NULL && !json_equal(was, args)) {
+		json_decref(rec);
+		reply_tool_error(srv, id, "%s: request_id '%s' was used before "
+		    "with other arguments; a request_id names one call: choose "
+		    "a new one for this call.", tool->name, rid);
+		return 1;
+	}
+	if (!json_is_object(result)) {
+		json_decref(rec);
+		return 0;
+	}
+	json_incref(result);
+	json_decref(rec);
 	reply_tool(srv, id, "This request_id was used before: the result of "
 	    "that call (nothing was done again).", result);
 	return 1;
 }
 
 void
-idem_save(struct server *srv, const char *name, const json_t *result)
+idem_save(struct server *srv, const char *name, const json_t *args,
+    const json_t *result)
 {
 	struct error e;
+	json_t *rec;
 	char *text;
 
 	if (name == NULL || name[0] == '\0')
 		return;
-	if ((text = json_dumps(result, JSON_COMPACT)) == NULL)
+	rec = json_pack("{s:O,s:O}", "args", args, "result", result);
+	text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	if (text == NULL)
 		return;
 	if (store_write_json(&srv->store, STORE_JOBS, name, text,
 	    strlen(text), &e) < 0)
@@ -171,6 +200,66 @@ start_job(struct server *srv, const json_t *id, const json_t *token,
 	return j;
 }
 
+/*
+ * "Recorders that work here: emu. Not usable: pt (why), perf (why)." from
+ * ptrec --doctor's report.
+ */
+static void
+doctor_line(const json_t *rep, char *buf, size_t size)
+{
+	const json_t *recs = json_object_get(rep, "recorders"), *r;
+	size_t i, n = 0, len = 0, ok = 0, pass;
+	const char *keys[16], *key;
+	json_t *v;
+
+	/* An array of {"name":...}, or an object keyed by name. */
+	buf[0] = '\0';
+	if (json_is_array(recs))
+		n = json_array_size(recs);
+	else
+		json_object_foreach((json_t *)recs, key, v)
+			if (n < 16)
+				keys[n++] = key;
+	for (pass = 0; pass < 2; pass++) {
+		size_t k = 0;
+
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s",
+			    pass == 0 ? "Recorders that work here:" :
+			    " Not usable:");
+		for (i = 0; i < n; i++) {
+			const char *name = json_is_object(recs) ? keys[i] :
+			    NULL, *what;
+
+			r = name != NULL ? json_object_get(recs, name) :
+			    json_array_get(recs, i);
+			what = json_string_value(json_object_get(
+			    json_array_get(json_object_get(r, "problems"), 0),
+			    "what"));
+			if (name == NULL)
+				name = json_string_value(json_object_get(r,
+				    "name"));
+			if (json_is_true(json_object_get(r, "usable")) !=
+			    (pass == 0) || len >= size || name == NULL)
+				continue;
+			len += (size_t)snprintf(buf + len, size - len, "%s %s",
+			    k++ ? "," : "", name);
+			if (pass == 1 && what != NULL && len < size)
+				len += (size_t)snprintf(buf + len, size - len,
+				    " (%.160s)", what);
+		}
+		if (pass == 0)
+			ok = k;
+		if (k == 0 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, " none");
+		if (len < size)
+			len += (size_t)snprintf(buf + len, size - len, ".");
+	}
+	if (ok > 0 && len < size)
+		snprintf(buf + len, size - len, " trace_start picks one with "
+		    "recorder auto.");
+}
+
 static void
 doctor_done(struct server *srv, struct job *j)
 {
@@ -179,8 +268,8 @@ doctor_done(struct server *srv, struct job *j)
 	uint64_t bytes = 0;
 	json_t *rep, *out;
 	struct error e;
-	size_t n = 0, i;
-	char msg[600], summary[1024];
+	size_t n = 0, i, len;
+	char msg[600], summary[ANSWER_LINE_MAX];
 
 	rep = c->out.data != NULL ? json_loads(c->out.data, 0, NULL) : NULL;
 	if (!json_is_object(rep) || (c->exit_code != 0 && c->exit_code != 1)) {
@@ -201,11 +290,10 @@ doctor_done(struct server *srv, struct job *j)
 	out = json_pack("{s:{s:o,s:I,s:I},s:o}", "store", "path",
 	    json_string_bytes(srv->store.root), "snapshots", (json_int_t)n, "bytes",
 	    (json_int_t)bytes, "report", rep);
-	snprintf(summary, sizeof(summary), "%s The store at %s holds %zu "
-	    "snapshots (%llu bytes).", c->exit_code == 0 ?
-	    "At least one recorder works here; report says which, and why "
-	    "the others do not." : "No recorder works on this machine yet: "
-	    "report gives each one's reason and fix.", srv->store.root, n,
+	doctor_line(rep, summary, sizeof(summary));
+	len = strlen(summary);
+	snprintf(summary + len, sizeof(summary) - len, " The store at %s holds "
+	    "%zu snapshots (%llu bytes).", srv->store.root, n,
 	    (unsigned long long)bytes);
 	reply_tool(srv, j->req_id, summary, out);
 }
@@ -268,16 +356,17 @@ decode_done(struct server *srv, struct job *j)
 	}
 	r = json_pack("{s:s,s:s,s:b}", "snapshot_id", j->snap, "analysis_id",
 	    STORE_DEFAULT_ANALYSIS, "already_decoded", already);
-	idem_save(srv, j->request_name, r);
-	reply_tool(srv, j->req_id, "Decoded. Next: trace_query with kind "
-	    "summary, then hotpaths.", r);
-}
+	if (j->request_name[0] != '\0') {
+		json_t *args = json_pack("{s:s,s:s}", "snapshot_id", j->snap,
+		    "request_id", j->request_name + strlen("decode-"));
 
-/* mkdir that accepts an existing directory. */
-static int
-ensure_dir(const char *path)
-{
-	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
+		idem_save(srv, j->request_name, args, r);
+		json_decref(args);
+	}
+	snprintf(made, sizeof(made), "Snapshot %s decoded (analysis %s). "
+	    "Next: trace_query it with kind summary, then hotpaths.", j->snap,
+	    STORE_DEFAULT_ANALYSIS);
+	reply_tool(srv, j->req_id, made, r);
 }
 
 static struct job *
@@ -287,17 +376,36 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	char derived[PATH_MAX], tmp[PATH_MAX], out[PATH_MAX + 8];
 	char *argv1[] = { "ptdecode", (char *)snap, NULL };
 	char *argv2[] = { "ptspans", "-o", out, NULL };
+	char gid[STORE_ID_SIZE];
 	struct error e;
 	struct job *j;
+	int guard;
 
-	if (store_snapshot_derived(snap, derived, sizeof(derived), NULL) < 0 ||
-	    store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
+	/* Guarded before anything runs: no prune removes sid under it. */
+	if ((guard = store_id_new(gid, &e)) < 0 ||
+	    (guard = store_guard_begin(&srv->store, gid, sid, "job",
+	    &e)) < 0) {
+		if (guard == -ERR_NOTFOUND)
+			reply_tool_error(srv, id, "No snapshot %s in the store: "
+			    "it was removed before its decode could start.",
+			    sid);
+		else
+			reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return NULL;
+	}
+	if (store_derived_make(snap, derived, sizeof(derived), &e) < 0) {
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		store_guard_end(&srv->store, gid, guard);
+		return NULL;
+	}
+	if (store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
-	else if (ensure_dir(derived) == 0 && mkdtemp(tmp) != NULL)
+	else if (mkdtemp(tmp) != NULL)
 		errno = 0;
 	if (errno != 0) {
 		reply_tool_error(srv, id, "ptmcp: %s: %s", derived,
 		    strerror(errno));
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(out, sizeof(out), "%s/a", tmp);
@@ -305,15 +413,13 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	    decode_done);
 	if (j == NULL) {
 		rmdir(tmp);
+		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
 	snprintf(j->snap, sizeof(j->snap), "%s", sid);
-	if (job_guard(srv, j, sid, &e) < 0) {
-		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
-		job_free(srv, j);
-		return NULL;
-	}
+	memcpy(j->guard, gid, sizeof(j->guard));
+	j->guard_fd = guard;
 	return j;
 }
 
@@ -338,7 +444,10 @@ decode_call(struct server *srv, const json_t *id, const json_t *token,
 		}
 		r = json_pack("{s:s,s:s,s:b}", "snapshot_id", sid,
 		    "analysis_id", STORE_DEFAULT_ANALYSIS, "already_decoded", 1);
-		reply_tool(srv, id, "Already decoded. Next: trace_query.", r);
+		snprintf(dest, sizeof(dest), "Snapshot %s was already decoded "
+		    "(analysis %s). Next: trace_query it.", sid,
+		    STORE_DEFAULT_ANALYSIS);
+		reply_tool(srv, id, dest, r);
 		return;
 	}
 	if ((j = decode_job(srv, id, token, sid, snap)) == NULL)
@@ -383,14 +492,20 @@ fit_budget(json_t *v, size_t budget)
 	}
 }
 
+/* The structured content a text block of the budget can carry. */
+#define RESULT_BUDGET (ANSWER_BUDGET - ANSWER_LINE_MAX)
+/* What ptquery may print: the rest is the result's wrapper. */
+#define QUERY_BYTES "6656"
+
 static void
 query_done(struct server *srv, struct job *j)
 {
-	json_t *res, *out, *cursor;
+	json_t *res, *out, *rows, *clock;
 	const char *kind = json_string_value(json_object_get(j->args, "kind"));
 	const char *aid = json_string_value(json_object_get(j->args,
 	    "analysis_id"));
-	char summary[512];
+	char line[ANSWER_LINE_MAX], next[32];
+	size_t first;
 	int cut;
 
 	if (reply_if_failed(srv, j))
@@ -402,18 +517,49 @@ query_done(struct server *srv, struct job *j)
 		    "(ptmcp expects --format json output)");
 		return;
 	}
-	cut = fit_budget(res, ANSWER_BUDGET);
-	cursor = json_object_get(res, "next_cursor");
-	snprintf(summary, sizeof(summary), "%s of %s%s%s%s", kind, j->snap,
-	    cut ? "; cut to fit 8 KB: ask again with a smaller limit" : "",
-	    json_is_string(cursor) ? "; more rows: pass cursor " : "",
-	    json_is_string(cursor) ? json_string_value(cursor) : "");
-	out = json_pack("{s:s,s:s,s:s,s:o,s:b}", "snapshot_id", j->snap,
+	out = json_pack("{s:s,s:s,s:s,s:O}", "snapshot_id", j->snap,
 	    "analysis_id", aid != NULL ? aid : STORE_DEFAULT_ANALYSIS, "kind",
-	    kind, "result", res, "truncated", cut);
-	if (json_is_string(cursor))
-		json_object_set(out, "next_cursor", cursor);
-	reply_tool(srv, j->req_id, summary, out);
+	    kind, "result", res);
+	if (out == NULL) {
+		json_decref(res);
+		reply_tool(srv, j->req_id, "", NULL);
+		return;
+	}
+	if ((clock = json_object_get(res, "clock")) != NULL)
+		json_object_set(out, "clock", clock);
+	if (json_is_string(json_object_get(res, "next_cursor")))
+		json_object_set(out, "next_cursor", json_object_get(res,
+		    "next_cursor"));
+	rows = json_object_get(res, "rows");
+	if (json_is_array(rows)) {
+		/*
+		 * ptquery fitted its page to QUERY_BYTES; should the wrapper
+		 * still not fit, the page ends earlier and its cursor says
+		 * where the next begins, so that no row is lost.
+		 */
+		cut = answer_fit_rows(out, rows, RESULT_BUDGET) > 0;
+		if (cut) {
+			first = (size_t)json_integer_value(json_object_get(res,
+			    "first_row"));
+			answer_cursor(first + json_array_size(rows), next,
+			    sizeof(next));
+			json_object_set_new(res, "next_cursor",
+			    json_string(next));
+			json_object_set_new(out, "next_cursor",
+			    json_string(next));
+		}
+		/* A page the byte budget made shorter than its limit. */
+		cut |= json_is_string(json_object_get(out, "next_cursor")) &&
+		    json_array_size(rows) < (size_t)(json_is_integer(
+		    json_object_get(j->args, "limit")) ? json_integer_value(
+		    json_object_get(j->args, "limit")) : 20);
+	} else {
+		cut = fit_budget(res, RESULT_BUDGET - 512);
+	}
+	json_decref(res);
+	json_object_set_new(out, "truncated", json_boolean(cut));
+	answer_query_line(out, line, sizeof(line));
+	reply_tool(srv, j->req_id, line, out);
 }
 
 /* argv under construction, with room for the numbers it formats. */
@@ -470,6 +616,8 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "kind", "--kind");
 	av_add(&a, "--format");
 	av_add(&a, "json");
+	av_add(&a, "--max-bytes");
+	av_add(&a, QUERY_BYTES);
 	if (json_object_get(args, "limit") == NULL) {
 		av_add(&a, "--limit");
 		av_add(&a, "20");
@@ -478,11 +626,14 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "group", "--group");
 	av_opt(&a, args, "sort", "--sort");
 	av_opt(&a, args, "function", "--function");
+	av_opt(&a, args, "module", "--module");
+	av_opt(&a, args, "depth", "--depth");
 	av_opt(&a, args, "tid", "--tid");
 	av_opt(&a, args, "pid", "--pid");
 	av_opt(&a, args, "from_ns", "--from");
 	av_opt(&a, args, "to_ns", "--to");
 	av_opt(&a, args, "at_ns", "--at");
+	av_opt(&a, args, "span_id", "--span");
 	av_opt(&a, args, "cursor", "--cursor");
 	if ((j = start_job(srv, id, token, "trace_query", a.v, NULL,
 	    query_done)) == NULL)
@@ -492,14 +643,116 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	job_start(srv, j);
 }
 
+/* The snapshot id in an analysis path of the store, or "". */
+static void
+path_snapshot_id(const char *path, char *id, size_t size)
+{
+	const char *p = path != NULL ? strstr(path, "/snapshots/") : NULL;
+
+	id[0] = '\0';
+	if (p == NULL || size < STORE_ID_SIZE)
+		return;
+	p += strlen("/snapshots/");
+	snprintf(id, size, "%.*s", STORE_ID_SIZE - 1, p);
+	if (!store_id_valid(id))
+		id[0] = '\0';
+}
+
+/*
+ * Answers with one page of report (ptdiff's JSON, as kept under
+ * report_id, of snapshots a and b): the rows from args' cursor, at most
+ * its limit (default 20), only the changed ones with changed_only, cut
+ * to the budget with a cursor to the next row.  crossed: a fail_on bound
+ * was crossed (the report's count; crossed_status when it has none).
+ */
+static void
+compare_page(struct server *srv, const json_t *id, const char *rid,
+    json_t *report, const json_t *args, const char *a, const char *b,
+    int crossed_status, const char *request_name)
+{
+	const json_t *all = json_object_get(report, "rows"), *row;
+	int changed_only = json_is_true(json_object_get(args,
+	    "changed_only"));
+	size_t limit = json_is_integer(json_object_get(args, "limit")) ?
+	    (size_t)json_integer_value(json_object_get(args, "limit")) : 20;
+	size_t first = 0, total = 0, i;
+	const json_t *sum = json_object_get(report, "summary");
+	json_t *page = json_array(), *cmp, *out;
+	char next[32], line[ANSWER_LINE_MAX], path[PATH_MAX], *clock = NULL;
+	const char *cursor = json_string_value(json_object_get(args,
+	    "cursor"));
+	struct manifest m;
+	struct error e;
+	int cut;
+
+	if (cursor != NULL && answer_cursor_parse(cursor, &first) < 0) {
+		json_decref(page);
+		json_decref(report);
+		reply_tool_error(srv, id, "trace_compare: cursor '%.80s' is not "
+		    "one of this report's: pass next_cursor as it came.",
+		    cursor);
+		return;
+	}
+	json_array_foreach(all, i, row) {
+		const char *cls = json_string_value(json_object_get(row,
+		    "class"));
+
+		if (changed_only && cls != NULL && strcmp(cls, "same") == 0)
+			continue;
+		if (total >= first && json_array_size(page) < limit)
+			json_array_append(page, (json_t *)row);
+		total++;
+	}
+	/* The comparison without its rows and the store's paths. */
+	cmp = json_deep_copy(report);
+	json_object_del(cmp, "a");
+	json_object_del(cmp, "b");
+	json_object_set_new(cmp, "rows", page);
+	out = json_pack("{s:s,s:s,s:s,s:b,s:I,s:o,s:I,s:I}", "report_id", rid,
+	    "a", a, "b", b, "crossed", json_is_object(sum) ?
+	    json_integer_value(json_object_get(sum, "crossed")) > 0 :
+	    crossed_status, "changed", json_integer_value(json_object_get(sum,
+	    "changed")), "comparison", cmp, "total_rows",
+	    (json_int_t)total, "first_row", (json_int_t)first);
+	if (out == NULL) {
+		json_decref(report);
+		reply_tool(srv, id, "", NULL);
+		return;
+	}
+	/* How the times were kept: the baseline's clock (ptdiff's check
+	 * "recorder" says whether b's is the same). */
+	if (store_resolve(&srv->store, STORE_SNAPSHOTS, a, path, sizeof(path),
+	    &e) == 0 && strlen(path) + 16 < sizeof(path)) {
+		strcat(path, "/manifest.json");
+		manifest_init(&m);
+		if (manifest_read(path, &m, &e) == 0 &&
+		    manifest_clock_note(&m) != NULL)
+			clock = strdup(manifest_clock_note(&m));
+		manifest_free(&m);
+	}
+	if (clock != NULL)
+		json_object_set_new(out, "clock", json_string(clock));
+	free(clock);
+	cut = answer_fit_rows(out, page, RESULT_BUDGET) > 0;
+	if (first + json_array_size(page) < total) {
+		answer_cursor(first + json_array_size(page), next,
+		    sizeof(next));
+		json_object_set_new(out, "next_cursor", json_string(next));
+	}
+	json_object_set_new(out, "truncated", json_boolean(cut));
+	answer_compare_line(report, out, line, sizeof(line));
+	json_decref(report);
+	idem_save(srv, request_name, args, out);
+	reply_tool(srv, id, line, out);
+}
+
 static void
 compare_done(struct server *srv, struct job *j)
 {
 	const struct child *c = &j->ch[0];
-	char rid[STORE_ID_SIZE], msg[600], summary[512];
-	json_t *res, *out;
+	char rid[STORE_ID_SIZE], msg[600];
+	json_t *res;
 	struct error e;
-	int cut;
 
 	if (c->exit_code != 0 && c->exit_code != 1) {
 		reply_tool_error(srv, j->req_id, "%s", job_child_message(c, msg,
@@ -526,17 +779,41 @@ compare_done(struct server *srv, struct job *j)
 		    e.msg);
 		return;
 	}
-	cut = fit_budget(res, ANSWER_BUDGET);
-	out = json_pack("{s:s,s:s,s:s,s:b,s:o,s:b}", "report_id", rid, "a",
-	    json_string_value(json_object_get(j->args, "a")), "b",
-	    json_string_value(json_object_get(j->args, "b")), "crossed",
-	    c->exit_code == 1, "comparison", res, "truncated", cut);
-	idem_save(srv, j->request_name, out);
-	snprintf(summary, sizeof(summary), "%s; the full report is kept as "
-	    "report %s%s.", c->exit_code == 1 ? "Differences found (or a "
-	    "fail_on bound crossed)" : "No difference beyond the bounds",
-	    rid, cut ? " (cut here to fit 8 KB)" : "");
-	reply_tool(srv, j->req_id, summary, out);
+	compare_page(srv, j->req_id, rid, res, j->args, json_string_value(
+	    json_object_get(j->args, "a")), json_string_value(json_object_get(
+	    j->args, "b")), c->exit_code == 1 && json_array_size(
+	    json_object_get(j->args, "fail_on")) > 0, j->request_name);
+}
+
+/* trace_compare with report_id: a page of a report kept before. */
+static void
+compare_read(struct server *srv, const json_t *id, const json_t *args)
+{
+	const char *rid = json_string_value(json_object_get(args,
+	    "report_id"));
+	char a[STORE_ID_SIZE], b[STORE_ID_SIZE], *text;
+	json_t *report;
+
+	if (store_read_json(&srv->store, STORE_REPORTS, rid, &text,
+	    NULL) < 0) {
+		reply_tool_error(srv, id, "trace_compare: no report %s in the "
+		    "store: report_id comes from an earlier trace_compare.",
+		    rid);
+		return;
+	}
+	report = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_object(report)) {
+		json_decref(report);
+		reply_tool_error(srv, id, "trace_compare: report %s is not a "
+		    "comparison ptkit wrote.", rid);
+		return;
+	}
+	path_snapshot_id(json_string_value(json_object_get(report, "a")), a,
+	    sizeof(a));
+	path_snapshot_id(json_string_value(json_object_get(report, "b")), b,
+	    sizeof(b));
+	compare_page(srv, id, rid, report, args, a, b, 0, NULL);
 }
 
 static void
@@ -551,6 +828,21 @@ call_compare(struct server *srv, const json_t *id, const json_t *token,
 	struct job *j;
 	size_t i;
 
+	if (json_object_get(args, "report_id") != NULL) {
+		if (sa != NULL || sb != NULL)
+			reply_tool_error(srv, id, "trace_compare: give a and b "
+			    "to compare two snapshots, or report_id to read a "
+			    "report back, not both.");
+		else
+			compare_read(srv, id, args);
+		return;
+	}
+	if (sa == NULL || sb == NULL) {
+		reply_tool_error(srv, id, "trace_compare: give a (the baseline "
+		    "snapshot_id) and b (the one to compare with it), or "
+		    "report_id to read a report back.");
+		return;
+	}
 	if (analysis_dir(srv, id, sa, STORE_DEFAULT_ANALYSIS, da,
 	    sizeof(da)) < 0 ||
 	    analysis_dir(srv, id, sb, STORE_DEFAULT_ANALYSIS, db,

@@ -56,38 +56,6 @@ run_tool(char **argv)
 	return sp.exit_code;
 }
 
-/* Protects sid from prune while it is decoded; returns the lock or -1. */
-static int
-guard_begin(const struct store *s, const char *sid, char gid[STORE_ID_SIZE])
-{
-	struct error e;
-	int fd;
-
-	if (store_id_new(gid, NULL) < 0 ||
-	    (fd = store_session_begin(s, gid, NULL)) < 0)
-		return -1;
-	/* A live session without its record protects nothing. */
-	if (session_guard_record(s, gid, sid, "decode", &e) < 0) {
-		report_error(T, sid, &e, "prune may remove it while it is "
-		    "decoded");
-		store_session_end(s, gid, fd);
-		return -1;
-	}
-	return fd;
-}
-
-static void
-guard_end(const struct store *s, const char *gid, int fd)
-{
-	char rec[PATH_MAX];
-
-	if (fd < 0)
-		return;
-	store_session_end(s, gid, fd);
-	if (store_path(s, STORE_SESSIONS, gid, rec, sizeof(rec), NULL) == 0)
-		unlink(rec);
-}
-
 static int decode_pipeline(const struct store *s, const char *sid,
     char *out, size_t size);
 
@@ -96,10 +64,21 @@ decode_snapshot(const struct store *s, const char *sid, char *out,
     size_t size)
 {
 	char gid[STORE_ID_SIZE];
-	int fd = guard_begin(s, sid, gid), rc;
+	struct error e;
+	int fd, rc;
 
+	/* Prune keeps off sid from here on, or sid is gone and we say so. */
+	if ((rc = store_id_new(gid, &e)) < 0 ||
+	    (fd = rc = store_guard_begin(s, gid, sid, "decode", &e)) < 0) {
+		if (rc == -ERR_NOTFOUND)
+			report(T, sid, NULL, "not in the store (removed before "
+			    "its decode could start)");
+		else
+			report_error(T, sid, &e, NULL);
+		return -1;
+	}
 	rc = decode_pipeline(s, sid, out, size);
-	guard_end(s, gid, fd);
+	store_guard_end(s, gid, fd);
 	return rc;
 }
 
@@ -120,15 +99,17 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
 	    store_analysis_path(s, sid, STORE_DEFAULT_ANALYSIS, out, size,
 	    &e) < 0 ||
-	    store_snapshot_derived(snap, derived, sizeof(derived), &e) < 0 ||
 	    store_analysis_tmp(snap, tmp, sizeof(tmp), &e) < 0) {
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
 	if (stat(out, &st) == 0)
 		return 0;	/* decoded before */
-	if ((mkdir(derived, 0700) < 0 && errno != EEXIST) ||
-	    mkdtemp(tmp) == NULL) {
+	if (store_derived_make(snap, derived, sizeof(derived), &e) < 0) {
+		report_error(T, sid, &e, NULL);
+		return -1;
+	}
+	if (mkdtemp(tmp) == NULL) {
 		report(T, derived, NULL, "%s", strerror(errno));
 		return -1;
 	}

@@ -305,27 +305,9 @@ job_cancel(struct server *srv, struct job *j)
 	kill_children(j, SIGTERM);
 }
 
-int
-job_guard(struct server *srv, struct job *j, const char *sid,
-    struct error *e)
-{
-	int rc;
-
-	if ((rc = store_id_new(j->guard, e)) < 0)
-		return rc;
-	if ((j->guard_fd = store_session_begin(&srv->store, j->guard,
-	    e)) < 0) {
-		rc = j->guard_fd;
-		j->guard[0] = '\0';
-		return rc;
-	}
-	return session_guard_record(&srv->store, j->guard, sid, "job", e);
-}
-
 void
 job_free(struct server *srv, struct job *j)
 {
-	char rec[PATH_MAX];
 	int i;
 
 	kill_children(j, SIGKILL);
@@ -344,12 +326,8 @@ job_free(struct server *srv, struct job *j)
 	}
 	if (j->tmp[0] != '\0' && cleanup_remove_tree(j->tmp) < 0)
 		report_warning("ptmcp", j->tmp, "could not remove it");
-	if (j->guard[0] != '\0') {
-		store_session_end(&srv->store, j->guard, j->guard_fd);
-		if (store_path(&srv->store, STORE_SESSIONS, j->guard, rec,
-		    sizeof(rec), NULL) == 0)
-			unlink(rec);
-	}
+	if (j->guard[0] != '\0')
+		store_guard_end(&srv->store, j->guard, j->guard_fd);
 	json_decref(j->req_id);
 	json_decref(j->token);
 	json_decref(j->args);

@@ -18,8 +18,6 @@
 #define MAX_POLLFDS 256
 #define SHUTDOWN_GRACE_MS 1500
 #define NEWEST_VERSION "2025-11-25"
-/* Versions before this one know no structuredContent: say it in text. */
-#define STRUCTURED_SINCE "2025-06-18"
 
 static const char *const versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
@@ -67,15 +65,28 @@ reply_tool(struct server *srv, const json_t *id, const char *summary,
     json_t *structured)
 {
 	struct jsonrpc_line l;
-	char *text = NULL;
+	char *json, *text = NULL;
 
 	if (structured == NULL) {	/* json_pack failed: out of memory */
 		reply_tool_error(srv, id, "ptmcp: could not build the result "
 		    "(out of memory or a malformed record)");
 		return;
 	}
-	if (jsonrpc_begin_result(&l, id) < 0) {
+	/*
+	 * The text block is the answer for a client that shows the model
+	 * only content[].text: the summary line, then the structured
+	 * result serialized (as MCP asks of a tool with structured
+	 * content; clients before 2025-06-18 know no other).
+	 */
+	json = json_dumps(structured, JSON_COMPACT);
+	if (json == NULL || asprintf(&text, "%s\n%s", summary, json) < 0)
+		text = NULL;
+	free(json);
+	if (text == NULL || jsonrpc_begin_result(&l, id) < 0) {
+		free(text);
 		json_decref(structured);
+		if (text == NULL)
+			reply_tool_error(srv, id, "ptmcp: out of memory");
 		return;
 	}
 	jsonw_object_begin(&l.w);
@@ -83,17 +94,10 @@ reply_tool(struct server *srv, const json_t *id, const char *summary,
 	jsonw_array_begin(&l.w);
 	jsonw_object_begin(&l.w);
 	jsonw_kv_string(&l.w, "type", "text");
-	jsonw_kv_string(&l.w, "text", summary);
+	jsonw_kv_string(&l.w, "text", text);
 	jsonw_object_end(&l.w);
-	if (strcmp(srv->version, STRUCTURED_SINCE) < 0 &&
-	    (text = json_dumps(structured, JSON_COMPACT)) != NULL) {
-		jsonw_object_begin(&l.w);
-		jsonw_kv_string(&l.w, "type", "text");
-		jsonw_kv_string(&l.w, "text", text);
-		jsonw_object_end(&l.w);
-		free(text);
-	}
 	jsonw_array_end(&l.w);
+	free(text);
 	jsonw_key(&l.w, "structuredContent");
 	jsonrpc_write_json(&l.w, structured);
 	jsonw_kv_bool(&l.w, "isError", 0);

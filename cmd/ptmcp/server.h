@@ -149,9 +149,6 @@ void job_cancel(struct server *srv, struct job *j);
 /* The line a failed child said last ("ptrec: ..."), or a status. */
 const char *job_child_message(const struct child *c, char *buf,
     size_t size);
-/* Protects snapshot sid from prune while the job runs. */
-int job_guard(struct server *srv, struct job *j, const char *sid,
-    struct error *e);
 /* poll(2) support. */
 int jobs_fill_pollfds(struct server *srv, struct pollfd *fds, int max);
 void jobs_on_poll(struct server *srv, struct pollfd *fds, int n);
@@ -168,18 +165,16 @@ void call_stop_decode(struct server *srv, const json_t *id,
     const json_t *token, struct session *s);
 int idem_lookup(struct server *srv, const struct tool_def *tool,
     const json_t *args, const json_t *id, char *name, size_t size);
-void idem_save(struct server *srv, const char *name, const json_t *result);
+void idem_save(struct server *srv, const char *name, const json_t *args,
+    const json_t *result);
 
 /* sessions.c */
 /*
- * sessions/<gid>.json for a guard: {"snapshots":[sid],"state":"running",
- * "kind":kind}, which keeps prune off sid while a decode or job reads it.
  * Every session and job record ptmcp writes is a jansson value, so that
  * it reads back as one; free-form strings in them go through
- * json_string_bytes (base/json.h).
+ * json_string_bytes (base/json.h).  A guard's record is the store's
+ * (store_guard_begin).
  */
-int session_guard_record(const struct store *st, const char *gid,
-    const char *sid, const char *kind, struct error *e);
 void session_start(struct server *srv, const json_t *id,
     const json_t *args, const char *request_name);
 void session_status(struct server *srv, const json_t *id, const char *sid);

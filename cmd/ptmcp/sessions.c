@@ -1,6 +1,7 @@
 /* sessions: recordings started by trace_start (see server.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "base/json.h"
 #include "fmt/manifest.h"
 #include "server.h"
+#include "sym/symtab.h"
 #include "tool/report.h"
 
 #define MAX_REC_ARGV 320
@@ -54,13 +56,44 @@ session_save(struct server *srv, const struct session *s)
 	json_decref(rec);
 }
 
+/* Cancelled sessions end when their recorder does: till then, now. */
+static int64_t
+session_elapsed_ms(const struct session *s)
+{
+	return (s->state == SESSION_RUNNING || s->end_ms == 0 ? now_ms() :
+	    s->end_ms) - s->start_ms;
+}
+
+/*
+ * "Session ID is STATE after N ms; snapshots: A, B." (what an agent
+ * needs to go on), then more, into buf.
+ */
+static void
+status_line(const struct session *s, char *buf, size_t size,
+    const char *more)
+{
+	size_t len, i, n = json_array_size(s->snapshots);
+
+	len = (size_t)snprintf(buf, size, "Session %s is %s after %lld ms; "
+	    "snapshots: %s", s->id, state_names[s->state],
+	    (long long)session_elapsed_ms(s), n == 0 ? "none yet" : "");
+	for (i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " :
+		    "", json_string_value(json_array_get(s->snapshots, i)));
+	if (len < size && s->state != SESSION_RUNNING && s->exit_code >= 0)
+		len += (size_t)snprintf(buf + len, size - len, "; the recorder "
+		    "exited with %d", s->exit_code);
+	if (len < size)
+		snprintf(buf + len, size - len, ".%s%s", more[0] ? " " : "",
+		    more);
+}
+
 static json_t *
 status_result(const struct session *s)
 {
-	int64_t end = s->state == SESSION_RUNNING ? now_ms() : s->end_ms;
 	json_t *r = json_pack("{s:s,s:s,s:I,s:O}", "session_id", s->id,
 	    "state", state_names[s->state], "elapsed_ms",
-	    (json_int_t)(end - s->start_ms), "snapshots", s->snapshots);
+	    (json_int_t)session_elapsed_ms(s), "snapshots", s->snapshots);
 
 	if (r != NULL && s->error[0] != '\0')
 		json_object_set_new(r, "error", json_string_bytes(s->error));
@@ -68,23 +101,6 @@ status_result(const struct session *s)
 		json_object_set_new(r, "exit_code",
 		    json_integer(s->exit_code));
 	return r;
-}
-
-int
-session_guard_record(const struct store *st, const char *gid,
-    const char *sid, const char *kind, struct error *e)
-{
-	json_t *rec = json_pack("{s:[s],s:s,s:s}", "snapshots", sid, "state",
-	    "running", "kind", kind);
-	char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
-	int rc;
-
-	json_decref(rec);
-	if (text == NULL)
-		return error_set(e, ERR_NOMEM, "session record");
-	rc = store_write_json(st, STORE_SESSIONS, gid, text, strlen(text), e);
-	free(text);
-	return rc;
 }
 
 /* A line ptrec printed on stdout: the path of a snapshot it wrote. */
@@ -101,10 +117,13 @@ session_line(struct server *srv, struct job *j)
 	json_array_append_new(s->snapshots, json_string(base));
 	session_save(srv, s);
 	if (s->wait_snapshot != NULL) {
+		char said[256];
+
 		r = json_pack("{s:s,s:s}", "session_id", s->id, "snapshot_id",
 		    base);
-		reply_tool(srv, s->wait_snapshot, "Snapshot taken; the session "
-		    "keeps recording. Next: trace_decode it.", r);
+		snprintf(said, sizeof(said), "Snapshot %s taken; session %s "
+		    "keeps recording. Next: trace_decode it.", base, s->id);
+		reply_tool(srv, s->wait_snapshot, said, r);
 		json_decref(s->wait_snapshot);
 		s->wait_snapshot = NULL;
 	}
@@ -158,9 +177,13 @@ session_done(struct server *srv, struct job *j)
 		else if (s->state == SESSION_FAILED)
 			reply_tool_error(srv, s->wait_stop, "The recorder "
 			    "failed: %s", s->error);
-		else
-			reply_tool(srv, s->wait_stop, "Stopped.",
-			    status_result(s));
+		else {
+			char said[2048];
+
+			status_line(s, said, sizeof(said), "Next: "
+			    "trace_decode its last snapshot.");
+			reply_tool(srv, s->wait_stop, said, status_result(s));
+		}
 		json_decref(s->wait_stop);
 		json_decref(s->wait_stop_token);
 		s->wait_stop = s->wait_stop_token = NULL;
@@ -244,6 +267,7 @@ start_args_problem(const json_t *args)
 {
 	int prog = json_object_get(args, "program") != NULL;
 	int pid = json_object_get(args, "pid") != NULL;
+	const char *rec;
 
 	if (prog && pid)
 		return "give either program (to launch) or pid (to attach), "
@@ -254,7 +278,107 @@ start_args_problem(const json_t *args)
 	if (json_object_get(args, "trigger_hits") != NULL &&
 	    json_object_get(args, "trigger_symbol") == NULL)
 		return "trigger_hits needs trigger_symbol";
+	if (pid && (rec = json_string_value(json_object_get(args,
+	    "recorder"))) != NULL && strcmp(rec, "emu") == 0)
+		return "the emu recorder runs the program it launches under "
+		    "emulation and cannot attach to a running process: give "
+		    "program instead of pid, or recorder pt or perf";
 	return NULL;
+}
+
+/* Finds argv0 as posix_spawnp would: a path with a slash, else $PATH. */
+static int
+find_program(const char *argv0, char *path, size_t size)
+{
+	const char *dirs = getenv("PATH"), *end;
+	size_t n;
+
+	if (strchr(argv0, '/') != NULL) {
+		snprintf(path, size, "%s", argv0);
+		return access(path, F_OK) == 0 ? 0 : -1;
+	}
+	for (dirs = dirs != NULL ? dirs : "/usr/bin:/bin"; *dirs; dirs = end) {
+		end = strchr(dirs, ':');
+		n = end != NULL ? (size_t)(end - dirs) : strlen(dirs);
+		snprintf(path, size, "%.*s/%s", (int)n, n ? dirs : ".", argv0);
+		if (access(path, X_OK) == 0)
+			return 0;
+		end = end != NULL ? end + 1 : dirs + n;
+	}
+	return -1;
+}
+
+/*
+ * What can be known before the recorder starts, so that a call that
+ * cannot record fails at once with the argument to fix: the program
+ * exists and is executable, the process exists, the trigger function is
+ * in the program (where every recorder looks for it), the ring fits the
+ * budget.  Writes the problem into msg and returns -1, or returns 0.
+ */
+static int
+start_check(const json_t *args, char *msg, size_t size)
+{
+	const char *argv0 = json_string_value(json_array_get(json_object_get(
+	    args, "program"), 0));
+	const char *sym = json_string_value(json_object_get(args,
+	    "trigger_symbol"));
+	json_t *pid = json_object_get(args, "pid");
+	json_t *aux = json_object_get(args, "aux_bytes");
+	json_t *budget = json_object_get(args, "budget_bytes");
+	/* ptrec's default --budget-bytes (ptrec(1)). */
+	json_int_t cap = budget != NULL ? json_integer_value(budget) :
+	    (json_int_t)128 << 20;
+	struct symtab_options so = { .flags = SYMTAB_NO_DWARF |
+	    SYMTAB_NO_SYSTEM_DEBUG | SYMTAB_NO_DEBUGLINK };
+	char path[PATH_MAX];
+	struct symtab *st;
+	struct stat sb;
+	struct error e;
+	int found;
+
+	if (aux != NULL && json_integer_value(aux) > cap) {
+		snprintf(msg, size, "aux_bytes %" JSON_INTEGER_FORMAT " is over "
+		    "budget_bytes %" JSON_INTEGER_FORMAT "%s (the ring memory of "
+		    "all threads): lower aux_bytes or raise budget_bytes",
+		    json_integer_value(aux), cap, budget != NULL ? "" :
+		    ", its default");
+		return -1;
+	}
+	if (argv0 != NULL) {
+		if (argv0[0] == '\0' || find_program(argv0, path,
+		    sizeof(path)) < 0) {
+			snprintf(msg, size, "program[0] '%.200s' %s", argv0,
+			    strchr(argv0, '/') != NULL ? "does not exist" :
+			    "is not found on PATH");
+			return -1;
+		}
+		if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+		    access(path, X_OK) < 0) {
+			snprintf(msg, size, "program[0] '%.200s' is not an "
+			    "executable file", argv0);
+			return -1;
+		}
+	} else if (pid != NULL) {
+		if (kill((pid_t)json_integer_value(pid), 0) < 0 &&
+		    errno == ESRCH) {
+			snprintf(msg, size, "no process has pid %"
+			    JSON_INTEGER_FORMAT, json_integer_value(pid));
+			return -1;
+		}
+		snprintf(path, sizeof(path), "/proc/%" JSON_INTEGER_FORMAT
+		    "/exe", json_integer_value(pid));
+	}
+	if (sym == NULL || symtab_open(path, &so, &st, &e) < 0)
+		return 0;	/* not ELF, or unreadable: ptrec says */
+	found = symtab_find(st, sym) != NULL;
+	symtab_free(st);
+	if (!found) {
+		snprintf(msg, size, "trigger_symbol '%.200s' is not a function "
+		    "of %.200s (the recorders look for it in the program's own "
+		    "symbol tables)", sym, argv0 != NULL ? argv0 : path);
+		return -1;
+	}
+	return 0;
 }
 
 static struct session *
@@ -311,10 +435,15 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
 	struct session *s;
 	struct job *j;
 	struct error e;
+	char msg[1024];
 	json_t *r;
 
 	if (problem != NULL) {
 		reply_tool_error(srv, id, "trace_start: %s.", problem);
+		return;
+	}
+	if (start_check(args, msg, sizeof(msg)) < 0) {
+		reply_tool_error(srv, id, "trace_start: %s.", msg);
 		return;
 	}
 	if ((s = session_new(srv, &e)) == NULL) {
@@ -349,9 +478,15 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
 	session_save(srv, s);
 	job_start(srv, j);
 	r = json_pack("{s:s,s:s}", "session_id", s->id, "state", "running");
-	idem_save(srv, request_name, r);
-	reply_tool(srv, id, "Recording in the background. Poll trace_status "
-	    "with this session_id until the state is done.", r);
+	idem_save(srv, request_name, args, r);
+	{
+		char said[256];
+
+		snprintf(said, sizeof(said), "Session %s is recording in the "
+		    "background. Poll trace_status with session_id %s until "
+		    "its state is done.", s->id, s->id);
+		reply_tool(srv, id, said, r);
+	}
 }
 
 /*
@@ -412,10 +547,10 @@ session_status(struct server *srv, const json_t *id, const char *sid)
 	char *text = NULL, said[2048];
 
 	if (s != NULL) {
-		snprintf(said, sizeof(said), "%s", s->state ==
-		    SESSION_RUNNING ? "Running." : s->state == SESSION_DONE ?
-		    "Done: trace_decode its snapshots." : s->state ==
-		    SESSION_FAILED ? s->error : "Cancelled.");
+		status_line(s, said, sizeof(said), s->state ==
+		    SESSION_RUNNING ? "Poll again in a few seconds." :
+		    s->state == SESSION_DONE ? "Next: trace_decode its "
+		    "snapshots." : s->state == SESSION_FAILED ? s->error : "");
 		r = status_result(s);
 		status_losses(srv, s, r, said, sizeof(said));
 		reply_tool(srv, id, said, r);
@@ -437,7 +572,15 @@ session_status(struct server *srv, const json_t *id, const char *sid)
 		json_object_set_new(rec, "error", json_string("the ptmcp "
 		    "process running this session ended"));
 	}
-	reply_tool(srv, id, "A session of another ptmcp process.",
+	r = json_object_get(rec, "snapshots");
+	snprintf(said, sizeof(said), "Session %s, of another ptmcp process, "
+	    "is %s; snapshots: %zu%s%s.", sid, json_string_value(
+	    json_object_get(rec, "state")) ? json_string_value(
+	    json_object_get(rec, "state")) : "unknown", json_array_size(r),
+	    json_array_size(r) > 0 ? ", the newest " : "", json_array_size(r) >
+	    0 ? json_string_value(json_array_get(r, json_array_size(r) - 1)) :
+	    "");
+	reply_tool(srv, id, said,
 	    json_pack("{s:s,s:O,s:O}", "session_id", sid, "state",
 	    json_object_get(rec, "state"), "snapshots",
 	    json_object_get(rec, "snapshots")));
@@ -471,9 +614,14 @@ session_cancel(struct server *srv, const json_t *id, struct session *s)
 			job_cancel(srv, s->job);
 		session_save(srv, s);
 	}
-	reply_tool(srv, id, "Cancelled; nothing more is kept from this "
-	    "session.", json_pack("{s:s,s:s}", "session_id", s->id, "state",
-	    state_names[s->state]));
+	{
+		char said[256];
+
+		snprintf(said, sizeof(said), "Session %s is %s; nothing more "
+		    "is kept from it.", s->id, state_names[s->state]);
+		reply_tool(srv, id, said, json_pack("{s:s,s:s}", "session_id",
+		    s->id, "state", state_names[s->state]));
+	}
 }
 
 void
@@ -495,9 +643,13 @@ session_command(struct server *srv, const json_t *id, const json_t *token,
 		return;
 	}
 	if (s->state != SESSION_RUNNING) {
-		if (tool->id == TOOL_STOP)
-			reply_tool(srv, id, "The session had already ended.",
-			    status_result(s));
+		if (tool->id == TOOL_STOP) {
+			char said[2048];
+
+			status_line(s, said, sizeof(said), "It had already "
+			    "ended.");
+			reply_tool(srv, id, said, status_result(s));
+		}
 		else
 			reply_tool_error(srv, id, "Session %s is %s: nothing to "
 			    "snapshot; start a new one with trace_start.", sid,

@@ -20,6 +20,7 @@
 #include "tool/report.h"
 #include "server.h"
 #include "base/spawn.h"
+#include "fmt/snapshot.h"
 #include "fmt/store.h"
 
 #define T "ptmcp"
@@ -116,7 +117,7 @@ int
 verb_show(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
 {
-	char dir[PATH_MAX], mpath[PATH_MAX + 16];
+	char dir[PATH_MAX], *mpath;
 	struct store s;
 	struct jsonw w;
 	struct error e;
@@ -144,8 +145,13 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 	}
 	if (store_du(dir, &bytes, &e) < 0)
 		report_error(T, dir, &e, "its size shows as 0");
-	snprintf(mpath, sizeof(mpath), "%s/manifest.json", dir);
-	manifest = json_read_file(mpath, NULL);
+	/* Shown only when it is the snapshot's own, not a link out. */
+	manifest = NULL;
+	if ((rc = snapshot_member(dir, SNAPSHOT_MANIFEST, &mpath, &e)) == 0)
+		manifest = json_read_file(mpath, NULL);
+	else if (rc != -ERR_NOTFOUND)
+		report_error(T, argv[1], &e, "its manifest shows as null");
+	free(mpath);
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "id", argv[1]);

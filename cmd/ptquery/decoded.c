@@ -23,6 +23,7 @@
 #include "sym/symcache.h"
 #include "sym/symtab.h"
 #include "span/spandir.h"
+#include "fmt/store.h"
 
 #define MAX_MAPS 4096
 
@@ -48,13 +49,15 @@ struct decoded {
 	int pending;
 	/* insns */
 	struct insn_row *ins;
-	size_t n_ins, want_ins;
+	size_t n_ins, want_ins;		/* kept: up to the end of the page */
+	uint64_t total_ins;		/* rows in the whole window */
 	char line_file[PATH_MAX];
 	uint32_t thread_pid;		/* of the open thread */
 };
 
 struct branch {
 	uint64_t ip, taken, not_taken;
+	uint64_t target;		/* where it jumped, 0: never taken */
 };
 
 struct insn_row {
@@ -133,7 +136,7 @@ line_of(struct decoded *d, uint32_t pid, uint64_t ip)
 /* Blocks */
 
 static int
-branch_count(struct decoded *d, uint64_t ip, int taken)
+branch_count(struct decoded *d, uint64_t ip, int taken, uint64_t to)
 {
 	size_t i;
 
@@ -152,10 +155,12 @@ branch_count(struct decoded *d, uint64_t ip, int taken)
 		memset(&d->br[d->n_br++], 0, sizeof(*d->br));
 		d->br[i].ip = ip;
 	}
-	if (taken)
+	if (taken) {
 		d->br[i].taken++;
-	else
+		d->br[i].target = to;
+	} else {
 		d->br[i].not_taken++;
+	}
 	return 0;
 }
 
@@ -168,9 +173,9 @@ block_branches(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t end,
 
 	if (d->pending) {
 		if (ip == d->pending_fall)
-			rc = branch_count(d, d->pending_ip, 0);
+			rc = branch_count(d, d->pending_ip, 0, 0);
 		else
-			rc = branch_count(d, d->pending_ip, 1);
+			rc = branch_count(d, d->pending_ip, 1, ip);
 		d->pending = 0;
 	}
 	if (rc == 0 && strcmp(class, "cond_jump") == 0 && end >= d->fn_lo &&
@@ -188,10 +193,14 @@ block_insns(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t n,
 {
 	struct cs_insn in;
 
-	for (uint64_t i = 0; i < n && d->n_ins < d->want_ins; i++) {
-		d->ins[d->n_ins].time = time;
-		d->ins[d->n_ins].ip = ip;
-		d->n_ins++;
+	/* Past the page the rows are only counted, the same way. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (d->n_ins < d->want_ins) {
+			d->ins[d->n_ins].time = time;
+			d->ins[d->n_ins].ip = ip;
+			d->n_ins++;
+		}
+		d->total_ins++;
 		if (d->code.insn(d->code.ctx, pid, ip, &in) != 1)
 			break;		/* the rest of the block is unknown */
 		ip += in.len;
@@ -314,7 +323,7 @@ static const struct col branch_cols[] = {
 	{ "ip", COL_HEX, 1 }, { "taken", COL_U64, 0 },
 	{ "not_taken", COL_U64, 0 }, { "executed", COL_U64, 0 },
 	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
-	{ "symbol", COL_STR, 0 },
+	{ "target", COL_HEX, 1 }, { "symbol", COL_STR, 0 },
 };
 
 static const struct col insn_cols[] = {
@@ -356,8 +365,9 @@ branch_get(void *ctx, size_t row, union cell *c)
 	c[4].u = line_of(r->d, r->pid, b->ip);
 	snprintf(r->file, sizeof(r->file), "%s", r->d->line_file);
 	c[5].s = r->file[0] ? r->file : "-";
+	c[6].u = b->target;
 	symbol_of(r, b->ip);
-	c[6].s = r->sym;
+	c[7].s = r->sym;
 }
 
 static void
@@ -436,8 +446,8 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 int
 kind_decoded(const struct analysis *a, const struct query_options *o)
 {
-	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
 	struct codemap_options co = { 0 };
+	char snap[PATH_MAX];
 	struct decoded d;
 	struct dec_rows r;
 	struct table t = { NULL, NULL, 0, 0, &r, NULL, NULL, "" };
@@ -460,6 +470,11 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		report(query_tool, "--kind insns", NULL, "needs --tid TID (and "
 		    "a window: --from, --to)");
 		return EXIT_USAGE;
+	}
+	if (store_analysis_source(a->dir, analysis_manifest_str(a,
+	    SPANDIR_M_SNAPSHOT, ""), snap, sizeof(snap), &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
 	}
 	if (snap[0] == '\0') {
 		report(query_tool, a->dir, NULL, "names no snapshot to decode");
@@ -486,11 +501,13 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 			goto out;
 		t.kind = "branches";
 		t.cols = branch_cols;
-		t.ncols = 7;
+		t.ncols = 8;
 		t.nrows = d.n_br;
 		t.get = branch_get;
 		snprintf(t.summary, sizeof(t.summary), "%s: %zu conditional "
-		    "branches", o->function, d.n_br);
+		    "branches; taken means the jump was taken (to target), "
+		    "which may be the source's if being false",
+		    o->function, d.n_br);
 	} else {
 		/* Decode one row past the page: it says whether more exist. */
 		d.want_ins = first + (o->has_limit ? o->limit : 1000) + 1;
@@ -509,10 +526,10 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		t.cols = insn_cols;
 		t.ncols = 5;
 		t.nrows = d.n_ins;
+		t.total = d.total_ins;
 		t.get = insn_get;
-		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %zu"
-		    " instructions%s", o->tid, d.n_ins, d.n_ins == d.want_ins ?
-		    " (more follow)" : "");
+		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %"
+		    PRIu64 " instructions", o->tid, d.total_ins);
 	}
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		goto out;

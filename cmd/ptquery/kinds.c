@@ -17,6 +17,15 @@
 #include "tool/report.h"
 
 int
+query_module_ok(const struct query_options *o, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return o->module == NULL || strcmp(path, o->module) == 0 ||
+	    (base != NULL && strcmp(base + 1, o->module) == 0);
+}
+
+int
 query_tid_ok(const struct query_options *o, uint32_t tid)
 {
 	struct agg_filter f;
@@ -36,6 +45,7 @@ query_filter(const struct query_options *o, struct agg_filter *f)
 	f->from_ns = o->from_ns;
 	f->to_ns = o->to_ns;
 	f->incomplete = o->incomplete;
+	f->inside = NULL;
 }
 
 static int
@@ -144,7 +154,12 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	if ((rc = only_table_formats(o, "hotpaths")) != 0)
 		return rc;
 	query_filter(o, &f);
-	if (agg_hotpaths(&h.g, a, (enum agg_group)o->group, &f, &e) < 0) {
+	/* Inline rows of one function: what its helpers cost inside it. */
+	if (o->group == AGG_INLINE && o->function != NULL &&
+	    !o->function_inline)
+		f.inside = o->function;
+	if (agg_hotpaths(&h.g, a, o->function_inline ? AGG_INLINE :
+	    (enum agg_group)o->group, &f, &e) < 0) {
 		report_error(query_tool, a->dir, &e, NULL);
 		return EXIT_FAIL;
 	}
@@ -157,8 +172,13 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 			self += h.g.row[i].self_ns;
 			spans += h.g.row[i].spans;
 		}
+		if (o->module != NULL && (h.g.row[i].is_inline ||
+		    !query_module_ok(o, o->group == AGG_MODULE ?
+		    h.g.row[i].name : h.g.row[i].module)))
+			continue;
 		if (o->function == NULL ||
-		    strcmp(h.g.row[i].name, o->function) == 0)
+		    strcmp(h.g.row[i].name, o->function) == 0 ||
+		    (f.inside != NULL && h.g.row[i].is_inline))
 			h.sel[t.nrows++] = i;
 	}
 	if (o->function != NULL && t.nrows == 0) {
@@ -330,7 +350,17 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 	int64_t fn = -1;
 	int rc;
 
-	if (o->function != NULL &&
+	struct agg_host *hosts = NULL;
+	size_t n_hosts = 0;
+	struct error e;
+
+	/* An inlined function: the spans of the functions holding it. */
+	if (o->function_inline &&
+	    agg_inline_hosts(a, o->function, NULL, &hosts, &n_hosts, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		return EXIT_FAIL;
+	}
+	if (o->function != NULL && !o->function_inline &&
 	    (fn = agg_find_string(a, o->function)) < 0) {
 		report(query_tool, a->dir, NULL, "no function named '%s'",
 		    o->function);
@@ -344,13 +374,21 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 			continue;
 		if (fn >= 0 && spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
 			continue;
+		if (hosts != NULL && agg_host_find(hosts, n_hosts,
+		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
+			continue;
+		if (o->module != NULL && !query_module_ok(o,
+		    analysis_module(a, r)))
+			continue;
 		if (st >= o->to_ns || en < o->from_ns)
 			continue;
 		if (span_rows_add(&s, r) < 0) {
+			free(hosts);
 			free(s.row);
 			return nomem();
 		}
 	}
+	free(hosts);
 	if (sort_by_time(&s, 0) < 0) {
 		free(s.row);
 		return nomem();
@@ -658,4 +696,160 @@ int
 kind_threads(const struct analysis *a, const struct query_options *o)
 {
 	return kind_jsonl(a, o, "threads", thread_cols, 19);
+}
+
+/* ----------------------------------------------------------------- */
+/* tree: call paths below a function */
+
+static const struct col tree_cols[] = {
+	{ "depth", COL_U64, 1 }, { "calls", COL_U64, 0 },
+	{ "spans", COL_U64, 0 }, { "total_ns", COL_U64, 0 },
+	{ "self_ns", COL_U64, 0 }, { "insns", COL_U64, 0 },
+	{ "self_insns", COL_U64, 0 }, { "path", COL_STR, 0 },
+};
+
+struct tree_row {
+	char *path;
+	uint64_t depth, calls, spans, total_ns, self_ns, insns, self_insns;
+};
+
+struct tree {
+	const struct query_options *o;
+	const struct analysis *a;
+	int64_t fn;			/* the root function, -1: every root */
+	uint64_t max_depth;
+	json_t *index;			/* path -> row number */
+	struct tree_row *row;
+	size_t n, cap;
+	char buf[8192];
+};
+
+static void
+tree_get(void *ctx, size_t i, union cell *c)
+{
+	const struct tree_row *r = &((struct tree *)ctx)->row[i];
+
+	c[0].u = r->depth;
+	c[1].u = r->calls;
+	c[2].u = r->spans;
+	c[3].u = r->total_ns;
+	c[4].u = r->self_ns;
+	c[5].u = r->insns;
+	c[6].u = r->self_insns;
+	c[7].s = r->path;
+}
+
+static int
+tree_visit(void *ctx, const struct analysis_visit *v)
+{
+	struct tree *t = ctx;
+	const struct spanidx *ix = &t->a->ix;
+	size_t root = 0, len = 0, i;
+	struct tree_row *r;
+	json_t *at;
+
+	if (!query_tid_ok(t->o, spanidx_u32(ix, SPANIDX_TID, v->row)))
+		return 0;
+	if (spanidx_u64(ix, SPANIDX_START_NS, v->row) < t->o->from_ns ||
+	    spanidx_u64(ix, SPANIDX_START_NS, v->row) >= t->o->to_ns)
+		return 0;
+	/* The nearest span of the root function, itself included. */
+	if (t->fn >= 0) {
+		for (root = v->depth + 1; root-- > 0;)
+			if (spanidx_u32(ix, SPANIDX_FN, root == v->depth ?
+			    v->row : v->stack[root]) == (uint32_t)t->fn)
+				break;
+		if (root > v->depth)
+			return 0;
+	}
+	if (v->depth - root > t->max_depth)
+		return 0;
+	for (i = root; i <= v->depth && len < sizeof(t->buf); i++)
+		len += (size_t)snprintf(t->buf + len, sizeof(t->buf) - len,
+		    "%s%s", i > root ? ";" : "", analysis_fn(t->a, i ==
+		    v->depth ? v->row : v->stack[i]));
+	if ((at = json_object_get(t->index, t->buf)) != NULL) {
+		r = &t->row[json_integer_value(at)];
+	} else {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 256;
+			struct tree_row *n = realloc(t->row, cap * sizeof(*n));
+
+			if (n == NULL)
+				return -ERR_NOMEM;
+			t->row = n;
+			t->cap = cap;
+		}
+		r = &t->row[t->n];
+		memset(r, 0, sizeof(*r));
+		if ((r->path = strdup(t->buf)) == NULL ||
+		    json_object_set_new(t->index, t->buf,
+		    json_integer((json_int_t)t->n)) < 0) {
+			free(r->path);
+			return -ERR_NOMEM;
+		}
+		r->depth = v->depth - root;
+		t->n++;
+	}
+	r->spans++;
+	r->calls += spanidx_u8(ix, SPANIDX_START, v->row) == CS_START_SEEN;
+	r->total_ns += spanidx_u64(ix, SPANIDX_END_NS, v->row) -
+	    spanidx_u64(ix, SPANIDX_START_NS, v->row);
+	r->self_ns += spanidx_u64(ix, SPANIDX_SELF_NS, v->row);
+	r->insns += spanidx_u64(ix, SPANIDX_INSNS, v->row);
+	r->self_insns += spanidx_u64(ix, SPANIDX_SELF_INSNS, v->row);
+	return 0;
+}
+
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct tree_row *)a)->path,
+	    ((const struct tree_row *)b)->path);
+}
+
+int
+kind_tree(const struct analysis *a, const struct query_options *o)
+{
+	struct tree *tr = calloc(1, sizeof(*tr));
+	struct table t = { "tree", tree_cols, 8, 0, tr, tree_get, NULL, "" };
+	struct error e;
+	int rc;
+
+	if ((rc = only_table_formats(o, "tree")) != 0) {
+		free(tr);
+		return rc;
+	}
+	if (tr == NULL || (tr->index = json_object()) == NULL) {
+		free(tr);
+		return nomem();
+	}
+	tr->o = o;
+	tr->a = a;
+	tr->fn = -1;
+	tr->max_depth = o->has_depth ? o->depth : 3;
+	if (o->function != NULL && (o->function_inline ||
+	    (tr->fn = agg_find_string(a, o->function)) < 0)) {
+		report(query_tool, a->dir, NULL, "no function named '%s' with "
+		    "spans of its own", o->function);
+		rc = EXIT_FAIL;
+	} else if (analysis_walk(a, tree_visit, tr, &e) < 0) {
+		report_error(query_tool, a->dir, &e, NULL);
+		rc = EXIT_FAIL;
+	} else {
+		/* Paths in order: each below its caller, as a tree reads. */
+		qsort(tr->row, tr->n, sizeof(*tr->row), by_path);
+		t.nrows = tr->n;
+		snprintf(t.summary, sizeof(t.summary), "%zu call paths%s%s, "
+		    "%" PRIu64 " levels deep at most", tr->n, o->function ?
+		    " below " : "", o->function ? o->function : "",
+		    tr->max_depth);
+		rc = print_sorted(&t, o, NULL);
+	}
+	for (size_t i = 0; i < tr->n; i++)
+		free(tr->row[i].path);
+	free(tr->row);
+	json_decref(tr->index);
+	free(tr);
+	return rc;
 }

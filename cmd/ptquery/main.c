@@ -4,11 +4,15 @@
  * kind asked for (kinds.c, summary.c, decoded.c).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fmt/manifest.h"
+#include "span/aggregate.h"
 #include "span/analysis.h"
+#include "span/spandir.h"
 #include "tool/cli.h"
 #include "query.h"
 #include "tool/report.h"
@@ -18,23 +22,27 @@ const char *const query_tool = "ptquery";
 static const struct tool_info tool = {
 	"ptquery",
 	"ptquery ANALYSIS --kind KIND [--group function|inline|module]\n"
-	"        [--sort COLUMN] [--function NAME] [--pid PID] [--tid TID]\n"
-	"        [--from NS] [--to NS] [--at NS] [--span ID]\n"
+	"        [--sort COLUMN] [--function NAME] [--module IMAGE] [--pid PID]\n"
+	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N] [--incomplete]",
+	"        [--cursor C] [--max-bytes N] [--depth N] [--weight ns|insns]\n"
+	"        [--incomplete]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
-	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_INCOMPLETE };
+	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH,
+	OPT_WEIGHT, OPT_INCOMPLETE };
 
-#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads"
+#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree"
 
 static const struct option long_options[] = {
 	{ "kind", required_argument, NULL, OPT_KIND },
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "function", required_argument, NULL, OPT_FUNCTION },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "from", required_argument, NULL, OPT_FROM },
@@ -43,6 +51,7 @@ static const struct option long_options[] = {
 	{ "span", required_argument, NULL, OPT_SPAN },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
 	{ "incomplete", no_argument, NULL, OPT_INCOMPLETE },
@@ -72,6 +81,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 		{ OPT_LIMIT, "--limit", offsetof(struct query_options, limit) },
 		{ OPT_MAX_BYTES, "--max-bytes",
 		    offsetof(struct query_options, max_bytes) },
+		{ OPT_DEPTH, "--depth", offsetof(struct query_options, depth) },
 	};
 	size_t i;
 
@@ -82,6 +92,7 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 	o->has_at |= c == OPT_AT;
 	o->has_span |= c == OPT_SPAN;
 	o->has_limit |= c == OPT_LIMIT;
+	o->has_depth |= c == OPT_DEPTH;
 	return cli_opt_size(&tool, numbers[i].name, arg, 0, INT64_MAX,
 	    (uint64_t *)((char *)o + numbers[i].offset));
 }
@@ -101,6 +112,9 @@ parse_choice_option(int c, const char *arg, struct query_options *o)
 		o->group = cli_opt_choice(&tool, "--group", arg,
 		    "function|inline|module");
 		return o->group < 0 ? -1 : 0;
+	case OPT_WEIGHT:
+		o->weight = cli_opt_choice(&tool, "--weight", arg, "ns|insns");
+		return o->weight++ < 0 ? -1 : 0;
 	default:
 		o->format = cli_opt_choice(&tool, "--format", arg,
 		    "text|table|csv|json|folded|chrome|fxt");
@@ -118,11 +132,11 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		switch (c) {
 		case OPT_TID: case OPT_PID: case OPT_FROM: case OPT_TO:
 		case OPT_AT:
-		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES:
+		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES: case OPT_DEPTH:
 			if (parse_number_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
-		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT:
+		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT: case OPT_WEIGHT:
 			if (parse_choice_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
@@ -131,6 +145,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			break;
 		case OPT_FUNCTION:
 			o->function = optarg;
+			break;
+		case OPT_MODULE:
+			o->module = optarg;
 			break;
 		case OPT_CURSOR:
 			o->cursor = optarg;
@@ -155,8 +172,14 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	if (o->has_at && o->has_span)
 		return cli_usage_error(&tool, "--at and --span both give the "
 		    "instant: use one");
+	if (o->has_limit && o->limit == 0)
+		return cli_usage_error(&tool, "--limit 0 gives no rows: a page "
+		    "has at least one");
 	if (o->from_ns >= o->to_ns)
 		return cli_usage_error(&tool, "--from must be below --to");
+	if (o->weight != 0 && o->format != F_FOLDED)
+		return cli_usage_error(&tool, "--weight applies to --format "
+		    "folded only");
 	o->analysis = argv[optind];
 	return CLI_RUN;
 }
@@ -189,6 +212,58 @@ pid_threads(const struct analysis *a, struct query_options *o)
 	return 0;
 }
 
+/* How the analysis's snapshot kept time (NULL: hardware, or unknown). */
+static const char *
+snapshot_clock(const struct analysis *a)
+{
+	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
+	char path[PATH_MAX + 32];
+	const char *note = NULL;
+	struct manifest m;
+	struct error e;
+
+	if (snap[0] == '\0')
+		return NULL;
+	snprintf(path, sizeof(path), "%s/manifest.json", snap);
+	manifest_init(&m);
+	if (manifest_read(path, &m, &e) == 0)
+		note = manifest_clock_note(&m);	/* a static sentence */
+	manifest_free(&m);
+	return note;
+}
+
+/*
+ * --function as a user types it: the function it stands for (a clone's
+ * suffix, a mangled name), or a function only ever inlined.  Returns 0,
+ * or -1 after reporting.
+ */
+static int
+resolve_function(const struct analysis *a, struct query_options *o)
+{
+	struct agg_host *hosts = NULL;
+	struct error e, e2;
+	size_t n = 0;
+	int64_t off;
+
+	if (o->function == NULL)
+		return 0;
+	o->function_asked = o->function;
+	if ((off = agg_resolve_function(a, o->function, &e)) >= 0) {
+		o->function = spanidx_str(&a->ix, (uint32_t)off);
+		return 0;
+	}
+	if (e.code == ERR_NOTFOUND &&
+	    agg_inline_hosts(a, o->function, NULL, &hosts, &n, &e2) == 0 &&
+	    n > 0) {
+		free(hosts);
+		o->function_inline = 1;
+		return 0;
+	}
+	free(hosts);
+	report_error(tool.name, a->dir, &e, NULL);
+	return -1;
+}
+
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -207,6 +282,8 @@ run_kind(const struct analysis *a, const struct query_options *o)
 		return kind_gaps(a, o);
 	case K_THREADS:
 		return kind_threads(a, o);
+	case K_TREE:
+		return kind_tree(a, o);
 	default:
 		return kind_decoded(a, o);
 	}
@@ -221,6 +298,11 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int rc;
 
+	/* Writers check ferror(stdout) at the end: keep why it failed. */
+	if (report_stdout_keep_errno() < 0) {
+		report(tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
@@ -235,7 +317,8 @@ main(int argc, char *argv[])
 		analysis_close(&a);
 		return EXIT_FAIL;
 	}
-	rc = run_kind(&a, &o);
+	o.clock = snapshot_clock(&a);
+	rc = resolve_function(&a, &o) < 0 ? EXIT_FAIL : run_kind(&a, &o);
 	free(o.pid_tids);
 	analysis_close(&a);
 	return report_close_stdout(tool.name, rc);

@@ -16,22 +16,31 @@
 extern const char *const query_tool;
 
 enum query_kind { K_SUMMARY, K_HOTPATHS, K_TIMELINE, K_CALLS, K_AT,
-	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS };
+	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS, K_TREE };
 enum query_format { F_TEXT, F_TABLE, F_CSV, F_JSON, F_FOLDED, F_CHROME,
 	F_FXT };
 
 struct query_options {
 	const char *analysis;
 	int kind, group, format;
+	int weight;			/* --weight: 0 not given, 1 ns, 2 insns */
 	const char *sort, *function, *cursor;
+	const char *module;		/* --module: an image's path or name */
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
-	int has_tid, has_at, has_span, has_limit;
+	int has_tid, has_at, has_span, has_limit, has_depth;
+	uint64_t depth;			/* --depth: tree levels below */
 	uint64_t pid;			/* --pid: its threads, found in main */
 	int has_pid;
 	uint32_t *pid_tids;
 	size_t n_pid_tids;
+	const char *clock;		/* manifest_clock_note of the snapshot */
+	const char *function_asked;	/* --function as given */
+	int function_inline;		/* --function is only ever inlined */
 	int incomplete;			/* --incomplete: rank those spans too */
 };
+
+/* Does an image path pass --module (its path, or its file name)? */
+int query_module_ok(const struct query_options *o, const char *path);
 
 /* Does thread tid pass --tid and --pid? */
 int query_tid_ok(const struct query_options *o, uint32_t tid);
@@ -64,6 +73,9 @@ struct table {
 	void (*get)(void *ctx, size_t row, union cell *out);
 	size_t *order;
 	char summary[512];		/* json's one-line "summary" */
+	uint64_t total;			/* rows in all, when more than nrows
+					   (insns keeps only up to its page) */
+	const char *function;		/* the function --function matched */
 };
 
 /*
@@ -90,6 +102,7 @@ int kind_at(const struct analysis *a, const struct query_options *o);
 int kind_gaps(const struct analysis *a, const struct query_options *o);
 int kind_threads(const struct analysis *a, const struct query_options *o);
 int kind_decoded(const struct analysis *a, const struct query_options *o);
+int kind_tree(const struct analysis *a, const struct query_options *o);
 
 /* The filter of --tid, --from, --to. */
 void query_filter(const struct query_options *o, struct agg_filter *f);

@@ -96,18 +96,11 @@ untraced(const struct summary *s)
 	return s->have_snap ? manifest_untraced(&s->snap) : 0;
 }
 
-/*
- * The emu recorder's times are the host's under emulation, not what the
- * program takes natively: said wherever times are shown.  NULL for a
- * hardware clock.
- */
+/* How the times were kept (fmt/manifest), NULL for a hardware clock. */
 static const char *
 clock_note(const struct summary *s)
 {
-	if (!s->have_snap || s->snap.pt.clock == NULL ||
-	    strcmp(s->snap.pt.clock, "virtual") != 0)
-		return NULL;
-	return "emulated, shared by all threads (host time under emulation)";
+	return s->have_snap ? manifest_clock_note(&s->snap) : NULL;
 }
 
 /* Processes of the run the snapshot has no trace of: children not

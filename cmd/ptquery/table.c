@@ -152,6 +152,7 @@ struct page {
 	size_t first, n;
 	const char *next;		/* next_cursor, or NULL */
 	union cell *cells;
+	const char *clock;		/* how times were kept, or NULL */
 };
 
 static size_t
@@ -248,7 +249,12 @@ render_json(FILE *f, const struct page *p)
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "kind", p->t->kind);
 	jsonw_kv_string(&w, "summary", p->t->summary);
-	jsonw_kv_u64(&w, "total_rows", p->t->nrows);
+	if (p->t->function != NULL)
+		jsonw_kv_string(&w, "function", p->t->function);
+	if (p->clock != NULL)
+		jsonw_kv_string(&w, "clock", p->clock);
+	jsonw_kv_u64(&w, "total_rows", p->t->total > p->t->nrows ?
+	    p->t->total : p->t->nrows);
 	jsonw_kv_u64(&w, "first_row", p->first);
 	jsonw_key(&w, "rows");
 	jsonw_array_begin(&w);
@@ -295,7 +301,7 @@ render(struct table *t, const struct query_options *o, size_t first,
     size_t n, union cell *cells, size_t *len)
 {
 	char next[32];
-	struct page p = { t, first, n, NULL, cells };
+	struct page p = { t, first, n, NULL, cells, o->clock };
 	char *buf = NULL;
 	FILE *f;
 
@@ -336,6 +342,8 @@ table_print(struct table *t, const struct query_options *o)
 
 	if ((rc = query_cursor(o, t->nrows, &first)) != 0)
 		return rc;
+	if (t->function == NULL)
+		t->function = o->function;
 	n = t->nrows - first;
 	if (o->has_limit && o->limit < n)
 		n = (size_t)o->limit;
@@ -343,7 +351,7 @@ table_print(struct table *t, const struct query_options *o)
 	    (out = render(t, o, first, n, cells, &len)) == NULL)
 		goto nomem;
 	if (o->max_bytes > 0 && len > o->max_bytes) {
-		/* The most rows whose rendering fits; 0 rows always ends. */
+		/* The most rows whose rendering fits, at least one. */
 		lo = 0;
 		hi = n;
 		while (lo + 1 < hi) {
@@ -358,6 +366,19 @@ table_print(struct table *t, const struct query_options *o)
 				hi = mid;
 		}
 		free(out);
+		out = NULL;
+		if (lo == 0 && n > 0) {
+			/* No row: a cursor that does not advance. */
+			if ((try = render(t, o, first, 1, cells, &len)) ==
+			    NULL)
+				goto nomem;
+			free(try);
+			free(cells);
+			report(query_tool, "--max-bytes", "give a larger "
+			    "budget", "%" PRIu64 " bytes do not hold row %zu, "
+			    "which needs %zu", o->max_bytes, first, len);
+			return EXIT_USAGE;
+		}
 		if ((out = render(t, o, first, lo, cells, &len)) == NULL)
 			goto nomem;
 	}

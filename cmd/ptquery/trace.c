@@ -1,8 +1,8 @@
 /*
  * ptquery: spans as traces.  folded is the flame-graph input (one line
- * per distinct stack with its self time: the lines sum to the self time
- * of the spans selected); chrome is the Chrome trace event JSON (complete
- * "X" events, microseconds with nanosecond decimals); fxt is the Fuchsia
+ * per distinct stack with its self time, or self instructions with
+ * --weight insns: the lines sum to those of the spans selected); chrome is the Chrome trace event JSON (complete
+ * "X" events in call order, times laid out by nesting.h); fxt is the Fuchsia
  * trace format (duration-complete events, ticks of one nanosecond), whose
  * string table (32767 entries) is reused round robin when a trace names
  * more strings, and whose thread table (255) holds the first threads, the
@@ -19,6 +19,7 @@
 #include "query.h"
 #include "tool/report.h"
 #include "span/spandir.h"
+#include "nesting.h"
 
 /* ----------------------------------------------------------------- */
 /* folded */
@@ -30,6 +31,7 @@ struct stack_sum {
 
 struct folded {
 	const struct analysis *a;
+	unsigned weight_col;		/* SPANIDX_SELF_NS or _SELF_INSNS */
 	struct agg_filter f;
 	int64_t fn;			/* --function: stacks through it */
 	struct stack_sum *slot;
@@ -121,7 +123,7 @@ folded_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct folded *fo = ctx;
 	const struct spanidx *ix = &fo->a->ix;
-	uint64_t self = spanidx_u64(ix, SPANIDX_SELF_NS, v->row);
+	uint64_t self = spanidx_u64(ix, fo->weight_col, v->row);
 	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, v->row);
 	size_t len = 0;
 	int through = fo->fn < 0;
@@ -163,6 +165,8 @@ span_folded(const struct analysis *a, const struct query_options *o)
 	fo.a = a;
 	fo.e = &e;
 	fo.fn = -1;
+	/* instructions: code that took no time under emu still shows */
+	fo.weight_col = o->weight == 2 ? SPANIDX_SELF_INSNS : SPANIDX_SELF_NS;
 	query_filter(o, &fo.f);
 	if (o->function != NULL &&
 	    (fo.fn = agg_find_string(a, o->function)) < 0) {
@@ -264,8 +268,7 @@ base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* JSON written by hand: ts and dur are decimal microseconds, exact to
- * the nanosecond, which jsonw's doubles would round. */
+/* JSON written by hand: times are exact decimals of nesting's ticks. */
 static void
 chrome_str(const char *key, const char *s)
 {
@@ -275,28 +278,36 @@ chrome_str(const char *key, const char *s)
 }
 
 static void
-chrome_us(const char *key, uint64_t ns)
+chrome_us(const char *key, uint64_t ticks)
 {
-	printf(",\"%s\":%" PRIu64 ".%03u", key, ns / 1000,
-	    (unsigned)(ns % 1000));
+	char buf[48];
+
+	nesting_print_us(buf, sizeof(buf), ticks);
+	printf(",\"%s\":%s", key, buf);
 }
 
 static void
-chrome_thread(uint32_t pid, uint32_t tid, const char *label, int *first)
+chrome_meta(const char *what, uint32_t pid, uint32_t tid, const char *label,
+    int *first)
 {
-	printf("%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%"
-	    PRIu32 ",\"tid\":%" PRIu32 ",\"args\":{", *first ? "" : ",",
-	    pid, tid);
+	printf("%s\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu32
+	    ",\"tid\":%" PRIu32 ",\"args\":{", *first ? "" : ",", what, pid,
+	    tid);
 	chrome_str("name", label);
 	printf("}}");
 	*first = 0;
 }
 
+/*
+ * One span: no per-span args, which speedscope would fold into the frame
+ * name (no two frames would merge); the span is found by time and thread
+ * with ptquery --kind at.
+ */
 static void
-chrome_span(const struct analysis *a, uint64_t r, int *first)
+chrome_span(const struct analysis *a, uint64_t r, uint64_t start,
+    uint64_t end, int *first)
 {
 	const struct spanidx *ix = &a->ix;
-	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
 
 	printf("%s\n{\"ph\":\"X\",", *first ? "" : ",");
 	chrome_str("name", analysis_fn(a, r));
@@ -304,56 +315,72 @@ chrome_span(const struct analysis *a, uint64_t r, int *first)
 	chrome_str("cat", base_name(analysis_module(a, r)));
 	printf(",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
 	    spanidx_u32(ix, SPANIDX_PID, r), spanidx_u32(ix, SPANIDX_TID, r));
-	chrome_us("ts", st);
-	chrome_us("dur", spanidx_u64(ix, SPANIDX_END_NS, r) - st);
-	printf(",\"args\":{\"id\":%" PRIu64 ",\"depth\":%" PRId32
-	    ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"self_ns\":%"
-	    PRIu64 ",\"insns\":%" PRIu64 "}}", spanidx_u64(ix, SPANIDX_ID, r),
-	    spanidx_i32(ix, SPANIDX_DEPTH, r), st,
-	    spanidx_u64(ix, SPANIDX_END_NS, r),
-	    spanidx_u64(ix, SPANIDX_SELF_NS, r),
-	    spanidx_u64(ix, SPANIDX_INSNS, r));
+	chrome_us("ts", start);
+	chrome_us("dur", end - start);
+	putchar('}');
 	*first = 0;
+}
+
+/* Names each process (by its first thread's label) and thread once. */
+static void
+chrome_names(const struct analysis *a, const struct threads *th,
+    const uint64_t *rows, const size_t *order, size_t n, int *first)
+{
+	const struct spanidx *ix = &a->ix;
+	uint32_t prev_tid = 0, prev_pid = 0;
+	int have = 0;
+
+	/* order is by thread: each thread's spans together */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = rows[order[i]];
+		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
+		uint32_t pid = spanidx_u32(ix, SPANIDX_PID, r);
+		const char *label = thread_label(th, tid);
+
+		if (have && tid == prev_tid)
+			continue;
+		if (label != NULL && (!have || pid != prev_pid))
+			chrome_meta("process_name", pid, pid, label, first);
+		if (label != NULL)
+			chrome_meta("thread_name", pid, tid, label, first);
+		prev_tid = tid;
+		prev_pid = pid;
+		have = 1;
+	}
 }
 
 int
 span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
     const char *next_cursor)
 {
-	const struct spanidx *ix = &a->ix;
+	size_t *order = malloc((n + 1) * sizeof(*order));
+	uint64_t *start = malloc((n + 1) * sizeof(*start));
+	uint64_t *end = malloc((n + 1) * sizeof(*end));
 	struct threads th;
-	uint32_t *named = NULL;
-	size_t n_named = 0;
 	int first = 1;
 
+	if (order == NULL || start == NULL || end == NULL ||
+	    nesting_layout(a, rows, n, order, start, end) < 0) {
+		free(order);
+		free(start);
+		free(end);
+		report(query_tool, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	threads_read(a, &th);
 	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-	for (size_t i = 0; i < n; i++) {
-		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, rows[i]);
-		const char *label = thread_label(&th, tid);
-		size_t k;
-
-		for (k = 0; k < n_named && named[k] != tid; k++)
-			;
-		if (k == n_named && label != NULL) {
-			uint32_t *nn = realloc(named, (n_named + 1) *
-			    sizeof(*nn));
-
-			if (nn != NULL) {
-				named = nn;
-				named[n_named++] = tid;
-				chrome_thread(spanidx_u32(ix, SPANIDX_PID,
-				    rows[i]), tid, label, &first);
-			}
-		}
-		chrome_span(a, rows[i], &first);
-	}
+	chrome_names(a, &th, rows, order, n, &first);
+	for (size_t i = 0; i < n; i++)
+		chrome_span(a, rows[order[i]], start[order[i]], end[order[i]],
+		    &first);
 	printf("\n],\"next_cursor\":");
 	if (next_cursor != NULL)
 		printf("\"%s\"}\n", next_cursor);
 	else
 		printf("null}\n");
-	free(named);
+	free(order);
+	free(start);
+	free(end);
 	threads_free(&th);
 	return EXIT_OK;
 }

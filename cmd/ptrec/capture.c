@@ -2,14 +2,21 @@
 #include "capture.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/progpath.h"
 #include "elfsym.h"
+#include "rec/pttrace.h"
+#include "tool/report.h"
 
 /* ---- filters ------------------------------------------------------------ */
 
@@ -74,15 +81,48 @@ capture_program_path(const struct rec_options *o, char *out, size_t size,
 	if (o->pid != 0)
 		snprintf(found, sizeof(found), "/proc/%" PRIu64 "/exe", o->pid);
 	else if (progpath_search(o->program[0], NULL, found, sizeof(found),
-	    NULL) < 0)
-		return error_set(e, ERR_NOTFOUND, "%s: no such program",
-		    o->program[0]);
+	    e) < 0)
+		return -ERR_NOTFOUND;	/* e: not found, or not executable */
 	if (realpath(found, real) == NULL)
 		return error_set(e, ERR_NOTFOUND, "%s: %s", found,
 		    strerror(errno));
 	if ((size_t)snprintf(out, size, "%s", real) >= size)
 		return error_set(e, ERR_RANGE, "%s: path too long", real);
 	return 0;
+}
+
+int
+capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
+{
+	cpu_set_t want, saved;
+	int rc;
+
+	if (cpus == NULL)
+		return spawn_start(sp, e);
+	if ((rc = pttrace_parse_cpus(cpus, &want, e)) < 0)
+		return rc;
+	if (sched_getaffinity(0, sizeof(saved), &saved) < 0 ||
+	    sched_setaffinity(0, sizeof(want), &want) < 0)
+		return error_set_errno(e, errno, "--cpus %s", cpus);
+	rc = spawn_start(sp, e);
+	/* ours again: only the child and what it starts keep the set */
+	if (sched_setaffinity(0, sizeof(saved), &saved) < 0 && rc == 0)
+		return error_set_errno(e, errno, "--cpus %s: restoring ours",
+		    cpus);
+	return rc;
+}
+
+void
+capture_scratch_close(struct scratch *s)
+{
+	if (s->path[0] == '\0')
+		return;
+	if (cleanup_keep_waste())
+		report("ptrec", NULL, NULL, "PTKIT_KEEP_WASTE=1: "
+		    "scratch kept in %s", s->path);
+	if (scratch_close(s) < 0)
+		report_warning("ptrec", s->path,
+		    "could not remove all of the scratch directory");
 }
 
 /* ---- addresses ---------------------------------------------------------- */
@@ -104,6 +144,90 @@ capture_runtime_addr(const struct procmaps *m, const char *path, uint64_t off)
 }
 
 /* ---- the program's output ---------------------------------------------- */
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* A terminal that hands on bytes as written, the size of the one we show
+ * the output on. */
+static int
+open_pty(struct capture_output *co, struct error *e)
+{
+	char name[128];
+	struct termios t;
+	struct winsize ws;
+	int m, s;
+
+	if ((m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "posix_openpt");
+	if (grantpt(m) < 0 || unlockpt(m) < 0 ||
+	    ptsname_r(m, name, sizeof(name)) != 0 ||
+	    (s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		close(m);
+		return error_set_errno(e, errno, "pseudo-terminal");
+	}
+	/* no "\n" to "\r\n": output.log holds what the program wrote */
+	if (tcgetattr(s, &t) == 0) {
+		t.c_oflag &= ~(tcflag_t)OPOST;
+		PTKIT_DROP(tcsetattr(s, TCSANOW, &t));	/* cosmetic */
+	}
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0)
+		PTKIT_DROP(ioctl(s, TIOCSWINSZ, &ws));	/* cosmetic */
+	co->read_fd[0] = m;
+	co->write_fd[0] = s;
+	co->write_fd[1] = dup(s);	/* ours to close, as with pipes */
+	if (co->write_fd[1] < 0 || fcntl(co->write_fd[1], F_SETFD,
+	    FD_CLOEXEC) < 0) {
+		capture_output_close(co);
+		return error_set_errno(e, errno, "pseudo-terminal");
+	}
+	co->pty = 1;
+	return 0;
+}
+
+int
+capture_output_open(struct capture_output *co, struct error *e)
+{
+	int p[2], i;
+
+	co->read_fd[0] = co->read_fd[1] = -1;
+	co->write_fd[0] = co->write_fd[1] = -1;
+	co->pty = 0;
+	if (isatty(STDERR_FILENO))
+		return open_pty(co, e);
+	for (i = 0; i < 2; i++) {
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			capture_output_close(co);
+			return error_set_errno(e, errno, "pipe");
+		}
+		co->read_fd[i] = p[0];
+		co->write_fd[i] = p[1];
+	}
+	return 0;
+}
+
+void
+capture_output_started(struct capture_output *co)
+{
+	close_fd(&co->write_fd[0]);
+	close_fd(&co->write_fd[1]);
+}
+
+void
+capture_output_close(struct capture_output *co)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		close_fd(&co->read_fd[i]);
+		close_fd(&co->write_fd[i]);
+	}
+}
 
 int
 capture_lines_init(struct capture_lines *l, const char *regex,
@@ -132,7 +256,7 @@ capture_lines_feed(struct capture_lines *l, int stream, const char *p,
 	size_t *len, i;
 	unsigned matched = 0;
 
-	if (!l->has_re || stream < 0 || stream > 1)
+	if (stream < 0 || stream > 1)
 		return 0;
 	buf = l->buf[stream];
 	len = &l->n[stream];
@@ -144,7 +268,7 @@ capture_lines_feed(struct capture_lines *l, int stream, const char *p,
 		}
 		buf[*len] = '\0';
 		*len = 0;
-		if (regexec(&l->re, buf, 0, NULL, 0) == 0)
+		if (l->has_re && regexec(&l->re, buf, 0, NULL, 0) == 0)
 			matched++;
 	}
 	return matched;
@@ -242,7 +366,8 @@ capture_taken(struct capture_policy *p, const char *reason)
 	if (strcmp(reason, "control") != 0)
 		p->counted++;
 	if (p->counted >= p->repeat || strcmp(reason, "max-capture") == 0 ||
-	    strcmp(reason, "exit") == 0 || strcmp(reason, "signal") == 0)
+	    strcmp(reason, "exit") == 0 || strcmp(reason, "signal") == 0 ||
+	    strcmp(reason, "sigint") == 0 || strcmp(reason, "sigterm") == 0)
 		p->done = 1;
 	return p->done;
 }

@@ -29,6 +29,8 @@
 #include <stdint.h>
 
 #include "base/error.h"
+#include "base/scratch.h"
+#include "base/spawn.h"
 #include "options.h"
 #include "rec/procmaps.h"
 #include "rec/ptconfig.h"
@@ -72,6 +74,23 @@ int capture_filters_resolve(const char *program, const char *const *specs,
 int capture_program_path(const struct rec_options *o, char *out, size_t size,
     struct error *e);
 
+/*
+ * spawn_start(sp) with the child pinned to the CPUs of --cpus (NULL: not
+ * pinned): the calling thread takes the set for the spawn, which the
+ * child and every thread it makes inherit (the emulator's, perf's and the
+ * program's), then gets its own back.  Returns spawn_start's result, or
+ * -ERR_INVALID / -ERR_IO for a set that cannot be taken (e says so).
+ */
+int capture_spawn_pinned(struct spawn *sp, const char *cpus, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/*
+ * The end of a recorder's scratch directory: removed, or with
+ * PTKIT_KEEP_WASTE=1 kept, and then where is said on stderr.  Not
+ * removable in full: a warning.
+ */
+void capture_scratch_close(struct scratch *s);
+
 /* ---- addresses ---------------------------------------------------------- */
 
 /*
@@ -83,6 +102,30 @@ uint64_t capture_runtime_addr(const struct procmaps *m, const char *path,
     uint64_t off);
 
 /* ---- the program's output ---------------------------------------------- */
+
+/*
+ * Where the program writes its stdout and stderr.  When ptrec's stderr,
+ * where the program's output is shown, is a terminal, both go to one
+ * pseudo-terminal ptrec relays (output post-processing off, so bytes pass
+ * as written, with the window size of ptrec's stderr): the program sees
+ * a terminal and its stdio line-buffers, as it would without ptrec.
+ * Otherwise each is a pipe, and stdio block-buffers as into any pipe.
+ */
+struct capture_output {
+	int read_fd[2];		/* ours: stdout's, stderr's (-1 with a pty) */
+	int write_fd[2];	/* the program's ends until it has them */
+	int pty;		/* one pseudo-terminal for both */
+};
+
+/* Returns 0, or -ERR_IO (e says what could not be made). */
+int capture_output_open(struct capture_output *co, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/* The program has its ends (it was started): ours are closed. */
+void capture_output_started(struct capture_output *co);
+
+/* Closes every descriptor still open. */
+void capture_output_close(struct capture_output *co);
 
 #define CAPTURE_LINE_MAX 4096
 
@@ -106,7 +149,10 @@ struct capture_lines {
 int capture_lines_init(struct capture_lines *l, const char *regex,
     struct error *e);
 
-/* Feeds n bytes of stream; returns how many lines completed and matched. */
+/*
+ * Feeds n bytes of stream; returns how many lines completed and matched.
+ * n[stream] is 0 when the bytes so far end a line (also without regex).
+ */
 unsigned capture_lines_feed(struct capture_lines *l, int stream,
     const char *p, size_t n);
 
@@ -169,8 +215,9 @@ const char *capture_due(struct capture_policy *p, uint64_t now_ms);
 /*
  * A snapshot for reason was written: counts it (a --control "control"
  * request does not use up --repeat, as under emu).  Returns 1 when it
- * was the last (--repeat reached, or reason "max-capture", "exit" or
- * "signal"): trace no more; 0 to go on (re-enable the events).
+ * was the last (--repeat reached, or reason "max-capture", "exit",
+ * "signal" (the program's), "sigint" or "sigterm" (ptrec's)): trace no
+ * more; 0 to go on (re-enable the events).
  */
 int capture_taken(struct capture_policy *p, const char *reason);
 

@@ -1111,6 +1111,26 @@ capture_counters(const struct emu_sideband *sb, const struct emu_capture *c,
 	return n;
 }
 
+/* The --filter specs as given, one space between; NULL without any. */
+static const char *
+join_filters(const struct rec_options *o, char *buf, size_t size)
+{
+	size_t used = 0;
+	int i, n;
+
+	if (o->n_filters == 0)
+		return NULL;
+	buf[0] = '\0';
+	for (i = 0; i < o->n_filters && used < size; i++) {
+		n = snprintf(buf + used, size - used, "%s%s", i ? " " : "",
+		    o->filters[i]);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
+
 int
 emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
     const struct emu_capture *c, uint64_t index, char *out, size_t out_size,
@@ -1120,11 +1140,26 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	    "start of the block that faulted: qemu 7.2 does not tell the "
 	    "faulting instruction" };
 	const struct rec_options *o = run->opt;
+	char filters[REC_MAX_FILTERS * 64];
 	const struct snapwrite_setting settings[] = {
 		{ .key = "budget_bytes", .num = o->budget_bytes, .numeric = 1 },
 		{ .key = "psb_period_bytes", .num = run->psb_period,
 		  .numeric = 1 },
 		{ .key = "repeat", .num = o->repeat, .numeric = 1 },
+		/* the options given, as given; those not given are left out */
+		{ .key = "cpus", .text = o->cpus },
+		{ .key = "filter", .text = join_filters(o, filters,
+		  sizeof(filters)) },
+		{ .key = "trigger_hits", .num = o->trigger_hits,
+		  .numeric = o->trigger_hits != 0 },
+		{ .key = "tail_ms", .num = o->tail_ms,
+		  .numeric = o->has_tail_ms },
+		{ .key = "after_ms", .num = o->after_ms,
+		  .numeric = o->has_after_ms },
+		{ .key = "min_capture_ms", .num = o->min_capture_ms,
+		  .numeric = o->min_capture_ms != 0 },
+		{ .key = "max_capture_ms", .num = o->max_capture_ms,
+		  .numeric = o->has_max_capture_ms },
 		{ .key = "clock_model",
 		  .text = "emulated: one clock shared by all threads, the "
 		  "host's monotonic time under emulation as a 1 GHz TSC "
@@ -1179,6 +1214,10 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	src.reason = c->reason;
 	src.detail = c->detail;
 	src.start_wall_ns = run->start_wall_ns;
+	if (run->clock_wall_ns != 0) {
+		src.end_wall_ns = run->clock_wall_ns + src.end_ns;
+		src.fired_wall_ns = run->clock_wall_ns + src.fired_ns;
+	}
 	src.counters = counters;
 	src.n_counters = capture_counters(sb, c, counters);
 	emu_losses(run, sb, c, &lost);

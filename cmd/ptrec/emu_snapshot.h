@@ -74,6 +74,7 @@ struct emu_run {
 	int exit_code, signal;
 	const char *output_log;		/* scratch copy of the output */
 	uint64_t start_wall_ns;
+	uint64_t clock_wall_ns;		/* wall time at virtual TSC 0, or 0 */
 	uint64_t psb_period;
 	const char *jit_map_removed;	/* copy of the JIT map the plugin took
 					   when the program removed it */

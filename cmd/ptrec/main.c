@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <limits.h>
+
+#include "base/progpath.h"
 #include "tool/cli.h"
 #include "doctor.h"
 #include "options.h"
 #include "rec_emu.h"
 #include "rec_perf.h"
 #include "rec_pt.h"
+#include "snapwrite.h"
 #include "tool/report.h"
 #include "verdict.h"
 
@@ -52,12 +56,43 @@ refuse_emu_attach(void)
 	    "the emu recorder cannot attach to a running process");
 }
 
+/*
+ * What can be checked without running the program is checked before it
+ * runs, so that no recording is lost at its end: the program (missing,
+ * or there but not executable), and where the snapshots go.  Returns 0
+ * or the exit status.
+ */
+static int
+check_before_run(const struct rec_options *o)
+{
+	char found[PATH_MAX];
+	struct error e;
+
+	if (o->program != NULL && progpath_search(o->program[0], NULL, found,
+	    sizeof(found), &e) < 0) {
+		report_error(ptrec_tool.name, NULL, &e, NULL);
+		return EXIT_FAIL;
+	}
+	if (snapwrite_dest_check(o, &e) < 0) {
+		report_error(ptrec_tool.name, NULL, &e, e.code == ERR_EXISTS ?
+		    "-o takes a directory that does not exist yet" : NULL);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct rec_options o;
 	enum cli_parse p;
+	int status;
 
+	/* The snapshot lines are checked at the end: keep why one failed. */
+	if (report_stdout_keep_errno() < 0) {
+		report(ptrec_tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if ((p = rec_options_parse(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(ptrec_tool.name, p == CLI_DONE ?
 		    EXIT_OK : EXIT_USAGE);
@@ -69,6 +104,8 @@ main(int argc, char *argv[])
 		refuse_emu_attach();
 		return EXIT_FAIL;
 	}
+	if (o.recorder == REC_EMU && (status = check_before_run(&o)) != 0)
+		return status;
 	if (o.recorder == REC_EMU)
 		return report_close_stdout(ptrec_tool.name, rec_emu_run(&o));
 	/* perf's inheritance follows threads and children together: one
@@ -79,8 +116,11 @@ main(int argc, char *argv[])
 		    "together", o.recorder == REC_PT ? "pt" : "perf");
 		return EXIT_USAGE;
 	}
+	/* the machine first: what it cannot do, no option changes */
 	if (rec_hardware_check(&o) < 0)
 		return EXIT_FAIL;
+	if ((status = check_before_run(&o)) != 0)
+		return status;
 	if (o.recorder == REC_PT)
 		return report_close_stdout(ptrec_tool.name, rec_pt_run(&o));
 	return report_close_stdout(ptrec_tool.name, rec_perf_run(&o));

@@ -2,11 +2,14 @@
 #include "options.h"
 
 #include <getopt.h>
+#include <regex.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/numparse.h"
+#include "rec/pttrace.h"
 #include "tool/report.h"
 
 const struct tool_info ptrec_tool = {
@@ -69,11 +72,12 @@ static const struct option long_options[] = {
 
 /* The value parsers return 0, or -1 after reporting a usage error. */
 static int
-parse_ms(const char *opt, const char *arg, uint64_t *out, int *has)
+parse_ms(const char *opt, const char *arg, uint64_t min, uint64_t *out,
+    int *has)
 {
 	if (has != NULL)
 		*has = 1;
-	return cli_opt_u64(T, opt, arg, 0, MS_MAX, out);
+	return cli_opt_u64(T, opt, arg, min, MS_MAX, out);
 }
 
 static int
@@ -106,7 +110,69 @@ parse_recorder(const char *arg, struct rec_options *o)
 	if (v < 0)
 		return -1;
 	o->recorder = (enum rec_recorder)v;
+	o->has_recorder = 1;
 	return 0;
+}
+
+/* PTKIT_RECORDER stands in for --recorder; unset or empty: auto. */
+static enum cli_parse
+recorder_from_env(struct rec_options *o)
+{
+	static const char *const names[] = { "auto", "pt", "perf", "emu" };
+	const char *env = getenv("PTKIT_RECORDER");
+	size_t i;
+
+	if (o->has_recorder || env == NULL || env[0] == '\0')
+		return CLI_RUN;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(env, names[i]) == 0) {
+			o->recorder = (enum rec_recorder)i;
+			return CLI_RUN;
+		}
+	return cli_usage_error(T, "PTKIT_RECORDER: '%s' is not one of "
+	    "auto|pt|perf|emu", env);
+}
+
+/* A regex qemu's plugin would only reject after the program started. */
+static enum cli_parse
+check_trigger_line(const char *regex)
+{
+	char why[256];
+	regex_t re;
+	int rc;
+
+	if (regex == NULL)
+		return CLI_RUN;
+	if ((rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(rc, &re, why, sizeof(why));
+		return cli_usage_error(T, "option '--trigger-line': '%s': %s",
+		    regex, why);
+	}
+	regfree(&re);
+	if (strchr(regex, '\n') != NULL)
+		return cli_usage_error(T, "option '--trigger-line': a line "
+		    "holds no newline");
+	return CLI_RUN;
+}
+
+/* --cpus: a list of CPUs of which at least one is ours to run on. */
+static enum cli_parse
+check_cpus(const char *list)
+{
+	cpu_set_t want, ours, both;
+	struct error e;
+
+	if (list == NULL)
+		return CLI_RUN;
+	if (pttrace_parse_cpus(list, &want, &e) < 0)
+		return cli_usage_error(T, "%s", e.msg);	/* names --cpus */
+	if (sched_getaffinity(0, sizeof(ours), &ours) == 0) {
+		CPU_AND(&both, &want, &ours);
+		if (CPU_COUNT(&both) == 0)
+			return cli_usage_error(T, "option '--cpus': none of "
+			    "'%s' is a CPU this process may run on", list);
+	}
+	return CLI_RUN;
 }
 
 /* Options with a value that is a plain string. */
@@ -151,17 +217,19 @@ parse_value_option(int c, const char *arg, char *const argv[],
 	case OPT_BUDGET_BYTES:
 		return cli_opt_size(T, "--budget-bytes", arg, AUX_MIN,
 		    BUDGET_MAX, &o->budget_bytes);
+	/* 0 would be a snapshot before the program's first instruction */
 	case OPT_AFTER_MS:
-		return parse_ms("--after-ms", arg, &o->after_ms,
+		return parse_ms("--after-ms", arg, 1, &o->after_ms,
 		    &o->has_after_ms);
 	case OPT_MAX_CAPTURE_MS:
-		return parse_ms("--max-capture-ms", arg, &o->max_capture_ms,
+		return parse_ms("--max-capture-ms", arg, 1, &o->max_capture_ms,
 		    &o->has_max_capture_ms);
 	case OPT_MIN_CAPTURE_MS:
-		return parse_ms("--min-capture-ms", arg, &o->min_capture_ms,
+		return parse_ms("--min-capture-ms", arg, 0, &o->min_capture_ms,
 		    NULL);
 	case OPT_TAIL_MS:
-		return parse_ms("--tail-ms", arg, &o->tail_ms, &o->has_tail_ms);
+		return parse_ms("--tail-ms", arg, 0, &o->tail_ms,
+		    &o->has_tail_ms);
 	case OPT_TRIGGER_HITS:
 		return cli_opt_u64(T, "--trigger-hits", arg, 1, UINT32_MAX,
 		    &o->trigger_hits);
@@ -205,24 +273,20 @@ check_combinations(struct rec_options *o, int has_program)
 	if (o->budget_bytes != 0 && o->aux_bytes > o->budget_bytes)
 		return cli_usage_error(T,
 		    "--aux-bytes is larger than --budget-bytes");
-	return CLI_RUN;
+	if (o->cpus != NULL && o->pid != 0)
+		return cli_usage_error(T, "--cpus pins a program ptrec starts, "
+		    "not a running --pid");
+	if (check_trigger_line(o->trigger_line) != CLI_RUN ||
+	    check_cpus(o->cpus) != CLI_RUN)
+		return CLI_USAGE;
+	return recorder_from_env(o);
 }
 
 static void
 rec_options_defaults(struct rec_options *o)
 {
-	const char *env = getenv("PTKIT_RECORDER");
-
 	memset(o, 0, sizeof(*o));
 	o->recorder = REC_AUTO;
-	if (env != NULL) {
-		if (strcmp(env, "pt") == 0)
-			o->recorder = REC_PT;
-		else if (strcmp(env, "perf") == 0)
-			o->recorder = REC_PERF;
-		else if (strcmp(env, "emu") == 0)
-			o->recorder = REC_EMU;
-	}
 	o->aux_bytes = 32ULL << 20;
 	o->budget_bytes = 128ULL << 20;
 	o->timing = TIMING_NORMAL;

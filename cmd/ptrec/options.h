@@ -20,6 +20,7 @@ struct rec_options {
 	const char *out_dir;		/* -o */
 	const char *store;		/* --store */
 	enum rec_recorder recorder;
+	int has_recorder;		/* --recorder given (else PTKIT_RECORDER) */
 	uint64_t aux_bytes, budget_bytes;
 	enum rec_timing timing;
 	uint64_t timing_config;		/* with TIMING_CONFIG */

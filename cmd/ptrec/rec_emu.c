@@ -1,6 +1,7 @@
 /* rec_emu: see rec_emu.h. */
 #include "rec_emu.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include "elfsym.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
+#include "tool/progress.h"
 #include "tool/report.h"
 #include "base/progpath.h"
 #include "base/scratch.h"
@@ -65,6 +67,11 @@ struct recorder {
 	char ctlbuf[1024];
 	size_t ctllen;
 	struct spawn sp;
+	struct capture_output co;	/* the program's stdout and stderr */
+	/* --trigger-line: the lines of the output that matched, and the line
+	 * snapshots the plugin took (their output.log waits for the line) */
+	struct capture_lines lines;
+	uint64_t lines_seen, line_snaps;
 	char **argv;		/* qemu's, alive as long as sp */
 	char plugin_arg[PATH_MAX + 16];
 	int pid;		/* the program's (qemu's) */
@@ -73,6 +80,9 @@ struct recorder {
 	int done;		/* the plugin stopped tracing */
 	int failed;
 	uint64_t start_wall_ns;
+	uint64_t clock_wall_ns;	/* the wall time at virtual TSC 0 */
+	struct progress prog;	/* on a terminal: how the recording goes */
+	uint64_t prog_ms;	/* its last redraw */
 	int stopping;		/* SIGINT/SIGTERM or a control stop */
 };
 
@@ -337,29 +347,76 @@ start_program(struct recorder *r)
 		argv[3 + i] = r->o->program[i];
 	/* qemu writes a guest core file into the cwd on a crash: not ours */
 	setrlimit(RLIMIT_CORE, &nocore);
+	if (capture_output_open(&r->co, &e) < 0) {
+		report_error(TOOL, "output", &e, NULL);
+		return -1;
+	}
 	spawn_init(&r->sp, argv);
-	r->sp.out = SPAWN_PIPE;
-	r->sp.err = SPAWN_PIPE;
+	r->sp.out = spawn_fd(r->co.write_fd[0]);
+	r->sp.err = spawn_fd(r->co.write_fd[1]);
 	/* Its own process group: a terminal's ^C is ptrec's trigger, and
 	 * ptrec decides what the program gets. */
 	r->sp.new_pgroup = 1;
-	rc = spawn_start(&r->sp, &e);
+	/* --cpus: qemu's threads (the program's vCPUs among them) inherit it */
+	rc = capture_spawn_pinned(&r->sp, r->o->cpus, &e);
 	r->pid = r->sp.pid;
+	r->sp.out = r->sp.err = SPAWN_INHERIT;	/* r->co's, not spawn's */
+	capture_output_started(&r->co);
 	if (rc < 0) {
-		report_error(TOOL, QEMU, &e, "install qemu-user");
+		report_error(TOOL, QEMU, &e, rc == -ERR_NOTFOUND ?
+		    "install qemu-user" : NULL);
 		return -1;
 	}
 	return 0;
 }
 
+/*
+ * The plugin matches --trigger-line in the guest, at the write(2); the
+ * lines are matched here too only so that a line snapshot's output.log
+ * can wait for its line.
+ */
 static void
-copy_output(struct recorder *r, int *fd)
+copy_output(struct recorder *r, int stream)
 {
 	unsigned matched;
 
-	/* The plugin matches --trigger-line in the guest: no lines here. */
-	if (capture_relay(fd, 0, r->log_fd, NULL, &matched) == -2)
+	progress_done(&r->prog);	/* the program's line, not ours */
+	if (capture_relay(&r->co.read_fd[stream], stream, r->log_fd,
+	    &r->lines, &matched) == -2)
 		r->failed = 1;
+	r->lines_seen += matched;
+}
+
+/*
+ * A line trigger fires at the write(2) of the line, before the kernel
+ * has it: its snapshot's output.log is written once the line has come
+ * through (at most LINE_WAIT_MS, in case the guest's line and ours cut
+ * differently).
+ */
+#define LINE_WAIT_MS 1000
+
+static void
+wait_for_line(struct recorder *r)
+{
+	uint64_t since = clock_mono_ms();
+	struct pollfd fds[2];
+
+	r->line_snaps++;
+	while (r->lines_seen < r->line_snaps &&
+	    (r->co.read_fd[0] >= 0 || r->co.read_fd[1] >= 0) &&
+	    clock_mono_ms() - since < LINE_WAIT_MS) {
+		fds[0] = (struct pollfd){ .fd = r->co.read_fd[0],
+		    .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = r->co.read_fd[1],
+		    .events = POLLIN };
+		if (poll(fds, 2, 10) < 0 && errno != EINTR)
+			return;
+		if (fds[0].revents && r->co.read_fd[0] >= 0)
+			copy_output(r, 0);
+		if (fds[1].revents && r->co.read_fd[1] >= 0)
+			copy_output(r, 1);
+	}
+	r->lines_seen = r->line_snaps;	/* one that never came is not owed */
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
@@ -384,6 +441,7 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	struct error e;
 	int rc;
 
+	progress_done(&r->prog);	/* what follows may say something */
 	if (scratch_file(r, "perf-map.removed", removed, sizeof(removed)) < 0)
 		return -1;
 	if ((rc = emu_sideband_read(&sb, r->scr.path, &e)) < 0) {
@@ -405,6 +463,7 @@ write_snapshot(struct recorder *r, struct emu_capture *c, const char *reason)
 	run.output_log = r->log_path;
 	run.jit_map_removed = removed;
 	run.start_wall_ns = r->start_wall_ns;
+	run.clock_wall_ns = r->clock_wall_ns;
 	run.psb_period = psb_period_for(r->o->aux_bytes);
 	c->reason = reason;
 	c->detail = detail_of(r, reason);
@@ -470,6 +529,81 @@ snapshot_from_rings(struct recorder *r, const char *reason)
 	return rc;
 }
 
+/*
+ * The virtual TSC is CLOCK_MONOTONIC since the config's clock_origin plus
+ * 1 ms (emu_handoff.h): the wall time at TSC 0, so that the manifest can
+ * say when a trigger fired and a capture ended.  0 when unknown.
+ */
+#define EMU_CLOCK_BASE_NS 1000000ULL
+
+static uint64_t
+clock_wall_origin(const struct recorder *r)
+{
+	char path[PATH_MAX], line[256];
+	uint64_t origin = 0, mono, real;
+	FILE *f;
+
+	if (scratch_path(&r->scr, "config", path, sizeof(path)) < 0 ||
+	    (f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "clock_origin %" SCNu64, &origin) == 1)
+			break;
+	fclose(f);
+	mono = clock_ns(CLOCK_MONOTONIC);
+	real = clock_ns(CLOCK_REALTIME);
+	if (origin == 0 || origin > mono || real < mono - origin +
+	    EMU_CLOCK_BASE_NS)
+		return 0;
+	return real - (mono - origin) - EMU_CLOCK_BASE_NS;
+}
+
+/*
+ * A long recording on a terminal shows, once a second after the first,
+ * how long it has run, the instructions traced and the bytes of trace the
+ * rings hold (from their headers); only while the program's output is at
+ * the start of a line, so that no line of it is overwritten.
+ */
+static void
+show_progress(struct recorder *r)
+{
+	uint64_t now = clock_mono_ms(), insns = 0, held = 0, kept;
+	char path[PATH_MAX + 300], line[160];
+	struct emu_ring_hdr h;
+	struct dirent *de;
+	unsigned threads = 0;
+	DIR *d;
+	int fd;
+
+	if (!r->prog.enabled || r->done || r->lines.n[0] != 0 ||
+	    r->lines.n[1] != 0 || now - r->prog_ms < 1000 ||
+	    (r->prog_ms == 0 && (r->prog_ms = now) != 0))
+		return;
+	r->prog_ms = now;
+	if ((d = opendir(r->scr.path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "ring.", 5) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->scr.path, de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+			kept = h.total - (h.freed < h.total ? h.freed : h.total);
+			insns += h.insns;
+			held += kept < h.ring_size ? kept : h.ring_size;
+			threads++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	snprintf(line, sizeof(line), "ptrec: recording %" PRIu64 " s: %"
+	    PRIu64 " instructions, %.1f MiB of trace held, %u thread%s",
+	    (clock_ns(CLOCK_REALTIME) - r->start_wall_ns) / 1000000000,
+	    insns, (double)held / (1 << 20), threads, threads == 1 ? "" : "s");
+	progress_line(&r->prog, line);
+}
+
 /* ---- the loop --------------------------------------------------------------- */
 
 struct pending {
@@ -511,6 +645,8 @@ on_event_line(struct recorder *r, struct pending *p, const char *line)
 		p->exit_seq = seq;	/* written once the exit status is known */
 		return;
 	}
+	if (strcmp(reason, "line") == 0)
+		wait_for_line(r);
 	if (snapshot_from_plugin(r, seq, reason) < 0)
 		r->failed = 1;
 }
@@ -574,10 +710,10 @@ on_control_line(struct recorder *r, struct pending *p, const char *cmd)
 		r->done = 1;
 		spawn_kill(&r->sp, SIGKILL);
 	}
-	printf("%s: %s\n", cmd, strcmp(cmd, "snapshot") == 0 ||
-	    strcmp(cmd, "stop") == 0 || strcmp(cmd, "cancel") == 0 ? "ok" :
-	    "unknown command");
-	fflush(stdout);
+	/* stderr: stdout carries snapshot paths only */
+	report(TOOL, "control", NULL, "%s: %s", cmd, strcmp(cmd, "snapshot") ==
+	    0 || strcmp(cmd, "stop") == 0 || strcmp(cmd, "cancel") == 0 ?
+	    "ok" : "unknown command");
 }
 
 static void
@@ -621,26 +757,26 @@ static void
 run_loop(struct recorder *r, struct pending *p)
 {
 	struct pollfd fds[5];
-	int out = r->sp.out, err = r->sp.err, n, events_open = 1;
+	int *out = &r->co.read_fd[0], *err = &r->co.read_fd[1], n;
+	int events_open = 1;
 
-	r->sp.out = r->sp.err = -1;	/* ours to close now */
-	while (out >= 0 || err >= 0) {
+	while (*out >= 0 || *err >= 0) {
 		n = 0;
-		fds[n++] = (struct pollfd){ .fd = out, .events = POLLIN };
-		fds[n++] = (struct pollfd){ .fd = err, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = *out, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = *err, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = events_open ? r->events_fd :
 		    -1, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = signal_pipe[0],
 		    .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = r->control_fd,
 		    .events = POLLIN };
-		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : -1) < 0 &&
-		    errno != EINTR)
+		if (poll(fds, (nfds_t)n, p->asked_ms ? 100 : r->prog.enabled &&
+		    !r->done ? 1000 : -1) < 0 && errno != EINTR)
 			break;
-		if (out >= 0 && fds[0].revents)
-			copy_output(r, &out);
-		if (err >= 0 && fds[1].revents)
-			copy_output(r, &err);
+		if (*out >= 0 && fds[0].revents)
+			copy_output(r, 0);
+		if (*err >= 0 && fds[1].revents)
+			copy_output(r, 1);
 		if (fds[2].revents & POLLIN)
 			read_events(r, p);
 		else if (fds[2].revents & POLLHUP)
@@ -650,7 +786,9 @@ run_loop(struct recorder *r, struct pending *p)
 		if (r->control_fd >= 0 && fds[4].revents)
 			read_control(r, p);
 		check_answer(r, p);
+		show_progress(r);
 	}
+	progress_done(&r->prog);
 }
 
 /* ---- the end ---------------------------------------------------------------- */
@@ -784,13 +922,20 @@ prepare(struct recorder *r)
 	char found[PATH_MAX];
 
 	if (progpath_search(r->o->program[0], NULL, found, sizeof(found),
-	    NULL) < 0 ||
-	    realpath(found, r->program) == NULL) {
-		report(TOOL, r->o->program[0], NULL, "no such program");
+	    &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);	/* missing, not executable */
+		return -1;
+	}
+	if (realpath(found, r->program) == NULL) {
+		report(TOOL, found, NULL, "%s", strerror(errno));
 		return -1;
 	}
 	if (check_elf(r->program) < 0)
 		return -1;
+	if (capture_lines_init(&r->lines, r->o->trigger_line, &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);
+		return -1;
+	}
 	if (find_plugin(r->plugin, sizeof(r->plugin)) < 0) {
 		report(TOOL, PLUGIN_NAME, "set PTKIT_EMU_PLUGIN or reinstall",
 		    "not found");
@@ -819,11 +964,14 @@ rec_emu_run(const struct rec_options *o)
 	}
 	r->o = o;
 	r->events_fd = r->control_fd = r->log_fd = -1;
+	r->co.read_fd[0] = r->co.read_fd[1] = -1;
+	r->co.write_fd[0] = r->co.write_fd[1] = -1;
 	r->scr.slot = -1;
 	memset(&p, 0, sizeof(p));
 	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
+	progress_init(&r->prog, stderr, -1);
 	if (prepare(r) == 0 && catch_signals() == 0 &&
-	    start_program(r) == 0) {
+	    (r->clock_wall_ns = clock_wall_origin(r), start_program(r)) == 0) {
 		run_loop(r, &p);
 		finish(r, &p);
 		warn_processes(r);
@@ -835,6 +983,8 @@ rec_emu_run(const struct rec_options *o)
 		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	free(r->argv);
+	capture_output_close(&r->co);
+	capture_lines_free(&r->lines);
 	if (r->ctl != NULL)
 		munmap(r->ctl, 4096);
 	if (r->events_fd >= 0)
@@ -843,8 +993,7 @@ rec_emu_run(const struct rec_options *o)
 		close(r->control_fd);
 	if (r->log_fd >= 0)
 		close(r->log_fd);
-	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 	return status;
 }

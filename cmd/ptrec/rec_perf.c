@@ -35,8 +35,7 @@ static volatile sig_atomic_t perf_stop_requested;
 static void
 on_stop_signal(int sig)
 {
-	(void)sig;
-	perf_stop_requested = 1;
+	perf_stop_requested = sig;
 }
 
 static enum ptconfig_profile
@@ -188,8 +187,9 @@ wait_trigger(struct perf_rec *r)
 	const char *why;
 
 	for (;;) {
-		if (perf_stop_requested)
-			return "signal";
+		if (perf_stop_requested)	/* the kinds emu names them by */
+			return perf_stop_requested == SIGINT ? "sigint" :
+			    "sigterm";
 		if ((why = capture_due(&r->pol,
 		    clock_mono_ms())) != NULL)
 			return why;
@@ -203,21 +203,30 @@ wait_trigger(struct perf_rec *r)
 static int
 record(struct perf_rec *r, const char **reason, struct error *e)
 {
+	struct capture_output co;
 	int rc, i;
 
+	/* a terminal when ours is one, else pipes (capture.h) */
+	if ((rc = capture_output_open(&co, e)) < 0)
+		return rc;
 	spawn_init(&r->sp, r->argv.argv);
 	r->sp.in = SPAWN_INHERIT;
-	r->sp.out = SPAWN_PIPE;
-	r->sp.err = SPAWN_PIPE;
+	r->sp.out = spawn_fd(co.write_fd[0]);
+	r->sp.err = spawn_fd(co.write_fd[1]);
 	/* ^C is ptrec's trigger: perf must live until it has the snapshot. */
 	r->sp.new_pgroup = 1;
-	if ((rc = spawn_start(&r->sp, e)) < 0)
+	rc = capture_spawn_pinned(&r->sp, r->o->cpus, e);
+	r->sp.out = r->sp.err = SPAWN_INHERIT;	/* co's, not spawn's */
+	capture_output_started(&co);
+	if (rc < 0) {
+		capture_output_close(&co);
 		return rc;
-	r->out[0] = r->sp.out;
-	r->out[1] = r->sp.err;
-	r->sp.out = r->sp.err = -1;	/* ours to close */
+	}
+	r->out[0] = co.read_fd[0];	/* ours to close */
+	r->out[1] = co.read_fd[1];
 	for (i = 0; i < 2; i++)
-		fcntl(r->out[i], F_SETFL, O_NONBLOCK);
+		if (r->out[i] >= 0)
+			fcntl(r->out[i], F_SETFL, O_NONBLOCK);
 	capture_policy_init(&r->pol, r->o, clock_mono_ms());
 	if ((rc = signals_catch_stop(on_stop_signal, 0, e)) < 0) {
 		/* perf is in its own group: ^C would not reach it. */
@@ -369,9 +378,7 @@ out:
 	if (r->ack_fd >= 0)
 		close(r->ack_fd);
 	ptperf_argv_free(&r->argv);
-	if ((r->scr.slot >= 0 || r->scr.path[0] != '\0') &&
-	    scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 	return rc;
 }

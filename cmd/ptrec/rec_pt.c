@@ -42,8 +42,7 @@ static volatile sig_atomic_t stop_requested;
 static void
 on_stop_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	stop_requested = sig;
 }
 
 struct pt_thread {
@@ -509,7 +508,8 @@ prepare(struct pt_rec *r, struct error *e)
 static int
 open_output(struct pt_rec *r, int wr[2], struct error *e)
 {
-	int p[2], i;
+	struct capture_output co;
+	int i;
 
 	if ((i = scratch_open(&r->scr, TOOL, e)) < 0)
 		return i;
@@ -520,12 +520,14 @@ open_output(struct pt_rec *r, int wr[2], struct error *e)
 	    O_CLOEXEC, 0600);
 	if (r->log_fd < 0)
 		return error_set_errno(e, errno, "%s", r->log_path);
+	/* a terminal when ours is one, else pipes (capture.h) */
+	if ((i = capture_output_open(&co, e)) < 0)
+		return i;
 	for (i = 0; i < 2; i++) {
-		if (pipe2(p, O_CLOEXEC) < 0)
-			return error_set_errno(e, errno, "pipe");
-		r->out[i] = p[0];
-		wr[i] = p[1];
-		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		r->out[i] = co.read_fd[i];
+		wr[i] = co.write_fd[i];
+		if (r->out[i] >= 0)
+			fcntl(r->out[i], F_SETFL, O_NONBLOCK);
 	}
 	return 0;
 }
@@ -569,8 +571,9 @@ on_control(struct pt_rec *r, const char *cmd)
 		r->ctl_end = "cancel";
 	else
 		known = 0;
-	printf("%s: %s\n", cmd, known ? "ok" : "unknown command");
-	fflush(stdout);
+	/* stderr: stdout carries snapshot paths only */
+	report(TOOL, "control", NULL, "%s: %s", cmd, known ? "ok" :
+	    "unknown command");
 }
 
 static void
@@ -626,8 +629,8 @@ follow(struct pt_rec *r, struct error *e)
 	int rc;
 
 	for (;;) {
-		if (stop_requested)
-			return "signal";
+		if (stop_requested)	/* the kinds emu names them by */
+			return stop_requested == SIGINT ? "sigint" : "sigterm";
 		if (r->ctl_end != NULL)
 			return r->ctl_end;
 		if ((due = capture_due(&r->pol, clock_mono_ms())) != NULL)
@@ -752,8 +755,7 @@ rec_free(struct pt_rec *r)
 		close(r->log_fd);
 	if (r->ctl_fd >= 0)
 		close(r->ctl_fd);
-	if (r->scr.path[0] != '\0' && scratch_close(&r->scr) < 0)
-		report_warning(TOOL, "scratch", "could not remove all of it");
+	capture_scratch_close(&r->scr);
 	free(r);
 }
 

@@ -13,11 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/mkpath.h"
 #include "fmt/manifest.h"
 #include "fmt/snapshot.h"
 #include "fmt/store.h"
 #include "jit_archive.h"
 #include "rec/procmaps.h"
+#include "tool/report.h"
 
 /* ---- destination ---------------------------------------------------------- */
 
@@ -50,6 +52,40 @@ snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
 	n = snprintf(out, size, "%s/%s", parent, id);
 	return n > 0 && (size_t)n < size ? 0 :
 	    error_set(e, ERR_RANGE, "%s: path too long", parent);
+}
+
+int
+snapwrite_dest_check(const struct rec_options *o, struct error *e)
+{
+	char path[PATH_MAX], parent[PATH_MAX], *slash;
+	struct stat st;
+	uint64_t i;
+	int rc;
+
+	if (o->out_dir == NULL)
+		return 0;
+	for (i = 1; i <= o->repeat; i++) {
+		if ((rc = snapwrite_dest(o, i, path, sizeof(path), e)) < 0)
+			return rc;
+		if (lstat(path, &st) == 0)
+			return error_set(e, ERR_EXISTS, "%s: already exists",
+			    path);
+	}
+	if ((rc = mkpath_parents(o->out_dir, 0755, e)) < 0) {
+		error_prefix(e, "%s", o->out_dir);
+		return rc;
+	}
+	snprintf(parent, sizeof(parent), "%s", o->out_dir);
+	while ((slash = strrchr(parent, '/')) != NULL && slash[1] == '\0' &&
+	    slash != parent)
+		*slash = '\0';		/* "a/b/" is "a/b" */
+	if ((slash = strrchr(parent, '/')) == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		slash[slash == parent] = '\0';	/* "/x": "/" */
+	if (access(parent, W_OK | X_OK) < 0)
+		return error_set_errno(e, errno, "%s: %s", o->out_dir, parent);
+	return 0;
 }
 
 /* ---- images --------------------------------------------------------------- */
@@ -91,9 +127,26 @@ archive_vdso(struct snapshot *s, struct snapshot_image *img, struct error *e)
 }
 
 /*
+ * What could not be archived (what, then why): when the snapshot itself
+ * could not be written (a full disk), nothing after it can be whole, and
+ * the snapshot fails with why; else (an image gone, unreadable) it is a
+ * loss told on stderr at once and in the manifest's warnings.
+ */
+static int
+not_archived(struct writer_ctx *w, const char *what, const char *why,
+    struct error *e)
+{
+	if (w->snap->write_errno != 0)
+		return error_set(e, ERR_IO, "%s not archived: %s", what, why);
+	report_warning("ptrec", "snapshot", "%s not archived: %s", what, why);
+	return manifest_add_warning(&w->snap->manifest, e, "%s not archived: "
+	    "%s", what, why);
+}
+
+/*
  * Archives the image mapped as path, once per path; one that cannot be
- * archived is a warning and its row says so.  Returns 0 and *row, or
- * -ERR_NOMEM.
+ * read is a warning and its row says so.  Returns 0 and *row, or
+ * -ERR_NOMEM, or -ERR_IO when the snapshot could not be written.
  */
 static int
 image_archive(struct writer_ctx *w, const char *path,
@@ -124,9 +177,26 @@ image_archive(struct writer_ctx *w, const char *path,
 		r->ok = snapshot_archive_file(w->snap, path, NULL, &r->img,
 		    &ae) == 0;
 	*row = r;
-	if (!r->ok)
-		return manifest_add_warning(&w->snap->manifest, e,
-		    "image %s not archived: %s", path, ae.msg);
+	if (!r->ok) {
+		char what[PATH_MAX + 8];
+
+		snprintf(what, sizeof(what), "image %s", path);
+		return not_archived(w, what, ae.msg, e);
+	}
+	/*
+	 * perf finds an archived image by its build-id only: without one it
+	 * reads the file at its path, which may change or go.
+	 */
+	if (r->img.build_id_size == 0 && path[0] == '/') {
+		report_warning("ptrec", path, "no build-id: perf decodes it "
+		    "from this path only while the file is unchanged; "
+		    "ptdecode uses the archived copy (link with "
+		    "-Wl,--build-id)");
+		return manifest_add_warning(&w->snap->manifest, e, "image %s "
+		    "has no build-id: perf decodes it from this path only "
+		    "while the file is unchanged; ptdecode uses the archived "
+		    "copy", path);
+	}
 	return 0;
 }
 
@@ -162,9 +232,11 @@ archive_jit(struct writer_ctx *w, struct error *e)
 		if (rc == -ERR_NOMEM)
 			return error_set(e, ERR_NOMEM, "%s", ie.msg);
 		if (rc < 0) {
-			if ((rc = manifest_add_warning(m, e, "JIT code at "
-			    "0x%" PRIx64 " not archived: %s", j->code->start,
-			    ie.msg)) < 0)
+			char what[64];
+
+			snprintf(what, sizeof(what), "JIT code at 0x%" PRIx64,
+			    j->code->start);
+			if ((rc = not_archived(w, what, ie.msg, e)) < 0)
 				return rc;
 			continue;
 		}
@@ -334,6 +406,29 @@ write_sideband(struct writer_ctx *w, struct error *e)
 	return rc;
 }
 
+/*
+ * The PERF_RECORD_AUX the kernel writes as a thread's ring is read: where
+ * the kept trace sits in the ring's stream, with the truncated flag when
+ * older trace was overwritten, so that perf says history was lost ("AUX
+ * data lost N times").
+ */
+static int
+write_aux(struct writer_ctx *w, const struct snapwrite_thread *t,
+    struct error *e)
+{
+	struct perfdata_aux a;
+
+	memset(&a, 0, sizeof(a));
+	a.sid.pid = (uint32_t)t->pid;
+	a.sid.tid = (uint32_t)t->tid;
+	a.sid.time = t->end_ns;
+	a.sid.cpu = PERFDATA_NO_CPU;
+	a.aux_offset = t->offset;
+	a.aux_size = t->kept;
+	a.flags = t->wrapped ? PERFDATA_AUX_FLAG_TRUNCATED : 0;
+	return perfdata_write_aux(w->pd, &a, e);
+}
+
 static int
 write_traces(struct writer_ctx *w, struct error *e)
 {
@@ -344,6 +439,8 @@ write_traces(struct writer_ctx *w, struct error *e)
 
 	for (i = 0; i < w->src->n_threads; i++) {
 		t = &w->src->threads[i];
+		if ((rc = write_aux(w, t, e)) < 0)
+			return rc;
 		memset(&a, 0, sizeof(a));
 		a.offset = t->offset;
 		a.reference = t->reference ? t->reference : 1;
@@ -379,10 +476,44 @@ write_build_ids(struct writer_ctx *w, struct error *e)
 	return 0;
 }
 
+/*
+ * The header features perf record writes about the host, which
+ * perf report --header-only shows: from uname(2) and the recorder's CPU
+ * (u and cpuid hold the strings).  A recorder that set them keeps its own.
+ */
+static void
+host_features(const struct snapwrite_source *src, struct perfdata_host *h,
+    struct utsname *u, char *cpuid, size_t size)
+{
+	const struct ptcaps_cpu *cpu = src->cpu;
+
+	if (h->hostname != NULL || uname(u) != 0)
+		return;
+	h->hostname = u->nodename;
+	h->osrelease = u->release;
+	h->version = "ptkit " PTKIT_VERSION;
+	h->arch = u->machine;
+	if (cpu != NULL) {
+		h->cpudesc = cpu->model_name[0] != '\0' ? cpu->model_name :
+		    NULL;
+		/* perf's x86 form: vendor,family,model,stepping */
+		if (cpu->vendor[0] != '\0' && cpu->family >= 0) {
+			snprintf(cpuid, size, "%s,%d,%d,%d", cpu->vendor,
+			    cpu->family, cpu->model, cpu->stepping);
+			h->cpuid = cpuid;
+		}
+		h->nr_cpus_avail = h->nr_cpus_online = cpu->online > 0 ?
+		    (uint32_t)cpu->online : 1;
+	}
+}
+
 static int
 write_perf_data(struct writer_ctx *w, struct error *e)
 {
 	const struct snapwrite_source *src = w->src;
+	struct perfdata_writer_config cfg;
+	struct utsname u;
+	char cpuid[160];
 	int rc;
 
 	if (src->perf_data != NULL) {
@@ -391,8 +522,10 @@ write_perf_data(struct writer_ctx *w, struct error *e)
 			return rc;
 		return archive_images(w, e);
 	}
+	cfg = *src->wconfig;
+	host_features(src, &cfg.host, &u, cpuid, sizeof(cpuid));
 	if ((rc = perfdata_writer_open(&w->pd,
-	    snapshot_path(w->snap, SNAPSHOT_PERF_DATA), src->wconfig, e)) < 0)
+	    snapshot_path(w->snap, SNAPSHOT_PERF_DATA), &cfg, e)) < 0)
 		return rc;
 	if ((rc = perfdata_write_time_conv(w->pd, src->tc, e)) < 0 ||
 	    (rc = perfdata_write_auxtrace_info(w->pd, e)) < 0 ||

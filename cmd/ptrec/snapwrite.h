@@ -36,6 +36,16 @@
 int snapwrite_dest(const struct rec_options *o, uint64_t index, char *out,
     size_t size, struct error *e);
 
+/*
+ * Before the program runs: that -o DIR, and DIR.2 ... DIR.N for --repeat
+ * N, do not exist, and that the directory holding them exists (made as
+ * snapwrite_dest makes it) and is writable, so that no recording is lost
+ * at its end.  Returns 0, -ERR_EXISTS ("DIR: already exists"), or the
+ * error making or writing the parent ("DIR: PARENT: reason").
+ */
+int snapwrite_dest_check(const struct rec_options *o, struct error *e)
+    PTKIT_MUST_CHECK;
+
 /* One thread: its manifest row and, when written here, its trace. */
 struct snapwrite_thread {
 	int tid, pid;

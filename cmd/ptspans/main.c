@@ -76,6 +76,9 @@ main(int argc, char *argv[])
 	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
+	if (cli_finish_pipe_on_sigint(&tool, "ptspans: interrupt: reading "
+	    "the block stream to its end; interrupt again to stop now\n") < 0)
+		return EXIT_FAIL;
 	/* Nothing reads stdin through the FILE: the block stream reader
 	 * reads its fd (run.c). */
 	return report_close_stdout(tool.name, spans_run(&o, stdin));

@@ -17,6 +17,9 @@ static struct {
 	char path[CLEANUP_MAX_DIRS][CLEANUP_PATH_MAX];
 	int installed;
 	int keep;		/* PTKIT_KEEP_WASTE=1, read once at install */
+	const char *sigint_note;	/* cleanup_note_first_sigint */
+	size_t sigint_note_len;
+	volatile sig_atomic_t sigints;
 } cleanup_list;
 
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -139,6 +142,13 @@ cleanup_run(void)
 static void
 cleanup_on_signal(int sig)
 {
+	if (sig == SIGINT && cleanup_list.sigint_note != NULL &&
+	    cleanup_list.sigints++ == 0) {
+		/* nothing to do if stderr is gone */
+		PTKIT_DROP(write(STDERR_FILENO, cleanup_list.sigint_note,
+		    cleanup_list.sigint_note_len));
+		return;
+	}
 	cleanup_run();
 	signals_reraise(sig);
 }
@@ -147,6 +157,18 @@ static void
 cleanup_at_exit(void)
 {
 	cleanup_run();
+}
+
+int
+cleanup_note_first_sigint(const char *note)
+{
+	int rc;
+
+	cleanup_list.sigint_note_len = strlen(note);
+	cleanup_list.sigint_note = note;
+	if ((rc = cleanup_install()) < 0)
+		cleanup_list.sigint_note = NULL;
+	return rc;
 }
 
 int

@@ -27,6 +27,16 @@
 int cleanup_install(void) PTKIT_MUST_CHECK;
 
 /*
+ * Makes the first SIGINT only noted: note (a static string, its own line)
+ * goes to stderr and the process goes on, its system calls resumed; the
+ * next SIGINT acts as without this.  For the stages of a pipeline that
+ * read a pipe: a terminal's ^C reaches the whole job, and they finish
+ * what the stage before them still delivers.  Installs as cleanup_install
+ * does; returns as it does.
+ */
+int cleanup_note_first_sigint(const char *note) PTKIT_MUST_CHECK;
+
+/*
  * Registers path (copied) for removal.  Returns a slot number >= 0, or
  * -ERR_RANGE when the list is full, -ERR_INVALID when path is too long.
  */

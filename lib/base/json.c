@@ -7,13 +7,24 @@
 
 #include "base/jsonw.h"
 
+/*
+ * jansson's reason without its " near '<token>'": the token is the
+ * document's own bytes, and an error about a file never quotes its
+ * contents (a link planted to /etc/passwd would show its first word).
+ */
 static json_t *
 json_check_loaded(json_t *doc, const json_error_t *je, struct error *e)
 {
-	if (doc == NULL)
-		error_set(e, ERR_FORMAT, "line %d column %d: %s", je->line,
-		    je->column, je->text);
-	return doc;
+	const char *near;
+	int len;
+
+	if (doc != NULL)
+		return doc;
+	near = strstr(je->text, " near ");
+	len = near != NULL ? (int)(near - je->text) : (int)strlen(je->text);
+	error_set(e, ERR_FORMAT, "line %d column %d: %.*s", je->line,
+	    je->column, len, je->text);
+	return NULL;
 }
 
 json_t *

@@ -56,6 +56,8 @@ signals_catch_unless_ignored(const int *sigs, size_t n,
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handler;
+	/* a handler that returns (a noted SIGINT) must not fail a read */
+	sa.sa_flags = SA_RESTART;
 	if (sigfillset(&sa.sa_mask) < 0)
 		return error_set_errno(e, errno, "sigfillset");
 	for (i = 0; i < n; i++) {

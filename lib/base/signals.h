@@ -31,8 +31,9 @@ int signals_ignore_pipe(struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Catches each of the n signals in sigs with handler, all signals blocked
- * while it runs, except those the process already ignores: that was the
- * choice of whoever started it.  Returns 0, or fills e and returns
+ * while it runs and system calls it interrupts resumed (SA_RESTART),
+ * except those the process already ignores: that was the choice of
+ * whoever started it.  Returns 0, or fills e and returns
  * -ERR_IO.
  */
 int signals_catch_unless_ignored(const int *sigs, size_t n,

@@ -285,6 +285,14 @@ manifest_untraced_processes(const struct manifest *m)
 	    manifest_counter(m, MANIFEST_C_EXEC_UNTRACED);
 }
 
+const char *
+manifest_clock_note(const struct manifest *m)
+{
+	if (m->pt.clock == NULL || strcmp(m->pt.clock, "virtual") != 0)
+		return NULL;
+	return "emulated, shared by all threads (host time under emulation)";
+}
+
 /* ---- writing ----------------------------------------------------- */
 
 static void
@@ -772,6 +780,40 @@ read_threads(struct mr *r, const json_t *root, struct manifest *m)
 	}
 }
 
+/*
+ * Whether rel names a file inside the snapshot directory on its face:
+ * relative, not empty, no ".." component.  (Links inside the snapshot
+ * are the opener's check: lib/fmt/snapshot's snapshot_member.)
+ */
+static int
+inside_path(const char *rel)
+{
+	const char *p = rel;
+
+	if (*rel == '\0' || *rel == '/')
+		return 0;
+	while (*p != '\0') {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p += n;
+		p += *p == '/';
+	}
+	return 1;
+}
+
+/* A member that names a file of the snapshot must stay inside it. */
+static void
+check_inside(struct mr *r, const char *list, size_t i, const char *key,
+    const char *rel)
+{
+	if (r->rc == 0 && rel != NULL && !inside_path(rel))
+		r->rc = error_set(r->e, ERR_FORMAT, "%s[%zu].%s: not a path "
+		    "inside the snapshot directory (absolute, empty or "
+		    "through ..)", list, i, key);
+}
+
 static void
 read_images(struct mr *r, const json_t *root, struct manifest *m)
 {
@@ -794,6 +836,8 @@ read_images(struct mr *r, const json_t *root, struct manifest *m)
 		str(r, o, "debug", &im.debug);
 		im.size = u64(r, o, "size");
 		im.is_vdso = boolean(r, o, "vdso");
+		check_inside(r, "images", i, "archived", im.archived);
+		check_inside(r, "images", i, "debug", im.debug);
 		if (r->rc == 0) {
 			int rc = manifest_add_image(m, &im, r->e);
 
@@ -836,6 +880,7 @@ read_jit_maps(struct mr *r, const json_t *root, struct manifest *m)
 		j.pid = (uint32_t)pid;
 		str(r, o, "path", &j.path);
 		str(r, o, "archived", &j.archived);
+		check_inside(r, "jit_maps", i, "archived", j.archived);
 		if (r->rc == 0) {
 			int rc = manifest_add_jit_map(m, &j, r->e);
 
@@ -911,6 +956,33 @@ read_top(struct mr *r, const json_t *root, struct manifest *m)
 	}
 	str(r, root, "created", &m->created);
 	m->created_wall_ns = u64(r, root, "created_wall_ns");
+}
+
+int
+manifest_check_paths(const char *path, struct error *e)
+{
+	static const struct { const char *list, *key; } members[] = {
+		{ "images", "archived" }, { "images", "debug" },
+		{ "jit_maps", "archived" },
+	};
+	struct mr r = { e, 0, "manifest" };
+	json_t *root = json_read_file(path, e);
+
+	if (root == NULL)
+		return error_prefix(e, "%s", path);
+	for (size_t k = 0; k < sizeof(members) / sizeof(members[0]); k++) {
+		const json_t *a = json_object_get(root, members[k].list);
+
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			const json_t *v = json_object_get(json_array_get(a, i),
+			    members[k].key);
+
+			check_inside(&r, members[k].list, i, members[k].key,
+			    json_is_string(v) ? json_string_value(v) : NULL);
+		}
+	}
+	json_decref(root);
+	return r.rc < 0 ? error_prefix(e, "%s", path) : 0;
 }
 
 int

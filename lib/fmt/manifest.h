@@ -198,9 +198,27 @@ uint64_t manifest_untraced(const struct manifest *m);
 #define MANIFEST_C_EXEC_UNTRACED "exec_untraced"
 uint64_t manifest_untraced_processes(const struct manifest *m);
 
+/*
+ * How the snapshot's times were kept, for every answer that shows them:
+ * under the emu recorder (pt.clock "virtual") the sentence "emulated,
+ * shared by all threads (host time under emulation)"; NULL for a
+ * hardware clock.  Instruction counts are exact under either.
+ */
+const char *manifest_clock_note(const struct manifest *m);
+
 /* Writes m as a JSON document (with a final newline).  0 or -ERR_IO. */
 int manifest_write(FILE *out, const struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;
+
+/*
+ * Checks only that every member naming a file of the snapshot
+ * (images[].archived, images[].debug, jit_maps[].archived) is a path
+ * inside it, as manifest_read does: for a copy (an import) that must not
+ * take in a manifest sending readers elsewhere.  Returns 0, or
+ * -ERR_FORMAT ("PATH: images[2].archived: not a path inside the snapshot
+ * directory (absolute, empty or through ..)"), -ERR_IO, -ERR_NOTFOUND.
+ */
+int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Reads path into m (manifest_init'ed by it; manifest_free it after).

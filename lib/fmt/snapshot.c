@@ -19,12 +19,14 @@
 #include "base/cleanup.h"
 #include "sym/debugfind.h"
 #include "base/mkpath.h"
+#include "base/scratch.h"
 #include "fmt/snapshot.h"
 #include "fmt/store.h"
 
 struct snapshot_priv {
 	struct snapshot pub;
 	int cleanup_slot;
+	int owner_fd;		/* the tmp directory's owner lock, or -1 */
 };
 
 void
@@ -48,6 +50,8 @@ snapshot_free(struct snapshot *s)
 		return;
 	if (p->cleanup_slot >= 0)
 		cleanup_unregister(p->cleanup_slot);
+	if (p->owner_fd >= 0)
+		close(p->owner_fd);
 	manifest_free(&s->manifest);
 	free(s->dest);
 	free(s->tmp);
@@ -137,10 +141,13 @@ snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
 	}
 	s = &p->pub;
 	p->cleanup_slot = -1;
+	p->owner_fd = -1;
 	s->dest = strdup(dest);
 	s->debug_root = strdup(SNAPSHOT_DEBUG_ROOT);
 	if (asprintf(&s->tmp, "%s/.%s.tmp-XXXXXX", parent, base) < 0)
 		s->tmp = NULL;
+	/* what writers killed before their rename left here */
+	scratch_sweep_dead(parent, ".tmp-");
 	free(parent);
 	if (s->dest == NULL || s->tmp == NULL || s->debug_root == NULL) {
 		snapshot_free(s);
@@ -154,6 +161,11 @@ snapshot_begin(struct snapshot **out, const char *dest, struct error *e)
 		return rc;
 	}
 	p->cleanup_slot = cleanup_register(s->tmp);
+	if (!cleanup_keep_waste() &&
+	    (rc = scratch_own(s->tmp, &p->owner_fd, e)) < 0) {
+		snapshot_abort(s);
+		return rc;
+	}
 	if (mkdir(snapshot_path(s, SNAPSHOT_IMAGES), 0755) < 0) {
 		rc = error_set_errno(e, errno, "%s: create", s->pathbuf);
 		snapshot_abort(s);
@@ -267,6 +279,15 @@ snapshot_elf_build_id(const char *path, uint8_t id[SNAPSHOT_BUILD_ID_MAX],
 
 /* ---- archiving --------------------------------------------------- */
 
+/* Keeps the first write failure into the snapshot; returns the errno. */
+static int
+write_failed(struct snapshot *s, int errnum)
+{
+	if (s->write_errno == 0)
+		s->write_errno = errnum;
+	return errnum;
+}
+
 static int
 write_all(int fd, const void *p, size_t len)
 {
@@ -300,7 +321,7 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 		return error_set_errno(e, errno, "%s", from);
 	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    0600)) < 0) {
-		rc = error_set_errno(e, errno, "%s", to);
+		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
 		close(in);
 		return rc;
 	}
@@ -312,13 +333,14 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 			break;
 		}
 		if (write_all(out, buf, (size_t)n) < 0) {
-			rc = error_set_errno(e, errno, "%s", to);
+			rc = error_set_errno(e, write_failed(s, errno), "%s",
+			    to);
 			break;
 		}
 	}
 	close(in);
 	if (close(out) < 0 && rc == 0)
-		rc = error_set_errno(e, errno, "%s", to);
+		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
 	if (rc < 0)
 		unlink(to);
 	return rc;
@@ -338,20 +360,24 @@ make_dirs(struct snapshot *s, const char *rel, struct error *e)
 			continue;
 		*p = '\0';
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return error_set_errno(e, errno, "%s: create", buf);
+			return error_set_errno(e, write_failed(s, errno),
+			    "%s: create", buf);
 		*p = '/';
 	}
 	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return error_set_errno(e, errno, "%s: create", buf);
+		return error_set_errno(e, write_failed(s, errno),
+		    "%s: create", buf);
 	return 0;
 }
 
 /*
- * Copies src (an open fd, or len bytes at mem) into a new temporary file
- * under images/, hashing it.  *tmp_out is the temporary file's path.
+ * Copies src (an open fd, read from the file named from, or len bytes at
+ * mem) into a new temporary file under images/, hashing it.  *tmp_out is
+ * the temporary file's path.
  */
 static int
-copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
+copy_hashed(struct snapshot *s, int src, const char *from, const void *mem,
+    size_t len,
     char **tmp_out, uint8_t digest[SHA256_DIGEST_SIZE], uint64_t *size,
     struct error *e)
 {
@@ -363,7 +389,8 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 		return error_set(e, ERR_NOMEM, "snapshot image");
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		rc = error_set_errno(e, errno, "%s: create", tmp);
+		rc = error_set_errno(e, write_failed(s, errno), "%s: create",
+		    tmp);
 		free(tmp);
 		return rc;
 	}
@@ -372,7 +399,8 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 	if (mem != NULL) {
 		sha256_update(&h, len, mem);
 		if (write_all(fd, mem, len) < 0)
-			rc = error_set_errno(e, errno, "%s: write", tmp);
+			rc = error_set_errno(e, write_failed(s, errno),
+			    "%s: write", tmp);
 		*size = len;
 	} else {
 		size_t bsize = 1 << 16;
@@ -384,8 +412,13 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 		while (buf != NULL && (n = read(src, buf, bsize)) != 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n < 0 || write_all(fd, buf, (size_t)n) < 0) {
-				rc = error_set_errno(e, errno, "%s: copy", tmp);
+			if (n < 0) {
+				rc = error_set_errno(e, errno, "%s: read", from);
+				break;
+			}
+			if (write_all(fd, buf, (size_t)n) < 0) {
+				rc = error_set_errno(e, write_failed(s, errno),
+				    "%s: write", tmp);
 				break;
 			}
 			sha256_update(&h, (size_t)n, buf);
@@ -394,7 +427,8 @@ copy_hashed(struct snapshot *s, int src, const void *mem, size_t len,
 		free(buf);
 	}
 	if (close(fd) < 0 && rc == 0)
-		rc = error_set_errno(e, errno, "%s: close", tmp);
+		rc = error_set_errno(e, write_failed(s, errno), "%s: close",
+		    tmp);
 	if (rc < 0) {
 		unlink(tmp);
 		free(tmp);
@@ -426,11 +460,23 @@ place(struct snapshot *s, char *tmp, const char *rel, struct error *e)
 	}
 	chmod(tmp, 0644);
 	if (rename(tmp, dst) < 0) {
-		n = error_set_errno(e, errno, "%s: rename", dst);
+		n = error_set_errno(e, write_failed(s, errno), "%s: rename",
+		    dst);
 		unlink(tmp);
 		return n;
 	}
 	return 0;
+}
+
+/* Removes a file place() moved to rel, which no manifest row names. */
+static void
+unplace(struct snapshot *s, const char *rel)
+{
+	char dst[4096];
+	int n = snprintf(dst, sizeof(dst), "%s/%s", s->tmp, rel);
+
+	if (n > 0 && (size_t)n < sizeof(dst))
+		unlink(dst);
 }
 
 /*
@@ -480,7 +526,8 @@ archive_debug(struct snapshot *s, const char *hex, const char *image,
 	*debug_rel = NULL;
 	if ((fd = open_debug(s, hex, image)) < 0)
 		return 0;
-	rc = copy_hashed(s, fd, NULL, 0, &tmp, digest, &size, e);
+	rc = copy_hashed(s, fd, "separate debuginfo", NULL, 0, &tmp, digest,
+	    &size, e);
 	close(fd);
 	if (rc < 0)
 		return rc;
@@ -541,8 +588,12 @@ archive_placed(struct snapshot *s, const char *path, const char *src,
 	img->deduplicated = dedup;
 	if (idlen > 0 && !is_vdso &&
 	    (rc = archive_debug(s, img->build_id_hex, src, dir, &debug,
-	    e)) < 0)
+	    e)) < 0) {
+		/* No row will name it: it must not stay as if archived. */
+		if (!dedup)
+			unplace(s, rel);
 		return rc;
+	}
 	img->has_debug = debug != NULL;
 	im.path = (char *)path;
 	im.build_id = idlen > 0 ? img->build_id_hex : NULL;
@@ -552,6 +603,11 @@ archive_placed(struct snapshot *s, const char *path, const char *src,
 	im.size = size;
 	im.is_vdso = is_vdso;
 	rc = manifest_add_image(&s->manifest, &im, e);
+	if (rc < 0 && !dedup) {
+		unplace(s, rel);
+		if (debug != NULL)
+			unplace(s, debug);
+	}
 	free(debug);
 	if (rc < 0)
 		return rc;
@@ -616,7 +672,7 @@ snapshot_archive_file(struct snapshot *s, const char *path,
 		close(fd);
 		return rc;
 	}
-	rc = copy_hashed(s, fd, NULL, 0, &tmp, digest, &size, e);
+	rc = copy_hashed(s, fd, src, NULL, 0, &tmp, digest, &size, e);
 	close(fd);
 	if (rc < 0)
 		return rc;
@@ -646,13 +702,40 @@ snapshot_archive_memory(struct snapshot *s, const char *name,
 		n = elf_build_id(elf, id);
 		elf_end(elf);
 	}
-	rc = copy_hashed(s, -1, data, len, &tmp, digest, &size, e);
+	rc = copy_hashed(s, -1, name, data, len, &tmp, digest, &size, e);
 	if (rc < 0)
 		return rc;
 	rc = archive_placed(s, name, NULL, tmp, digest, size, id, (size_t)n,
 	    strcmp(name, "[vdso]") == 0, img, e);
 	free(tmp);
 	return rc;
+}
+
+/* ---- reading ----------------------------------------------------- */
+
+int
+snapshot_member(const char *dir, const char *rel, char **out,
+    struct error *e)
+{
+	char *path, real[PATH_MAX];
+	int saved;
+
+	*out = NULL;
+	if (asprintf(&path, "%s/%s", dir, rel) < 0)
+		return error_set(e, ERR_NOMEM, "%s", rel);
+	if (realpath(path, real) == NULL) {
+		saved = errno;
+		free(path);
+		return saved == ENOENT ? -ERR_NOTFOUND :
+		    error_set_errno(e, saved, "%s", rel);
+	}
+	free(path);
+	if (!store_beneath(real, dir))
+		return error_set(e, ERR_PERM, "%s: leads outside the snapshot "
+		    "directory", rel);
+	if ((*out = strdup(real)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", rel);
+	return 0;
 }
 
 /* ---- commit ------------------------------------------------------ */
@@ -669,7 +752,11 @@ write_manifest(struct snapshot *s, struct error *e)
 	f = fopen(path, "wx");
 	if (f == NULL)
 		return error_set_errno(e, errno, "%s: create", path);
-	rc = manifest_write(f, &s->manifest, e);
+	/* jsonw keeps no errno: the failed write's is still here. */
+	errno = 0;
+	if ((rc = manifest_write(f, &s->manifest, e)) == -ERR_IO)
+		rc = error_set_errno(e, errno != 0 ? errno : EIO,
+		    "%s: write", path);
 	if (rc == 0 && (fflush(f) != 0 || fsync(fileno(f)) < 0))
 		rc = error_set_errno(e, errno, "%s: write", path);
 	if (fclose(f) != 0 && rc == 0)
@@ -701,11 +788,22 @@ rename_noreplace(const char *from, const char *to)
 int
 snapshot_commit(struct snapshot *s, struct error *e)
 {
+	struct snapshot_priv *p = (struct snapshot_priv *)s;
 	int rc, fd;
 
 	if ((rc = write_manifest(s, e)) < 0) {
 		snapshot_abort(s);
 		return rc;
+	}
+	/* a snapshot holds no owner file; the window until the rename is
+	 * too short to matter */
+	if (p->owner_fd >= 0) {
+		rc = scratch_disown(s->tmp, p->owner_fd, e);
+		p->owner_fd = -1;
+		if (rc < 0) {
+			snapshot_abort(s);
+			return rc;
+		}
 	}
 	fd = open(s->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {

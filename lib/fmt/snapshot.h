@@ -63,6 +63,13 @@ struct snapshot {
 	char *debug_root;		/* SNAPSHOT_DEBUG_ROOT unless changed */
 	struct manifest manifest;	/* written at commit */
 	char pathbuf[4096];		/* snapshot_path's result */
+	/*
+	 * errno of the first write into the snapshot that failed (a full
+	 * disk, a quota), 0 until then: an image that could not be read
+	 * is a loss to tell, one that could not be written means the
+	 * snapshot cannot be whole.
+	 */
+	int write_errno;
 };
 
 /* What snapshot_archive_* found and did for one image. */
@@ -108,7 +115,9 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
  * it: beside the image, in .debug/ beside it, or under <debug_root>/ with
  * the image's directory; CRC or build-id checked), else by SHA-256.  Deduplicates by content and records the
  * mapping path -> archived file in the manifest (once per path).  Fills
- * *img.  Returns 0, -ERR_NOTFOUND/-ERR_IO (cannot read), -ERR_NOMEM.
+ * *img.  Returns 0, -ERR_NOTFOUND/-ERR_IO (cannot read, or cannot write:
+ * then s->write_errno says why), -ERR_NOMEM.  Nothing of a failed image
+ * is left in the snapshot.
  */
 int snapshot_archive_file(struct snapshot *s, const char *path,
     const char *read_path, struct snapshot_image *img, struct error *e)
@@ -138,6 +147,17 @@ void snapshot_abort(struct snapshot *s);
  * ELF, or -ERR_IO/-ERR_NOTFOUND.
  */
 int snapshot_elf_build_id(const char *path, uint8_t id[SNAPSHOT_BUILD_ID_MAX],
+    struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * The file rel of the snapshot directory dir (a canonical path) for a
+ * reader: rel and every link on its way resolved, and refused unless the
+ * result is beneath dir, so a manifest, a planted link or a link in the
+ * store cannot send a reader elsewhere.  Returns 0 and the resolved path
+ * in *out (malloc'd), or -ERR_NOTFOUND (nothing there), -ERR_PERM
+ * ("REL: leads outside the snapshot directory"), -ERR_IO, -ERR_NOMEM.
+ */
+int snapshot_member(const char *dir, const char *rel, char **out,
     struct error *e) PTKIT_MUST_CHECK;
 
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */

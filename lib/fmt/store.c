@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/cleanup.h"
+#include "fmt/manifest.h"
 
 static const char *const area_names[STORE_AREA_COUNT] = {
 	"snapshots", "reports", "sessions", "jobs",
@@ -342,6 +343,25 @@ store_snapshot_derived(const char *snap, char *buf, size_t size,
 }
 
 int
+store_derived_make(const char *snap, char *buf, size_t size,
+    struct error *e)
+{
+	struct stat st;
+	int rc;
+
+	if ((rc = store_snapshot_derived(snap, buf, size, e)) < 0)
+		return rc;
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return error_set_errno(e, errno, "%s", buf);
+	if (lstat(buf, &st) < 0)
+		return error_set_errno(e, errno, "%s", buf);
+	if (!S_ISDIR(st.st_mode))
+		return error_set(e, ERR_PERM, "%s: not a directory of the "
+		    "snapshot (a link?); refused", buf);
+	return 0;
+}
+
+int
 store_analysis_tmp(const char *snap, char *buf, size_t size,
     struct error *e)
 {
@@ -353,6 +373,30 @@ store_analysis_snapshot(const char *adir, char *buf, size_t size,
     struct error *e)
 {
 	return fmt_path(buf, size, e, "%s/../..", adir);
+}
+
+int
+store_analysis_source(const char *adir, const char *member, char *buf,
+    size_t size, struct error *e)
+{
+	char real[PATH_MAX], *slash;
+	struct stat st;
+
+	if (realpath(adir, real) != NULL &&
+	    (slash = strrchr(real, '/')) != NULL && slash > real) {
+		*slash = '\0';		/* SNAP/derived */
+		slash = strrchr(real, '/');
+		if (slash != NULL && strcmp(slash + 1, "derived") == 0) {
+			*slash = '\0';	/* SNAP */
+			if (fmt_path(buf, size, e, "%s/manifest.json",
+			    real[0] != '\0' ? real : "/") < 0)
+				return -ERR_RANGE;
+			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+				return fmt_path(buf, size, e, "%s",
+				    real[0] != '\0' ? real : "/");
+		}
+	}
+	return fmt_path(buf, size, e, "%s", member);
 }
 
 int
@@ -540,6 +584,66 @@ store_session_live(const struct store *s, const char *id)
 	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 	close(fd);
 	return live;
+}
+
+int
+store_guard_begin(const struct store *s, const char *gid, const char *sid,
+    const char *kind, struct error *e)
+{
+	char snap[PATH_MAX], *text;
+	json_t *rec;
+	int lock, fd, rc;
+
+	if (!store_id_valid(sid))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid id",
+		    sid);
+	rec = json_pack("{s:[s],s:s,s:s,s:I}", "snapshots", sid, "state",
+	    "running", "kind", kind, "pid", (json_int_t)getpid());
+	text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+	json_decref(rec);
+	if (text == NULL)
+		return error_set(e, ERR_NOMEM, "session record");
+	/*
+	 * Under the shared store lock, so no prune (which holds it
+	 * exclusive from reading the sessions to the last removal) sees
+	 * the lock without its record, or the snapshot unguarded after
+	 * the check below.
+	 */
+	/* A store made before sessions/ was one of its areas gets it now. */
+	if ((rc = fmt_path(snap, sizeof(snap), e, "%s/sessions", s->root)) < 0 ||
+	    (mkdir(snap, 0700) < 0 && errno != EEXIST &&
+	    (rc = error_set_errno(e, errno, "%s", snap)) < 0)) {
+		free(text);
+		return rc;
+	}
+	if ((lock = store_lock(s, 0, e)) < 0) {
+		free(text);
+		return lock;
+	}
+	if ((fd = store_session_begin(s, gid, e)) >= 0 &&
+	    ((rc = store_write_json(s, STORE_SESSIONS, gid, text,
+	    strlen(text), e)) < 0 ||
+	    (rc = store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap),
+	    e)) < 0)) {
+		store_guard_end(s, gid, fd);
+		fd = rc;
+	}
+	store_unlock(lock);
+	free(text);
+	return fd;
+}
+
+void
+store_guard_end(const struct store *s, const char *gid, int fd)
+{
+	char rec[PATH_MAX];
+
+	if (fd < 0)
+		return;
+	store_session_end(s, gid, fd);
+	if (fmt_path(rec, sizeof(rec), NULL, "%s/sessions/%s.json", s->root,
+	    gid) == 0)
+		unlink(rec);
 }
 
 /* What live sessions protect: named snapshots, and all from `since` on. */
@@ -1027,6 +1131,9 @@ store_import(const struct store *s, const char *dir,
 	if (stat(manifest, &st) < 0 || !S_ISREG(st.st_mode))
 		return error_set(e, ERR_FORMAT, "%s: no manifest.json; not a "
 		    "snapshot directory", dir);
+	/* Its files stay its own: no member may name one outside it. */
+	if ((rc = manifest_check_paths(manifest, e)) < 0)
+		return rc;
 	base = strrchr(c.top, '/') + 1;
 	if (store_id_valid(base))
 		memcpy(id, base, STORE_ID_SIZE);

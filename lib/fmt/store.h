@@ -156,6 +156,14 @@ int store_resolve_analysis(const struct store *s, const char *sid,
  */
 int store_snapshot_derived(const char *snap, char *buf, size_t size,
     struct error *e) PTKIT_MUST_CHECK;
+/*
+ * Makes snap/derived (store_snapshot_derived) when missing, and checks it
+ * is a directory itself, not a link that would take analyses written
+ * there out of the store.  Returns 0, -ERR_PERM, -ERR_IO, -ERR_RANGE.
+ */
+int store_derived_make(const char *snap, char *buf, size_t size,
+    struct error *e) PTKIT_MUST_CHECK;
+
 int store_analysis_tmp(const char *snap, char *buf, size_t size,
     struct error *e) PTKIT_MUST_CHECK;
 
@@ -166,6 +174,17 @@ int store_analysis_tmp(const char *snap, char *buf, size_t size,
  */
 int store_analysis_snapshot(const char *adir, char *buf, size_t size,
     struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * The snapshot an analysis adir is decoded from again (ptquery's branches
+ * and insns): the snapshot it lives in when adir is SNAP/derived/AID and
+ * SNAP holds a manifest.json (an analysis in a store, or beside its
+ * snapshot), whatever its manifest's snapshot member says, so a planted
+ * member cannot send the decoder elsewhere; else member (an analysis of
+ * its own, "" when it names none).  Returns 0, or -ERR_RANGE.
+ */
+int store_analysis_source(const char *adir, const char *member, char *buf,
+    size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /* snap/derived/<aid>, for a snapshot directory snap.  Returns 0,
  * -ERR_INVALID (aid outside the grammar), -ERR_RANGE. */
@@ -214,6 +233,22 @@ void store_session_end(const struct store *s, const char *id, int fd);
 
 /* 1 if a process holds the session's lock, 0 if not (or no such lock). */
 int store_session_live(const struct store *s, const char *id);
+
+/*
+ * A guard: session gid that protects snapshot sid while one job (kind:
+ * "decode", "job") works on it.  Its lock and its record,
+ * {"snapshots":[sid],"state":"running","kind":kind,"pid":PID}, appear
+ * together under the store lock and the snapshot is checked to be there
+ * after both, so no prune removes it from then until store_guard_end.
+ * Returns the lock's descriptor, or -ERR_NOTFOUND (the snapshot is gone:
+ * "<sid>: not in the store"), -ERR_INVALID, -ERR_EXISTS, -ERR_IO,
+ * -ERR_NOMEM.
+ */
+int store_guard_begin(const struct store *s, const char *gid,
+    const char *sid, const char *kind, struct error *e) PTKIT_MUST_CHECK;
+
+/* Ends a guard: its lock, then its record.  fd < 0 does nothing. */
+void store_guard_end(const struct store *s, const char *gid, int fd);
 
 struct store_entry {
 	char id[STORE_ID_SIZE];

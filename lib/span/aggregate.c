@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "span/callstack.h"
+#include "sym/demangle.h"
 
 #define NO_KEY UINT64_MAX
 
@@ -233,6 +234,39 @@ agg_incomplete(uint8_t start)
 	return start == CS_START_RING_START || start == CS_START_GAP;
 }
 
+/* An inlined instance: its row in the result and its instructions. */
+struct inl_rec {
+	uint64_t span;			/* the span of the function holding it */
+	uint32_t row;			/* its inline row in the result */
+	uint32_t top;			/* directly in the span (no parent) */
+	uint64_t own, total;		/* insns, total_insns */
+};
+
+static int
+by_span(const void *a, const void *b)
+{
+	const struct inl_rec *x = a, *y = b;
+
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+/* The first record of span id in recs (sorted), or n. */
+static size_t
+inl_first(const struct inl_rec *recs, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (recs[mid].span < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 struct hot {
 	const struct analysis *a;
 	struct cols c;
@@ -242,9 +276,9 @@ struct hot {
 	enum agg_group group;
 	struct agg *out;
 	struct keymap groups;
-	struct keymap inl;		/* span id -> index in inl_insns */
-	uint64_t *inl_insns;
-	size_t n_inl;
+	struct inl_rec *inl;		/* inline.jsonl's records, by span */
+	size_t n_inl, cap_inl;
+	int64_t inside;			/* f->inside's string offset, or -1 */
 	/* Group of each stack position and how often a group is on it. */
 	uint32_t *slot_at;
 	size_t cap_at, n_at;
@@ -323,17 +357,25 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 		return 0;
 	}
 	add_span(r, &h->c, v->row, outer);
-	if (h->inl.n > 0) {
-		size_t slot;
+	if (h->n_inl > 0) {
 		uint64_t id = spanidx_u64(ix, SPANIDX_ID, v->row);
+		int inside = h->inside < 0 || fn == (uint32_t)h->inside;
 
-		for (slot = mix64(id) & (h->inl.cap - 1);
-		    h->inl.key[slot] != NO_KEY; slot = (slot + 1) &
-		    (h->inl.cap - 1))
-			if (h->inl.key[slot] == id) {
-				r->self_insns -= h->inl_insns[h->inl.val[slot]];
-				break;
-			}
+		/* The span's inlined helpers: rows of their own, and not
+		 * part of the function's self_insns. */
+		for (size_t i = inl_first(h->inl, h->n_inl, id);
+		    i < h->n_inl && h->inl[i].span == id; i++) {
+			struct agg_row *ir = &h->out->row[h->inl[i].row];
+
+			if (h->inl[i].top)
+				h->out->row[g].self_insns -= h->inl[i].total;
+			if (!inside)
+				continue;
+			ir->calls++;
+			ir->spans++;
+			ir->insns += h->inl[i].total;
+			ir->self_insns += h->inl[i].own;
+		}
 	}
 	return 0;
 }
@@ -395,25 +437,21 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 		if (rc == 0)
 			names->val[slot] = (uint32_t)(h->out->n - 1);
 	}
-	r->calls++;
-	r->spans++;
-	r->insns += total;
-	r->self_insns += own;
-	if (!json_is_null(json_object_get(o, "parent")))
-		return 0;
-	if ((rc = keymap_get(&h->inl, span, &slot)) < 0)
-		return rc;
-	if (rc == 0) {
-		uint64_t *n = realloc(h->inl_insns, (h->n_inl + 1) *
-		    sizeof(*n));
+	if (h->n_inl == h->cap_inl) {
+		size_t cap = h->cap_inl ? h->cap_inl * 2 : 256;
+		struct inl_rec *n = realloc(h->inl, cap * sizeof(*n));
 
 		if (n == NULL)
 			return -ERR_NOMEM;
-		h->inl_insns = n;
-		h->inl_insns[h->n_inl] = 0;
-		h->inl.val[slot] = (uint32_t)h->n_inl++;
+		h->inl = n;
+		h->cap_inl = cap;
 	}
-	h->inl_insns[h->inl.val[slot]] += total;
+	h->inl[h->n_inl].span = span;
+	h->inl[h->n_inl].row = (uint32_t)(r - h->out->row);
+	h->inl[h->n_inl].top = json_is_null(json_object_get(o, "parent"));
+	h->inl[h->n_inl].own = own;
+	h->inl[h->n_inl].total = total;
+	h->n_inl++;
 	return 0;
 }
 
@@ -443,6 +481,8 @@ read_inline(struct hot *h)
 	free(line);
 	fclose(in);
 	keymap_free(&names);
+	if (h->n_inl > 0)
+		qsort(h->inl, h->n_inl, sizeof(*h->inl), by_span);
 	if (rc == -ERR_FORMAT)
 		return error_set(h->e, ERR_FORMAT, "inline.jsonl line %" PRIu64
 		    ": not an inline record", lineno);
@@ -467,13 +507,26 @@ agg_hotpaths(struct agg *out, const struct analysis *a,
 	h.group = group;
 	h.out = out;
 	h.e = e;
-	if (group == AGG_INLINE)
+	h.inside = -1;
+	if (f != NULL && f->inside != NULL &&
+	    (h.inside = agg_find_string(a, f->inside)) < 0)
+		rc = error_set(e, ERR_NOTFOUND, "no function named '%s'",
+		    f->inside);
+	if (rc == 0 && group == AGG_INLINE)
 		rc = read_inline(&h);
 	if (rc == 0)
 		rc = analysis_walk(a, hot_visit, &h, e);
+	/* Helpers none of whose instances passed the filter: no row. */
+	if (rc == 0 && h.n_inl > 0) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < out->n; i++)
+			if (!out->row[i].is_inline || out->row[i].spans > 0)
+				out->row[kept++] = out->row[i];
+		out->n = kept;
+	}
 	keymap_free(&h.groups);
-	keymap_free(&h.inl);
-	free(h.inl_insns);
+	free(h.inl);
 	free(h.slot_at);
 	free(h.active);
 	if (rc < 0)
@@ -500,11 +553,187 @@ agg_find_string(const struct analysis *a, const char *s)
 	return -1;
 }
 
+/* Marks, by string offset, the strings that name a span's function. */
+static char *
+function_strings(const struct analysis *a)
+{
+	char *is_fn = calloc(a->ix.strtab_size + 1, 1);
+
+	if (is_fn == NULL)
+		return NULL;
+	for (uint64_t r = 0; r < a->ix.rows; r++) {
+		uint32_t off = spanidx_u32(&a->ix, SPANIDX_FN, r);
+
+		if (off < a->ix.strtab_size)
+			is_fn[off] = 1;
+	}
+	return is_fn;
+}
+
+/* Is s name followed by what a compiler or demangler appends: a clone
+ * suffix (".constprop.0", ".isra.0", ".part.0", ".cold", ".lto_priv.0"),
+ * a parameter list or " [clone ...]"? */
+static int
+is_suffixed(const char *s, const char *name, size_t len)
+{
+	return strncmp(s, name, len) == 0 && (s[len] == '.' ||
+	    s[len] == '(' || strncmp(s + len, " [clone", 7) == 0);
+}
+
+int64_t
+agg_resolve_function(const struct analysis *a, const char *name,
+    struct error *e)
+{
+	const char *t = a->ix.strtab, *want = name;
+	char *is_fn, *plain = NULL, list[256] = "";
+	size_t len, n, found = 0, close = 0, ll = 0;
+	int64_t hit = -1, exact = -1;
+
+	if ((is_fn = function_strings(a)) == NULL)
+		return error_set(e, ERR_NOMEM, "function names");
+	if (strncmp(name, "_Z", 2) == 0 || strncmp(name, "_R", 2) == 0)
+		if ((plain = demangle(name)) != NULL)
+			want = plain;
+	len = strlen(want);
+	for (uint64_t off = 0; off < a->ix.strtab_size; off += n + 1) {
+		n = strlen(t + off);
+		if (!is_fn[off])
+			continue;
+		if (n == len && memcmp(t + off, want, len) == 0) {
+			exact = (int64_t)off;
+			break;
+		}
+		if (is_suffixed(t + off, want, len)) {
+			if (found++ == 0)
+				hit = (int64_t)off;
+			if (ll < sizeof(list))
+				ll += (size_t)snprintf(list + ll, sizeof(list) -
+				    ll, "%s%s", found > 1 ? ", " : "", t + off);
+		}
+	}
+	if (exact < 0 && found == 0)
+		/* Nothing by that name: the functions whose names hold it. */
+		for (uint64_t off = 0; off < a->ix.strtab_size && close < 5;
+		    off += n + 1) {
+			n = strlen(t + off);
+			if (!is_fn[off] || strcasestr(t + off, want) == NULL)
+				continue;
+			if (ll < sizeof(list))
+				ll += (size_t)snprintf(list + ll, sizeof(list) -
+				    ll, "%s%s", close ? ", " : "", t + off);
+			close++;
+		}
+	free(is_fn);
+	if (exact >= 0 || found == 1) {
+		free(plain);
+		return exact >= 0 ? exact : hit;
+	}
+	if (found > 1)
+		error_set(e, ERR_INVALID, "'%s' names %zu functions (%s): give "
+		    "one of them", name, found, list);
+	else if (close > 0)
+		error_set(e, ERR_NOTFOUND, "no function named '%s'; the closest "
+		    "names: %s", name, list);
+	else
+		error_set(e, ERR_NOTFOUND, "no function named '%s'", name);
+	free(plain);
+	return -1;
+}
+
+static int
+by_host(const void *a, const void *b)
+{
+	const struct agg_host *x = a, *y = b;
+
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+int
+agg_inline_hosts(const struct analysis *a, const char *fn,
+    const struct agg_filter *f, struct agg_host **out, size_t *n,
+    struct error *e)
+{
+	char path[PATH_MAX + 16], *line = NULL;
+	struct agg_host *h = NULL, *grown;
+	size_t cap = 0, lcap = 0, kept = 0;
+	ssize_t len;
+	FILE *in;
+	json_t *o;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/inline.jsonl", a->dir);
+	if ((in = fopen(path, "re")) == NULL)
+		return errno == ENOENT ? 0 :
+		    error_set_errno(e, errno, "inline.jsonl");
+	while ((len = getline(&line, &lcap, in)) > 0) {
+		const char *name;
+
+		if ((o = json_loadb(line, (size_t)len, 0, NULL)) == NULL)
+			continue;
+		name = json_string_value(json_object_get(o, "fn"));
+		if (name == NULL || strcmp(name, fn) != 0 ||
+		    !agg_filter_tid(f, (uint32_t)json_integer_value(
+		    json_object_get(o, "tid")))) {
+			json_decref(o);
+			continue;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((grown = realloc(h, cap * sizeof(*h))) == NULL) {
+				json_decref(o);
+				free(h);
+				free(line);
+				fclose(in);
+				return error_set(e, ERR_NOMEM, "inline hosts");
+			}
+			h = grown;
+		}
+		h[*n].span = (uint64_t)json_integer_value(json_object_get(o,
+		    "span"));
+		h[*n].instances = 1;
+		h[*n].insns = (uint64_t)json_integer_value(json_object_get(o,
+		    "total_insns"));
+		h[*n].self_insns = (uint64_t)json_integer_value(
+		    json_object_get(o, "insns"));
+		(*n)++;
+		json_decref(o);
+	}
+	free(line);
+	fclose(in);
+	/* One entry per span, its instances summed. */
+	if (*n > 0) {
+		qsort(h, *n, sizeof(*h), by_host);
+		for (size_t i = 0; i < *n; i++) {
+			if (kept > 0 && h[kept - 1].span == h[i].span) {
+				h[kept - 1].instances++;
+				h[kept - 1].insns += h[i].insns;
+				h[kept - 1].self_insns += h[i].self_insns;
+			} else {
+				h[kept++] = h[i];
+			}
+		}
+		*n = kept;
+	}
+	*out = h;
+	return 0;
+}
+
+const struct agg_host *
+agg_host_find(const struct agg_host *h, size_t n, uint64_t span)
+{
+	struct agg_host key = { .span = span };
+
+	return bsearch(&key, h, n, sizeof(*h), by_host);
+}
+
 struct calls {
 	const struct analysis *a;
 	struct cols c;
 	const struct agg_filter *f;
 	uint32_t fn;
+	const struct agg_host *hosts;	/* an inlined fn: where it is */
+	size_t n_hosts;
 	struct agg *callers, *callees;
 	struct keymap kcallers, kcallees;
 	uint64_t seen;
@@ -543,6 +772,29 @@ calls_visit(void *ctx, const struct analysis_visit *v)
 
 	if (!filter_pass(&c->c, c->f, v->row))
 		return 0;
+	if (c->hosts != NULL) {
+		const struct agg_host *h = agg_host_find(c->hosts, c->n_hosts,
+		    spanidx_u64(&c->a->ix, SPANIDX_ID, v->row));
+		const struct spanidx *ix = &c->a->ix;
+		struct agg_row *r;
+		uint32_t idx;
+
+		if (h == NULL)
+			return 0;
+		/* The function it was inlined into is its caller. */
+		r = group_row(c->callers, &c->kcallers, (uint64_t)c->c.fn[
+		    v->row] << 32 | c->c.module[v->row], spanidx_str(ix,
+		    c->c.fn[v->row]), spanidx_str(ix, c->c.module[v->row]),
+		    &idx);
+		if (r == NULL)
+			return error_set(c->e, ERR_NOMEM, "calls");
+		r->calls += h->instances;
+		r->spans += h->instances;
+		r->insns += h->insns;
+		r->self_insns += h->self_insns;
+		c->seen++;
+		return 0;
+	}
 	if (c->c.fn[v->row] == c->fn) {
 		c->seen++;
 		rc = calls_add(c, c->callers, &c->kcallers,
@@ -561,13 +813,22 @@ agg_calls(struct agg *callers, struct agg *callees,
 {
 	struct calls c;
 	int64_t off = agg_find_string(a, fn);
+	struct agg_host *hosts = NULL;
+	size_t n_hosts = 0;
 	int rc;
 
 	memset(callers, 0, sizeof(*callers));
 	memset(callees, 0, sizeof(*callees));
-	if (off < 0)
+	if (off < 0 && (rc = agg_inline_hosts(a, fn, f, &hosts, &n_hosts,
+	    e)) < 0)
+		return rc;
+	if (off < 0 && n_hosts == 0) {
+		free(hosts);
 		return error_set(e, ERR_NOTFOUND, "no function named '%s'", fn);
+	}
 	memset(&c, 0, sizeof(c));
+	c.hosts = hosts;
+	c.n_hosts = n_hosts;
 	c.a = a;
 	cols_init(&c.c, a);
 	c.f = f;
@@ -576,6 +837,7 @@ agg_calls(struct agg *callers, struct agg *callees,
 	c.callees = callees;
 	c.e = e;
 	rc = analysis_walk(a, calls_visit, &c, e);
+	free(hosts);
 	keymap_free(&c.kcallers);
 	keymap_free(&c.kcallees);
 	if (rc < 0) {

@@ -42,6 +42,7 @@ struct agg_filter {
 	size_t n_tids;
 	uint64_t from_ns, to_ns;
 	int incomplete;
+	const char *inside;	/* AGG_INLINE: only helpers inlined into it */
 };
 
 /*
@@ -78,11 +79,14 @@ struct agg {
  * order.  AGG_INLINE: the function rows' self_insns are their own
  * instructions without their inlined helpers, which are rows of their
  * own (calls = inlined instances; insns with, self_insns without nested
- * helpers; no times: inlined code has no call to time).  Inline rows
- * honour has_tid only.  Incomplete spans a filter leaves out are counted
- * in out->incomplete_spans and incomplete_self_ns (with f NULL every
- * span counts).  Returns 0, -ERR_NOMEM, or -ERR_FORMAT/-ERR_IO
- * (inline.jsonl).
+ * helpers; no times: inlined code has no call to time).  An instance
+ * counts when the span holding it passes f (thread and window), and with
+ * f->inside only when that span is of the function f->inside, so that a
+ * helper's row is what it cost inside that function.  Returns 0,
+ * -ERR_NOMEM, -ERR_NOTFOUND (no function f->inside), or
+ * -ERR_FORMAT/-ERR_IO (inline.jsonl).  Incomplete spans a filter leaves out
+ * are counted in out->incomplete_spans and incomplete_self_ns (with f
+ * NULL every span counts).
  */
 int agg_hotpaths(struct agg *out, const struct analysis *a,
     enum agg_group group, const struct agg_filter *f, struct error *e)
@@ -92,13 +96,47 @@ int agg_hotpaths(struct agg *out, const struct analysis *a,
  * Callers (the functions whose spans are the parents of fn's spans;
  * "(none)" for spans without a caller in the analysis) and callees (the
  * functions whose spans have a fn span as parent), each with calls =
- * spans, total_ns = their durations, self_ns, insns of those spans.
- * Returns 0, -ERR_NOTFOUND (no span named fn: "no function named 'X'"),
+ * spans, total_ns = their durations, self_ns, insns of those spans.  A
+ * function only ever inlined has as callers the functions it was inlined
+ * into (calls = instances, insns and self_insns theirs, no times) and no
+ * callees.  Returns 0, -ERR_NOTFOUND (no span named fn: "no function named 'X'"),
  * -ERR_NOMEM.
  */
 int agg_calls(struct agg *callers, struct agg *callees,
     const struct analysis *a, const char *fn, const struct agg_filter *f,
     struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * The function a typed name stands for, as the string table offset of
+ * its name: the function of exactly that name; else the one whose name
+ * is it with a compiler's clone suffix (lookup finds lookup.constprop.0,
+ * .isra.N, .part.N, .cold, .lto_priv.N) or a demangled parameter list; a
+ * mangled name (_Z..., _R...) is demangled first.  Returns the offset,
+ * or -1 with e: -ERR_NOTFOUND ("no function named 'X'", with the closest
+ * names when some hold it), -ERR_INVALID (several clones: which), or
+ * -ERR_NOMEM.
+ */
+int64_t agg_resolve_function(const struct analysis *a, const char *name,
+    struct error *e);
+
+/* A span holding inlined instances of a function, and what they did. */
+struct agg_host {
+	uint64_t span;			/* the span's id */
+	uint64_t instances, insns, self_insns;
+};
+
+/*
+ * The spans on the threads f lets through that hold inlined instances
+ * of fn (inline.jsonl), by span id, in *out (free it) and *n (0: fn is
+ * never inlined).  Returns 0, -ERR_NOMEM or -ERR_IO.
+ */
+int agg_inline_hosts(const struct analysis *a, const char *fn,
+    const struct agg_filter *f, struct agg_host **out, size_t *n,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/* The entry of span in h (n entries, as agg_inline_hosts made), or NULL. */
+const struct agg_host *agg_host_find(const struct agg_host *h, size_t n,
+    uint64_t span);
 
 /* The string table offset of s in the index, or -1 when it has none. */
 int64_t agg_find_string(const struct analysis *a, const char *s);

@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/numparse.h"
 
 enum cli_parse
@@ -35,6 +38,20 @@ cli_print_usage(const struct tool_info *t)
 		s = nl + 1;
 	}
 	fprintf(stderr, "%s\n", s);
+}
+
+int
+cli_finish_pipe_on_sigint(const struct tool_info *t, const char *note)
+{
+	struct stat st;
+
+	if (fstat(STDIN_FILENO, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return 0;
+	if (cleanup_note_first_sigint(note) < 0) {
+		fprintf(stderr, "%s: cannot catch SIGINT\n", t->name);
+		return -1;
+	}
+	return 0;
 }
 
 enum cli_parse

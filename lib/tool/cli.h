@@ -64,6 +64,16 @@ enum cli_parse cli_version(const struct tool_info *t);
  * Prints "name: <message>" and the synopsis after "usage:" to stderr;
  * returns CLI_USAGE.
  */
+/*
+ * For a tool that reads its input from stdin: when stdin is a pipe, the
+ * first SIGINT only writes note (static, one line) to stderr and the
+ * tool goes on to finish what the pipe delivers; a second ends it as
+ * SIGINT does.  A terminal's ^C reaches every stage of a pipeline, and
+ * the stage before (ptrec) answers it with the snapshot the rest is to
+ * read.  Returns 0, or -1 after reporting.
+ */
+int cli_finish_pipe_on_sigint(const struct tool_info *t, const char *note);
+
 enum cli_parse cli_usage_error(const struct tool_info *t, const char *fmt,
     ...) __attribute__((format(printf, 2, 3)));
 

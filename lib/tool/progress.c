@@ -45,6 +45,22 @@ progress_update(struct progress *p, const char *label, uint64_t done,
 }
 
 void
+progress_line(struct progress *p, const char *text)
+{
+	uint64_t t;
+
+	if (!p->enabled)
+		return;
+	t = now_ms();
+	if (p->drawn && t - p->last_ms < 100)
+		return;
+	p->last_ms = t;
+	p->drawn = 1;
+	fprintf(p->out, "\r\033[K%s", text);
+	fflush(p->out);
+}
+
+void
 progress_done(struct progress *p)
 {
 	if (p->enabled && p->drawn) {

@@ -28,6 +28,9 @@ void progress_init(struct progress *p, FILE *out, int force);
 void progress_update(struct progress *p, const char *label, uint64_t done,
     uint64_t total);
 
+/* Redraws text (one line, no newline) as the line, at most every 100 ms. */
+void progress_line(struct progress *p, const char *text);
+
 /* Erases the line. */
 void progress_done(struct progress *p);
 

@@ -3,7 +3,73 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Standard output for report_stdout_keep_errno: fd 1 and the first error. */
+struct kept_stdout {
+	int err;
+};
+
+static ssize_t
+kept_write(void *cookie, const char *buf, size_t size)
+{
+	struct kept_stdout *k = cookie;
+	size_t off = 0;
+	ssize_t n;
+
+	if (k->err != 0)
+		return 0;
+	while (off < size) {
+		n = write(STDOUT_FILENO, buf + off, size - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			k->err = n < 0 ? errno : ENOSPC;
+			errno = k->err;
+			return (ssize_t)off;	/* stdio must not see -1 */
+		}
+		off += (size_t)n;
+	}
+	return (ssize_t)size;
+}
+
+/* The last close says the first error again, however long ago it was. */
+static int
+kept_close(void *cookie)
+{
+	struct kept_stdout *k = cookie;
+	int err = k->err;
+
+	if (close(STDOUT_FILENO) < 0 && err == 0)
+		err = errno;
+	free(k);
+	errno = err;
+	return err != 0 ? -1 : 0;
+}
+
+int
+report_stdout_keep_errno(void)
+{
+	static const cookie_io_functions_t io = { .write = kept_write,
+	    .close = kept_close };
+	struct kept_stdout *k = calloc(1, sizeof(*k));
+	FILE *f;
+
+	if (k == NULL || (f = fopencookie(k, "w", io)) == NULL) {
+		free(k);
+		return -1;
+	}
+	if (setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF,
+	    BUFSIZ) != 0) {
+		fclose(f);
+		return -1;
+	}
+	/* glibc's stdout is a plain variable, documented as settable. */
+	stdout = f;
+	return 0;
+}
 
 static void
 report_prefix(const char *tool, const char *object)

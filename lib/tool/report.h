@@ -42,4 +42,14 @@ void report_warning(const char *tool, const char *object,
  */
 int report_close_stdout(const char *tool, int status);
 
+/*
+ * Makes stdout a stream over fd 1 that keeps the errno of the first write
+ * that failed, and says it again at the final close: a tool whose writers
+ * only look at ferror(stdout) at the end (stdio keeps no errno) then
+ * reports "write failed: No space left on device", never "unknown
+ * error".  fileno(stdout) is -1 afterwards: use STDOUT_FILENO.  Call it
+ * first thing in main; returns 0, or -1 (stdout left as it was).
+ */
+int report_stdout_keep_errno(void);
+
 #endif

@@ -100,9 +100,11 @@ mcp_close() {
 
 # Stand-ins for the other ptkit tools, written into DIR beside a copy of
 # ptmcp.  They log their pids and argv under $FAKE_DIR and behave as the
-# FAKE_* variables say.
+# FAKE_* variables say.  ./app is the program the tests launch (trace_start
+# checks that it exists before the fake ptrec "records" it).
 mcp_fakes() {
 	mcp_fakebin "$1" &&
+	printf '#!/bin/sh\nexit 0\n' >app && chmod +x app &&
 	cat >"$1/ptrec" <<-\FAKE &&
 	#!/bin/sh
 	echo $$ >>"$FAKE_DIR/ptrec.pids"

@@ -1,16 +1,13 @@
-# ptquery's chrome output nests strictly: per thread, in (start, longest
-# first) order, every complete event lies inside the innermost open one or
-# after it; ts in microseconds matches the span's start_ns exactly.
-[.traceEvents[] | select(.ph == "X") |
- {tid, s: ((.ts * 1000) | round), e: (((.ts * 1000) | round) +
-  ((.dur * 1000) | round)), d: .args.depth, ok: (((.ts * 1000) | round) ==
-  .args.start_ns)}]
-| (all(.[]; .ok)) and
+# ptquery's chrome output nests strictly, in the order it is written: per
+# thread, every complete event either lies strictly inside the innermost
+# open one (starts after it starts, ends before it ends) or starts at or
+# after its end; no event is empty.  Times are compared as the doubles a
+# consumer reads, so any rounding that breaks nesting shows.
+[.traceEvents[] | select(.ph == "X") | {tid, s: .ts, e: (.ts + .dur)}]
+| (all(.[]; .e > .s)) and
   (group_by(.tid) | all(.[];
-    sort_by([.s, -.e, .d]) |
     reduce .[] as $x ({st: [], ok: true};
-      .st |= until(length == 0 or .[-1].e > $x.s or
-        (.[-1].e == $x.s and .[-1].s == $x.s); .[:-1]) |
-      (if (.st | length) > 0 and $x.e > .st[-1].e then .ok = false
-       else . end) |
+      .st |= until(length == 0 or .[-1].e > $x.s; .[:-1]) |
+      (if (.st | length) > 0 and ($x.e >= .st[-1].e or $x.s <= .st[-1].s)
+       then .ok = false else . end) |
       .st += [$x]) | .ok))

@@ -15,7 +15,8 @@ setup='
 	PTKIT_STORE=$PWD/store && MCP_PTMCP=$PWD/bin/ptmcp &&
 	export FAKE_DIR PTKIT_STORE MCP_PTMCP
 '
-text() { jq -r '.result.content[0].text'; }
+# The summary line of a result's text (the serialized result follows it).
+text() { jq -r '.result.content[0].text' | sed -n 1p; }
 sc() { jq -c ".result.structuredContent$1"; }
 scratch_left() { ls "$TMPDIR/ptkit-$(id -u)" 2>/dev/null | grep -c '^ptmcp\.'; }
 dead() { ! kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -30,7 +31,7 @@ test_expect_success 'trace_doctor: the recorder report and the store' "
 	test_eq \"\\\"\$PWD/store\\\"\" \"\$(sc .store.path <r)\" &&
 	test_eq 0 \"\$(sc .store.snapshots <r)\" &&
 	test_eq '--doctor --format json' \"\$(tr '\n' ' ' <fake/ptrec.args | sed 's/ \$//')\" &&
-	text <r | grep -q '^At least one recorder works here'
+	test_eq \"Recorders that work here: emu. Not usable: none. trace_start picks one with recorder auto. The store at \$PWD/store holds 0 snapshots (0 bytes).\" \"\$(text <r)\"
 "
 
 test_expect_success 'trace_doctor: a failing ptrec is an isError in its own words' "
@@ -85,7 +86,7 @@ test_expect_success 'a failed recording: state failed with the recorder line' "
 	test_eq failed \"\$state\" &&
 	test_eq '\"ptrec: recording failed in the fake ptrec\"' \"\$(sc .error <st)\" &&
 	test_eq 1 \"\$(sc .exit_code <st)\" &&
-	test_eq 'ptrec: recording failed in the fake ptrec' \"\$(text <st)\"
+	text <st | grep -qx \"Session \$sid is failed after [0-9]* ms; snapshots: none yet; the recorder exited with 1. ptrec: recording failed in the fake ptrec\"
 "
 
 # The recorder's last line names a path that is not UTF-8 (byte 0xff):
@@ -121,6 +122,33 @@ test_expect_success 'trace_start argument rules say the fix' "
 	test_eq 'trace_start: give either program (to launch) or pid (to attach), not both.' \"\$(text <r1)\" &&
 	test_eq 'trace_start: give program (the argv to launch, e.g. [\"./app\"]) or pid (a running process to attach to).' \"\$(text <r2)\" &&
 	test_eq 'trace_start: trigger_hits needs trigger_symbol.' \"\$(text <r3)\" &&
+	test ! -e fake/ptrec.pids
+"
+
+# A pid that is surely free: above the kernel's pid_max.
+test_expect_success 'trace_start checks before it starts' "
+	$setup
+	cp \"\$PTKIT_BUILD/tests/fixtures/mcp/agent\" prog &&
+	chmod -x app &&
+	mcp_open out &&
+	mcp_tool 1 trace_start '{\"program\":[\"./missing\"]}' >r1 &&
+	mcp_tool 2 trace_start '{\"program\":[\"no-such-tool-on-path\"]}' >r2 &&
+	mcp_tool 3 trace_start '{\"program\":[\"./app\"]}' >r3 &&
+	mcp_tool 4 trace_start '{\"pid\":4194304}' >r4 &&
+	mcp_tool 5 trace_start '{\"pid\":1,\"recorder\":\"emu\"}' >r5 &&
+	mcp_tool 6 trace_start '{\"program\":[\"./prog\"],\"trigger_symbol\":\"no_such_fn\"}' >r6 &&
+	mcp_tool 7 trace_start '{\"program\":[\"./prog\"],\"aux_bytes\":268435456}' >r7 &&
+	mcp_tool 8 trace_start '{\"program\":[\"./prog\"],\"aux_bytes\":8192,\"budget_bytes\":4096}' >r8 &&
+	mcp_close &&
+	test_eq 'true true true true true true true true' \"\$(jq -r .result.isError r1 r2 r3 r4 r5 r6 r7 r8 | tr '\\n' ' ' | sed 's/ \$//')\" &&
+	test_eq \"trace_start: program[0] './missing' does not exist.\" \"\$(text <r1)\" &&
+	test_eq \"trace_start: program[0] 'no-such-tool-on-path' is not found on PATH.\" \"\$(text <r2)\" &&
+	test_eq \"trace_start: program[0] './app' is not an executable file.\" \"\$(text <r3)\" &&
+	test_eq 'trace_start: no process has pid 4194304.' \"\$(text <r4)\" &&
+	test_eq 'trace_start: the emu recorder runs the program it launches under emulation and cannot attach to a running process: give program instead of pid, or recorder pt or perf.' \"\$(text <r5)\" &&
+	test_eq \"trace_start: trigger_symbol 'no_such_fn' is not a function of ./prog (the recorders look for it in the program's own symbol tables).\" \"\$(text <r6)\" &&
+	test_eq 'trace_start: aux_bytes 268435456 is over budget_bytes 134217728, its default (the ring memory of all threads): lower aux_bytes or raise budget_bytes.' \"\$(text <r7)\" &&
+	test_eq 'trace_start: aux_bytes 8192 is over budget_bytes 4096 (the ring memory of all threads): lower aux_bytes or raise budget_bytes.' \"\$(text <r8)\" &&
 	test ! -e fake/ptrec.pids
 "
 
@@ -165,8 +193,10 @@ test_expect_success 'a request_id makes trace_start idempotent' "
 	mcp_open out &&
 	mcp_tool 1 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r1 &&
 	mcp_tool 2 trace_start '{\"program\":[\"./app\"],\"request_id\":\"r-1\"}' >r2 &&
+	mcp_tool 3 trace_start '{\"program\":[\"./app\",\"x\"],\"request_id\":\"r-1\"}' >r3 &&
 	mcp_close &&
 	test_eq \"\$(sc .session_id <r1)\" \"\$(sc .session_id <r2)\" &&
+	test_eq \"trace_start: request_id 'r-1' was used before with other arguments; a request_id names one call: choose a new one for this call.\" \"\$(text <r3)\" &&
 	test_eq 1 \"\$(wc -l <fake/ptrec.pids)\" &&
 	test -f store/jobs/start-r-1.json
 "
@@ -270,16 +300,22 @@ test_expect_success 'trace_query: ptquery json, paged, cut to fit 8 KB' "
 	mcp_open out2 &&
 	mcp_tool 3 trace_query '{\"snapshot_id\":\"$ID1\",\"kind\":\"timeline\",\"cursor\":\"c1\"}' >r3 &&
 	mcp_close &&
-	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --limit 3 --group function\" \"\$(cat args1)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind hotpaths --format json --max-bytes 6656 --limit 3 --group function\" \"\$(cat args1)\" &&
 	test_eq 3 \"\$(jq '.result.structuredContent.result.rows | length' r1)\" &&
 	test_eq '\"c2\"' \"\$(sc .next_cursor <r1)\" &&
+	test_eq \"\$(sc '' <r1)\" \"\$(jq -r '.result.content[0].text' r1 | sed 1d | jq -c .)\" &&
 	test_eq false \"\$(sc .truncated <r1)\" &&
-	test_eq 'hotpaths of $ID1; more rows: pass cursor c2' \"\$(text <r1)\" &&
+	test_eq 'hotpaths of $ID1. Rows 1-3: f0 self_ns=1000; f1 self_ns=999; f2 self_ns=998. More rows: call again with cursor c2.' \"\$(text <r1)\" &&
 	test_eq \"Snapshot $ID2 has no analysis 'default' yet: call trace_decode with snapshot_id $ID2 first.\" \"\$(text <r2)\" &&
-	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind timeline --format json --limit 20 --cursor c1\" \"\$(cat fake/ptquery.args)\" &&
+	test_eq \"\$PWD/store/snapshots/$ID1/derived/default --kind timeline --format json --max-bytes 6656 --limit 20 --cursor c1\" \"\$(cat fake/ptquery.args)\" &&
 	test_eq true \"\$(sc .truncated <r3)\" &&
 	n=\$(jq -c '.result.structuredContent.result' r3 | wc -c) &&
-	test \$n -le 8193 && test \$n -gt 6000
+	test \$n -le 7168 && test \$n -gt 6000 &&
+	n=\$(jq -r '.result.content[0].text' r3 | wc -c) &&
+	test \$n -le 8193 &&
+	rows=\$(sc '.result.rows | length' <r3) &&
+	test_eq \"\\\"o\$rows\\\"\" \"\$(sc .next_cursor <r3)\" &&
+	test_eq \"\$(sc .next_cursor <r3)\" \"\$(sc .result.next_cursor <r3)\"
 "
 
 test_expect_success 'trace_compare: ptdiff json, report kept in reports/' "
@@ -295,6 +331,27 @@ test_expect_success 'trace_compare: ptdiff json, report kept in reports/' "
 	test_eq \"--format json --fail-on self_ns:+10% \$PWD/store/snapshots/$ID1/derived/default \$PWD/store/snapshots/$ID2/derived/default\" \"\$(cat fake/ptdiff.args)\" &&
 	test_eq \"\$(sc '' <r1)\" \"\$(sc '' <r2)\" &&
 	test_eq 1 \"\$(ls store/reports | wc -l)\"
+"
+
+test_expect_success 'trace_compare: a kept report read back by report_id, a page at a time' "
+	$setup
+	RID=20260104T000000Z-00000004 && mkdir -p store/reports &&
+	printf '%s\\n' '{\"v\":1,\"a\":\"/s/snapshots/$ID1/derived/default\",\"b\":\"/s/snapshots/$ID2/derived/default\",\"comparable\":{\"times\":\"virtual\",\"class_by\":\"self_insns\"},\"rows\":[{\"fn\":\"lookup\",\"class\":\"slower\",\"a\":{\"self_insns\":100},\"b\":{\"self_insns\":200},\"delta\":100},{\"fn\":\"main\",\"class\":\"same\",\"a\":{\"self_insns\":5},\"b\":{\"self_insns\":5},\"delta\":0},{\"fn\":\"tick\",\"class\":\"faster\",\"a\":{\"self_insns\":9},\"b\":{\"self_insns\":3},\"delta\":-6}],\"summary\":{\"rows\":3,\"changed\":2,\"crossed\":0,\"ignored\":0}}' >store/reports/\$RID.json &&
+	mcp_open out &&
+	mcp_tool 1 trace_compare '{\"report_id\":\"'\$RID'\",\"changed_only\":true,\"limit\":1}' >r1 &&
+	mcp_tool 2 trace_compare '{\"report_id\":\"'\$RID'\",\"changed_only\":true,\"limit\":1,\"cursor\":\"o1\"}' >r2 &&
+	mcp_tool 3 trace_compare '{\"report_id\":\"'\$RID'\",\"cursor\":\"x\"}' >r3 &&
+	mcp_tool 4 trace_compare '{\"report_id\":\"'\$RID'\",\"a\":\"$ID1\"}' >r4 &&
+	mcp_tool 5 trace_compare '{\"report_id\":\"20260105T000000Z-00000005\"}' >r5 &&
+	mcp_tool 6 trace_compare '{\"a\":\"$ID1\"}' >r6 &&
+	mcp_close &&
+	test_eq '[\"lookup\"] 2 0 \"o1\" \"$ID1\" \"$ID2\" false 2' \"\$(sc '| [([.comparison.rows[].fn] | tojson), .total_rows, .first_row, (.next_cursor | tojson), (.a | tojson), (.b | tojson), .crossed, .changed] | join(\" \")' <r1 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
+	test_eq \"$ID1 -> $ID2: 2 of 3 functions changed (judged by self_insns; times virtual). slower 1: lookup +100 self_insns (100->200). faster 1: tick -6 self_insns (9->3). 0 crossed a fail_on bound. Report \$RID: rows 1-1 of 2. More rows: call again with report_id and cursor o1.\" \"\$(text <r1)\" &&
+	test_eq '[\"tick\"] null' \"\$(sc '| [([.comparison.rows[].fn] | tojson), (.next_cursor | tojson)] | join(\" \")' <r2 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
+	test_eq \"trace_compare: cursor 'x' is not one of this report's: pass next_cursor as it came.\" \"\$(text <r3)\" &&
+	test_eq 'trace_compare: give a and b to compare two snapshots, or report_id to read a report back, not both.' \"\$(text <r4)\" &&
+	test_eq 'trace_compare: no report 20260105T000000Z-00000005 in the store: report_id comes from an earlier trace_compare.' \"\$(text <r5)\" &&
+	test_eq 'trace_compare: give a (the baseline snapshot_id) and b (the one to compare with it), or report_id to read a report back.' \"\$(text <r6)\"
 "
 
 test_expect_success 'trace_prune: oldest first, dry run first' "

@@ -218,7 +218,8 @@ test_expect_success '--control FIFO: snapshot, then stop' '
 	grep -c "^snap\(\.2\)\{0,1\}\$" out >nsnap &&
 	test_eq 2 "$(cat nsnap)" &&
 	test $(fired snap) -lt $(fired snap.2) &&
-	test_eq "snapshot: ok" "$(grep "^snapshot:" out)" &&
+	test_eq "ptrec: control: snapshot: ok" \
+	    "$(grep -o "ptrec: control: snapshot: .*" err)" &&
 	test_eq control "$(trigger snap)" &&
 	test_eq control "$(trigger snap.2)" &&
 	emu_check_parity snap truth 1 >counts &&

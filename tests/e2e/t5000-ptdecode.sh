@@ -222,7 +222,7 @@ test_expect_success 'binary stream: header and maps written first, once' '
 	ptspans --format summary <file.bin >sum.out 2>sum.err &&
 	test -s sum.out &&
 	must_exit 1 ptdecode snap >/dev/full 2>full.err &&
-	test_eq "ptdecode: snap: block stream write: No space left on device" \
+	test_eq "ptdecode: stdout: write failed after 0 bytes: No space left on device" \
 	    "$(cat full.err)"
 '
 

@@ -225,13 +225,20 @@ test_expect_success 'folded: stacks with self time, summing to it exactly' "
 	printf 'main;leaf 10\nmain;work;leaf 20\n' >want && test_cmp want out
 "
 
+# Each thread's spans in call order; times to the nanosecond (the export
+# moves a time by less than a picosecond per event sharing its ns).
 test_expect_success 'chrome: valid JSON, strictly nested, exact times' "
 	ptquery $H --kind timeline --format chrome >out &&
 	jq -e -f $PTKIT_SRC/tests/e2e/query-nested.jq out &&
-	jq -e '[.traceEvents[] | select(.ph == \"X\") | .args.id] ==
-	    [1, 6, 2, 7, 3, 4, 5] and .next_cursor == null and
-	    ([.traceEvents[] | select(.ph == \"M\") | .args.name] ==
-	    [\"one\", \"two\"])' out &&
+	jq -e '[.traceEvents[] | select(.ph == \"X\") |
+	    \"\\(.tid) \\(.name) \\(.ts * 1000 | round) \\((.ts + .dur) * 1000 |
+	    round)\"] == [\"1 main 0 100\", \"1 work 10 50\", \"1 leaf 20 40\",
+	    \"1 work 60 90\", \"1 work 70 80\", \"2 main 5 25\", \"2 leaf 10 20\"]
+	    and .next_cursor == null and
+	    ([.traceEvents[] | select(.ph == \"M\") | \"\\(.name) \\(.args.name)\"]
+	    == [\"process_name one\", \"thread_name one\", \"process_name two\",
+	    \"thread_name two\"]) and
+	    all(.traceEvents[] | select(.ph == \"X\"); has(\"args\") | not)' out &&
 	ptquery $H --kind timeline --format chrome --limit 3 >out &&
 	jq -e '.next_cursor == \"o3\"' out
 "
@@ -306,8 +313,12 @@ test_expect_success '--max-bytes: truncated, valid, with next_cursor' "
 	page $H timeline 100 700 >paged && test_cmp all paged &&
 	ptquery $H --kind timeline --format csv --max-bytes 200 >out &&
 	test \$(wc -c <out) -le 200 && test \$(wc -l <out) -ge 2 &&
-	ptquery $H --kind timeline --max-bytes 1 >out &&
-	test_eq 'next_cursor=o0' \"\$(cat out)\"
+	need=\$(ptquery $H --kind timeline --limit 1 | wc -c) &&
+	must_exit 2 ptquery $H --kind timeline --max-bytes 1 >out 2>err &&
+	test ! -s out &&
+	test_eq \"ptquery: --max-bytes: 1 bytes do not hold row 0, which needs \$need: give a larger budget\" \"\$(cat err)\" &&
+	must_exit 2 ptquery $H --kind timeline --limit 0 2>err &&
+	test_eq 'ptquery: --limit 0 gives no rows: a page has at least one' \"\$(head -1 err)\"
 "
 
 test_expect_success 'a stale or corrupt index.bin is rebuilt' "

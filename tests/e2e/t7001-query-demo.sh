@@ -55,6 +55,19 @@ test_expect_success 'folded sums exactly to the spans self time' "
 	grep -q ';main;fib;fib ' out
 "
 
+# Instructions: every span counts, also those that took 0 ns under emu.
+test_expect_success 'folded --weight insns sums to the self instructions' "
+	ptquery $A --kind hotpaths --format folded --weight insns >out &&
+	want=\$(jq -s 'map(.self_insns) | add' $A/spans.jsonl) &&
+	got=\$(awk '{ s += \$NF } END { print s }' out) &&
+	test_eq \"\$want\" \"\$got\" &&
+	test \"\$(jq -s '[.[] | select(.self_ns == 0 and .self_insns > 0)] |
+	    length' $A/spans.jsonl)\" -gt 0 &&
+	must_exit 2 ptquery $A --kind hotpaths --weight insns 2>err &&
+	test_eq 'ptquery: --weight applies to --format folded only' \
+	    \"\$(head -1 err)\"
+"
+
 test_expect_success 'summary: trigger, window, top functions' "
 	ptquery $A --kind summary >out &&
 	grep -q '^capture window_ns=[1-9][0-9]* trigger=exit processes=1 threads=1\$' out &&
@@ -113,7 +126,8 @@ test_expect_success 'inline grouping agrees with inline.jsonl' "
 
 test_expect_success 'branches: exact taken and not-taken counts, with lines' "
 	ptquery $A --kind branches --function fib >out &&
-	test_eq 'ip=0x4000001246 taken=987 not_taken=986 executed=1973 line=35 file=$PTKIT_SRC/tests/fixtures/demo/demo.c symbol=fib+0x16' \"\$(sed 's/^ip=0x[0-9a-f]* /ip=0x4000001246 /' out)\" &&
+	test_eq 'ip=0x4000001246 taken=987 not_taken=986 executed=1973 line=35 file=$PTKIT_SRC/tests/fixtures/demo/demo.c target=0x4000001260 symbol=fib+0x16' \"\$(sed 's/^ip=0x[0-9a-f]* /ip=0x4000001246 /; s/ target=0x[0-9a-f]* / target=0x4000001260 /' out)\" &&
+	jq -n --argjson ip \"\$(sed 's/^ip=\\(0x[0-9a-f]*\\) .*/\"\\1\"/' out)\" --argjson to \"\$(sed 's/.* target=\\(0x[0-9a-f]*\\) .*/\"\\1\"/' out)\" -e '(\$to | ltrimstr(\"0x\")) != \"0\" and \$to != \$ip' &&
 	ptquery $A --kind branches --function checksum --format csv |
 	    cut -d, -f2-5 >out &&
 	printf 'taken,not_taken,executed,line\n0,3,3,26\n16,3,19,26\n' >want &&

@@ -13,12 +13,13 @@ record() {
 	ptdecode "$1" 2>"$1.dec.err" | ptspans -o "$1.an" >/dev/null
 }
 
-test_expect_success 'record the fixture: twice with 1000, once 1500, once renamed' '
+test_expect_success 'record the fixture: twice with 1000, once 1500, renamed, cloned' '
 	cd "$TEST_ROOT" &&
 	record a "$FIX/base" 1000 &&
 	record b "$FIX/base" 1000 &&
 	record c "$FIX/base" 1500 &&
 	record d "$FIX/head" 1000 &&
+	record e "$FIX/clone" 1000 &&
 	grep -q "heavy_calls=1 light_calls=4 insns_per_iteration=3" a/output.log
 '
 
@@ -73,11 +74,25 @@ test_expect_success 'comparability: same recorder and clock, times virtual' '
 	test_eq true "$(jq ".comparable.checks[] | select(.what == \"recorder\") | .same" out)"
 '
 
+# gcc -O2 makes scale scale.constprop.0 in the clone build: one function.
+test_expect_success 'a clone pairs with its function, and says so' '
+	cd "$TEST_ROOT" &&
+	# main passes one argument less to the clone: it changed (exit 1)
+	must_exit 1 ptdiff --format json a.an e.an >out &&
+	test_eq "scale scale.constprop.0 clone 1 1" "$(jq -r ".rows[] |
+	    select(.fn == \"scale\") |
+	    \"\(.fn) \(.fn_b) \(.paired_by) \(.a.calls) \(.b.calls)\"" out)" &&
+	test_eq 0 "$(jq "[.rows[] | select(.class == \"new\" or
+	    .class == \"vanished\")] | length" out)" &&
+	must_exit 1 ptdiff a.an e.an >out &&
+	grep -q " module=work fn=scale fn_b=scale.constprop.0 paired_by=clone\$" out
+'
+
 test_expect_success 'csv: a fixed header, names quoted' '
 	cd "$TEST_ROOT" &&
 	must_exit 1 ptdiff --format csv a.an c.an >out &&
-	test_eq "class,crossed_metric,crossed_pct,calls_a,calls_b,total_ns_a,total_ns_b,self_ns_a,self_ns_b,insns_a,insns_b,self_insns_a,self_insns_b,mean_ns_a,mean_ns_b,mean_self_insns_a,mean_self_insns_b,delta,module,fn" "$(head -n 1 out)" &&
-	grep -q "^slower,,,1,1,.*,1500.0,\"work\",\"heavy\"$" out
+	test_eq "class,crossed_metric,crossed_pct,calls_a,calls_b,total_ns_a,total_ns_b,self_ns_a,self_ns_b,insns_a,insns_b,self_insns_a,self_insns_b,mean_ns_a,mean_ns_b,mean_self_insns_a,mean_self_insns_b,delta,module,fn,fn_b" "$(head -n 1 out)" &&
+	grep -q "^slower,,,1,1,.*,1500.0,\"work\",\"heavy\",$" out
 '
 
 test_expect_success 'markdown: a table row for heavy' '

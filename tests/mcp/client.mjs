@@ -61,7 +61,8 @@ try {
   check(!q.isError && q.structuredContent?.result?.rows?.length === 3,
     'trace_query: three rows', q);
 
-  const cmp = await client.callTool({ name: 'trace_compare', arguments: { a: id1, b: id2 } });
+  const cmp = await client.callTool({ name: 'trace_compare',
+    arguments: { a: id1, b: id2, fail_on: ['self_ns:+10%'] } });
   check(!cmp.isError && cmp.structuredContent?.crossed === true, 'trace_compare: crossed', cmp);
 
   const pr = await client.callTool({ name: 'trace_prune',

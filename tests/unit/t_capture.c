@@ -284,7 +284,12 @@ test_policy_times(void)
 	capture_policy_init(&p, &o, 0);
 	IS_INT(capture_taken(&p, "exit"), 1, "the program's exit ends it");
 	capture_policy_init(&p, &o, 0);
-	IS_INT(capture_taken(&p, "signal"), 1, "so does SIGINT");
+	IS_INT(capture_taken(&p, "signal"), 1, "so does its death by a "
+	    "signal");
+	capture_policy_init(&p, &o, 0);
+	IS_INT(capture_taken(&p, "sigint"), 1, "and SIGINT to ptrec");
+	capture_policy_init(&p, &o, 0);
+	IS_INT(capture_taken(&p, "sigterm"), 1, "and SIGTERM to ptrec");
 }
 
 static void

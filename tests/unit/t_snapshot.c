@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -308,6 +310,53 @@ test_archive(void)
 	}
 }
 
+/*
+ * A manifest that does not fit on the disk (a file size limit here,
+ * RLIMIT_FSIZE with SIGXFSZ ignored: no tmpfs for an unprivileged test):
+ * the commit fails naming the file and the reason, and leaves nothing.
+ */
+static void
+test_manifest_full_disk(void)
+{
+	struct rlimit old, lim = { .rlim_cur = 4096, .rlim_max = 0 };
+	char dest[256], tmp[256], want[512], big[8192];
+	struct snapshot *s;
+	struct error e;
+	int rc;
+
+	snprintf(dest, sizeof(dest), "%s/full", root);
+	if (snapshot_begin(&s, dest, &e) < 0) {
+		OK(0, "begin: %s", e.msg);
+		return;
+	}
+	memset(big, 'w', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(tmp, sizeof(tmp), "%s", s->tmp);
+	if (manifest_add_warning(&s->manifest, &e, "%s", big) < 0 ||
+	    getrlimit(RLIMIT_FSIZE, &old) < 0) {
+		OK(0, "setup");
+		snapshot_abort(s);
+		return;
+	}
+	lim.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &lim) < 0) {
+		OK(0, "RLIMIT_FSIZE");
+		snapshot_abort(s);
+		return;
+	}
+	rc = snapshot_commit(s, &e);
+	if (setrlimit(RLIMIT_FSIZE, &old) < 0)
+		OK(0, "RLIMIT_FSIZE restored");
+	signal(SIGXFSZ, SIG_DFL);
+	IS_INT(rc, -ERR_IO, "a manifest that does not fit fails the commit");
+	snprintf(want, sizeof(want), "%s/manifest.json: write: File too large",
+	    tmp);
+	IS_STR(e.msg, want, "naming the file and the reason");
+	OK(access(tmp, F_OK) != 0 && access(dest, F_OK) != 0,
+	    "nothing is left, neither snapshot nor temporary directory");
+}
+
 int
 main(void)
 {
@@ -315,6 +364,7 @@ main(void)
 		return 1;
 	test_manifest();
 	test_archive();
+	test_manifest_full_disk();
 	STEP(cleanup_remove_tree(root));
 	return tap_done();
 }

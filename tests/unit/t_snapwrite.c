@@ -1,12 +1,20 @@
 /*
  * t_snapwrite: ptrec's one snapshot writer: where a snapshot goes (every
  * path that would not fit is refused, naming it, before anything is
- * made), and a snapshot written from a recorder's facts alone.
+ * made), a snapshot written from a recorder's facts alone, and images
+ * that cannot be archived: one that cannot be read is a told loss, one
+ * that cannot be written (a full disk, made here with RLIMIT_FSIZE and
+ * SIGXFSZ ignored: no tmpfs for an unprivileged test) fails the snapshot
+ * and leaves nothing.
  */
+#include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -206,6 +214,194 @@ test_write(void)
 	    "an existing snapshot is not overwritten");
 }
 
+/* A source with one exec mapping of image: the smallest that archives. */
+static void
+image_source(struct snapwrite_source *src, struct rec_options *o,
+    struct ptsb_record *map, struct snapwrite_thread *th,
+    struct perfdata_writer_config *wcfg, struct perfdata_time_conv *tc,
+    struct ptcaps_cpu *cpu, const char *image)
+{
+	static const uint8_t ring[4] = { 1, 2, 3, 4 };
+	static char *argv[] = { "prog", NULL };
+
+	memset(o, 0, sizeof(*o));
+	o->aux_bytes = 4096;
+	o->program = argv;
+	memset(cpu, 0, sizeof(*cpu));
+	snprintf(cpu->vendor, sizeof(cpu->vendor), "GenuineIntel");
+	cpu->family = 6;
+	perfdata_writer_config_default(wcfg, 0);
+	memset(tc, 0, sizeof(*tc));
+	tc->time_mult = 1;
+	memset(map, 0, sizeof(*map));
+	map->type = PERF_RECORD_MMAP2;
+	map->sid.pid = map->sid.tid = 50;
+	map->sid.cpu = PERFDATA_NO_CPU;
+	map->u.mmap.pid = map->u.mmap.tid = 50;
+	map->u.mmap.addr = 0x400000;
+	map->u.mmap.len = 0x1000;
+	map->u.mmap.prot = PROT_READ | PROT_EXEC;
+	map->u.mmap.filename = image;
+	memset(th, 0, sizeof(*th));
+	th->tid = th->pid = 50;
+	th->name = "prog";
+	th->ring_size = 4096;
+	th->data = ring;
+	th->kept = sizeof(ring);
+	memset(src, 0, sizeof(*src));
+	src->opt = o;
+	src->backend = "emu";
+	src->cpu = cpu;
+	src->emulated = 1;
+	src->pt.clock = "virtual";
+	src->state = "exited";
+	src->wconfig = wcfg;
+	src->tc = tc;
+	src->sideband = map;
+	src->n_sideband = 1;
+	src->threads = th;
+	src->n_threads = 1;
+	src->reason = "exit";
+}
+
+/* Entries of dir other than . and .. */
+static int
+entries(const char *dir)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int n = 0;
+
+	if (dp == NULL)
+		return -1;
+	while ((d = readdir(dp)) != NULL)
+		n += strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
+	closedir(dp);
+	return n;
+}
+
+/* An image that is gone: the snapshot is written, the loss told. */
+static void
+test_image_unreadable(void)
+{
+	struct snapwrite_source src;
+	struct rec_options o;
+	struct ptsb_record map;
+	struct snapwrite_thread th;
+	struct perfdata_writer_config wcfg;
+	struct perfdata_time_conv tc;
+	struct ptcaps_cpu cpu;
+	struct manifest m;
+	struct error e;
+	char dest[PATH_MAX], path[PATH_MAX + 32];
+	int rc;
+
+	char said[512] = "";
+	FILE *f;
+	int saved;
+
+	image_source(&src, &o, &map, &th, &wcfg, &tc, &cpu, "/nonexistent/lib.so");
+	snprintf(dest, sizeof(dest), "%s/gone", tmp);
+	snprintf(path, sizeof(path), "%s/gone.stderr", tmp);
+	/* What it says on stderr, caught in a file. */
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || freopen(path, "w", stderr) == NULL) {
+		OK(0, "stderr to a file");
+		return;
+	}
+	rc = snapwrite(&src, dest, &e);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(said, sizeof(said), f) == NULL)
+			said[0] = '\0';
+		fclose(f);
+	}
+	IS_INT(rc, 0, "a snapshot without the image%s%s", rc < 0 ? ": " : "",
+	    rc < 0 ? e.msg : "");
+	IS_STR(said, "ptrec: warning: snapshot: image /nonexistent/lib.so not "
+	    "archived: /nonexistent/lib.so: open: No such file or directory\n",
+	    "the loss is said on stderr at once");
+	snprintf(path, sizeof(path), "%s/manifest.json", dest);
+	if (rc < 0 || manifest_read(path, &m, &e) < 0) {
+		OK(0, "manifest");
+		return;
+	}
+	IS_U64(m.nr_warnings, 1, "one warning");
+	if (m.nr_warnings == 1)
+		IS_STR(m.warnings[0], "image /nonexistent/lib.so not archived: "
+		    "/nonexistent/lib.so: open: No such file or directory",
+		    "the warning names the image and why");
+	IS_U64(m.nr_images, 0, "no image row");
+	manifest_free(&m);
+}
+
+/*
+ * A full disk while an image is copied: the snapshot fails with the
+ * file and the reason, and neither it nor its temporary directory stays.
+ */
+static void
+test_image_full_disk(void)
+{
+	struct rlimit old, lim = { .rlim_cur = 16384, .rlim_max = 0 };
+	struct snapwrite_source src;
+	struct rec_options o;
+	struct ptsb_record map;
+	struct snapwrite_thread th;
+	struct perfdata_writer_config wcfg;
+	struct perfdata_time_conv tc;
+	struct ptcaps_cpu cpu;
+	struct error e;
+	char dest[PATH_MAX + 8], dir[PATH_MAX], self[PATH_MAX];
+	const char *tail = ": write: File too large";
+	struct stat st;
+	ssize_t n;
+	int rc;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0) {
+		OK(0, "/proc/self/exe");
+		return;
+	}
+	self[n] = '\0';
+	if (stat(self, &st) < 0 || st.st_size <= 16384) {
+		OK(0, "this test's binary is larger than the limit");
+		return;
+	}
+	image_source(&src, &o, &map, &th, &wcfg, &tc, &cpu, self);
+	snprintf(dir, sizeof(dir), "%s/full", tmp);
+	snprintf(dest, sizeof(dest), "%s/snap", dir);
+	if (mkdir(dir, 0700) < 0 || getrlimit(RLIMIT_FSIZE, &old) < 0) {
+		OK(0, "setup");
+		return;
+	}
+	lim.rlim_max = old.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &lim) < 0) {
+		OK(0, "RLIMIT_FSIZE");
+		return;
+	}
+	rc = snapwrite(&src, dest, &e);
+	if (setrlimit(RLIMIT_FSIZE, &old) < 0)
+		OK(0, "RLIMIT_FSIZE restored");
+	signal(SIGXFSZ, SIG_DFL);
+	IS_INT(rc, -ERR_IO, "the snapshot fails");
+	{
+		char head[2 * PATH_MAX + 64];
+		size_t hl, ml = strlen(e.msg), tl = strlen(tail);
+
+		snprintf(head, sizeof(head), "image %s not archived: %s/.snap.tmp-",
+		    self, dir);
+		hl = strlen(head);
+		OK(ml > hl + tl && strncmp(e.msg, head, hl) == 0 &&
+		    strcmp(e.msg + ml - tl, tail) == 0,
+		    "it names the image, the file it wrote and why: %s", e.msg);
+	}
+	IS_INT(entries(dir), 0, "nothing is left: neither snapshot nor "
+	    "temporary directory");
+}
+
 int
 main(void)
 {
@@ -217,6 +413,8 @@ main(void)
 	test_dest_out_too_small();
 	test_dest_out_dir();
 	test_write();
+	test_image_unreadable();
+	test_image_full_disk();
 	STEP(cleanup_remove_tree(tmp));
 	return tap_done();
 }

@@ -1,6 +1,12 @@
-/* Tests for lib/store: ids, paths that stay inside, sessions, prune. */
+/*
+ * Tests for lib/store: ids, paths that stay inside, sessions, prune, and
+ * a guard racing a pruner in another process.
+ */
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +31,17 @@ put_file(const char *path, size_t size)
 		fputc('x', f);
 	if (f != NULL)
 		fclose(f);
+}
+
+static void
+put_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
 }
 
 /* A snapshot directory with one file of size bytes. */
@@ -276,6 +293,144 @@ test_sessions_and_prune(const struct store *s)
 	free(v);
 }
 
+/*
+ * The pruner of test_guard_race, in its own process: prunes everything
+ * not in use over and over, and on each byte from cmd does one more whole
+ * pass and answers on done, so the parent knows a prune ran after its
+ * guard was up.  Ends at cmd's end of file.
+ */
+static void
+pruner(const struct store *s, int cmd, int done)
+{
+	struct store_prune p = { -1, 0, -1, 0, 0 };
+	struct pollfd pf = { .fd = cmd, .events = POLLIN };
+	char c;
+
+	for (;;) {
+		if (store_prune(s, &p, NULL, NULL, NULL) < 0)
+			_exit(2);
+		if (poll(&pf, 1, 0) <= 0)
+			continue;
+		if (read(cmd, &c, 1) != 1)
+			_exit(0);
+		if (store_prune(s, &p, NULL, NULL, NULL) < 0 ||
+		    write(done, &c, 1) != 1)
+			_exit(2);
+	}
+}
+
+/*
+ * A decode's guard against a prune from another process: a guard either
+ * comes up with its snapshot there, which then outlives every prune until
+ * the guard ends, or says the snapshot is gone.  Never a guard over
+ * nothing.
+ */
+static void
+test_guard_race(const char *root)
+{
+	struct store race, *s = &race;
+	enum { ROUNDS = 300 };
+	int cmd[2], done[2], status, fd, failed = 0, guarded = 0, gone = 0;
+	char sid[STORE_ID_SIZE], gid[STORE_ID_SIZE], dir[PATH_MAX + 64], c;
+	struct error e;
+	struct stat st;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/race", root);
+	if (store_open(s, dir, 1, &e) < 0) {
+		OK(0, "a store of its own: %s", e.msg);
+		return;
+	}
+	fd = store_guard_begin(s, "20260201T000000Z-0000ffff",
+	    "20260201T000000Z-0000ffff", "decode", &e);
+	IS_INT(fd, -ERR_NOTFOUND, "a guard over a snapshot not there fails");
+	IS_STR(e.msg, "20260201T000000Z-0000ffff: not in the store",
+	    "and says which");
+	snprintf(dir, sizeof(dir), "%s/sessions/20260201T000000Z-0000ffff"
+	    ".json", s->root);
+	OK(stat(dir, &st) < 0, "leaving no record");
+	if (pipe(cmd) < 0 || pipe(done) < 0 || (pid = fork()) < 0) {
+		OK(0, "setup");
+		return;
+	}
+	if (pid == 0) {
+		close(cmd[1]);
+		close(done[0]);
+		pruner(s, cmd[0], done[1]);
+	}
+	close(cmd[0]);
+	close(done[1]);
+	for (int i = 0; i < ROUNDS; i++) {
+		snprintf(sid, sizeof(sid), "20260201T000000Z-%08x", i);
+		put_snapshot(s, sid, 10, 1000);
+		STEP(store_id_new(gid, NULL));
+		fd = store_guard_begin(s, gid, sid, "decode", &e);
+		if (fd == -ERR_NOTFOUND) {
+			gone++;	/* pruned before the guard: told, not lost */
+			continue;
+		}
+		if (fd < 0) {
+			failed++;
+			continue;
+		}
+		guarded++;
+		c = 'p';
+		if (write(cmd[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			failed++;
+		snprintf(dir, sizeof(dir), "%s/snapshots/%s", s->root, sid);
+		if (stat(dir, &st) < 0)
+			failed++;	/* removed under its guard */
+		store_guard_end(s, gid, fd);
+	}
+	close(cmd[1]);
+	close(done[0]);
+	waitpid(pid, &status, 0);
+	OK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the pruner ran "
+	    "without an error");
+	IS_INT(failed, 0, "no snapshot removed under its guard (%d guarded, "
+	    "%d pruned first)", guarded, gone);
+	IS_INT(guarded + gone, ROUNDS, "every round counted");
+	OK(guarded > 0, "guards came up while the pruner ran");
+}
+
+/* A manifest whose member names a file outside: refused, exactly. */
+static void
+import_refused(const struct store *s, const char *root, const char *text,
+    const char *member, const char *what)
+{
+	char src[PATH_MAX], f[PATH_MAX + 64], want[2 * PATH_MAX];
+	char id[STORE_ID_SIZE];
+	struct store_entry *v;
+	struct error e;
+	size_t n = 0;
+
+	snprintf(src, sizeof(src), "%s/planted", root);
+	mkdir(src, 0700);
+	snprintf(f, sizeof(f), "%s/manifest.json", src);
+	put_text(f, text);
+	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "%s: refused", what);
+	snprintf(want, sizeof(want), "%s: %s: not a path inside the snapshot "
+	    "directory (absolute, empty or through ..)", f, member);
+	IS_STR(e.msg, want, "%s: the message names the manifest and the "
+	    "member", what);
+	if (store_list(s, STORE_SNAPSHOTS, &v, &n, &e) == 0)
+		free(v);
+	IS_INT(n, 2, "%s: nothing was imported", what);
+}
+
+static void
+test_import_planted(const struct store *s, const char *root)
+{
+	import_refused(s, root, "{\"images\":[{\"archived\":"
+	    "\"../../progs/fib\"}]}", "images[0].archived", "../ in an image");
+	import_refused(s, root, "{\"images\":[{\"archived\":\"images/a\","
+	    "\"debug\":\"/etc/passwd\"}]}", "images[0].debug",
+	    "an absolute debug file");
+	import_refused(s, root, "{\"jit_maps\":[{\"archived\":\"jit/a\"},"
+	    "{\"archived\":\"jit/../../x\"}]}", "jit_maps[1].archived",
+	    "../ in a JIT map");
+}
+
 static void
 test_import(const struct store *s, const char *root)
 {
@@ -286,7 +441,7 @@ test_import(const struct store *s, const char *root)
 	mkdir(src, 0700);
 	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "no manifest");
 	snprintf(f, sizeof(f), "%s/manifest.json", src);
-	put_file(f, 5);
+	put_text(f, "{   }");	/* 5 bytes of JSON, members checked below */
 	snprintf(f, sizeof(f), "%s/images", src);
 	mkdir(f, 0700);
 	snprintf(f, sizeof(f), "%s/images/elf", src);
@@ -310,6 +465,7 @@ test_import(const struct store *s, const char *root)
 		    "12 bytes plus the followed inner link's 7");
 		free(v);
 	}
+	test_import_planted(s, root);
 }
 
 int
@@ -325,6 +481,7 @@ main(void)
 	test_open_and_paths(&s, root);
 	test_json_files(&s);
 	test_sessions_and_prune(&s);
+	test_guard_race(root);
 	test_import(&s, root);
 	STEP(cleanup_remove_tree(root));
 	return tap_done();

@@ -46,6 +46,7 @@
 
 #include "base/error.h"
 #include "base/clockns.h"
+#include "elfsym.h"
 #include "emu_cls.h"
 #include "emu_enc.h"
 #include "emu_exec.h"
@@ -280,6 +281,52 @@ image_add(uint64_t start, uint64_t end)
 	}
 }
 
+/*
+ * The stop indicators are functions of whichever image defines them: the
+ * program, or a library it links or dlopens.  Each file mapped executable
+ * is searched for them as it is mapped (g.lock held), and a definition not
+ * known yet becomes a trigger there; readers of g.trig see it once
+ * n_trig says so.
+ */
+static const char *const stop_indicator_names[] = {
+	"ptkit_stop_indicator", "magic_trace_stop_indicator",
+};
+
+static void
+find_stop_indicators(const char *path)
+{
+	uint64_t off = 0, size = 0;
+	struct trigger *t;
+	struct error e;
+	size_t k;
+	int i;
+
+	for (k = 0; k < sizeof(stop_indicator_names) /
+	    sizeof(stop_indicator_names[0]); k++) {
+		if (elfsym_lookup(path, stop_indicator_names[k], &off, &size,
+		    &e) < 0)
+			continue;
+		for (i = 0; i < g.n_trig; i++)
+			if (g.trig[i].kind == TRIG_STOP &&
+			    g.trig[i].off == off &&
+			    strcmp(g.trig[i].path, path) == 0)
+				break;
+		if (i < g.n_trig)
+			continue;
+		if (g.n_trig == MAX_TRIGGERS) {
+			say("%s: %s not armed: more than %d triggers", path,
+			    stop_indicator_names[k], MAX_TRIGGERS);
+			continue;
+		}
+		t = &g.trig[g.n_trig];
+		memset(t, 0, sizeof(*t));
+		t->kind = TRIG_STOP;
+		t->off = off;
+		snprintf(t->path, sizeof(t->path), "%s", path);
+		__atomic_store_n(&g.n_trig, g.n_trig + 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* A file mapping appeared: resolve the triggers that live in it. */
 static void
 resolve_triggers(uint64_t start, uint64_t len, uint64_t pgoff,
@@ -353,6 +400,8 @@ map_record(uint64_t time, int tid, uint64_t start, uint64_t len,
 	clock_max(&g.sb_clock, time);
 	sideband("map 0x%" PRIx64 " %d %d 0x%" PRIx64 " 0x%" PRIx64 " 0x%"
 	    PRIx64 " 0x%x %s", time, g.pid, tid, start, len, pgoff, prot, path);
+	if (path[0] == '/' && (prot & PROT_EXEC))
+		find_stop_indicators(path);
 	if (path[0] == '/')
 		resolve_triggers(start, len, pgoff, path);
 	if (prot & PROT_EXEC)

@@ -186,7 +186,7 @@ emu_thread_init(struct emu_thread *t, int tid, uint64_t clock,
 	t->filtering = filtering;
 	t->clock = clock;
 	t->insns = 0;
-	t->prev = NULL;
+	t->prev = t->resume = NULL;
 	t->started = t->enabled = t->need_pge = 0;
 	t->last_syscall = -1;
 	t->deferring = 0;
@@ -391,10 +391,30 @@ filter_step(struct emu_thread *t, const struct emu_tb *tb)
 	return 1;
 }
 
+/*
+ * The block a snapshot stopped the trace before has run: tracing starts
+ * again at its start, and its last branch is traced as usual.  Returns it.
+ */
+static const struct emu_tb *
+resume_trace(struct emu_thread *t)
+{
+	const struct emu_tb *p = t->resume;
+
+	t->resume = NULL;
+	t->need_pge = 0;
+	emu_enc_tsc(&t->enc, t->clock);
+	pge(t, p->start);
+	t->prev = p;
+	return p;
+}
+
 void
 emu_thread_tb(struct emu_thread *t, const struct emu_tb *tb)
 {
 	const struct emu_tb *p = t->prev;
+
+	if (t->resume != NULL && t->need_pge)
+		p = resume_trace(t);
 
 	if (t->filtering && filter_step(t, tb)) {
 		if (t->enabled && emu_enc_psb_due(&t->enc))
@@ -443,6 +463,8 @@ void
 emu_thread_syscall(struct emu_thread *t, int64_t num)
 {
 	t->last_syscall = num;
+	if (t->resume != NULL && t->need_pge)
+		resume_trace(t);	/* the stopped block ends in this one */
 	if (!t->enabled)
 		return;
 	if (t->deferring && num != SYS_RT_SIGRETURN)
@@ -471,6 +493,7 @@ emu_thread_stop(struct emu_thread *t, uint64_t ip)
 	truth_event(t, "async", ip, 0);
 	t->enabled = 0;
 	t->need_pge = 1;
+	t->resume = t->prev != NULL && t->prev->start == ip ? t->prev : NULL;
 	t->prev = NULL;
 	t->st.pgd++;
 	emu_enc_commit(&t->enc);

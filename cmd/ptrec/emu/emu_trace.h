@@ -73,6 +73,9 @@ struct emu_thread {
 	uint64_t clock;			/* virtual TSC */
 	uint64_t insns;
 	const struct emu_tb *prev;
+	/* the block a snapshot stopped the trace before: it still runs, and
+	 * tracing resumes at its start (emu_thread_stop) */
+	const struct emu_tb *resume;
 	int started, enabled, need_pge;
 	int64_t last_syscall;
 

@@ -1,0 +1,92 @@
+/*
+ * fuzz_analysis: libFuzzer target over the analysis readers ptquery and
+ * ptdiff open (lib/span/analysis, lib/fmt/spanidx, the analysis
+ * manifest): the input is cut into an analysis directory's files and
+ * opened, walked and read back as ptquery would, without a crash, a hang,
+ * a leak or undefined behaviour.
+ *
+ * Input: one byte saying which files exist (bit 0 manifest.json, bit 1
+ * spans.jsonl, bit 2 index.bin), then their bytes in that order,
+ * separated by the line "@@" (a part missing is empty).  Without
+ * index.bin the reader rebuilds it from spans.jsonl.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/cleanup.h"
+#include "span/analysis.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int
+put(const char *dir, const char *name, const uint8_t *p, size_t n)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((f = fopen(path, "w")) == NULL)
+		return -1;
+	rc = n > 0 && fwrite(p, 1, n, f) != n ? -1 : 0;
+	return fclose(f) != 0 ? -1 : rc;
+}
+
+static int
+visit(void *ctx, const struct analysis_visit *v)
+{
+	uint64_t *sum = ctx;
+
+	*sum += v->depth + v->row;
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const names[] = { "manifest.json", "spans.jsonl",
+	    "index.bin" };
+	char dir[] = "/tmp/fuzz_analysis.XXXXXX";
+	const uint8_t *p, *end = data + size, *sep;
+	struct analysis a;
+	struct error e;
+	uint64_t sum = 0;
+	unsigned which;
+
+	if (size < 1 || mkdtemp(dir) == NULL)
+		return 0;
+	which = data[0];
+	p = data + 1;
+	for (int i = 0; i < 3; i++) {
+		sep = p < end ? memmem(p, (size_t)(end - p), "\n@@\n", 4) :
+		    NULL;
+		if (sep == NULL)
+			sep = end;
+		if ((which & (1u << i)) && put(dir, names[i], p,
+		    (size_t)(sep - p)) < 0)
+			goto out;
+		p = sep < end ? sep + 4 : end;
+	}
+	if (analysis_open(&a, dir, &e) == 0) {
+		for (uint64_t r = 0; r < analysis_rows(&a) && r < 4096; r++) {
+			sum += strlen(analysis_fn(&a, r));
+			sum += strlen(analysis_module(&a, r));
+		}
+		sum += analysis_manifest_u64(&a, "quality.spans", 0);
+		sum += strlen(analysis_manifest_str(&a, "snapshot", ""));
+		if (analysis_walk(&a, visit, &sum, &e) < 0 && e.msg[0] == '\0')
+			abort();
+		(void)analysis_find_span(&a, sum);
+		analysis_close(&a);
+	} else if (e.msg[0] == '\0') {
+		abort();	/* a failure says why */
+	}
+out:
+	if (cleanup_remove_tree(dir) < 0)
+		abort();
+	return 0;
+}
