@@ -51,7 +51,7 @@ test_expect_success 'coverage is the history not in gaps, not 0' '
 	jq -e --argjson g "$(cat gap_ns)" ".threads[0] |
 	    .gap_ns == \$g and
 	    .coverage == (.last_ns - .first_ns - \$g) / (.last_ns - .first_ns)
-	    and .coverage > 0.5" "$W/an/manifest.json" &&
+	    and .coverage > 0" "$W/an/manifest.json" &&
 	jq "(.threads[0].last_ns - .threads[0].first_ns - .threads[0].gap_ns)" \
 	    "$W/an/manifest.json" >covered &&
 	ptquery "$W/an" --kind summary --format json >sum.json &&
@@ -134,8 +134,17 @@ test_expect_success 'incomplete spans stay out of the ranking, and it says so' '
 	! grep -x -F -f incomplete.fns top.names &&
 	ptquery "$W/an" --kind summary >sum.txt &&
 	grep -q -x "incomplete spans=$n self_ns=$ns left out of top (--incomplete ranks them)" sum.txt &&
+	# With --incomplete, nothing is left out and main is ranked.
 	ptquery "$W/an" --kind summary --incomplete --format json >sumi.json &&
-	jq -e ".top[0].name == \"main\"" sumi.json
+	jq -e ".incomplete == {spans: 0, self_ns: 0}" sumi.json &&
+	ptquery "$W/an" --kind hotpaths --incomplete --format json --limit 5 \
+	    >hoti.json &&
+	ptquery "$W/an" --kind hotpaths --incomplete --format json \
+	    --function main >mainrow.json &&
+	jq -e ".rows[0] | .spans == 1 and .note == \"-\"" mainrow.json &&
+	jq -r ".rows[].name" hoti.json >hoti.names &&
+	jq -r ".top[].name" sumi.json >sumi.names &&
+	test_cmp hoti.names sumi.names
 '
 
 test_expect_success 'calls in the window cost what they cost unwrapped' '
@@ -155,7 +164,9 @@ test_expect_success 'calls in the window cost what they cost unwrapped' '
 '
 
 test_expect_success 'frames below the bottom that no symbol holds are unknown' '
-	cp "$EMU_FIX/branchy" bare && strip --strip-all bare &&
+	# Static: the caller of main, libc start code always found below
+	# the bottom when main returns, has no symbol either.
+	cp "$EMU_FIX/branchy.static" bare && strip --strip-all bare &&
 	ptrec --recorder emu -o snap --aux-bytes 16K -- ./bare 3 3000 \
 	    >path 2>rec.err &&
 	ptdecode snap >blocks 2>decode.err &&
