@@ -7,7 +7,8 @@
 # they are traced.
 SPANS_FIX := $(BUILD)/tests/fixtures/spans
 SPANS_FIX_CFLAGS := -O2 -g -Wl,-z,now -pthread
-SPANS_FIXTURES := $(SPANS_FIX)/tree $(SPANS_FIX)/cxx $(SPANS_FIX)/sig \
+SPANS_FIXTURES := $(SPANS_FIX)/tree $(SPANS_FIX)/cxx $(SPANS_FIX)/cxxcold \
+	$(SPANS_FIX)/names $(SPANS_FIX)/sig \
 	$(SPANS_FIX)/threads $(SPANS_FIX)/dl $(SPANS_FIX)/libspansdl.so \
 	$(SPANS_FIX)/strip/tree $(SPANS_FIX)/lto $(SPANS_FIX)/jit
 
@@ -20,6 +21,10 @@ $(SPANS_FIX)/%: tests/fixtures/spans/%.c
 	$(CC) $(SPANS_FIX_CFLAGS) -o $@ $<
 
 $(SPANS_FIX)/cxx: tests/fixtures/spans/cxx.cc
+	@mkdir -p $(@D)
+	$(CXX) $(SPANS_FIX_CFLAGS) -o $@ $<
+
+$(SPANS_FIX)/cxxcold: tests/fixtures/spans/cxxcold.cc
 	@mkdir -p $(@D)
 	$(CXX) $(SPANS_FIX_CFLAGS) -o $@ $<
 

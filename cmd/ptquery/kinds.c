@@ -44,6 +44,7 @@ query_filter(const struct query_options *o, struct agg_filter *f)
 	f->n_tids = o->n_pid_tids;
 	f->from_ns = o->from_ns;
 	f->to_ns = o->to_ns;
+	f->incomplete = o->incomplete;
 	f->inside = NULL;
 }
 
@@ -114,10 +115,26 @@ hot_get(void *ctx, size_t row, union cell *c)
 	c[5].u = r->self_insns;
 	c[6].u = r->spans ? r->sum_ns / r->spans : 0;
 	c[7].u = r->max_ns;
-	c[8].s = r->self_ns == 0 && r->total_ns > 0 ? "all_in_callees" :
+	c[8].s = r->incomplete > 0 ? "incomplete_left_out" :
+	    r->self_ns == 0 && r->total_ns > 0 ? "all_in_callees" :
 	    r->is_inline ? "inlined" : "-";
 	c[9].s = r->module[0] ? r->module : "-";
 	c[10].s = r->name;
+}
+
+/*
+ * What the ranking left out: the incomplete spans (--incomplete counts
+ * them), said after the totals.
+ */
+static const char *
+incomplete_note(const struct agg *g, char *buf, size_t size)
+{
+	if (g->incomplete_spans == 0)
+		return "";
+	snprintf(buf, size, " (%" PRIu64 " incomplete spans, %" PRIu64
+	    " ns of self time, left out)", g->incomplete_spans,
+	    g->incomplete_self_ns);
+	return buf;
 }
 
 int
@@ -129,6 +146,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	struct agg_filter f;
 	struct error e;
 	uint64_t self = 0, spans = 0;
+	char note[96];
 	int rc;
 
 	if (o->format == F_FOLDED)
@@ -169,10 +187,15 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 		rc = EXIT_FAIL;
 	} else {
 		snprintf(t.summary, sizeof(t.summary), "%zu %s, %" PRIu64
-		    " spans, %" PRIu64 " ns of self time", t.nrows,
+		    " spans, %" PRIu64 " ns of self time%s", t.nrows,
 		    o->group == AGG_MODULE ? "modules" : "functions", spans,
-		    self);
+		    self, incomplete_note(&h.g, note, sizeof(note)));
 		rc = print_sorted(&t, o, "self_ns");
+		if (rc == EXIT_OK && h.g.incomplete_spans > 0)
+			report_warning(query_tool, a->dir, "%" PRIu64
+			    " incomplete spans (begun before the history the "
+			    "analysis holds) left out of the ranking: "
+			    "--incomplete counts them", h.g.incomplete_spans);
 	}
 	free(h.sel);
 	agg_free(&h.g);

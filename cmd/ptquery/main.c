@@ -25,13 +25,14 @@ static const struct tool_info tool = {
 	"        [--sort COLUMN] [--function NAME] [--module IMAGE] [--pid PID]\n"
 	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N] [--depth N] [--weight ns|insns]",
+	"        [--cursor C] [--max-bytes N] [--depth N] [--weight ns|insns]\n"
+	"        [--incomplete]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH,
-	OPT_WEIGHT };
+	OPT_WEIGHT, OPT_INCOMPLETE };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree"
 
@@ -53,6 +54,7 @@ static const struct option long_options[] = {
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "incomplete", no_argument, NULL, OPT_INCOMPLETE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -149,6 +151,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			break;
 		case OPT_CURSOR:
 			o->cursor = optarg;
+			break;
+		case OPT_INCOMPLETE:
+			o->incomplete = 1;
 			break;
 		case OPT_HELP:
 			return cli_help(&tool);

@@ -36,6 +36,7 @@ struct query_options {
 	const char *clock;		/* manifest_clock_note of the snapshot */
 	const char *function_asked;	/* --function as given */
 	int function_inline;		/* --function is only ever inlined */
+	int incomplete;			/* --incomplete: rank those spans too */
 };
 
 /* Does an image path pass --module (its path, or its file name)? */

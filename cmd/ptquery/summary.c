@@ -207,6 +207,10 @@ print_text(const struct summary *s)
 		    " total_ns=%" PRIu64 " name=%s\n", i + 1, r->self_ns,
 		    r->calls, r->total_ns, r->name);
 	}
+	if (s->g.incomplete_spans > 0)
+		printf("incomplete spans=%" PRIu64 " self_ns=%" PRIu64
+		    " left out of top (--incomplete ranks them)\n",
+		    s->g.incomplete_spans, s->g.incomplete_self_ns);
 	printf("quality");
 	for (i = 0; i < sizeof(quality_keys) / sizeof(quality_keys[0]); i++) {
 		char path[64];
@@ -309,6 +313,11 @@ print_json(const struct summary *s)
 		jsonw_object_end(&w);
 	}
 	jsonw_array_end(&w);
+	jsonw_key(&w, "incomplete");
+	jsonw_object_begin(&w);
+	jsonw_kv_u64(&w, "spans", s->g.incomplete_spans);
+	jsonw_kv_u64(&w, "self_ns", s->g.incomplete_self_ns);
+	jsonw_object_end(&w);
 	jsonw_kv_u64(&w, "gaps", s->gaps);
 	jsonw_kv_u64(&w, "gap_ns", s->gap_ns);
 	jsonw_kv_u64(&w, "untraced", untraced(s));

@@ -29,7 +29,12 @@ spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf, size_t size)
 {
 	if (fn->name != NULL)
 		return fn->name;
-	if (fn->module != NULL)
+	/* A frame found below the stack's bottom has no entry, only a
+	 * return address no symbol holds: which function it is is not
+	 * known (its module member still says where). */
+	if (entry == 0)
+		snprintf(buf, size, "unknown");
+	else if (fn->module != NULL)
 		snprintf(buf, size, "%s+0x%" PRIx64,
 		    spans_base_name(fn->module), entry - fn->module_base);
 	else

@@ -228,6 +228,12 @@ filter_pass(const struct cols *c, const struct agg_filter *f, uint64_t row)
 	return c->start[row] >= f->from_ns && c->start[row] < f->to_ns;
 }
 
+int
+agg_incomplete(uint8_t start)
+{
+	return start == CS_START_RING_START || start == CS_START_GAP;
+}
+
 /* An inlined instance: its row in the result and its instructions. */
 struct inl_rec {
 	uint64_t span;			/* the span of the function holding it */
@@ -343,6 +349,13 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 		return error_set(h->e, ERR_NOMEM, "hotpaths");
 	if (!filter_pass(&h->c, h->f, v->row))
 		return 0;
+	if (h->f != NULL && !h->f->incomplete &&
+	    agg_incomplete(h->c.cause[v->row])) {
+		r->incomplete++;
+		h->out->incomplete_spans++;
+		h->out->incomplete_self_ns += h->c.self_ns[v->row];
+		return 0;
+	}
 	add_span(r, &h->c, v->row, outer);
 	if (h->n_inl > 0) {
 		uint64_t id = spanidx_u64(ix, SPANIDX_ID, v->row);

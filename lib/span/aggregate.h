@@ -30,7 +30,9 @@ enum agg_group { AGG_FUNCTION, AGG_INLINE, AGG_MODULE };
 /*
  * Which spans count: has_tid selects one thread, has_tids a set of them
  * (one process's threads: tids are unique among a snapshot's processes);
- * start_ns in [from, to).
+ * start_ns in [from, to).  Incomplete spans (agg_incomplete) count in
+ * agg_hotpaths only with incomplete set: their time is only the part
+ * the history holds, so they would rank by where the history began.
  */
 struct agg_filter {
 	int has_tid;
@@ -39,8 +41,17 @@ struct agg_filter {
 	const uint32_t *tids;
 	size_t n_tids;
 	uint64_t from_ns, to_ns;
+	int incomplete;
 	const char *inside;	/* AGG_INLINE: only helpers inlined into it */
 };
+
+/*
+ * Whether a span of start cause start (enum cs_start) is incomplete: it
+ * began before the history it is in (open at the ring's start or when
+ * the trace resumed after a gap), so it starts at the history's first
+ * instant and its time and instructions are only what came after.
+ */
+int agg_incomplete(uint8_t start);
 
 /* Does thread tid pass f's thread filters (f NULL: every thread)? */
 int agg_filter_tid(const struct agg_filter *f, uint32_t tid);
@@ -51,11 +62,14 @@ struct agg_row {
 	int is_inline;			/* a row of inline.jsonl (AGG_INLINE) */
 	uint64_t calls, spans, total_ns, self_ns, insns, self_insns;
 	uint64_t sum_ns, max_ns;
+	uint64_t incomplete;		/* incomplete spans left out of it */
 };
 
 struct agg {
 	struct agg_row *row;
 	size_t n, cap;
+	uint64_t incomplete_spans;	/* left out by agg_hotpaths, and */
+	uint64_t incomplete_self_ns;	/* their self time */
 	char **owned;			/* names not in the mapping */
 	size_t n_owned;
 };
@@ -70,7 +84,9 @@ struct agg {
  * f->inside only when that span is of the function f->inside, so that a
  * helper's row is what it cost inside that function.  Returns 0,
  * -ERR_NOMEM, -ERR_NOTFOUND (no function f->inside), or
- * -ERR_FORMAT/-ERR_IO (inline.jsonl).
+ * -ERR_FORMAT/-ERR_IO (inline.jsonl).  Incomplete spans a filter leaves out
+ * are counted in out->incomplete_spans and incomplete_self_ns (with f
+ * NULL every span counts).
  */
 int agg_hotpaths(struct agg *out, const struct analysis *a,
     enum agg_group group, const struct agg_filter *f, struct error *e)

@@ -226,6 +226,45 @@ in_fn(const struct cs_fn *fn, uint64_t ip)
 	return ip >= fn->lo && ip < fn->hi;
 }
 
+/*
+ * Whether cold is a split-off part of fn: its symbol is fn's with
+ * ".cold" after it (gcc's X.cold, and X.cold.N of older releases).
+ */
+static int
+cold_part_of(const struct cs_fn *cold, const struct cs_fn *fn)
+{
+	size_t n;
+
+	if (!(cold->flags & CS_FN_COLD) || cold->raw == NULL ||
+	    fn->raw == NULL || (fn->flags & CS_FN_COLD))
+		return 0;
+	n = strlen(fn->raw);
+	return strncmp(cold->raw, fn->raw, n) == 0 &&
+	    strncmp(cold->raw + n, ".cold", 5) == 0 &&
+	    (cold->raw[n + 5] == '\0' || cold->raw[n + 5] == '.');
+}
+
+/*
+ * The topmost frame whose function target's cold part belongs to, or -1
+ * (target not in a cold part, or no frame of its function).  A landing
+ * pad g++ moved into X.cold is X's code: an exception caught there
+ * lands in X's frame.
+ */
+static long
+cold_owner(struct callstack *cs, uint64_t target, int *rc)
+{
+	struct thread *t = &cs->t;
+	struct cs_fn fn;
+
+	if ((*rc = fn_at(cs, t->space, target, &fn)) < 0 ||
+	    !(fn.flags & CS_FN_COLD))
+		return -1;
+	for (size_t i = t->n; i-- > 0;)
+		if (cold_part_of(&fn, &t->f[i].fn))
+			return (long)i;
+	return -1;
+}
+
 uint8_t
 cs_kind_of(int iclass, int trap)
 {
@@ -524,10 +563,20 @@ do_return(struct callstack *cs, uint64_t target, uint64_t time,
 				return rc;
 			return pop(cs, time, CS_END_SEEN);
 		}
-	/* A landing pad (exception) in a function lower on the stack. */
+	/* A landing pad (exception) in a function lower on the stack, or
+	 * in its cold part. */
 	for (i = t->n ? t->n - 1 : 0; i-- > 0;)
 		if (t->f[i].fn.name != NULL && in_fn(&t->f[i].fn, target))
 			return pop_to(cs, i + 1, time, CS_END_UNWOUND);
+	if (t->n > 1) {
+		long owner = cold_owner(cs, target, &rc);
+
+		if (rc < 0)
+			return rc;
+		if (owner >= 0 && (size_t)owner < t->n - 1)
+			return pop_to(cs, (size_t)owner + 1, time,
+			    CS_END_UNWOUND);
+	}
 	if ((f = top(t)) == NULL)
 		return 0;
 	if (f->async && f->retaddr == 0) {
@@ -608,6 +657,13 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 		t->st.tail_calls++;
 		return 0;
 	}
+	/* Into the cold part of a function lower on the stack: an
+	 * exception's landing pad there (of the top's own: no change). */
+	if (fn.flags & CS_FN_COLD)
+		for (i = t->n; i-- > 0;)
+			if (cold_part_of(&fn, &t->f[i].fn))
+				return pop_to(cs, i + 1, p->time,
+				    CS_END_UNWOUND);
 	/* longjmp: back into a function lower on the stack. */
 	for (i = t->n - 1; i-- > 0;)
 		if (t->f[i].fn.name != NULL && t->f[i].fn.lo == fn.lo)
@@ -732,7 +788,10 @@ emit_gap(struct callstack *cs, struct cs_gap *g)
 	if (g->end_ns < g->start_ns)
 		g->end_ns = g->start_ns;
 	t->st.gaps++;
-	t->st.gap_ns += g->end_ns - g->start_ns;
+	/* The overwritten trace before a ring start lies before first_ns:
+	 * not a hole in the history the thread's time is measured over. */
+	if (g->cause != CS_GAP_RING_START)
+		t->st.gap_ns += g->end_ns - g->start_ns;
 	return cs->sink.gap ? cs->sink.gap(cs->sink.ctx, g) : 0;
 }
 
@@ -754,7 +813,9 @@ close_stream_gap(struct callstack *cs, uint64_t ip, uint64_t time)
 	if (!t->gap_open)
 		return 0;
 	t->gap_open = 0;
-	if (t->n == 0 && t->gap.cause != CS_GAP_RING_START)
+	/* Frames open at the resume began before the history: they start
+	 * at its first instant, which is here (after a ring start too). */
+	if (t->n == 0)
 		set_segment(t, time);
 	t->gap.resume_ip = ip;
 	t->gap.end_ns = time;

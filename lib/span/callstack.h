@@ -27,16 +27,21 @@
  *    the next instruction (a PIC thunk) pushes nothing;
  *  - return to T: the frame whose return address is T returns (end seen)
  *    and the frames above it are closed as unwound; else, when T lies in
- *    the function of a frame lower down (an exception landing pad), the
- *    frames above that one are unwound; else, from the bottom frame (or a
- *    signal handler), the caller is created retroactively (start
+ *    the function of a frame lower down or in its .cold part (an
+ *    exception landing pad), the frames above that one are unwound;
+ *    else, from the bottom frame (or a signal handler), the caller is
+ *    created retroactively (start
  *    ring_start, gap or trace_start, depth one less: depths can go below
- *    0, never a made-up parent);
+ *    0, never a made-up parent); frames open when a segment of history
+ *    begins (at the ring's start, after a gap) start at its first
+ *    instant, the time of its first record;
  *  - jump (or taken conditional jump) to T outside the top frame's
  *    function: to another function's entry is a tail call (the frame is
  *    replaced, tail_call set; from a PLT stub it is the stub's resolution
  *    and not marked); into a function lower on the stack is a longjmp
- *    (frames above it unwound); elsewhere (a .cold part) changes nothing;
+ *    (frames above it unwound); into the .cold part of a function lower
+ *    on the stack, a landing pad there (frames above it unwound);
+ *    elsewhere (the top's own .cold part) changes nothing;
  *  - disabled then enabled at the ip after a syscall: a gap of cause
  *    syscall, stack kept; enabled at the ip an asynchronous disable gave:
  *    a gap of cause interrupt; enabled anywhere else: if a signal frame
@@ -254,7 +259,9 @@ struct cs_thread_stats {
 	uint64_t blocks, insns;
 	uint64_t spans, max_depth_seen;
 	int32_t min_depth;		/* lowest depth (retroactive callers) */
-	uint64_t gaps, gap_ns;		/* every gap, and their total time */
+	uint64_t gaps, gap_ns;		/* every gap, and the time of those
+					   inside [first_ns, last_ns] (all
+					   but a ring start's) */
 	uint64_t cut_frames;		/* frames ended by a gap */
 	uint64_t unwound;		/* frames ended unwound */
 	uint64_t tail_calls, signals, sigreturns;

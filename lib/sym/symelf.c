@@ -104,6 +104,35 @@ section_end(Elf *elf, size_t ndx)
 	return sh.sh_addr + sh.sh_size;
 }
 
+/* Whether section ndx holds code. */
+static int
+section_exec(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, ndx);
+	return scn != NULL && gelf_getshdr(scn, &sh) != NULL &&
+	    (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/*
+ * A label: a symbol without type in code, visible outside its object
+ * (assembly entry points such as ld.so's _start), which perf names
+ * code by too.  Functions win over labels (symtab.h, "Labels").
+ */
+static int
+is_label(Elf *elf, const GElf_Sym *sym)
+{
+	unsigned vis = GELF_ST_VISIBILITY(sym->st_other);
+
+	return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE &&
+	    vis != STV_HIDDEN && vis != STV_INTERNAL &&
+	    section_exec(elf, sym->st_shndx);
+}
+
 static int
 read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
     uint32_t src_flag, struct symbuild *b, struct error *e)
@@ -114,7 +143,7 @@ read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	const char *name;
 	size_t i, n;
 	unsigned type;
-	int rc;
+	int rc, label;
 
 	if (sh->sh_entsize == 0)
 		return error_set(e, ERR_FORMAT, "%s: symbol table entry size 0",
@@ -127,9 +156,11 @@ read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (gelf_getsym(data, (int)i, &sym) == NULL)
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS ||
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS ||
 		    sym.st_name == 0)
+			continue;
+		label = type != STT_FUNC && type != STT_GNU_IFUNC;
+		if (label && !is_label(elf, &sym))
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (name == NULL || *name == '\0')
@@ -139,6 +170,7 @@ read_symbols(struct symtab *st, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		r.size = sym.st_size;
 		r.limit = section_end(elf, sym.st_shndx);
 		r.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		r.type_rank = (uint8_t)label;
 		r.flags = src_flag;
 		if (GELF_ST_BIND(sym.st_info) == STB_GLOBAL)
 			r.flags |= SYM_GLOBAL;

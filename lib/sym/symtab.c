@@ -271,11 +271,24 @@ leading_underscores(const char *s)
  * Address order, then the alias preference documented in symtab.h (perf's
  * choose_best_symbol, so that names agree with perf script's).
  */
+/*
+ * A compat alias: a name with a version that is not the default one
+ * ("cfree@GLIBC_2.2.5", against "free@@GLIBC_2.2.5" or plain "free").
+ */
+static int
+is_compat(const char *raw)
+{
+	const char *at = strchr(raw, '@');
+
+	return at != NULL && at[1] != '@' && strcmp(at, "@plt") != 0;
+}
+
 static int
 rawsym_cmp(const void *pa, const void *pb)
 {
 	const struct rawsym *a = pa, *b = pb;
 	size_t ua, ub, la, lb;
+	int ca, cb;
 
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
@@ -285,6 +298,10 @@ rawsym_cmp(const void *pa, const void *pb)
 		return a->size != 0 ? -1 : 1;
 	if (a->bind_rank != b->bind_rank)
 		return a->bind_rank < b->bind_rank ? -1 : 1;
+	ca = is_compat(a->raw);
+	cb = is_compat(b->raw);
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
 	if (a->seq_rank != b->seq_rank)
 		return a->seq_rank < b->seq_rank ? -1 : 1;
 	ua = leading_underscores(a->raw);
@@ -427,7 +444,7 @@ symtab_build_syms(struct symtab *st, struct symbuild *b, struct sym **out,
 {
 	struct sym *syms;
 	size_t i, j, n = 0;
-	uint64_t next;
+	uint64_t next, covered = 0;
 
 	*out = NULL;
 	*segs = NULL;
@@ -440,11 +457,17 @@ symtab_build_syms(struct symtab *st, struct symbuild *b, struct sym **out,
 	for (i = 0; i < b->n; i = j) {
 		for (j = i + 1; j < b->n && b->v[j].addr == b->v[i].addr; j++)
 			;
+		/* A label inside a function with a size is not an entry. */
+		if (b->v[i].type_rank != 0 && b->v[i].addr < covered)
+			continue;
 		next = j < b->n ? b->v[j].addr : 0;
 		if (make_group(st, &syms[n], &b->v[i], j - i, next) != 0) {
 			free(syms);
 			return -ERR_NOMEM;
 		}
+		if (!(syms[n].flags & SYM_SIZE_GUESSED) &&
+		    syms[n].addr + syms[n].size > covered)
+			covered = syms[n].addr + syms[n].size;
 		n++;
 	}
 	if (build_segs(syms, n, segs, n_segs) != 0) {

@@ -30,12 +30,19 @@
  *
  * Aliases.  Several symbols at one address form one struct sym whose name
  * is the preferred one, chosen as perf's choose_best_symbol() chooses (so
- * names agree with perf script's): a nonzero size; not WEAK; GLOBAL over
- * LOCAL; fewer leading underscores; the longer name; then byte order of the
- * raw name, which makes the choice stable.  The others are kept in
+ * names agree with perf script's): a function over a label; a nonzero
+ * size; not WEAK; GLOBAL over LOCAL; then, unlike perf, a name of the
+ * default version or none over a compat alias ("free" over
+ * "cfree@GLIBC_2.2.5", which perf's longest-name rule picks); fewer
+ * leading underscores; the longer name; then byte order of the raw name,
+ * which makes the choice stable.  The others are kept in
  * aliases[] (raw names, in the same order).  Symbol versions
  * ("@GLIBC_2.14", "@@GLIBC_2.14") are part of raw but not of name, and two
  * aliases that differ only by version are kept once.
+ *
+ * Labels.  Symbols without a type in code sections, not hidden (assembly
+ * entry points: ld.so's _start), name code as perf names it, except
+ * inside a function with a size, where they are not entries.
  *
  * Sizes.  A symbol of size 0 extends to the next symbol's address or the
  * end of its section, whichever comes first (SYM_SIZE_GUESSED).  Ranges that

@@ -69,13 +69,17 @@ test_expect_success 'a missing index.bin is rebuilt from spans.jsonl' "
 "
 
 test_expect_success 'hotpaths: exact figures, recursion counted once' "
-	ptquery $H --kind hotpaths >out &&
+	ptquery $H --kind hotpaths --incomplete >out 2>err &&
+	test ! -s err &&
 	cat >want <<-EOF &&
 	calls=3 spans=3 total_ns=70 self_ns=50 insns=140 self_insns=100 mean_ns=26 max_ns=40 note=- module=/bin/hand name=work
 	calls=1 spans=2 total_ns=120 self_ns=40 insns=240 self_insns=80 mean_ns=60 max_ns=100 note=- module=/bin/hand name=main
 	calls=2 spans=2 total_ns=30 self_ns=30 insns=60 self_insns=60 mean_ns=15 max_ns=20 note=- module=/bin/hand name=leaf
 	EOF
-	test_cmp want out
+	test_cmp want out &&
+	ptquery $H --kind hotpaths >out 2>err &&
+	grep -x 'calls=1 spans=1 total_ns=100 self_ns=30 insns=200 self_insns=60 mean_ns=100 max_ns=100 note=incomplete_left_out module=/bin/hand name=main' out &&
+	test_eq 'ptquery: warning: $H: 1 incomplete spans (begun before the history the analysis holds) left out of the ranking: --incomplete counts them' \"\$(cat err)\"
 "
 
 test_expect_success 'hotpaths --sort every numeric column; bad columns refused' "
@@ -101,9 +105,9 @@ test_expect_success 'hotpaths: self 0 with a nonzero total says so' "
 "
 
 test_expect_success 'hotpaths --group module and the table format' "
-	ptquery $H --kind hotpaths --group module >out &&
+	ptquery $H --kind hotpaths --incomplete --group module >out &&
 	test_eq 'calls=6 spans=7 total_ns=120 self_ns=120 insns=240 self_insns=240 mean_ns=32 max_ns=100 note=- module=- name=/bin/hand' \"\$(cat out)\" &&
-	ptquery $H --kind hotpaths --format table >out &&
+	ptquery $H --kind hotpaths --incomplete --format table >out &&
 	cat >want <<-EOF &&
 	calls  spans  total_ns  self_ns  insns  self_insns  mean_ns  max_ns  note  module     name
 	    3      3        70       50    140         100       26      40  -     /bin/hand  work
@@ -114,7 +118,7 @@ test_expect_success 'hotpaths --group module and the table format' "
 "
 
 test_expect_success 'hotpaths csv and json: fixed header, cursor column' "
-	ptquery $H --kind hotpaths --format csv --limit 2 >out &&
+	ptquery $H --kind hotpaths --incomplete --format csv --limit 2 >out &&
 	cat >want <<-EOF &&
 	calls,spans,total_ns,self_ns,insns,self_insns,mean_ns,max_ns,note,module,name,next_cursor
 	3,3,70,50,140,100,26,40,-,/bin/hand,work,o2
@@ -125,7 +129,7 @@ test_expect_success 'hotpaths csv and json: fixed header, cursor column' "
 	jq -e '.kind == \"hotpaths\" and .next_cursor == \"o1\" and
 	    (.rows | length) == 1 and .rows[0].name == \"work\" and
 	    .rows[0].self_ns == 50 and .total_rows == 3 and
-	    .summary == \"3 functions, 7 spans, 120 ns of self time\"' out
+	    .summary == \"3 functions, 6 spans, 110 ns of self time (1 incomplete spans, 10 ns of self time, left out)\"' out
 "
 
 test_expect_success 'timeline: time order with depth, filters' "
@@ -184,7 +188,7 @@ test_expect_success 'gaps and threads: the rows of their files' "
 "
 
 test_expect_success 'summary: window, threads, top, quality, gaps' "
-	ptquery $H --kind summary >out &&
+	ptquery $H --kind summary --incomplete >out &&
 	cat >want <<-EOF &&
 	analysis=$H snapshot=hand decoder=native recorder=-
 	capture window_ns=100 trigger=unknown processes=2 threads=2
@@ -201,7 +205,10 @@ test_expect_success 'summary: window, threads, top, quality, gaps' "
 	    jq -e '.window_ns == 100 and .top[0].name == \"work\" and
 	    .gaps == 1 and .gap_ns == 10 and .quality.spans == 7 and
 	    ([.threads[].covered_ns] == [90, 20]) and .trigger == \"unknown\"
-	    and ([.threads[].pid] == [1, 2])'
+	    and ([.threads[].pid] == [1, 2])' &&
+	ptquery $H --kind summary >out &&
+	grep -x 'top rank=2 self_ns=30 calls=1 total_ns=100 name=main' out &&
+	grep -x 'incomplete spans=1 self_ns=10 left out of top (--incomplete ranks them)' out
 "
 
 test_expect_success 'folded: stacks with self time, summing to it exactly' "
@@ -316,18 +323,18 @@ test_expect_success '--max-bytes: truncated, valid, with next_cursor' "
 
 test_expect_success 'a stale or corrupt index.bin is rebuilt' "
 	d=\$PWD/stale && make_hand \$d && ptquery \$d --kind gaps 2>/dev/null &&
-	ptquery \$d --kind hotpaths >before &&
+	ptquery \$d --kind hotpaths --incomplete >before &&
 	echo 'not an index' >\$d/index.bin &&
-	ptquery \$d --kind hotpaths >out 2>err &&
+	ptquery \$d --kind hotpaths --incomplete >out 2>err &&
 	test_eq \"ptquery: warning: \$d: index.bin 13 bytes, too short for a span index: rebuilt from spans.jsonl\" \"\$(cat err)\" &&
 	test_cmp before out &&
 	touch -d '1 hour ago' \$d/index.bin &&
-	ptquery \$d --kind hotpaths >out 2>err &&
+	ptquery \$d --kind hotpaths --incomplete >out 2>err &&
 	test_eq \"ptquery: warning: \$d: index.bin older than spans.jsonl: rebuilt from spans.jsonl\" \"\$(cat err)\" &&
 	test_cmp before out &&
 	$PTKIT_BUILD/bench/gen_analysis g5 5 1 1 >/dev/null &&
 	cp g5/index.bin \$d/index.bin &&
-	ptquery \$d --kind hotpaths >out 2>err &&
+	ptquery \$d --kind hotpaths --incomplete >out 2>err &&
 	test_eq \"ptquery: warning: \$d: index.bin holds 5 spans, the manifest says 7: rebuilt from spans.jsonl\" \"\$(cat err)\" &&
 	test_cmp before out"
 

@@ -100,7 +100,8 @@ static void
 test_hotpaths(const struct analysis *a)
 {
 	struct agg g;
-	struct agg_filter f = { .from_ns = 0, .to_ns = UINT64_MAX };
+	struct agg_filter f = { .from_ns = 0, .to_ns = UINT64_MAX,
+	    .incomplete = 1 };
 	struct error e;
 	const struct agg_row *r;
 
@@ -123,6 +124,23 @@ test_hotpaths(const struct analysis *a)
 		IS_U64(r->spans, 2, "main spans");
 		IS_U64(r->total_ns, 120, "main total");
 	}
+	IS_U64(g.incomplete_spans, 0, "incomplete spans counted when asked");
+	agg_free(&g);
+
+	/* Without incomplete, the ring start's span is left out, and said. */
+	f.incomplete = 0;
+	IS_INT(agg_hotpaths(&g, a, AGG_FUNCTION, &f, &e), 0,
+	    "hotpaths, complete spans");
+	r = row_named(&g, "main");
+	OK(r != NULL, "main, complete");
+	if (r != NULL) {
+		IS_U64(r->spans, 1, "main spans: the ring start's left out");
+		IS_U64(r->self_ns, 30, "main self: the complete span's");
+		IS_U64(r->total_ns, 100, "main total: the complete span's");
+		IS_U64(r->incomplete, 1, "main: one span left out of it");
+	}
+	IS_U64(g.incomplete_spans, 1, "one incomplete span left out");
+	IS_U64(g.incomplete_self_ns, 10, "its self time");
 	agg_free(&g);
 
 	f.has_tid = 1;

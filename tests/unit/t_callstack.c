@@ -22,6 +22,7 @@ struct fake_fn {
 
 static const struct fake_fn fns[] = {
 	{ "main", 0x1000, 0x1100, 0 },
+	{ "main.cold", 0x1800, 0x1900, CS_FN_COLD },
 	{ "f", 0x2000, 0x2100, 0 },
 	{ "f.cold", 0x2800, 0x2900, CS_FN_COLD },
 	{ "g", 0x3000, 0x3100, 0 },
@@ -41,7 +42,7 @@ struct fake_insn {
 /* Branches of the program; every other address is a 1-byte non-branch. */
 static const struct fake_insn insns[] = {
 	{ 0x1010, 5, CS_CALL }, { 0x1020, 5, CS_CALL }, { 0x1030, 2, CS_SYSCALL },
-	{ 0x1040, 5, CS_CALL },
+	{ 0x1040, 5, CS_CALL }, { 0x1810, 5, CS_JMP },
 	{ 0x2010, 5, CS_CALL }, { 0x2020, 1, CS_RET }, { 0x2030, 5, CS_JMP },
 	{ 0x2040, 6, CS_JCC }, { 0x2060, 1, CS_RET },
 	{ 0x2810, 5, CS_JMP },
@@ -50,7 +51,7 @@ static const struct fake_insn insns[] = {
 	{ 0x5010, 1, CS_RET }, { 0x5020, 5, CS_CALL },
 	{ 0x6005, 2, CS_SYSCALL },
 	{ 0x7010, 2, CS_JMP },
-	{ 0x8010, 1, CS_RET },
+	{ 0x8010, 1, CS_RET }, { 0x8030, 2, CS_JMP },
 	{ 0x9000, 6, CS_JMP },
 };
 
@@ -704,8 +705,8 @@ test_longjmp_below(void)
 	end();
 	IS_INT(run(0), 0, "longjmp below bottom: fed");
 	IS_STR(render(&got),
-	    "longjmp d=0 p=- ring_start/unwound i=3/3 t=100-110\n"
-	    "main d=-1 p=- ring_start/snapshot_end i=4/4 t=100-120\n",
+	    "longjmp d=0 p=- ring_start/unwound i=3/3 t=110-110\n"
+	    "main d=-1 p=- ring_start/snapshot_end i=4/4 t=110-120\n",
 	    "longjmp below bottom: the target's frame, one level down");
 }
 
@@ -732,24 +733,62 @@ test_exception(void)
 	    "exception: the frames between thrower and catcher end unwound");
 }
 
+/*
+ * The landing pad in main's cold part (g++ -O2 puts catch blocks
+ * there): reached by the unwinder's return, or by its jump, it is main's
+ * frame that catches.
+ */
+static void
+test_exception_cold(int by_jump)
+{
+	const char *what = by_jump ? "exception into .cold by a jump" :
+	    "exception into .cold";
+	char name[96];
+
+	thread(0);
+	event(BLKS_EV_ENABLED, 0x1000, 0, 0, 0);
+	blk(0x1000, 0x1010, 5, 10);	/* main: call f */
+	blk(0x2000, 0x2010, 2, 20);	/* f: call g */
+	blk(0x3000, 0x3010, 2, 30);	/* g: call raise */
+	if (by_jump)
+		blk(0x8020, 0x8030, 9, 40);	/* raise: jmp to the pad */
+	else
+		blk(0x8008, 0x8010, 9, 40);	/* raise: ret to the pad */
+	blk(0x1800, 0x1810, 4, 50);	/* main.cold: the catch, jmp back */
+	blk(0x1015, 0x1018, 1, 60);	/* main's hot code again */
+	end();
+	snprintf(name, sizeof(name), "%s: fed", what);
+	IS_INT(run(0), 0, name);
+	snprintf(name, sizeof(name), "%s: caught in main's frame", what);
+	IS_STR(render(&got),
+	    "_Unwind_RaiseException d=3 p=g seen/unwound i=9/9 t=30-40\n"
+	    "g d=2 p=f seen/unwound i=2/11 t=20-40\n"
+	    "f d=1 p=main seen/unwound i=2/13 t=10-40\n"
+	    "main d=0 p=- trace_start/snapshot_end i=10/23 t=0-60\n", name);
+}
+
 static void
 test_below_bottom(void)
 {
 	thread(BLKS_THREAD_WRAPPED);
-	gap(BLKS_GAP_RING_START, 100);
+	/* ptdecode gives a ring start no time (0): the overwritten trace. */
+	gap(BLKS_GAP_RING_START, 0);
 	blk(0x3018, 0x3020, 3, 110);	/* in g: ret into f */
 	blk(0x2015, 0x2020, 2, 120);	/* f: ret into main */
 	blk(0x1015, 0x1018, 1, 130);
 	end();
 	IS_INT(run(0), 0, "below bottom: fed");
 	IS_STR(render(&got),
-	    "g d=0 p=f ring_start/seen i=3/3 t=100-110\n"
-	    "f d=-1 p=main ring_start/seen i=2/5 t=100-120\n"
-	    "main d=-2 p=- ring_start/snapshot_end i=1/6 t=100-130\n",
-	    "below bottom: callers made from returns, never [unknown]");
+	    "g d=0 p=f ring_start/seen i=3/3 t=110-110\n"
+	    "f d=-1 p=main ring_start/seen i=2/5 t=110-120\n"
+	    "main d=-2 p=- ring_start/snapshot_end i=1/6 t=110-130\n",
+	    "below bottom: callers start at the history's first instant");
 	IS_INT(got.st.min_depth, -2, "below bottom: min depth");
-	IS_STR(got.gaps, "ring_start 100-110 cut=0;",
+	IS_STR(got.gaps, "ring_start 0-110 cut=0;",
 	    "below bottom: the ring_start gap");
+	IS_U64(got.st.first_ns, 110, "below bottom: the history's first ns");
+	IS_U64(got.st.gap_ns, 0,
+	    "below bottom: the overwritten trace is no gap of the history");
 }
 
 static void
@@ -890,6 +929,8 @@ main(void)
 	test_longjmp();
 	test_longjmp_below();
 	test_exception();
+	test_exception_cold(0);
+	test_exception_cold(1);
 	test_below_bottom();
 	test_signal();
 	test_signal_at_syscall();
@@ -900,7 +941,7 @@ main(void)
 	test_kept_answers();
 	test_stream_inline();
 	/* Every scenario (run) went through the stream, twice. */
-	IS_INT(streams_fed, 2 * 14, "scenarios fed through the stream");
+	IS_INT(streams_fed, 2 * 16, "scenarios fed through the stream");
 	IS_INT(streams_refused, 0, "none refused by the writer");
 	return tap_done();
 }
