@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/pipebuf.h"
 #include "dec/ptdec.h"
 
@@ -22,8 +23,7 @@ static ssize_t
 skip_write(void *cookie, const char *buf, size_t size)
 {
 	struct output_skip *k = cookie;
-	size_t off = 0;
-	ssize_t n;
+	size_t off = 0, n;
 
 	if (k->err != 0)
 		return 0;
@@ -31,18 +31,9 @@ skip_write(void *cookie, const char *buf, size_t size)
 		off = k->skip < size ? (size_t)k->skip : size;
 		k->skip -= off;
 	}
-	while (off < size) {
-		n = write(k->fd, buf + off, size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			k->err = n < 0 ? errno : ENOSPC;
-			return (ssize_t)off;
-		}
-		off += (size_t)n;
-		k->written += (uint64_t)n;
-	}
-	return (ssize_t)size;
+	n = fdio_write_all(k->fd, buf + off, size - off, &k->err);
+	k->written += n;
+	return (ssize_t)(off + n);
 }
 
 /* Standard output through skip_write, buffered by mode. */

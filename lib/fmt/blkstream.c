@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fmt/blkstream_int.h"
+#include "base/fdio.h"
 
 #define WBUF_SIZE (256 * 1024)
 /* Encoded runs this long are written without a copy through the buffer. */
@@ -63,22 +64,13 @@ static int
 writer_out(struct blks_writer *w, const uint8_t *p, size_t len,
     struct error *e)
 {
-	size_t off = 0;
+	int err;
 
 	if (w->f != NULL) {
 		if (len > 0 && fwrite(p, 1, len, w->f) != len)
 			return error_set_errno(e, errno, "block stream write");
-	} else {
-		while (off < len) {
-			ssize_t n = write(w->fd, p + off, len - off);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return error_set_errno(e, errno,
-				    "block stream write");
-			off += (size_t)n;
-		}
+	} else if (fdio_write_all(w->fd, p, len, &err) != len) {
+		return error_set_errno(e, err, "block stream write");
 	}
 	w->flushed += len;
 	return 0;

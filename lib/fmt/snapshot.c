@@ -21,6 +21,7 @@
 #include "base/mkpath.h"
 #include "base/scratch.h"
 #include "fmt/snapshot.h"
+#include "base/fdio.h"
 #include "fmt/store.h"
 
 struct snapshot_priv {
@@ -288,23 +289,6 @@ write_failed(struct snapshot *s, int errnum)
 	return errnum;
 }
 
-static int
-write_all(int fd, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	while (len > 0) {
-		ssize_t n = write(fd, b, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		b += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int
 snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
@@ -332,7 +316,7 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 			rc = error_set_errno(e, errno, "%s", from);
 			break;
 		}
-		if (write_all(out, buf, (size_t)n) < 0) {
+		if (fdio_write_full(out, buf, (size_t)n) < 0) {
 			rc = error_set_errno(e, write_failed(s, errno), "%s",
 			    to);
 			break;
@@ -398,7 +382,7 @@ copy_hashed(struct snapshot *s, int src, const char *from, const void *mem,
 	*size = 0;
 	if (mem != NULL) {
 		sha256_update(&h, len, mem);
-		if (write_all(fd, mem, len) < 0)
+		if (fdio_write_full(fd, mem, len) < 0)
 			rc = error_set_errno(e, write_failed(s, errno),
 			    "%s: write", tmp);
 		*size = len;
@@ -416,7 +400,7 @@ copy_hashed(struct snapshot *s, int src, const char *from, const void *mem,
 				rc = error_set_errno(e, errno, "%s: read", from);
 				break;
 			}
-			if (write_all(fd, buf, (size_t)n) < 0) {
+			if (fdio_write_full(fd, buf, (size_t)n) < 0) {
 				rc = error_set_errno(e, write_failed(s, errno),
 				    "%s: write", tmp);
 				break;

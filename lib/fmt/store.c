@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/cleanup.h"
+#include "base/fdio.h"
 #include "fmt/manifest.h"
 
 static const char *const area_names[STORE_AREA_COUNT] = {
@@ -437,22 +438,6 @@ store_unlock(int fd)
 		close(fd);
 }
 
-static int
-write_all(int fd, const char *data, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int
 store_write_json(const struct store *s, enum store_area a, const char *name,
@@ -472,7 +457,7 @@ store_write_json(const struct store *s, enum store_area a, const char *name,
 		return rc;
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 		return error_set_errno(e, errno, "%s", tmp);
-	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+	if (fdio_write_full(fd, data, len) < 0 || fsync(fd) < 0) {
 		rc = error_set_errno(e, errno, "%s", tmp);
 		close(fd);
 		unlink(tmp);
@@ -1027,7 +1012,7 @@ copy_file(struct copy_ctx *c, const char *src, const char *dst)
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || write_all(out, buf, (size_t)n) < 0) {
+		if (n < 0 || fdio_write_full(out, buf, (size_t)n) < 0) {
 			rc = error_set_errno(c->e, errno, "copying %s", src);
 			break;
 		}

@@ -1,5 +1,6 @@
 /* report: see report.h. */
 #include "tool/report.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,23 +17,14 @@ static ssize_t
 kept_write(void *cookie, const char *buf, size_t size)
 {
 	struct kept_stdout *k = cookie;
-	size_t off = 0;
-	ssize_t n;
+	size_t off;
 
 	if (k->err != 0)
 		return 0;
-	while (off < size) {
-		n = write(STDOUT_FILENO, buf + off, size - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			k->err = n < 0 ? errno : ENOSPC;
-			errno = k->err;
-			return (ssize_t)off;	/* stdio must not see -1 */
-		}
-		off += (size_t)n;
-	}
-	return (ssize_t)size;
+	off = fdio_write_all(STDOUT_FILENO, buf, size, &k->err);
+	if (k->err != 0)
+		errno = k->err;
+	return (ssize_t)off;	/* stdio must not see -1 */
 }
 
 /* The last close says the first error again, however long ago it was. */
