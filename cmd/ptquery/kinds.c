@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -213,18 +214,49 @@ static const struct col span_cols[] = {
 	{ "self_insns", COL_U64, 0 }, { "start", COL_STR, 0 },
 	{ "end", COL_STR, 0 }, { "module", COL_STR, 0 },
 	{ "name", COL_STR, 0 },
+	/* --wall-clock only */
+	{ "start_wall", COL_STR, 1 }, { "end_wall", COL_STR, 1 },
 };
 
 struct span_rows {
 	const struct analysis *a;
 	uint64_t *row;
 	size_t n, cap;
+	uint64_t wall_zero;		/* wall ns at span time 0 */
+	char wall[2][40];		/* the row's start_wall, end_wall */
 };
+
+uint64_t
+query_wall_zero(const struct analysis *a)
+{
+	uint64_t end_wall = analysis_manifest_u64(a, "capture.end_wall_ns", 0);
+	uint64_t end = analysis_manifest_u64(a, "capture.end_ns", 0);
+	uint64_t start = analysis_manifest_u64(a, "capture.start_ns", 0);
+
+	if (end_wall == 0 || end < start || end - start > end_wall)
+		return 0;
+	return end_wall - (end - start);
+}
+
+void
+query_wall_text(uint64_t ns, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / 1000000000);
+	struct tm tm;
+	size_t n;
+
+	if (gmtime_r(&sec, &tm) == NULL ||
+	    (n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) == 0) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	snprintf(buf + n, size - n, ".%09" PRIu64 "Z", ns % 1000000000);
+}
 
 static void
 span_get(void *ctx, size_t i, union cell *c)
 {
-	const struct span_rows *s = ctx;
+	struct span_rows *s = ctx;
 	const struct spanidx *ix = &s->a->ix;
 	uint64_t r = s->row[i];
 	const char *mod = analysis_module(s->a, r);
@@ -243,6 +275,12 @@ span_get(void *ctx, size_t i, union cell *c)
 	c[11].s = spandir_end_name(spanidx_u8(ix, SPANIDX_END, r));
 	c[12].s = mod[0] ? mod : "-";
 	c[13].s = analysis_fn(s->a, r);
+	if (s->wall_zero == 0)
+		return;		/* no --wall-clock: the table has 14 columns */
+	query_wall_text(s->wall_zero + c[4].u, s->wall[0], sizeof(s->wall[0]));
+	query_wall_text(s->wall_zero + c[5].u, s->wall[1], sizeof(s->wall[1]));
+	c[14].s = s->wall[0];
+	c[15].s = s->wall[1];
 }
 
 static int
@@ -308,13 +346,20 @@ static int
 print_spans(struct span_rows *s, const struct query_options *o,
     const char *kind)
 {
-	struct table t = { kind, span_cols, 14, s->n, s, span_get, NULL, "" };
+	struct table t = { kind, span_cols, o->wall_clock ? 16 : 14, s->n, s,
+	    span_get, NULL, "" };
 	char next[32];
 	size_t first, n;
 	uint64_t *rows;
 	int rc;
 
 	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
+	if (o->wall_clock && (s->wall_zero = query_wall_zero(s->a)) == 0) {
+		report(query_tool, s->a->dir, NULL, "--wall-clock: the "
+		    "analysis has no capture times (its snapshot's manifest "
+		    "could not be read)");
+		return EXIT_FAIL;
+	}
 	if (o->format <= F_JSON)
 		return print_sorted(&t, o, NULL);
 	if (o->format == F_FOLDED)

@@ -26,13 +26,13 @@ static const struct tool_info tool = {
 	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
 	"        [--cursor C] [--max-bytes N] [--depth N] [--weight ns|insns]\n"
-	"        [--incomplete]",
+	"        [--incomplete] [--wall-clock]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH,
-	OPT_WEIGHT, OPT_INCOMPLETE };
+	OPT_WEIGHT, OPT_INCOMPLETE, OPT_WALL_CLOCK };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree"
 
@@ -55,6 +55,7 @@ static const struct option long_options[] = {
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
 	{ "incomplete", no_argument, NULL, OPT_INCOMPLETE },
+	{ "wall-clock", no_argument, NULL, OPT_WALL_CLOCK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -155,6 +156,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		case OPT_INCOMPLETE:
 			o->incomplete = 1;
 			break;
+		case OPT_WALL_CLOCK:
+			o->wall_clock = 1;
+			break;
 		case OPT_HELP:
 			return cli_help(&tool);
 		case OPT_VERSION:
@@ -177,6 +181,9 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		    "has at least one");
 	if (o->from_ns >= o->to_ns)
 		return cli_usage_error(&tool, "--from must be below --to");
+	if (o->wall_clock && o->kind != K_TIMELINE && o->kind != K_AT)
+		return cli_usage_error(&tool, "--wall-clock applies to --kind "
+		    "timeline and at only");
 	if (o->weight != 0 && o->format != F_FOLDED)
 		return cli_usage_error(&tool, "--weight applies to --format "
 		    "folded only");

@@ -37,6 +37,8 @@ struct query_options {
 	const char *function_asked;	/* --function as given */
 	int function_inline;		/* --function is only ever inlined */
 	int incomplete;			/* --incomplete: rank those spans too */
+	int wall_clock;			/* --wall-clock: span times since the
+					   epoch as well */
 };
 
 /* Does an image path pass --module (its path, or its file name)? */
@@ -44,6 +46,22 @@ int query_module_ok(const struct query_options *o, const char *path);
 
 /* Does thread tid pass --tid and --pid? */
 int query_tid_ok(const struct query_options *o, uint32_t tid);
+
+/*
+ * The wall-clock time, in ns since the epoch, of span time 0: the
+ * capture's end is known in both clocks (the recorder read them at one
+ * instant; under emu the shared clock is host time from a wall origin
+ * read once), and span times count from the capture's start.  0 when the
+ * analysis does not know its capture.
+ */
+uint64_t query_wall_zero(const struct analysis *a);
+
+/*
+ * ns since the epoch as UTC ISO 8601 to the nanosecond
+ * ("2026-12-02T00:30:21.222007960Z"): exact, where a JSON number that
+ * large is not (jq and JavaScript read doubles).
+ */
+void query_wall_text(uint64_t ns, char *buf, size_t size);
 
 enum col_type { COL_U64, COL_I64, COL_HEX, COL_STR };
 

@@ -357,6 +357,7 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 	uint64_t *start = malloc((n + 1) * sizeof(*start));
 	uint64_t *end = malloc((n + 1) * sizeof(*end));
 	struct threads th;
+	uint64_t wall;
 	int first = 1;
 
 	if (order == NULL || start == NULL || end == NULL ||
@@ -373,7 +374,16 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 	for (size_t i = 0; i < n; i++)
 		chrome_span(a, rows[order[i]], start[order[i]], end[order[i]],
 		    &first);
-	printf("\n],\"next_cursor\":");
+	printf("\n],");
+	/* where ts 0 is on the wall clock, to line spans up with logs */
+	if ((wall = query_wall_zero(a)) != 0) {
+		char text[40];
+
+		query_wall_text(wall, text, sizeof(text));
+		printf("\"otherData\":{\"wall_clock_at_ts_0\":\"%s\"},",
+		    text);
+	}
+	printf("\"next_cursor\":");
 	if (next_cursor != NULL)
 		printf("\"%s\"}\n", next_cursor);
 	else
