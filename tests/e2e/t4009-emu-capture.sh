@@ -353,18 +353,19 @@ test_expect_success 'PTKIT_KEEP_WASTE=1 says where it kept scratch, and no one s
 
 # A writer killed before its rename left .NAME.tmp-XXXXXX beside its
 # destination, with an owner file nobody holds; one still writing holds
-# it (flock(1) here).
+# it (flock(1) here, holding it until told through a FIFO).
 test_expect_success 'a partial snapshot of a dead writer is swept, a live one kept' '
 	mkdir out .old.tmp-dead01 .new.tmp-live01 &&
 	echo 1 >.old.tmp-dead01/.owner && echo 2 >.new.tmp-live01/.owner &&
 	mkdir out/.x.tmp-dead02 && : >out/.x.tmp-dead02/.owner &&
-	flock .new.tmp-live01/.owner sleep 30 &
-	holder=$! &&
-	sleep 0.5 &&
-	ptrec --recorder emu -o snap -- /bin/true >path 2>err &&
+	mkfifo held release &&
+	{ flock .new.tmp-live01/.owner sh -c "echo locked >held; read _ <release" & } &&
+	read -r _ <held &&
+	ptrec --recorder emu -o snap -- /bin/true >path 2>err;
+	rc=$?; echo done >release; wait; test $rc = 0 &&
 	! test -e .old.tmp-dead01 && test -d .new.tmp-live01 &&
 	test -d out/.x.tmp-dead02 &&
-	kill $holder && test_eq "" "$(ls -a snap | grep owner)"
+	test_eq "" "$(ls -a snap | grep owner)"
 '
 
 # --- ^C on the README pipeline -------------------------------------------
