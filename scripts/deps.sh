@@ -23,8 +23,8 @@ libdeflate-dev"
 # reference decoder the tests compare with and the perf recorder, perl
 # runs prove, jq, mandoc (the man pages' lint), dwz and libc6-dbg make
 # test fixtures and check outputs, nodejs runs the MCP SDK conformance
-# client (the NodeSource nodejs package carries npm; Debian's needs the
-# npm package too, else that test skips).
+# client and the Chrome trace consumers (the NodeSource nodejs package
+# carries npm; Debian's needs the npm package too, else those tests skip).
 TEST_PACKAGES="libc6-dbg qemu-user linux-perf jq mandoc perl dwz nodejs"
 
 usage() {
