@@ -139,15 +139,19 @@ test_expect_success '--repeat 3: DIR, DIR.2, DIR.3; nothing lost at a re-arm' '
 	test_cmp want after
 '
 
+# Each step says what it saw when it fails: this test failed once, with
+# no output, in a make check run beside a sanitizer build.
 test_expect_success 'a stop indicator in a shared library ends the trace' '
-	rec -- "$EMU_FIX/stopind_so" &&
+	{ rec -- "$EMU_FIX/stopind_so" || { echo "ptrec: $?"; cat err; false; }; } &&
 	test_eq stop-indicator "$(trigger snap)" &&
 	perf --buildid-dir snap/images script -i snap/perf.data --itrace=b \
 	    -F flags,ip,sym,dso 2>/dev/null | tail -n 1 >last &&
-	grep -q "^ *tr end *async *[0-9a-f]* ptkit_stop_indicator (.*/libstopind.so)\$" \
-	    last &&
-	emu_check_parity snap truth 1 >counts &&
-	test_eq "rounds 5 220" "$(cat err)" && ! test -s snap/output.log
+	{ grep -q "^ *tr end *async *[0-9a-f]* ptkit_stop_indicator (.*/libstopind.so)\$" \
+	    last || { echo "last branch: $(cat last)"; false; }; } &&
+	{ emu_check_parity snap truth 1 >counts ||
+	    { echo "parity: $(wc -l <perf.lines) perf lines"; false; }; } &&
+	test_eq "rounds 5 220" "$(cat err)" &&
+	test_eq 0 "$(wc -c <snap/output.log)"
 '
 
 # raw_num SNAP KEY: a number of the manifest as written (jq reads doubles).
