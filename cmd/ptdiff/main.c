@@ -124,6 +124,9 @@ exit_status(const struct comparison *c, const struct diff_options *o)
 	return c->n_changed > 0 ? EXIT_FAIL : EXIT_OK;
 }
 
+/* stdout's state until the exit's last flush (report_stdout_keep_errno) */
+static struct report_kept_stdout kept_stdout;
+
 int
 main(int argc, char *argv[])
 {
@@ -136,7 +139,7 @@ main(int argc, char *argv[])
 	int rc;
 
 	/* Writers check ferror(stdout) at the end: keep why it failed. */
-	if (report_stdout_keep_errno() < 0) {
+	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(tool.name, "stdout", NULL, "out of memory");
 		return EXIT_FAIL;
 	}

@@ -296,6 +296,9 @@ run_kind(const struct analysis *a, const struct query_options *o)
 	}
 }
 
+/* stdout's state until the exit's last flush (report_stdout_keep_errno) */
+static struct report_kept_stdout kept_stdout;
+
 int
 main(int argc, char *argv[])
 {
@@ -306,7 +309,7 @@ main(int argc, char *argv[])
 	int rc;
 
 	/* Writers check ferror(stdout) at the end: keep why it failed. */
-	if (report_stdout_keep_errno() < 0) {
+	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(tool.name, "stdout", NULL, "out of memory");
 		return EXIT_FAIL;
 	}

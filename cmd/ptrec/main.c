@@ -81,6 +81,9 @@ check_before_run(const struct rec_options *o)
 	return 0;
 }
 
+/* stdout's state until the exit's last flush (report_stdout_keep_errno) */
+static struct report_kept_stdout kept_stdout;
+
 int
 main(int argc, char *argv[])
 {
@@ -89,7 +92,7 @@ main(int argc, char *argv[])
 	int status;
 
 	/* The snapshot lines are checked at the end: keep why one failed. */
-	if (report_stdout_keep_errno() < 0) {
+	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(ptrec_tool.name, "stdout", NULL, "out of memory");
 		return EXIT_FAIL;
 	}

@@ -8,15 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Standard output for report_stdout_keep_errno: fd 1 and the first error. */
-struct kept_stdout {
-	int err;
-};
-
 static ssize_t
 kept_write(void *cookie, const char *buf, size_t size)
 {
-	struct kept_stdout *k = cookie;
+	struct report_kept_stdout *k = cookie;
 	size_t off;
 
 	if (k->err != 0)
@@ -31,28 +26,25 @@ kept_write(void *cookie, const char *buf, size_t size)
 static int
 kept_close(void *cookie)
 {
-	struct kept_stdout *k = cookie;
+	struct report_kept_stdout *k = cookie;
 	int err = k->err;
 
 	if (close(STDOUT_FILENO) < 0 && err == 0)
 		err = errno;
-	free(k);
 	errno = err;
 	return err != 0 ? -1 : 0;
 }
 
 int
-report_stdout_keep_errno(void)
+report_stdout_keep_errno(struct report_kept_stdout *k)
 {
 	static const cookie_io_functions_t io = { .write = kept_write,
 	    .close = kept_close };
-	struct kept_stdout *k = calloc(1, sizeof(*k));
 	FILE *f;
 
-	if (k == NULL || (f = fopencookie(k, "w", io)) == NULL) {
-		free(k);
+	k->err = 0;
+	if ((f = fopencookie(k, "w", io)) == NULL)
 		return -1;
-	}
 	if (setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF,
 	    BUFSIZ) != 0) {
 		fclose(f);

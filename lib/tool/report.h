@@ -50,6 +50,15 @@ int report_close_stdout(const char *tool, int status);
  * error".  fileno(stdout) is -1 afterwards: use STDOUT_FILENO.  Call it
  * first thing in main; returns 0, or -1 (stdout left as it was).
  */
-int report_stdout_keep_errno(void);
+struct report_kept_stdout {
+	int err;		/* of the first write that failed */
+};
+
+/*
+ * k holds the stream's state for as long as stdout lives, to the exit's
+ * final flush: the caller's static (main.c's, the one place for process
+ * state), so that no path out of main leaves it behind.
+ */
+int report_stdout_keep_errno(struct report_kept_stdout *k);
 
 #endif
