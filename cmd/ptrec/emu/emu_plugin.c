@@ -566,41 +566,14 @@ on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 /* ---- slots ---------------------------------------------------------------- */
 
-static struct emu_ring_hdr *
-ring_create(int tid, size_t *map_len)
-{
-	char path[PATH_MAX + 32];
-	struct emu_ring_hdr *h;
-	size_t len = EMU_HDR_SIZE + g.aux;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/ring.%d", g.dir, tid);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		close(fd);
-		return NULL;
-	}
-	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (h == MAP_FAILED)
-		return NULL;
-	h->magic = EMU_RING_MAGIC;
-	h->state = EMU_RING_LIVE;
-	h->tid = tid;
-	h->ring_size = g.aux;
-	*map_len = len;
-	return h;
-}
-
 /*
- * The ring the thread wrote before the process exec'd (exec_follow): the
- * new program goes on in it, so that one thread has one ring.  NULL when
- * there is none of our size (a new one is made).
+ * ring.<tid> mapped shared, of header and ring: made new (resume 0), or
+ * the one the thread wrote before the process exec'd (resume 1: the new
+ * program goes on in it, so that one thread has one ring; NULL when there
+ * is none of our size, and a new one is made).
  */
 static struct emu_ring_hdr *
-ring_resume(int tid, size_t *map_len)
+ring_map(int tid, int resume, size_t *map_len)
 {
 	char path[PATH_MAX + 32];
 	struct emu_ring_hdr *h;
@@ -609,9 +582,12 @@ ring_resume(int tid, size_t *map_len)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/ring.%d", g.dir, tid);
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+	fd = open(path, resume ? O_RDWR | O_CLOEXEC :
+	    O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != len) {
+	if (resume ? fstat(fd, &st) < 0 || (uint64_t)st.st_size != len :
+	    ftruncate(fd, (off_t)len) < 0) {
 		close(fd);
 		return NULL;
 	}
@@ -619,12 +595,15 @@ ring_resume(int tid, size_t *map_len)
 	close(fd);
 	if (h == MAP_FAILED)
 		return NULL;
-	if (h->magic != EMU_RING_MAGIC || h->tid != tid ||
-	    h->ring_size != g.aux) {
+	if (resume && (h->magic != EMU_RING_MAGIC || h->tid != tid ||
+	    h->ring_size != g.aux)) {
 		munmap(h, len);
 		return NULL;
 	}
+	h->magic = EMU_RING_MAGIC;
 	h->state = EMU_RING_LIVE;
+	h->tid = tid;
+	h->ring_size = g.aux;
 	*map_len = len;
 	return h;
 }
@@ -813,10 +792,10 @@ slot_create(unsigned int vcpu)
 	}
 	resumed = g.resume_ring && s->tid == g.pid;
 	g.resume_ring = 0;
-	s->hdr = resumed ? ring_resume(s->tid, &s->map_len) : NULL;
+	s->hdr = resumed ? ring_map(s->tid, 1, &s->map_len) : NULL;
 	if (s->hdr == NULL) {
 		resumed = 0;
-		s->hdr = ring_create(s->tid, &s->map_len);
+		s->hdr = ring_map(s->tid, 0, &s->map_len);
 	}
 	if (s->hdr == NULL || emu_enc_init(&s->th.enc, s->hdr, g.cyc,
 	    g.retcomp, g.psb) < 0) {
