@@ -27,21 +27,17 @@ void
 progress_update(struct progress *p, const char *label, uint64_t done,
     uint64_t total)
 {
-	uint64_t t;
+	char text[256];
 
 	if (!p->enabled)
 		return;
-	t = now_ms();
-	if (p->drawn && t - p->last_ms < 100)
-		return;
-	p->last_ms = t;
-	p->drawn = 1;
 	if (total > 0)
-		fprintf(p->out, "\r\033[K%s: %" PRIu64 "/%" PRIu64 " (%u%%)",
-		    label, done, total, (unsigned)(done * 100 / total));
+		snprintf(text, sizeof(text), "%s: %" PRIu64 "/%" PRIu64
+		    " (%u%%)", label, done, total,
+		    (unsigned)(done * 100 / total));
 	else
-		fprintf(p->out, "\r\033[K%s: %" PRIu64, label, done);
-	fflush(p->out);
+		snprintf(text, sizeof(text), "%s: %" PRIu64, label, done);
+	progress_line(p, text);
 }
 
 void
