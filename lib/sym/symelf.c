@@ -89,32 +89,35 @@ bind_rank(unsigned bind)
 	}
 }
 
+/* The header of section ndx into sh: 0, or -1 when it has none. */
+static int
+section_header(Elf *elf, size_t ndx, GElf_Shdr *sh)
+{
+	Elf_Scn *scn;
+
+	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
+		return -1;
+	scn = elf_getscn(elf, ndx);
+	return scn != NULL && gelf_getshdr(scn, sh) != NULL ? 0 : -1;
+}
+
 /* The end address of section ndx, 0 when unknown. */
 static uint64_t
 section_end(Elf *elf, size_t ndx)
 {
-	Elf_Scn *scn;
 	GElf_Shdr sh;
 
-	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
-		return 0;
-	scn = elf_getscn(elf, ndx);
-	if (scn == NULL || gelf_getshdr(scn, &sh) == NULL)
-		return 0;
-	return sh.sh_addr + sh.sh_size;
+	return section_header(elf, ndx, &sh) == 0 ? sh.sh_addr + sh.sh_size :
+	    0;
 }
 
 /* Whether section ndx holds code. */
 static int
 section_exec(Elf *elf, size_t ndx)
 {
-	Elf_Scn *scn;
 	GElf_Shdr sh;
 
-	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
-		return 0;
-	scn = elf_getscn(elf, ndx);
-	return scn != NULL && gelf_getshdr(scn, &sh) != NULL &&
+	return section_header(elf, ndx, &sh) == 0 &&
 	    (sh.sh_flags & SHF_EXECINSTR);
 }
 
