@@ -193,7 +193,7 @@ uint64_t manifest_untraced(const struct manifest *m);
 /*
  * Processes of the run with no trace: children not followed
  * (counters.fork_untraced, with --no-follow) and programs a process
- * exec'd, which the emulator does not follow (counters.exec_untraced).
+ * exec'd that the emulator could not follow (counters.exec_untraced).
  * What the summaries call a process's "untraced".
  */
 #define MANIFEST_C_FORK_UNTRACED "fork_untraced"

@@ -1418,9 +1418,10 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 }
 
 /*
- * The program this process is about to become runs without the emulator
- * (qemu-user does not follow execve): said in the sideband, so that ptrec
- * warns; an "execfail" follows when execve returns.
+ * The process calls execve: said in the sideband before exec_follow
+ * tries.  The next program's "program" record says it was followed;
+ * otherwise it runs natively (qemu-user hands execve to the host) and
+ * ptrec warns, unless an "execfail" says execve returned.
  */
 static void
 note_exec(const struct slot *s, uint64_t path_addr)
