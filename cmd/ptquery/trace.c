@@ -3,7 +3,8 @@
  * per distinct stack with its self time, or self instructions with
  * --weight insns: the lines sum to those of the spans selected); chrome is the Chrome trace event JSON (complete
  * "X" events in call order, times laid out by nesting.h); fxt is the Fuchsia
- * trace format (duration-complete events, ticks of one nanosecond), whose
+ * trace format (duration begin and end events in call order, ticks of one
+ * nanosecond, process and thread names in kernel object records), whose
  * string table (32767 entries) is reused round robin when a trace names
  * more strings, and whose thread table (255) holds the first threads, the
  * others being written inline in their events.
@@ -549,9 +550,29 @@ fxt_seen(struct fxt *x, uint64_t key)
 }
 
 /*
+ * Names process pid once, with a kernel object record of type process:
+ * Perfetto's importer gives the process that name.
+ */
+static void
+fxt_process(struct fxt *x, uint32_t pid, const char *label)
+{
+	uint16_t name;
+	int seen;
+
+	/* bit 62: a process key, never a thread's (bit 63) nor empty (0) */
+	if ((seen = fxt_seen(x, (uint64_t)pid | 1ull << 62)) < 0)
+		x->bad = 1;
+	if (seen != 0 || label == NULL || (name = fxt_string(x, label)) == 0)
+		return;
+	fxt_word(x, 7 | 2ull << 4 | 1ull << 16 | (uint64_t)name << 24);
+	fxt_word(x, pid);
+}
+
+/*
  * The thread reference of (pid, tid): a table index for the first 255
  * threads, 0 (pid and tid written inline in the event) for the rest.
- * The first time a thread is seen, a kernel object record names it.
+ * The first time a thread is seen, kernel object records name its
+ * process (by this, its first thread's label, as chrome does) and it.
  */
 static uint8_t
 fxt_thread(struct fxt *x, uint32_t pid, uint32_t tid, const char *label)
@@ -566,6 +587,10 @@ fxt_thread(struct fxt *x, uint32_t pid, uint32_t tid, const char *label)
 			return (uint8_t)idx;
 	if ((seen = fxt_seen(x, key)) < 0)
 		x->bad = 1;
+	x->npin = 0;
+	if (seen == 0)
+		fxt_process(x, pid, label);
+	x->npin = 0;
 	if (seen == 0 && label != NULL && (name = fxt_string(x, label)) != 0) {
 		/* Kernel object: a thread named label, of process pid. */
 		pname = fxt_string(x, "process");
@@ -585,34 +610,148 @@ fxt_thread(struct fxt *x, uint32_t pid, uint32_t tid, const char *label)
 	return (uint8_t)idx;
 }
 
+#define FXT_BEGIN 2			/* event types */
+#define FXT_END 3
+#define FXT_COMPLETE 4
+
+/*
+ * Perfetto's importer keeps 512 levels of slices on a thread and drops
+ * deeper ones (SliceTracker::kMaxDepth): a dropped begin would make its
+ * end close the caller, so spans that deep are written as complete
+ * events, which it drops alone.
+ */
+#define FXT_PERFETTO_DEPTH 512
+
+/* The thread being written: its reference, pid and tid. */
+struct fxt_thr {
+	uint8_t ref;
+	uint32_t pid, tid;
+};
+
+/*
+ * A duration event of row r at ts: begin and complete carry the span id
+ * as an argument, complete its end time too; end names the span again
+ * (the format asks it to match its begin).
+ */
 static void
-fxt_event(struct fxt *x, const struct analysis *a, uint64_t r,
-    const struct threads *th)
+fxt_duration(struct fxt *x, const struct analysis *a, uint64_t r,
+    const struct fxt_thr *t, unsigned type, uint64_t ts, uint64_t end)
 {
 	const struct spanidx *ix = &a->ix;
-	uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
-	uint8_t t;
-	uint16_t cat, name, id;
+	uint64_t nargs = type == FXT_END ? 0 : 1;
+	uint64_t words = 2 + (t->ref ? 0 : 2) + nargs * 2 +
+	    (type == FXT_COMPLETE ? 1 : 0);
+	uint16_t cat, name, id = 0;
 
-	x->npin = 0;
-	t = fxt_thread(x, spanidx_u32(ix, SPANIDX_PID, r), tid,
-	    thread_label(th, tid));
 	x->npin = 0;
 	cat = fxt_string(x, base_name(analysis_module(a, r)));
 	name = fxt_string(x, analysis_fn(a, r));
-	id = fxt_string(x, "id");
-
-	/* Duration complete (4), one argument, 5 words (7 inline thread). */
-	fxt_word(x, 4 | (t ? 5ull : 7ull) << 4 | 4ull << 16 | 1ull << 20 |
-	    (uint64_t)t << 24 | (uint64_t)cat << 32 | (uint64_t)name << 48);
-	fxt_word(x, spanidx_u64(ix, SPANIDX_START_NS, r));
-	if (t == 0) {
-		fxt_word(x, spanidx_u32(ix, SPANIDX_PID, r));
-		fxt_word(x, tid);
+	if (nargs != 0)
+		id = fxt_string(x, "id");
+	fxt_word(x, 4 | words << 4 | (uint64_t)type << 16 | nargs << 20 |
+	    (uint64_t)t->ref << 24 | (uint64_t)cat << 32 |
+	    (uint64_t)name << 48);
+	fxt_word(x, ts);
+	if (t->ref == 0) {
+		fxt_word(x, t->pid);
+		fxt_word(x, t->tid);
 	}
-	fxt_word(x, 4 | 2ull << 4 | (uint64_t)id << 16);	/* uint64 arg */
-	fxt_word(x, spanidx_u64(ix, SPANIDX_ID, r));
-	fxt_word(x, spanidx_u64(ix, SPANIDX_END_NS, r));
+	if (nargs != 0) {
+		fxt_word(x, 4 | 2ull << 4 | (uint64_t)id << 16); /* uint64 */
+		fxt_word(x, spanidx_u64(ix, SPANIDX_ID, r));
+	}
+	if (type == FXT_COMPLETE)
+		fxt_word(x, end);
+}
+
+/* The open spans of the thread being written, innermost last. */
+struct fxt_open {
+	size_t *row;			/* indices into rows */
+	size_t n;
+	uint64_t prev;			/* the thread's last time written */
+	uint64_t deep;			/* spans written as complete events */
+};
+
+/* Ends the innermost open span, at its end or the thread's last time. */
+static void
+fxt_close(struct fxt *x, const struct analysis *a, const uint64_t *rows,
+    struct fxt_open *o, const struct fxt_thr *t)
+{
+	uint64_t r = rows[o->row[--o->n]];
+	uint64_t end = spanidx_u64(&a->ix, SPANIDX_END_NS, r);
+
+	o->prev = end > o->prev ? end : o->prev;
+	if (o->n < FXT_PERFETTO_DEPTH)
+		fxt_duration(x, a, r, t, FXT_END, o->prev, 0);
+}
+
+/*
+ * Every span of rows as a begin and an end event, in call-tree order
+ * thread by thread: the importers nest begin/end events by their order
+ * alone (Perfetto's sorts them by time, keeping the order of equal
+ * times), so zero-duration spans, spans that start where their caller
+ * ends and equal times all nest as ptkit's tree, with times to the
+ * nanosecond.  nesting.h's layout gives the order; its ticks say where
+ * each span ends among the begins.  A time earlier than the thread's last
+ * one (an inconsistent analysis) is written as that last one, so that no
+ * sort reorders the thread's events.
+ */
+static int
+fxt_spans(struct fxt *x, const struct analysis *a, const uint64_t *rows,
+    size_t n, const struct threads *th)
+{
+	const struct spanidx *ix = &a->ix;
+	size_t *order = malloc((n + 1) * sizeof(*order));
+	uint64_t *start = malloc((n + 1) * sizeof(*start));
+	uint64_t *end = malloc((n + 1) * sizeof(*end));
+	struct fxt_open o = { malloc((n + 1) * sizeof(size_t)), 0, 0, 0 };
+	struct fxt_thr t = { 0, 0, 0 };
+	int rc = -1;
+
+	if (order == NULL || start == NULL || end == NULL || o.row == NULL ||
+	    nesting_layout(a, rows, n, order, start, end) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = order[i];
+		uint64_t r = rows[k], ts, te;
+		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
+
+		if (i == 0 || tid != t.tid) {
+			while (o.n > 0)
+				fxt_close(x, a, rows, &o, &t);
+			t.tid = tid;
+			t.pid = spanidx_u32(ix, SPANIDX_PID, r);
+			t.ref = fxt_thread(x, t.pid, tid,
+			    thread_label(th, tid));
+			o.prev = 0;
+		}
+		while (o.n > 0 && end[o.row[o.n - 1]] < start[k])
+			fxt_close(x, a, rows, &o, &t);
+		ts = spanidx_u64(ix, SPANIDX_START_NS, r);
+		o.prev = ts = ts > o.prev ? ts : o.prev;
+		if (o.n < FXT_PERFETTO_DEPTH) {
+			fxt_duration(x, a, r, &t, FXT_BEGIN, ts, 0);
+		} else {
+			te = spanidx_u64(ix, SPANIDX_END_NS, r);
+			fxt_duration(x, a, r, &t, FXT_COMPLETE, ts,
+			    te > ts ? te : ts);
+			o.deep++;
+		}
+		o.row[o.n++] = k;
+	}
+	while (o.n > 0)
+		fxt_close(x, a, rows, &o, &t);
+	if (o.deep > 0)
+		report_warning(query_tool, "fxt", "%" PRIu64 " spans nested "
+		    "deeper than %d levels written as complete events, which "
+		    "Perfetto's importer drops", o.deep, FXT_PERFETTO_DEPTH);
+	rc = 0;
+out:
+	free(order);
+	free(start);
+	free(end);
+	free(o.row);
+	return rc;
 }
 
 int
@@ -621,6 +760,7 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 	struct fxt x = { stdout, NULL, 0, NULL, NULL, { 0 }, 0, NULL, 0, NULL, 0, 0,
 	    0 };
 	struct threads th;
+	int nomem = 0;
 
 	if (isatty(STDOUT_FILENO)) {
 		report(query_tool, "stdout", "redirect it to a file",
@@ -644,8 +784,8 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 	fxt_word(&x, FXT_MAGIC);
 	fxt_word(&x, 1 | 2ull << 4);		/* initialization */
 	fxt_word(&x, 1000000000ull);		/* ticks per second */
-	for (size_t i = 0; i < n; i++)
-		fxt_event(&x, a, rows[i], &th);
+	if (fxt_spans(&x, a, rows, n, &th) < 0)
+		nomem = 1;
 	for (size_t i = 0; i <= FXT_STRINGS; i++)
 		free(x.str[i]);
 	free(x.str);
@@ -654,6 +794,10 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 	free(x.chain);
 	free(x.seen);
 	threads_free(&th);
+	if (nomem) {
+		report(query_tool, NULL, NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 	if (x.bad) {
 		report(query_tool, "stdout", NULL, "write failed");
 		return EXIT_FAIL;

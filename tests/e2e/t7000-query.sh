@@ -254,7 +254,16 @@ test_expect_success 'fxt: every record parses; events are the timeline' "
 	1 20 40 hand leaf
 	1 60 90 hand work
 	1 70 80 hand work
-	records=21 strings=8 threads=2 kobjs=2 events=7
+	records=30 strings=8 threads=2 kobjs=4 events=14 slices=7 dropped=0
+	EOF
+	test_cmp want out &&
+	$FXTREAD out.fxt -p >out &&
+	cat >want <<-EOF &&
+	process 1 one
+	process 2 two
+	thread 1 1 one
+	thread 2 2 two
+	records=30 strings=8 threads=2 kobjs=4 events=14 slices=7 dropped=0
 	EOF
 	test_cmp want out
 "
@@ -263,7 +272,7 @@ test_expect_success 'fxt: string and thread tables past their limits' "
 	$PTKIT_BUILD/bench/gen_analysis big 60000 100000 300 >/dev/null &&
 	ptquery big --kind timeline --format fxt >big.fxt &&
 	$FXTREAD big.fxt >out &&
-	grep -q ' threads=255 kobjs=300 events=60000\$' out &&
+	grep -q ' threads=255 kobjs=600 events=120000 slices=60000 dropped=0\$' out &&
 	strings=\$(sed 's/.*strings=\\([0-9]*\\).*/\\1/' out) &&
 	test \$strings -gt 32767 &&
 	ptquery big --kind timeline --format csv | tail -n +2 |

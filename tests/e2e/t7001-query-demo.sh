@@ -87,10 +87,11 @@ test_expect_success 'chrome on real spans nests strictly' "
 	    \$(wc -l <$A/spans.jsonl)
 "
 
-test_expect_success 'fxt on real spans: every record parses, one event a span' "
+test_expect_success 'fxt on real spans: every record parses, one slice a span' "
 	ptquery $A --kind timeline --format fxt >out.fxt &&
 	$FXTREAD out.fxt >out &&
-	grep -q \" threads=1 kobjs=1 events=\$(wc -l <$A/spans.jsonl)\\\$\" out
+	n=\$(wc -l <$A/spans.jsonl) &&
+	grep -q \" threads=1 kobjs=2 events=\$((n * 2)) slices=\$n dropped=0\\\$\" out
 "
 
 test_expect_success 'paging hotpaths and timeline yields every row once' "
