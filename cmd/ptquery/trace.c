@@ -715,12 +715,14 @@ fxt_spans(struct fxt *x, const struct analysis *a, const uint64_t *rows,
 		size_t k = order[i];
 		uint64_t r = rows[k], ts, te;
 		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
+		uint32_t pid = spanidx_u32(ix, SPANIDX_PID, r);
 
-		if (i == 0 || tid != t.tid) {
+		/* a tid another process had first is another track */
+		if (i == 0 || tid != t.tid || pid != t.pid) {
 			while (o.n > 0)
 				fxt_close(x, a, rows, &o, &t);
 			t.tid = tid;
-			t.pid = spanidx_u32(ix, SPANIDX_PID, r);
+			t.pid = pid;
 			t.ref = fxt_thread(x, t.pid, tid,
 			    thread_label(th, tid));
 			o.prev = 0;
