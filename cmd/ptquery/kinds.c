@@ -382,6 +382,11 @@ print_spans(struct span_rows *s, const struct query_options *o,
 	snprintf(next, sizeof(next), "o%zu", first + n);
 	rc = o->format == F_CHROME ? span_chrome(s->a, rows, n,
 	    first + n < s->n ? next : NULL) : span_fxt(s->a, rows, n);
+	/* a binary file has no place for the cursor: the rest is said here */
+	if (rc == EXIT_OK && o->format == F_FXT && first + n < s->n)
+		report_warning(query_tool, NULL, "fxt: wrote spans %zu to %zu "
+		    "of %zu; the rest with --cursor %s", first, first + n,
+		    s->n, next);
 	free(rows);
 	free(t.order);
 	return rc;

@@ -138,4 +138,17 @@ test_expect_success 'deeper than Perfetto keeps: said, and the rest nested' '
 	test_cmp want got
 '
 
+test_expect_success 'a page of fxt says where the rest begins' '
+	analyse threads "$SPANS_FIX/threads" &&
+	n=$(wc -l <threads.an/spans.jsonl) &&
+	ptquery threads.an --kind timeline --format fxt --limit 10 \
+	    >page.fxt 2>err &&
+	echo "ptquery: warning: fxt: wrote spans 0 to 10 of $n; the rest with --cursor o10" >want &&
+	test_cmp want err &&
+	"$FXTREAD" page.fxt -n | tail -n 1 | grep -q " slices=10 dropped=0\$" &&
+	ptquery threads.an --kind timeline --format fxt --cursor "o$((n - 3))" \
+	    >last.fxt 2>err &&
+	test_cmp /dev/null err
+'
+
 test_done
