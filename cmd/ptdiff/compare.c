@@ -414,7 +414,7 @@ add_keys(struct comparison *c, struct keyed *k, size_t *n,
 		/* Inline rows name no module: they follow the function's. */
 		if (s->agg.row[i].module[0] != '\0' &&
 		    !module_wanted(o, s->agg.row[i].module)) {
-			c->n_filtered++;
+			c->n_filtered[side]++;
 			continue;
 		}
 		k[*n].name = s->agg.row[i].name;

@@ -105,7 +105,7 @@ struct comparison {
 	int per_call;			/* windows differ: compare means */
 	enum metric class_metric;	/* decides slower / faster */
 	size_t n_changed, n_crossed, n_ignored;
-	size_t n_filtered;		/* rows of modules left out */
+	size_t n_filtered[2];		/* rows of A, of B: modules left out */
 	size_t n_noise;			/* rows same within the noise band */
 	int deterministic;		/* one thread on each side */
 	double insns_total;		/* the larger side's instructions */

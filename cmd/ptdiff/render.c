@@ -88,10 +88,11 @@ render_text(FILE *out, const struct comparison *c)
 		    c->check[i].same ? "same" : "differs", c->check[i].a,
 		    c->check[i].b, c->check[i].what);
 	fprintf(out, "verdict times=%s insns=exact per_call=%s class_by=%s "
-	    "noise_insns=%.0f deterministic=%s filtered=%zu\n",
+	    "noise_insns=%.0f deterministic=%s filtered_a=%zu filtered_b=%zu\n",
 	    times_label(c), c->per_call ? "yes" : "no",
 	    metric_name(c->class_metric), c->noise_insns,
-	    c->deterministic ? "yes" : "no", c->n_filtered);
+	    c->deterministic ? "yes" : "no", c->n_filtered[0],
+	    c->n_filtered[1]);
 	for (i = 0; i < c->n; i++)
 		text_row(out, &c->row[i], c->class_metric);
 	fprintf(out, "summary rows=%zu changed=%zu crossed=%zu ignored=%zu\n",
@@ -207,7 +208,8 @@ render_json(FILE *out, const struct comparison *c)
 	jsonw_kv_u64(&w, "crossed", c->n_crossed);
 	jsonw_kv_u64(&w, "ignored", c->n_ignored);
 	jsonw_kv_u64(&w, "noise", c->n_noise);
-	jsonw_kv_u64(&w, "filtered", c->n_filtered);
+	jsonw_kv_u64(&w, "filtered_a", c->n_filtered[0]);
+	jsonw_kv_u64(&w, "filtered_b", c->n_filtered[1]);
 	jsonw_object_end(&w);
 	jsonw_object_end(&w);
 	jsonw_newline(&w);
