@@ -1065,6 +1065,8 @@ manifest_read_brief(const char *path, struct manifest_brief *b,
 	b->signal = (int)json_integer_value(json_object_get(t, "signal"));
 	brief_str(json_object_get(root, "trigger"), "kind", b->trigger,
 	    sizeof(b->trigger));
+	brief_str(json_object_get(root, "recorder"), "backend", b->recorder,
+	    sizeof(b->recorder));
 	json_decref(root);
 	return 0;
 }

@@ -246,6 +246,7 @@ struct manifest_brief {
 	uint32_t pid;			/* target.pid, 0 */
 	char target_state[16];		/* target.state, "" */
 	int exit_code, signal;		/* target's, when its state says */
+	char recorder[16];		/* recorder.backend, "" */
 };
 
 /*

@@ -1356,7 +1356,7 @@ store_import(const struct store *s, const char *dir, int new_id,
 	if ((rc = fmt_path(tmp, sizeof(tmp), e, "%s/snapshots/.import-XXXXXX",
 	    s->root)) < 0)
 		return rc;
-	if ((rc = copy_snapshot(real, tmp, e)) < 0)
+	if ((rc = copy_snapshot(dir, tmp, e)) < 0)
 		return rc;
 	if ((lock = store_lock(s, 1, e)) >= 0) {
 		rc = import_rename(s, tmp, new_id, id, e);
