@@ -165,8 +165,8 @@ reply_if_failed(struct server *srv, struct job *j)
 
 	if (c == NULL)
 		return 0;
-	reply_tool_error(srv, j->req_id, "%s", job_child_words(srv, j, c, msg,
-	    sizeof(msg)));
+	reply_tool_error(srv, j->req_id, "%s",
+	    job_child_words(srv, j, c, msg, sizeof(msg)));
 	return 1;
 }
 
@@ -274,8 +274,8 @@ doctor_done(struct server *srv, struct job *j)
 	rep = c->out.data != NULL ? json_loads(c->out.data, 0, NULL) : NULL;
 	if (!json_is_object(rep) || (c->exit_code != 0 && c->exit_code != 1)) {
 		json_decref(rep);
-		reply_tool_error(srv, j->req_id, "%s", job_child_words(srv, j, c,
-		    msg, sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	if (store_list(&srv->store, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
@@ -756,16 +756,16 @@ compare_done(struct server *srv, struct job *j)
 	struct error e;
 
 	if (c->exit_code != 0 && c->exit_code != 1) {
-		reply_tool_error(srv, j->req_id, "%s", job_child_words(srv, j, c, msg,
-		    sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	res = json_loads(c->out.data != NULL ? c->out.data : "",
 	    JSON_DECODE_ANY, NULL);
 	if (res == NULL && c->exit_code != 0) {
 		/* Status 1 without a report is a failure, not "crossed". */
-		reply_tool_error(srv, j->req_id, "%s", job_child_words(srv, j, c, msg,
-		    sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	if (res == NULL) {
@@ -929,7 +929,7 @@ call_list(struct server *srv, const json_t *id, const json_t *args)
 	    "cursor"));
 	size_t limit = json_is_integer(json_object_get(args, "limit")) ?
 	    (size_t)json_integer_value(json_object_get(args, "limit")) : 20;
-	size_t n = 0, i, first = 0, total = 0, decoded = 0, len;
+	size_t n = 0, i, first = 0, total = 0, len;
 	struct store_entry *v = NULL;
 	uint64_t bytes = 0;
 	json_t *page, *out;
@@ -955,10 +955,8 @@ call_list(struct server *srv, const json_t *id, const json_t *args)
 			continue;
 		bytes += v[i].bytes;
 		if (total >= first && json_array_size(page) < limit &&
-		    (row = entry_json(srv, &v[i], 1)) != NULL) {
-			decoded += json_is_true(json_object_get(row, "decoded"));
+		    (row = entry_json(srv, &v[i], 1)) != NULL)
 			json_array_append_new(page, row);
-		}
 		total++;
 	}
 	free(v);
@@ -978,9 +976,8 @@ call_list(struct server *srv, const json_t *id, const json_t *args)
 	/* "The store holds N snapshots (B bytes)[ of PROGRAM]. Rows a-b:
 	 * ID PROGRAM CREATED, decoded|not decoded; ..." */
 	len = (size_t)snprintf(line, sizeof(line), "The store holds %zu "
-	    "snapshots%s%.200s%s (%llu bytes).", total, want != NULL ?
-	    " of " : "", want != NULL ? want : "", "",
-	    (unsigned long long)bytes);
+	    "snapshots%s%.200s (%llu bytes).", total, want != NULL ?
+	    " of " : "", want != NULL ? want : "", (unsigned long long)bytes);
 	if (json_array_size(page) > 0 && len < sizeof(line))
 		len += (size_t)snprintf(line + len, sizeof(line) - len,
 		    " Rows %zu-%zu, oldest first:", first + 1, first +
@@ -1006,7 +1003,6 @@ call_list(struct server *srv, const json_t *id, const json_t *args)
 	    "next_cursor")))
 		snprintf(line + len, sizeof(line) - len, " More rows: call "
 		    "again with cursor %s.", next);
-	(void)decoded;
 	reply_tool(srv, id, line, out);
 }
 
