@@ -10,6 +10,7 @@
 . "$(dirname "$0")/mcp.sh"
 
 ID1=20260101T000000Z-00000001
+ID2=20260102T000000Z-00000002
 
 text() { jq -r '.result.content[0].text' | sed -n 1p; }
 sc() { jq -c ".result.structuredContent$1"; }
@@ -112,6 +113,28 @@ test_expect_success 'a tool underneath fails: its words become the call'"'"'s' '
 	test_eq "ptquery: snapshot $ID1 analysis default: span_id 99: no span with this id (argument '"'"'span_id'"'"' takes a span id from kind timeline)" \
 	    "$(jq -r ".result.content[0].text" r1)" &&
 	test_eq "" "$(jq -r ".result.content[0].text" r1 | grep -F "$PWD")"
+'
+
+test_expect_success 'trace_compare: module filters and the noise band go to ptdiff; the text counts noise' '
+	fakes &&
+	for id in $ID1 $ID2; do
+		mkdir -p store/snapshots/$id/derived/default &&
+		echo "{}" >store/snapshots/$id/manifest.json &&
+		echo "{}" >store/snapshots/$id/derived/default/manifest.json
+	done &&
+	RID=20260104T000000Z-00000004 && mkdir -p store/reports &&
+	printf "%s\n" "{\"v\":1,\"a\":\"/s/snapshots/$ID1/derived/default\",\"b\":\"/s/snapshots/$ID2/derived/default\",\"comparable\":{\"times\":\"virtual\",\"class_by\":\"self_insns\",\"deterministic\":false,\"noise_insns\":551},\"rows\":[{\"fn\":\"main\",\"class\":\"same\",\"within_noise\":true,\"a\":{\"self_insns\":5},\"b\":{\"self_insns\":2},\"delta\":-3}],\"summary\":{\"rows\":1,\"changed\":0,\"crossed\":0,\"ignored\":0,\"noise\":1}}" >store/reports/$RID.json &&
+	mcp_open out &&
+	mcp_tool 1 trace_compare "{\"a\":\"$ID1\",\"b\":\"$ID2\",\"modules\":[\"app\"],\"exclude_modules\":[\"libc.so.6\",\"ld-linux-x86-64.so.2\"],\"noise_insns\":\"0.5%\"}" >r1 &&
+	mcp_tool 2 trace_compare "{\"report_id\":\"$RID\"}" >r2 &&
+	mcp_tool 3 trace_compare "{\"a\":\"$ID1\",\"b\":\"$ID2\",\"noise_insns\":\"lots\"}" >r3 &&
+	mcp_close &&
+	test_eq "--format json --noise-insns 0.5% --module app --exclude-module libc.so.6 --exclude-module ld-linux-x86-64.so.2 $PWD/store/snapshots/$ID1/derived/default $PWD/store/snapshots/$ID2/derived/default" "$(cat fake/ptdiff.args)" &&
+	test_eq "$ID1 -> $ID2: 0 of 1 functions changed (judged by self_insns; times virtual). 1 more changed within the noise band of 551 instructions (threads make runs differ): counted as same. Report $RID: rows 1-1 of 1." \
+	    "$(jq -r ".result.content[0].text" r2 | sed -n 1p)" &&
+	test_eq false "$(jq .result.structuredContent.crossed r2)" &&
+	test_eq true "$(jq .result.isError r3)" &&
+	jq -r ".result.content[0].text" r3 | grep -q "^trace_compare: argument .noise_insns. "
 '
 
 fixture=$PTKIT_BUILD/tests/fixtures/emu/ticker
