@@ -1052,8 +1052,10 @@ call_prune(struct server *srv, const json_t *id, const json_t *args)
 	p.keep_newest = limit_arg(args, "keep_newest");
 	p.dry_run = json_is_true(json_object_get(args, "dry_run"));
 	p.nr_ids = json_array_size(idv);
-	if (p.nr_ids > 0 && (ids = calloc(p.nr_ids, sizeof(*ids))) == NULL)
-		p.nr_ids = 0;
+	if (p.nr_ids > 0 && (ids = calloc(p.nr_ids, sizeof(*ids))) == NULL) {
+		reply_tool_error(srv, id, "ptmcp: out of memory");
+		goto out;
+	}
 	for (i = 0; i < p.nr_ids; i++)
 		ids[i] = json_string_value(json_array_get(idv, i));
 	p.ids = ids;

@@ -1369,6 +1369,25 @@ store_import(const struct store *s, const char *dir, int new_id,
 	return rc;
 }
 
+/* Whether dir, or the nearest part of it that exists, lies in snap. */
+static int
+inside_snapshot(const char *dir, const char *snap)
+{
+	char probe[PATH_MAX], real[PATH_MAX], *slash;
+
+	if (snprintf(probe, sizeof(probe), "%s", dir) >= (int)sizeof(probe))
+		return 0;
+	while (realpath(probe, real) == NULL) {
+		if ((slash = strrchr(probe, '/')) == NULL)
+			strcpy(probe, ".");	/* the working directory's */
+		else if (slash == probe)
+			strcpy(probe, "/");
+		else
+			*slash = '\0';
+	}
+	return strcmp(real, snap) == 0 || store_beneath(real, snap);
+}
+
 int
 store_export(const struct store *s, const char *id, const char *gid,
     const char *dir, char *out, size_t size, struct error *e)
@@ -1382,15 +1401,21 @@ store_export(const struct store *s, const char *id, const char *gid,
 		    id);
 	if ((rc = fmt_path(out, size, e, "%s/%s", dir, id)) < 0 ||
 	    (rc = fmt_path(tmp, sizeof(tmp), e, "%s/.%s.tmp-XXXXXX", dir,
-	    id)) < 0 || (rc = mkpath_parents(out, 0700, e)) < 0)
+	    id)) < 0)
 		return rc;
-	if (lstat(out, &st) == 0)
-		return error_set(e, ERR_EXISTS, "%s exists already; export "
-		    "writes a new directory", out);
 	if ((guard = store_guard_begin(s, gid, id, "export", e)) < 0)
 		return guard;
+	/* Nothing is made before the destination is known to be outside. */
 	if ((rc = store_resolve(s, STORE_SNAPSHOTS, id, snap, sizeof(snap),
-	    e)) == 0 && (rc = copy_snapshot(snap, tmp, e)) == 0 &&
+	    e)) == 0 && inside_snapshot(dir, snap))
+		rc = error_set(e, ERR_INVALID, "%s is inside the snapshot it "
+		    "would hold", dir);
+	if (rc == 0 && lstat(out, &st) == 0)
+		rc = error_set(e, ERR_EXISTS, "%s exists already; export "
+		    "writes a new directory", out);
+	if (rc == 0)
+		rc = mkpath_parents(out, 0700, e);
+	if (rc == 0 && (rc = copy_snapshot(snap, tmp, e)) == 0 &&
 	    renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) < 0) {
 		rc = errno == EEXIST ? error_set(e, ERR_EXISTS, "%s exists "
 		    "already; export writes a new directory", out) :

@@ -365,9 +365,10 @@ int store_import(const struct store *s, const char *dir, int new_id,
  * a temporary name beside it and renamed into place, so that dir/<id> is
  * whole or absent.  Guarded while it copies (store_guard_begin, with
  * guard id gid), so no prune removes it meanwhile.  Work in progress in
- * derived/ is left out.  out receives dir/<id>.  Returns 0, -ERR_INVALID,
- * -ERR_NOTFOUND ("ID: not in the store"), -ERR_EXISTS (dir/<id> exists),
- * -ERR_PERM, -ERR_IO, -ERR_NOMEM.
+ * derived/ is left out.  A dir inside the snapshot itself is refused
+ * before anything is made (-ERR_INVALID).  out receives dir/<id>.
+ * Returns 0, -ERR_INVALID, -ERR_NOTFOUND ("ID: not in the store"),
+ * -ERR_EXISTS (dir/<id> exists), -ERR_PERM, -ERR_IO, -ERR_NOMEM.
  */
 int store_export(const struct store *s, const char *id, const char *gid,
     const char *dir, char *out, size_t size, struct error *e)

@@ -591,6 +591,11 @@ test_export(const char *root)
 	    -ERR_EXISTS, "not over an earlier export");
 	IS_INT(store_export(&a, "20260106T000000Z-0000000f", gid, f, b_path,
 	    sizeof(b_path), &e), -ERR_NOTFOUND, "an id not in the store");
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/new/deeper", a.root, X);
+	IS_INT(store_export(&a, X, gid, f, b_path, sizeof(b_path), &e),
+	    -ERR_INVALID, "not into the snapshot itself");
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/new", a.root, X);
+	OK(lstat(f, &sb) < 0, "and nothing made in it");
 	IS_INT(store_import(&b, out, 0, id, &e), 0, "imported elsewhere");
 	IS_STR(id, X, "under the same id");
 	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/default/spans.jsonl",
