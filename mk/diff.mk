@@ -28,3 +28,11 @@ install-ptkit-mk:
 uninstall: uninstall-ptkit-mk
 uninstall-ptkit-mk:
 	rm -f $(DESTDIR)$(DATADIR)/ptkit.mk
+
+# compare: the pairing rules, with ptdiff's own object beside libptkit.
+$(BUILD)/tests/unit/t_compare.o: ALL_CPPFLAGS += -iquote cmd/ptdiff
+$(BUILD)/tests/unit/t_compare: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o \
+    $(BUILD)/cmd/ptdiff/compare.o $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/cmd/ptdiff/compare.o \
+	    $(LIBPTKIT) $(LIBS_ALL)

@@ -89,6 +89,23 @@ bound_parse(const char *s, struct bound *b, struct error *e)
 	return 0;
 }
 
+int
+noise_parse(const char *s, struct noise_spec *n, struct error *e)
+{
+	char *end;
+
+	n->value = strtod(s, &end);
+	n->pct = *end == '%';
+	if (end == s || (*end != '\0' && strcmp(end, "%") != 0) ||
+	    !isfinite(n->value) || n->value < 0 || s[0] == '-' ||
+	    s[0] == '+')
+		return error_set(e, ERR_INVALID, "'%s': expected a number of "
+		    "instructions like 200, or a share of the capture's like "
+		    "0.1%%", s);
+	n->given = 1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sides */
 
@@ -152,7 +169,9 @@ row_values(const struct agg_row *r, double v[M_COUNT])
 	v[M_SELF_INSNS] = (double)r->self_insns;
 	v[M_MEAN_NS] = (double)r->sum_ns / spans;
 	v[M_MEAN_SELF_NS] = (double)r->self_ns / spans;
-	v[M_MEAN_INSNS] = (double)r->insns / calls;
+	/* Per outermost call: a recursive call is inside one already. */
+	v[M_MEAN_INSNS] = (double)r->insns / (r->outer > 0 ?
+	    (double)r->outer : calls);
 	v[M_MEAN_SELF_INSNS] = (double)r->self_insns / spans;
 }
 
@@ -350,8 +369,34 @@ target_name(json_t *snap)
 	    "";
 }
 
+/* Whether module (a path) is name: the same path or file name. */
 static int
-add_keys(struct keyed *k, size_t *n, const struct side *s, int side,
+module_is(const char *module, const char *name)
+{
+	return strcmp(module, name) == 0 ||
+	    strcmp(base_name(module), name) == 0;
+}
+
+/* Whether the options compare rows of module. */
+static int
+module_wanted(const struct compare_options *o, const char *module)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_excluded; i++)
+		if (module_is(module, o->excluded[i]))
+			return 0;
+	if (o->n_modules == 0)
+		return 1;
+	for (i = 0; i < o->n_modules; i++)
+		if (module_is(module, o->modules[i]))
+			return 1;
+	return 0;
+}
+
+static int
+add_keys(struct comparison *c, struct keyed *k, size_t *n,
+    const struct side *s, int side, const struct compare_options *o,
     struct error *e)
 {
 	unsigned char *amb = calloc(s->agg.n + 1, 1);
@@ -366,6 +411,12 @@ add_keys(struct keyed *k, size_t *n, const struct side *s, int side,
 		return rc;
 	}
 	for (i = 0; i < s->agg.n; i++) {
+		/* Inline rows name no module: they follow the function's. */
+		if (s->agg.row[i].module[0] != '\0' &&
+		    !module_wanted(o, s->agg.row[i].module)) {
+			c->n_filtered[side]++;
+			continue;
+		}
 		k[*n].name = s->agg.row[i].name;
 		k[*n].module = base_name(s->agg.row[i].module);
 		/* The program pairs with the program, whatever it is called. */
@@ -383,7 +434,8 @@ add_keys(struct keyed *k, size_t *n, const struct side *s, int side,
 static void pair_clones(struct comparison *c);
 
 static int
-pair_rows(struct comparison *c, struct error *e)
+pair_rows(struct comparison *c, const struct compare_options *o,
+    struct error *e)
 {
 	size_t total = c->a.agg.n + c->b.agg.n, n = 0, i, len;
 	struct keyed *k = calloc(total + 1, sizeof(*k));
@@ -394,8 +446,8 @@ pair_rows(struct comparison *c, struct error *e)
 		free(k);
 		return error_set(e, ERR_NOMEM, "out of memory");
 	}
-	if ((rc = add_keys(k, &n, &c->a, 0, e)) < 0 ||
-	    (rc = add_keys(k, &n, &c->b, 1, e)) < 0) {
+	if ((rc = add_keys(c, k, &n, &c->a, 0, o, e)) < 0 ||
+	    (rc = add_keys(c, k, &n, &c->b, 1, o, e)) < 0) {
 		free(k);
 		return rc;
 	}
@@ -417,7 +469,7 @@ static size_t
 cut_suffix(const char *name, size_t len)
 {
 	static const char *const kinds[] = { ".constprop.", ".isra.",
-	    ".part.", ".llvm." };
+	    ".part.", ".llvm.", ".lto_priv." };
 	size_t d = len, k;
 
 	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
@@ -433,16 +485,36 @@ cut_suffix(const char *name, size_t len)
 	return 0;
 }
 
+/* Where a trailing ".cold" or ".cold.N" (gcc's cold part) begins, or len. */
+static size_t
+cold_start(const char *name, size_t len)
+{
+	size_t d = len;
+
+	while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	if (d < len && d > 1 && name[d - 1] == '.')
+		d--;			/* ".cold.N" */
+	else
+		d = len;
+	if (d > 5 && strncmp(name + d - 5, ".cold", 5) == 0)
+		return d - 5;
+	return len;
+}
+
 size_t
 clone_base(const char *name, char *buf, size_t size)
 {
-	size_t len = strlen(name), cut;
+	size_t len = strlen(name), cut, cold = cold_start(name, len);
+	size_t n = cold;
 
-	while ((cut = cut_suffix(name, len)) > 0)
-		len = cut;
+	while ((cut = cut_suffix(name, n)) > 0)
+		n = cut;
+	/* A cold part stays one: the cold part of the base's version. */
 	if (size > 0)
-		snprintf(buf, size, "%.*s", (int)len, name);
-	return len;
+		snprintf(buf, size, "%.*s%s", (int)n, name, cold < len ?
+		    ".cold" : "");
+	return n + (cold < len ? 5 : 0);
 }
 
 /* The rows with no counterpart whose base name and module equal r's. */
@@ -655,6 +727,43 @@ judge_comparability(struct comparison *c)
 		c->class_metric = time_classes ? M_SELF_NS : M_SELF_INSNS;
 }
 
+/* Every instruction of a side: its rows' own instructions, summed. */
+static double
+side_insns(const struct side *s)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < s->agg.n; i++)
+		sum += (double)s->agg.row[i].self_insns;
+	return sum;
+}
+
+/*
+ * The noise band.  One thread on each side runs the same instructions
+ * for the same input, so every change is real: no band unless asked.
+ * With more, how often a thread waits on a lock or spins depends on how
+ * the threads were scheduled (libc's futex and spin paths), and so the
+ * default band is a share of the capture's instructions.
+ */
+static void
+judge_noise(struct comparison *c, const struct compare_options *o)
+{
+	double a = side_insns(&c->a), b = side_insns(&c->b);
+
+	c->insns_total = a > b ? a : b;
+	c->deterministic = analysis_manifest_u64(&c->a.an,
+	    "quality.threads", 0) <= 1 && analysis_manifest_u64(&c->b.an,
+	    "quality.threads", 0) <= 1;
+	if (o->noise.given)
+		c->noise_insns = o->noise.pct ? c->insns_total *
+		    o->noise.value / 100.0 : o->noise.value;
+	else
+		c->noise_insns = c->deterministic ? 0 : c->insns_total *
+		    NOISE_DEFAULT_PCT / 100.0;
+	c->noise_insns = floor(c->noise_insns);
+}
+
 /* ------------------------------------------------------------------ */
 /* Classes and bounds */
 
@@ -681,6 +790,33 @@ percent_change(double a, double b)
 	return (b - a) / a * 100.0;
 }
 
+/* The instruction total a metric's change is measured in, or -1. */
+static int
+insns_total_of(enum metric m)
+{
+	switch (m) {
+	case M_INSNS: case M_MEAN_INSNS: return M_INSNS;
+	case M_SELF_INSNS: case M_MEAN_SELF_INSNS: return M_SELF_INSNS;
+	default: return -1;
+	}
+}
+
+/* Whether r's change of metric m is within the instructions' noise band. */
+static int
+within_noise(const struct comparison *c, const struct diff_row *r,
+    enum metric m)
+{
+	int t = insns_total_of(m);
+	double a, b;
+
+	if (t < 0 || c->noise_insns <= 0)
+		return 0;
+	/* A row one side lacks changed by all it counts. */
+	a = r->has_a ? r->a[t] : 0;
+	b = r->has_b ? r->b[t] : 0;
+	return fabs(b - a) <= c->noise_insns;
+}
+
 static void
 classify(const struct comparison *c, struct diff_row *r)
 {
@@ -689,12 +825,11 @@ classify(const struct comparison *c, struct diff_row *r)
 
 	if (r->cls == C_AMBIGUOUS)
 		return;
-	if (!r->has_a) {
-		r->primary_delta = r->b[m];
-		return;
-	}
-	if (!r->has_b) {
-		r->primary_delta = -r->a[m];
+	if (!r->has_a || !r->has_b) {
+		/* New or vanished stays said; within the band it is no
+		 * change that counts. */
+		r->primary_delta = r->has_a ? -r->a[m] : r->b[m];
+		r->noise = within_noise(c, r, m);
 		return;
 	}
 	r->primary_delta = r->b[m] - r->a[m];
@@ -702,7 +837,10 @@ classify(const struct comparison *c, struct diff_row *r)
 		noise = fabs(r->a[m]) * TIME_NOISE_PCT / 100.0;
 	if (fabs(r->primary_delta) <= noise)
 		r->cls = C_SAME;
-	else
+	else if (within_noise(c, r, m)) {
+		r->cls = C_SAME;
+		r->noise = 1;
+	} else
 		r->cls = r->primary_delta > 0 ? C_SLOWER : C_FASTER;
 }
 
@@ -718,7 +856,7 @@ check_bounds(const struct comparison *c, struct diff_row *r,
 		enum metric m = normalised(c, o->bounds[i].metric);
 		double pct = percent_change(r->a[m], r->b[m]);
 
-		if (pct > o->bounds[i].pct) {
+		if (pct > o->bounds[i].pct && !within_noise(c, r, m)) {
 			r->crossed = 1;
 			r->crossed_metric = m;
 			r->crossed_pct = pct;
@@ -765,7 +903,9 @@ finish_rows(struct comparison *c, const struct compare_options *o)
 		}
 		classify(c, r);
 		check_bounds(c, r, o);
-		c->n_changed += r->cls != C_SAME && r->cls != C_AMBIGUOUS;
+		c->n_changed += r->cls != C_SAME && r->cls != C_AMBIGUOUS &&
+		    !r->noise;
+		c->n_noise += (size_t)r->noise;
 		c->n_crossed += (size_t)r->crossed;
 		c->row[kept++] = *r;
 	}
@@ -783,9 +923,10 @@ comparison_run(struct comparison *c, const char *path_a, const char *path_b,
 	if ((rc = side_open(&c->a, path_a, o->group, e)) < 0 ||
 	    (rc = side_open(&c->b, path_b, o->group, e)) < 0)
 		return rc;
-	if ((rc = pair_rows(c, e)) < 0)
+	if ((rc = pair_rows(c, o, e)) < 0)
 		return rc;
 	judge_comparability(c);
+	judge_noise(c, o);
 	finish_rows(c, o);
 	return 0;
 }

@@ -7,10 +7,13 @@
  * key stay unpaired and are listed as ambiguous; then a row only one side
  * has pairs with the one row of the other side that differs from it only
  * by the compiler's clone suffixes, .constprop.N, .isra.N, .part.N,
- * .llvm.N, and says so), the metrics and their
- * deltas, the class of each row (new, vanished, slower, faster, same),
- * which metrics are trustworthy for the pair (comparability), and which
- * rows cross a --fail-on bound.
+ * .llvm.N, .lto_priv.N, a cold part with a cold part, and says so), which
+ * modules are compared (--module, --exclude-module; the rows left out
+ * counted), the metrics and their deltas, the class of each row (new,
+ * vanished, slower, faster, same), the noise band of instruction counts
+ * (runs of more than one thread are not deterministic: changes within it
+ * are same and cross no bound), which metrics are trustworthy for the
+ * pair (comparability), and which rows cross a --fail-on bound.
  */
 #ifndef PTDIFF_COMPARE_H
 #define PTDIFF_COMPARE_H
@@ -32,7 +35,8 @@ enum metric {
 	M_SELF_INSNS,
 	M_MEAN_NS,		/* sum of span durations / spans */
 	M_MEAN_SELF_NS,		/* self_ns / spans */
-	M_MEAN_INSNS,		/* insns / calls (0 calls: / spans) */
+	M_MEAN_INSNS,		/* insns / outermost spans: one outermost
+				   call, callees included */
 	M_MEAN_SELF_INSNS,	/* self_insns / spans */
 	M_COUNT
 };
@@ -75,6 +79,7 @@ struct diff_row {
 	int has_a, has_b;
 	double a[M_COUNT], b[M_COUNT];
 	double primary_delta;		/* B - A of the class metric */
+	int noise;			/* changed, within the noise band */
 	int crossed;			/* crossed some --fail-on bound */
 	enum metric crossed_metric;	/* the first bound it crossed */
 	double crossed_pct;		/* its relative change, in percent */
@@ -100,20 +105,49 @@ struct comparison {
 	int per_call;			/* windows differ: compare means */
 	enum metric class_metric;	/* decides slower / faster */
 	size_t n_changed, n_crossed, n_ignored;
+	size_t n_filtered[2];		/* rows of A, of B: modules left out */
+	size_t n_noise;			/* rows same within the noise band */
+	int deterministic;		/* one thread on each side */
+	double insns_total;		/* the larger side's instructions */
+	double noise_insns;		/* the band, in instructions */
 };
+
+/* A noise band as given: N instructions, or P% of the capture's. */
+struct noise_spec {
+	int given;			/* else: the default */
+	int pct;			/* value is a percentage */
+	double value;
+};
+
+/* Default band where runs are not deterministic: of the capture's insns. */
+#define NOISE_DEFAULT_PCT 0.1
+
+/*
+ * Parses "N" or "P%".  Returns 0, or -ERR_INVALID with e saying what is
+ * wrong.
+ */
+int noise_parse(const char *s, struct noise_spec *n, struct error *e);
 
 struct compare_options {
 	enum agg_group group;
 	uint64_t min_ns;
 	const struct bound *bounds;
 	size_t n_bounds;
+	/* Modules compared (file name or path): only these, none of those. */
+	const char *const *modules;
+	size_t n_modules;
+	const char *const *excluded;
+	size_t n_excluded;
+	struct noise_spec noise;
 };
 
 /*
  * name without the clone suffixes gcc and clang add to a function they
- * specialise (.constprop.N, .isra.N, .part.N, .llvm.N, in any number and
- * order), into buf; a ".cold" part stays (it is another part of the
- * function, not a version of it).  Returns the length kept.
+ * specialise (.constprop.N, .isra.N, .part.N, .llvm.N, .lto_priv.N, in
+ * any number and order), into buf; a trailing ".cold" or ".cold.N" stays
+ * as ".cold" (another part of the function, not a version of it: the cold
+ * part of one version pairs with the cold part of another).  Returns the
+ * length written.
  */
 size_t clone_base(const char *name, char *buf, size_t size);
 

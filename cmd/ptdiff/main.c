@@ -16,19 +16,26 @@
 static const struct tool_info tool = {
 	"ptdiff",
 	"ptdiff [--format text|json|csv|markdown] [--group function|inline]\n"
-	"       [--fail-on METRIC:+PCT] ... [--min-ns N] A B",
+	"       [--fail-on METRIC:+PCT] ... [--min-ns N] [--module MODULE] ...\n"
+	"       [--exclude-module MODULE] ... [--noise-insns N|PCT%] A B",
 };
 
 enum { OPT_FORMAT = 256, OPT_GROUP, OPT_FAIL_ON, OPT_MIN_NS, OPT_HELP,
-	OPT_VERSION };
+	OPT_VERSION, OPT_MODULE, OPT_EXCLUDE_MODULE, OPT_NOISE_INSNS };
 
 #define DIFF_MAX_BOUNDS 32
+#define DIFF_MAX_MODULES 64
 
 struct diff_options {
 	int format, group;
 	struct bound bounds[DIFF_MAX_BOUNDS];
 	size_t n_bounds;
 	uint64_t min_ns;
+	const char *modules[DIFF_MAX_MODULES];
+	size_t n_modules;
+	const char *excluded[DIFF_MAX_MODULES];
+	size_t n_excluded;
+	struct noise_spec noise;
 	const char *a, *b;
 };
 
@@ -37,6 +44,9 @@ static const struct option long_options[] = {
 	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 	{ "min-ns", required_argument, NULL, OPT_MIN_NS },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "exclude-module", required_argument, NULL, OPT_EXCLUDE_MODULE },
+	{ "noise-insns", required_argument, NULL, OPT_NOISE_INSNS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +88,30 @@ parse_options(int argc, char *argv[], struct diff_options *o)
 			    INT64_MAX, &o->min_ns) < 0)
 				return CLI_USAGE;
 			break;
+		case OPT_MODULE:
+		case OPT_EXCLUDE_MODULE: {
+			int incl = c == OPT_MODULE;
+			size_t *n = incl ? &o->n_modules : &o->n_excluded;
+
+			if (*n == DIFF_MAX_MODULES)
+				return cli_usage_error(&tool, "more than %d "
+				    "--%s options", DIFF_MAX_MODULES, incl ?
+				    "module" : "exclude-module");
+			if (optarg[0] == '\0')
+				return cli_usage_error(&tool, "option '--%s': "
+				    "an empty module name", incl ? "module" :
+				    "exclude-module");
+			(incl ? o->modules : o->excluded)[(*n)++] = optarg;
+			break;
+		}
+		case OPT_NOISE_INSNS: {
+			struct error e;
+
+			if (noise_parse(optarg, &o->noise, &e) < 0)
+				return cli_usage_error(&tool,
+				    "option '--noise-insns': %s", e.msg);
+			break;
+		}
 		case OPT_HELP:
 			return cli_help(&tool);
 		case OPT_VERSION:
@@ -150,6 +184,11 @@ main(int argc, char *argv[])
 	co.min_ns = o.min_ns;
 	co.bounds = o.bounds;
 	co.n_bounds = o.n_bounds;
+	co.modules = o.modules;
+	co.n_modules = o.n_modules;
+	co.excluded = o.excluded;
+	co.n_excluded = o.n_excluded;
+	co.noise = o.noise;
 	if (comparison_run(&c, o.a, o.b, &co, &e) < 0) {
 		report_error(tool.name, NULL, &e, NULL);
 		comparison_free(&c);

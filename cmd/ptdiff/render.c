@@ -72,6 +72,8 @@ text_row(FILE *out, const struct diff_row *r, enum metric cm)
 	fprintf(out, " module=%s fn=%s", r->module, r->name);
 	if (r->name_b != NULL)
 		fprintf(out, " fn_b=%s paired_by=clone", r->name_b);
+	if (r->noise)
+		fputs(" within=noise", out);
 	fputc('\n', out);
 }
 
@@ -85,9 +87,12 @@ render_text(FILE *out, const struct comparison *c)
 		fprintf(out, "check %s a=%s b=%s what=%s\n",
 		    c->check[i].same ? "same" : "differs", c->check[i].a,
 		    c->check[i].b, c->check[i].what);
-	fprintf(out, "verdict times=%s insns=exact per_call=%s class_by=%s\n",
+	fprintf(out, "verdict times=%s insns=exact per_call=%s class_by=%s "
+	    "noise_insns=%.0f deterministic=%s filtered_a=%zu filtered_b=%zu\n",
 	    times_label(c), c->per_call ? "yes" : "no",
-	    metric_name(c->class_metric));
+	    metric_name(c->class_metric), c->noise_insns,
+	    c->deterministic ? "yes" : "no", c->n_filtered[0],
+	    c->n_filtered[1]);
 	for (i = 0; i < c->n; i++)
 		text_row(out, &c->row[i], c->class_metric);
 	fprintf(out, "summary rows=%zu changed=%zu crossed=%zu ignored=%zu\n",
@@ -134,6 +139,8 @@ json_row(struct jsonw *w, const struct diff_row *r)
 	}
 	jsonw_kv_string(w, "module", r->module);
 	jsonw_kv_string(w, "class", row_class_name(r->cls));
+	if (r->noise)
+		jsonw_kv_bool(w, "within_noise", 1);
 	json_side(w, "a", r->has_a, r->a);
 	json_side(w, "b", r->has_b, r->b);
 	jsonw_key(w, "delta");
@@ -185,6 +192,8 @@ render_json(FILE *out, const struct comparison *c)
 	jsonw_kv_string(&w, "insns", "exact");
 	jsonw_kv_bool(&w, "per_call", c->per_call);
 	jsonw_kv_string(&w, "class_by", metric_name(c->class_metric));
+	jsonw_kv_bool(&w, "deterministic", c->deterministic);
+	jsonw_kv_u64(&w, "noise_insns", (uint64_t)c->noise_insns);
 	json_checks(&w, c);
 	jsonw_object_end(&w);
 	jsonw_key(&w, "rows");
@@ -198,6 +207,9 @@ render_json(FILE *out, const struct comparison *c)
 	jsonw_kv_u64(&w, "changed", c->n_changed);
 	jsonw_kv_u64(&w, "crossed", c->n_crossed);
 	jsonw_kv_u64(&w, "ignored", c->n_ignored);
+	jsonw_kv_u64(&w, "noise", c->n_noise);
+	jsonw_kv_u64(&w, "filtered_a", c->n_filtered[0]);
+	jsonw_kv_u64(&w, "filtered_b", c->n_filtered[1]);
 	jsonw_object_end(&w);
 	jsonw_object_end(&w);
 	jsonw_newline(&w);

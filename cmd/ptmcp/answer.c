@@ -2,10 +2,13 @@
 #include "answer.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tools.h"
 
 #define LINE_ROWS 3		/* rows named in a summary line */
 
@@ -264,8 +267,8 @@ line_class(struct line *l, const json_t *rows, const char *cls,
 }
 
 void
-answer_compare_line(const json_t *report, const json_t *out, char *buf,
-    size_t size)
+answer_compare_line(const json_t *report, const json_t *out,
+    int with_bounds, char *buf, size_t size)
 {
 	struct line l = { buf, size, 0 };
 	const json_t *cmp = json_object_get(report, "comparable");
@@ -300,7 +303,15 @@ answer_compare_line(const json_t *report, const json_t *out, char *buf,
 		line_class(&l, rows, "new", metric);
 		line_class(&l, rows, "vanished", metric);
 	}
-	if (json_is_object(sum))
+	if (json_integer_value(json_object_get(sum, "noise")) > 0)
+		line_add(&l, " %" JSON_INTEGER_FORMAT " more changed within "
+		    "the noise band of %" JSON_INTEGER_FORMAT " instructions "
+		    "(threads make runs differ): counted as same.",
+		    json_integer_value(json_object_get(sum, "noise")),
+		    json_integer_value(json_object_get(cmp, "noise_insns")));
+	/* Crossing is said of bounds that were given, or crossed. */
+	if (json_is_object(sum) && (with_bounds || json_integer_value(
+	    json_object_get(sum, "crossed")) > 0))
 		line_add(&l, " %" JSON_INTEGER_FORMAT " crossed a fail_on "
 		    "bound.", json_integer_value(json_object_get(sum,
 		    "crossed")));
@@ -315,4 +326,82 @@ answer_compare_line(const json_t *report, const json_t *out, char *buf,
 	if (next != NULL)
 		line_add(&l, " More rows: call again with report_id and cursor "
 		    "%s.", next);
+}
+
+/* Replaces the n bytes at p (inside msg) with with. */
+static char *
+splice(char *msg, size_t size, char *p, size_t n, const char *with)
+{
+	size_t wl = strlen(with), tail = strlen(p + n);
+
+	if ((size_t)(p - msg) + wl + tail + 1 > size)
+		return p + n;		/* would not fit: left as it was */
+	memmove(p + wl, p + n, tail + 1);
+	memcpy(p, with, wl);
+	return p + wl;
+}
+
+/* An option starts at p: not inside a longer word. */
+static int
+word_at(const char *msg, const char *p, const char *word)
+{
+	size_t n = strlen(word);
+	char after = p[n];
+
+	return strncmp(p, word, n) == 0 && (p == msg || (p[-1] != '-' &&
+	    (p[-1] < 'a' || p[-1] > 'z'))) && !(after == '-' ||
+	    (after >= 'a' && after <= 'z'));
+}
+
+void
+answer_in_call_words(char *msg, size_t size, const char *root,
+    const struct tool_word *words)
+{
+	char prefix[PATH_MAX + 16], with[128];
+	char *p, *end;
+	size_t k, len;
+
+	/* root/snapshots/ID[/derived/AID[/rest]] */
+	snprintf(prefix, sizeof(prefix), "%s/snapshots/", root);
+	len = strlen(prefix);
+	while ((p = strstr(msg, prefix)) != NULL) {
+		end = p + len;
+		k = strcspn(end, "/: '\"");
+		if (strncmp(end + k, "/derived/", 9) == 0) {
+			size_t a = strcspn(end + k + 9, "/: '\"");
+
+			snprintf(with, sizeof(with), "snapshot %.*s analysis "
+			    "%.*s", (int)k, end, (int)a, end + k + 9);
+			if (strncmp(end + k + 9, ".tmp-", 5) == 0)
+				snprintf(with, sizeof(with), "snapshot %.*s "
+				    "(its analysis being written)", (int)k,
+				    end);
+			k += 9 + a;
+		} else {
+			snprintf(with, sizeof(with), "snapshot %.*s", (int)k,
+			    end);
+		}
+		/* "…/a" of an analysis being written: part of it. */
+		if (strstr(with, "being written") != NULL &&
+		    strncmp(end + k, "/a", 2) == 0 &&
+		    strchr("/: '\"", end[k + 2]) != NULL)
+			k += 2;
+		splice(msg, size, p, len + k, with);
+	}
+	/* Anything else of the store: named from the store's top. */
+	snprintf(prefix, sizeof(prefix), "%s/", root);
+	while ((p = strstr(msg, prefix)) != NULL)
+		splice(msg, size, p, strlen(prefix), "store:");
+	for (p = msg; *p != '\0'; p++) {
+		for (k = 0; words != NULL && words[k].cli != NULL; k++) {
+			if (!word_at(msg, p, words[k].cli))
+				continue;
+			/* "option '--span'" is an argument now */
+			if (p - msg >= 8 && strncmp(p - 8, "option '", 8) == 0)
+				p = splice(msg, size, p - 8, 8, "argument '");
+			p = splice(msg, size, p, strlen(words[k].cli),
+			    words[k].arg) - 1;
+			break;
+		}
+	}
 }

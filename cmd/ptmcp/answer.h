@@ -34,9 +34,24 @@ void answer_query_line(const json_t *out, char *buf, size_t size);
 
 /*
  * The summary line of a trace_compare result: from the whole report
- * (the slower, faster, new and vanished functions) and its page out.
+ * (the slower, faster, new and vanished functions, those within the
+ * noise band) and its page out; whether bounds were crossed is said when
+ * with_bounds (fail_on was given) or some were.
  */
 void answer_compare_line(const json_t *report, const json_t *out,
-    char *buf, size_t size);
+    int with_bounds, char *buf, size_t size);
+
+struct tool_word;
+
+/*
+ * Puts a message of a tool underneath (msg, rewritten in place, at most
+ * size bytes) in the words of the call: the options it names become the
+ * arguments they came from (words; "option '--span'" becomes "argument
+ * 'span_id'"), and paths inside the store at root become what an agent
+ * knows them by ("snapshot ID", "snapshot ID analysis AID"), so that no
+ * answer shows a flag it cannot pass or a path it cannot use.
+ */
+void answer_in_call_words(char *msg, size_t size, const char *root,
+    const struct tool_word *words);
 
 #endif

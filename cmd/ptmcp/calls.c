@@ -165,8 +165,8 @@ reply_if_failed(struct server *srv, struct job *j)
 
 	if (c == NULL)
 		return 0;
-	reply_tool_error(srv, j->req_id, "%s", job_child_message(c, msg,
-	    sizeof(msg)));
+	reply_tool_error(srv, j->req_id, "%s",
+	    job_child_words(srv, j, c, msg, sizeof(msg)));
 	return 1;
 }
 
@@ -274,8 +274,8 @@ doctor_done(struct server *srv, struct job *j)
 	rep = c->out.data != NULL ? json_loads(c->out.data, 0, NULL) : NULL;
 	if (!json_is_object(rep) || (c->exit_code != 0 && c->exit_code != 1)) {
 		json_decref(rep);
-		reply_tool_error(srv, j->req_id, "%s", job_child_message(c,
-		    msg, sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	if (store_list(&srv->store, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
@@ -740,7 +740,8 @@ compare_page(struct server *srv, const json_t *id, const char *rid,
 		json_object_set_new(out, "next_cursor", json_string(next));
 	}
 	json_object_set_new(out, "truncated", json_boolean(cut));
-	answer_compare_line(report, out, line, sizeof(line));
+	answer_compare_line(report, out, json_array_size(json_object_get(args,
+	    "fail_on")) > 0, line, sizeof(line));
 	json_decref(report);
 	idem_save(srv, request_name, args, out);
 	reply_tool(srv, id, line, out);
@@ -755,16 +756,16 @@ compare_done(struct server *srv, struct job *j)
 	struct error e;
 
 	if (c->exit_code != 0 && c->exit_code != 1) {
-		reply_tool_error(srv, j->req_id, "%s", job_child_message(c, msg,
-		    sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	res = json_loads(c->out.data != NULL ? c->out.data : "",
 	    JSON_DECODE_ANY, NULL);
 	if (res == NULL && c->exit_code != 0) {
 		/* Status 1 without a report is a failure, not "crossed". */
-		reply_tool_error(srv, j->req_id, "%s", job_child_message(c, msg,
-		    sizeof(msg)));
+		reply_tool_error(srv, j->req_id, "%s",
+		    job_child_words(srv, j, c, msg, sizeof(msg)));
 		return;
 	}
 	if (res == NULL) {
@@ -853,6 +854,15 @@ call_compare(struct server *srv, const json_t *id, const json_t *token,
 	av_add(&a, "json");
 	av_opt(&a, args, "group", "--group");
 	av_opt(&a, args, "min_ns", "--min-ns");
+	av_opt(&a, args, "noise_insns", "--noise-insns");
+	json_array_foreach(json_object_get(args, "modules"), i, v) {
+		av_add(&a, "--module");
+		av_add(&a, json_string_value(v));
+	}
+	json_array_foreach(json_object_get(args, "exclude_modules"), i, v) {
+		av_add(&a, "--exclude-module");
+		av_add(&a, json_string_value(v));
+	}
 	json_array_foreach(bounds, i, v) {
 		av_add(&a, "--fail-on");
 		av_add(&a, json_string_value(v));
@@ -868,18 +878,152 @@ call_compare(struct server *srv, const json_t *id, const json_t *token,
 	job_start(srv, j);
 }
 
+/* A snapshot of the store as trace_list and trace_prune show it. */
+static json_t *
+entry_json(const struct server *srv, const struct store_entry *ent,
+    int full)
+{
+	char when[STORE_TIME_SIZE];
+	struct store_analysis *an = NULL;
+	struct error e;
+	size_t n = 0, i;
+	json_t *r, *list;
+
+	store_time_iso(ent->created_ns, when, sizeof(when));
+	r = json_pack("{s:s,s:o,s:s,s:I}", "snapshot_id", ent->id, "program",
+	    ent->brief.program[0] != '\0' ? json_string_bytes(
+	    ent->brief.program) : json_null(), "created", when, "bytes",
+	    (json_int_t)ent->bytes);
+	if (r == NULL || !full)
+		return r;
+	json_object_set_new(r, "trigger", ent->brief.trigger[0] != '\0' ?
+	    json_string_bytes(ent->brief.trigger) : json_null());
+	list = json_array();
+	if (store_list_analyses(&srv->store, ent->id, &an, &n, &e) < 0)
+		n = 0;	/* listed as not decoded */
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_pack("{s:s,s:I}", "analysis_id",
+		    an[i].id, "bytes", (json_int_t)an[i].bytes));
+	free(an);
+	json_object_set_new(r, "decoded", json_boolean(n > 0));
+	json_object_set_new(r, "analyses", list);
+	json_object_set_new(r, "in_use", json_boolean(ent->in_use));
+	return r;
+}
+
+/* A program argument matches the recorded argv[0] or its file name. */
+static int
+program_matches(const char *want, const char *recorded)
+{
+	const char *base = strrchr(recorded, '/');
+
+	return strcmp(want, recorded) == 0 ||
+	    (base != NULL && strcmp(want, base + 1) == 0);
+}
+
+static void
+call_list(struct server *srv, const json_t *id, const json_t *args)
+{
+	const char *want = json_string_value(json_object_get(args, "program"));
+	const char *cursor = json_string_value(json_object_get(args,
+	    "cursor"));
+	size_t limit = json_is_integer(json_object_get(args, "limit")) ?
+	    (size_t)json_integer_value(json_object_get(args, "limit")) : 20;
+	size_t n = 0, i, first = 0, total = 0, len;
+	struct store_entry *v = NULL;
+	uint64_t bytes = 0;
+	json_t *page, *out;
+	struct error e;
+	char line[ANSWER_LINE_MAX], next[32];
+	int cut;
+
+	if (cursor != NULL && answer_cursor_parse(cursor, &first) < 0) {
+		reply_tool_error(srv, id, "trace_list: cursor '%.80s' is not one "
+		    "trace_list gave: pass next_cursor as it came.", cursor);
+		return;
+	}
+	if (store_list(&srv->store, STORE_SNAPSHOTS, &v, &n, &e) < 0) {
+		reply_tool_error(srv, id, "trace_list: the store cannot be read "
+		    "(%s).", err_str(e.code));
+		return;
+	}
+	page = json_array();
+	for (i = 0; i < n; i++) {
+		json_t *row;
+
+		if (want != NULL && !program_matches(want, v[i].brief.program))
+			continue;
+		bytes += v[i].bytes;
+		if (total >= first && json_array_size(page) < limit &&
+		    (row = entry_json(srv, &v[i], 1)) != NULL)
+			json_array_append_new(page, row);
+		total++;
+	}
+	free(v);
+	out = json_pack("{s:o,s:I,s:I,s:I}", "snapshots", page, "total_rows",
+	    (json_int_t)total, "first_row", (json_int_t)first, "total_bytes",
+	    (json_int_t)bytes);
+	if (out == NULL) {
+		reply_tool(srv, id, "", NULL);
+		return;
+	}
+	cut = answer_fit_rows(out, page, RESULT_BUDGET) > 0;
+	if (first + json_array_size(page) < total) {
+		answer_cursor(first + json_array_size(page), next, sizeof(next));
+		json_object_set_new(out, "next_cursor", json_string(next));
+	}
+	json_object_set_new(out, "truncated", json_boolean(cut));
+	/* "The store holds N snapshots (B bytes)[ of PROGRAM]. Rows a-b:
+	 * ID PROGRAM CREATED, decoded|not decoded; ..." */
+	len = (size_t)snprintf(line, sizeof(line), "The store holds %zu "
+	    "snapshots%s%.200s (%llu bytes).", total, want != NULL ?
+	    " of " : "", want != NULL ? want : "", (unsigned long long)bytes);
+	if (json_array_size(page) > 0 && len < sizeof(line))
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+		    " Rows %zu-%zu, oldest first:", first + 1, first +
+		    json_array_size(page));
+	for (i = 0; i < json_array_size(page) && len + 160 < sizeof(line);
+	    i++) {
+		const json_t *row = json_array_get(page, i);
+		const char *prog = json_string_value(json_object_get(row,
+		    "program"));
+
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+		    "%s %s %.80s %s %" JSON_INTEGER_FORMAT " bytes, %s",
+		    i ? ";" : "", json_string_value(json_object_get(row,
+		    "snapshot_id")), prog != NULL ? prog : "(no program)",
+		    json_string_value(json_object_get(row, "created")),
+		    json_integer_value(json_object_get(row, "bytes")),
+		    json_is_true(json_object_get(row, "decoded")) ? "decoded" :
+		    "not decoded");
+	}
+	if (len < sizeof(line) && json_array_size(page) > 0)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, ".");
+	if (len < sizeof(line) && json_is_string(json_object_get(out,
+	    "next_cursor")))
+		snprintf(line + len, sizeof(line) - len, " More rows: call "
+		    "again with cursor %s.", next);
+	reply_tool(srv, id, line, out);
+}
+
 struct prune_acc {
-	json_t *removed;
+	const struct server *srv;
+	json_t *removed, *kept;
 	uint64_t bytes;
 };
 
 static void
-prune_one(const char *id, uint64_t bytes, void *arg)
+prune_seen(const struct store_entry *ent, enum store_pruned what,
+    void *arg)
 {
 	struct prune_acc *acc = arg;
 
-	json_array_append_new(acc->removed, json_string(id));
-	acc->bytes += bytes;
+	if (what == STORE_PRUNE_IN_USE) {
+		json_array_append_new(acc->kept, json_string(ent->id));
+		return;
+	}
+	json_array_append_new(acc->removed, entry_json(acc->srv, ent, 0));
+	acc->bytes += ent->bytes;
 }
 
 static int64_t
@@ -893,34 +1037,66 @@ limit_arg(const json_t *args, const char *key)
 static void
 call_prune(struct server *srv, const json_t *id, const json_t *args)
 {
-	struct store_prune p;
-	struct prune_acc acc = { json_array(), 0 };
+	const json_t *idv = json_object_get(args, "ids");
+	struct store_prune p = { .now = time(NULL) };
+	struct prune_acc acc = { srv, json_array(), json_array(), 0 };
+	const char **ids = NULL;
 	struct error e;
-	char summary[256];
+	char summary[ANSWER_LINE_MAX];
+	size_t i, len;
 	int n;
 
 	p.max_age_s = limit_arg(args, "max_age_s");
 	p.max_count = limit_arg(args, "max_count");
 	p.max_bytes = limit_arg(args, "max_bytes");
+	p.keep_newest = limit_arg(args, "keep_newest");
 	p.dry_run = json_is_true(json_object_get(args, "dry_run"));
-	p.now = time(NULL);
-	if (p.max_age_s < 0 && p.max_count < 0 && p.max_bytes < 0) {
-		json_decref(acc.removed);
-		reply_tool_error(srv, id, "trace_prune: give at least one of "
+	p.nr_ids = json_array_size(idv);
+	if (p.nr_ids > 0 && (ids = calloc(p.nr_ids, sizeof(*ids))) == NULL) {
+		reply_tool_error(srv, id, "ptmcp: out of memory");
+		goto out;
+	}
+	for (i = 0; i < p.nr_ids; i++)
+		ids[i] = json_string_value(json_array_get(idv, i));
+	p.ids = ids;
+	if (p.max_age_s < 0 && p.max_count < 0 && p.max_bytes < 0 &&
+	    p.keep_newest < 0 && p.nr_ids == 0) {
+		reply_tool_error(srv, id, "trace_prune: give ids (snapshots to "
+		    "delete, from trace_list) or at least one of keep_newest, "
 		    "max_age_s, max_count or max_bytes.");
-		return;
+		goto out;
 	}
-	if ((n = store_prune(&srv->store, &p, prune_one, &acc, &e)) < 0) {
-		json_decref(acc.removed);
-		reply_tool_error(srv, id, "trace_prune: %s", e.msg);
-		return;
+	if ((n = store_prune(&srv->store, &p, prune_seen, &acc, &e)) < 0) {
+		if (e.code == ERR_NOTFOUND)
+			reply_tool_error(srv, id, "trace_prune: ids: %s "
+			    "(trace_list shows the snapshots); nothing was "
+			    "deleted.", e.msg);
+		else
+			reply_tool_error(srv, id, "trace_prune: %s.",
+			    e.code == ERR_INVALID ? e.msg : err_str(e.code));
+		goto out;
 	}
-	snprintf(summary, sizeof(summary), "%s %d snapshots (%llu bytes).",
-	    p.dry_run ? "Would remove" : "Removed", n,
+	len = (size_t)snprintf(summary, sizeof(summary), "%s %d snapshots "
+	    "(%llu bytes)", p.dry_run ? "Would remove" : "Removed", n,
 	    (unsigned long long)acc.bytes);
-	reply_tool(srv, id, summary, json_pack("{s:o,s:I,s:b}", "removed",
-	    acc.removed, "freed_bytes", (json_int_t)acc.bytes, "dry_run",
-	    p.dry_run));
+	for (i = 0; i < json_array_size(acc.removed) && len + 40 <
+	    sizeof(summary); i++)
+		len += (size_t)snprintf(summary + len, sizeof(summary) - len,
+		    "%s%s", i ? ", " : ": ", json_string_value(json_object_get(
+		    json_array_get(acc.removed, i), "snapshot_id")));
+	if (len < sizeof(summary))
+		len += (size_t)snprintf(summary + len, sizeof(summary) - len,
+		    ".");
+	if (json_array_size(acc.kept) > 0 && len < sizeof(summary))
+		snprintf(summary + len, sizeof(summary) - len, " Kept %zu in "
+		    "use by a live session or job.", json_array_size(acc.kept));
+	reply_tool(srv, id, summary, json_pack("{s:O,s:O,s:I,s:b}", "removed",
+	    acc.removed, "kept_in_use", acc.kept, "freed_bytes",
+	    (json_int_t)acc.bytes, "dry_run", p.dry_run));
+out:
+	json_decref(acc.removed);
+	json_decref(acc.kept);
+	free(ids);
 }
 
 void
@@ -959,6 +1135,9 @@ call_tool(struct server *srv, const json_t *id, const json_t *token,
 		break;
 	case TOOL_PRUNE:
 		call_prune(srv, id, args);
+		break;
+	case TOOL_LIST:
+		call_list(srv, id, args);
 		break;
 	case TOOL_COUNT:
 		break;

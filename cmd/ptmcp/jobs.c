@@ -10,12 +10,22 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "tool/progress.h"
 #include "base/progpath.h"
+#include "answer.h"
 #include "server.h"
 #include "tool/report.h"
 
 #define KILL_GRACE_MS 1000
 #define PROGRESS_EVERY_MS 1000
+/*
+ * Progress is sent in thousandths of the whole call: stages whose tool
+ * reports DONE of TOTAL move across their share by it; a stage with no
+ * total (ptspans, a query) moves one thousandth per notification, never
+ * reaching the end, so that progress always grows as MCP asks.
+ */
+#define PROGRESS_TOTAL 1000
+#define DECODE_SHARE 900	/* decoding's share of a decode call */
 
 struct job *
 job_new(struct server *srv, const struct tool_def *tool,
@@ -189,6 +199,35 @@ drain(int *fd, struct outbuf *b)
 	}
 }
 
+/*
+ * Takes the newest complete progress line in c's stderr since last
+ * looked ("progress: LABEL DONE TOTAL"): what stage the child is at.
+ */
+static void
+read_progress(struct child *c)
+{
+	const char *data = c->err.data, *p, *nl, *best = NULL;
+	char label[32];
+	unsigned long long done, total;
+
+	if (data == NULL)
+		return;
+	if (c->err_seen > c->err.len)	/* the kept tail moved */
+		c->err_seen = 0;
+	for (p = data + c->err_seen; (nl = strchr(p, '\n')) != NULL;
+	    p = nl + 1)
+		if (strncmp(p, PROGRESS_LINE_PREFIX,
+		    strlen(PROGRESS_LINE_PREFIX)) == 0)
+			best = p;
+	c->err_seen = (size_t)(p - data);
+	if (best != NULL && sscanf(best + strlen(PROGRESS_LINE_PREFIX),
+	    "%31s %llu %llu", label, &done, &total) == 3) {
+		snprintf(c->stage, sizeof(c->stage), "%s", label);
+		c->done = done;
+		c->total = total;
+	}
+}
+
 /* Hands each complete stdout line of child 0 to on_line. */
 static void
 feed_lines(struct server *srv, struct job *j)
@@ -238,6 +277,7 @@ jobs_on_poll(struct server *srv, struct pollfd *fds, int n)
 		for (i = 0; i < j->nch; i++) {
 			drain(&j->ch[i].out_fd, &j->ch[i].out);
 			drain(&j->ch[i].err_fd, &j->ch[i].err);
+			read_progress(&j->ch[i]);
 		}
 		feed_lines(srv, j);
 	}
@@ -348,8 +388,9 @@ job_child_message(const struct child *c, char *buf, size_t size)
 		end = strchr(s, '\n');
 		if (end == NULL)
 			end = s + strlen(s);
-		if (end == s)
-			continue;
+		if (end == s || strncmp(s, PROGRESS_LINE_PREFIX,
+		    strlen(PROGRESS_LINE_PREFIX)) == 0)
+			continue;	/* progress is no message */
 		last = s;
 		last_len = (size_t)(end - s);
 		if (strncmp(s, name, nlen) == 0 && s[nlen] == ':') {
@@ -372,26 +413,93 @@ job_child_message(const struct child *c, char *buf, size_t size)
 	return buf;
 }
 
+const char *
+job_child_words(const struct server *srv, const struct job *j,
+    const struct child *c, char *buf, size_t size)
+{
+	job_child_message(c, buf, size);
+	answer_in_call_words(buf, size, srv->store.root, j->tool != NULL ?
+	    tools_words(j->tool->id) : NULL);
+	return buf;
+}
+
+/* The stage a job is at, its share of PROGRESS_TOTAL and its words. */
+static int
+job_stage(const struct job *j, int64_t now, char *msg, size_t size)
+{
+	const struct child *dec = &j->ch[0];
+	long long secs = (long long)((now - j->start_ms) / 1000);
+	const char *what = j->tool->id == TOOL_QUERY ? "querying" :
+	    j->tool->id == TOOL_COMPARE ? "comparing" :
+	    j->tool->id == TOOL_DOCTOR ? "checking the recorders" : "working";
+	int at;
+
+	if (j->session != NULL) {
+		snprintf(msg, size, "trace_stop: recording: the recorder is "
+		    "writing the final snapshot (%lld s)", secs);
+		return -1;
+	}
+	if (j->tool->id == TOOL_DECODE && j->nch == 2 && !dec->reaped) {
+		at = dec->total > 0 ? (int)(dec->done * DECODE_SHARE /
+		    dec->total) : -1;
+		if (dec->total > 0)
+			snprintf(msg, size, "trace_decode: decoding: %llu of "
+			    "%llu bytes of trace (%d%%)", (unsigned long long)
+			    dec->done, (unsigned long long)dec->total,
+			    (int)(dec->done * 100 / dec->total));
+		else
+			snprintf(msg, size, "trace_decode: decoding (%lld s)",
+			    secs);
+		return at;
+	}
+	if (j->tool->id == TOOL_DECODE && j->nch == 2) {
+		snprintf(msg, size, "trace_decode: spans: the trace is decoded; "
+		    "ptspans is building the calls and their index (%lld s)",
+		    secs);
+		return DECODE_SHARE;
+	}
+	snprintf(msg, size, "%s: %s (%lld s)", j->tool->name, what, secs);
+	return -1;
+}
+
 static void
-send_progress(struct server *srv, struct job *j, int64_t now)
+send_progress(struct server *srv, struct job *j, const json_t *token,
+    int64_t now)
 {
 	struct jsonrpc_line l;
-	char msg[128];
+	char msg[256];
+	int at;
 
-	j->progress++;
 	j->next_progress_ms = now + PROGRESS_EVERY_MS;
-	snprintf(msg, sizeof(msg), "%s: working for %lld s", j->tool->name,
-	    (long long)((now - j->start_ms) / 1000));
+	at = job_stage(j, now, msg, sizeof(msg));
+	/* Always more than the last, never the whole before the answer. */
+	if (at <= j->progress)
+		at = j->progress + 1;
+	if (at >= PROGRESS_TOTAL)
+		return;
+	j->progress = at;
 	if (jsonrpc_begin_notification(&l, "notifications/progress") < 0)
 		return;
 	jsonw_object_begin(&l.w);
 	jsonw_key(&l.w, "progressToken");
-	jsonrpc_write_json(&l.w, j->token);
+	jsonrpc_write_json(&l.w, token);
 	jsonw_kv_i64(&l.w, "progress", j->progress);
+	jsonw_kv_i64(&l.w, "total", PROGRESS_TOTAL);
 	jsonw_kv_string(&l.w, "message", msg);
 	jsonw_object_end(&l.w);
 	/* A failed write sets srv->out.broken, which ends the loop. */
 	PTKIT_DROP(jsonrpc_send(&srv->out, &l, NULL, 0, NULL));
+}
+
+/* Whom a job's progress goes to: its call's token, or trace_stop's. */
+static const json_t *
+progress_token(const struct job *j)
+{
+	if (j->token != NULL && j->req_id != NULL)
+		return j->token;
+	if (j->session != NULL && j->session->wait_stop != NULL)
+		return j->session->wait_stop_token;
+	return NULL;
 }
 
 void
@@ -413,9 +521,9 @@ jobs_step(struct server *srv)
 		}
 		if (j->cancelled && now >= j->kill_at_ms)
 			kill_children(j, SIGKILL);
-		if (!j->cancelled && j->token != NULL && j->req_id != NULL &&
+		if (!j->cancelled && progress_token(j) != NULL &&
 		    now >= j->next_progress_ms)
-			send_progress(srv, j, now);
+			send_progress(srv, j, progress_token(j), now);
 		pp = &j->next;
 	}
 	while ((j = done) != NULL) {

@@ -24,8 +24,9 @@ static const struct tool_info tool = {
 	"ptmcp [--store STORE] compare ID_A ID_B [ptdiff options]\n"
 	"ptmcp [--store STORE] list\n"
 	"ptmcp [--store STORE] show ID\n"
-	"ptmcp [--store STORE] import DIR\n"
-	"ptmcp [--store STORE] prune [prune options]\n"
+	"ptmcp [--store STORE] import [--new-id] DIR\n"
+	"ptmcp [--store STORE] export ID DIR\n"
+	"ptmcp [--store STORE] prune [prune options] [ID ...]\n"
 	"ptmcp [--store STORE] doctor",
 };
 
@@ -33,7 +34,7 @@ enum { OPT_STORE = 256, OPT_HELP, OPT_VERSION };
 
 static const char *const verbs[] = {
 	"serve", "run", "attach", "decode", "query", "compare", "list",
-	"show", "import", "prune", "doctor",
+	"show", "import", "export", "prune", "doctor",
 };
 
 static const struct option long_options[] = {
@@ -63,7 +64,8 @@ run_verb(const char *store, int argc, char **argv)
 		    char **);
 	} table[] = {
 		{ "list", verb_list }, { "show", verb_show },
-		{ "import", verb_import }, { "prune", verb_prune },
+		{ "import", verb_import }, { "export", verb_export },
+		{ "prune", verb_prune },
 		{ "doctor", verb_doctor }, { "run", verb_run },
 		{ "attach", verb_attach }, { "decode", verb_decode },
 		{ "query", verb_query }, { "compare", verb_compare },

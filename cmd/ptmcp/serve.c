@@ -10,9 +10,11 @@
 
 #include "base/signals.h"
 #include "tool/cli.h"
+#include "tool/progress.h"
 #include "tool/report.h"
 #include "schema.h"
 #include "serve.h"
+#include "answer.h"
 #include "server.h"
 
 #define MAX_POLLFDS 256
@@ -116,6 +118,8 @@ reply_tool_error(struct server *srv, const json_t *id, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* No error names a path inside the store: ids are what is known. */
+	answer_in_call_words(msg, sizeof(msg), srv->store.root, NULL);
 	if (jsonrpc_begin_result(&l, id) < 0)
 		return;
 	jsonw_object_begin(&l.w);
@@ -418,6 +422,10 @@ serve_main(const char *store_path)
 		return EXIT_FAIL;
 	}
 	snprintf(srv->version, sizeof(srv->version), "%s", NEWEST_VERSION);
+	/* The tools it runs report their progress as lines it reads. */
+	if (setenv(PROGRESS_ENV, PROGRESS_ENV_LINES, 1) < 0)
+		report_warning("ptmcp", PROGRESS_ENV, "not set: progress "
+		    "notifications say the time only");
 	if (serve_open(srv, store_path) < 0) {
 		free(srv);
 		return EXIT_FAIL;

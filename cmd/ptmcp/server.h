@@ -55,6 +55,10 @@ struct child {
 	int reaped;
 	int exit_code;		/* -1 when killed */
 	int term_signal;
+	/* Its newest "progress: LABEL DONE TOTAL" line (PTKIT_PROGRESS). */
+	char stage[32];		/* "" before the first */
+	uint64_t done, total;	/* total 0: unknown */
+	size_t err_seen;	/* bytes of err already looked at */
 };
 
 struct server;
@@ -70,7 +74,7 @@ struct job {
 	json_t *token;		/* progressToken, or NULL */
 	json_t *args;		/* the call's arguments */
 	int64_t start_ms, next_progress_ms;
-	int progress;
+	int progress;		/* the last progress sent, of PROGRESS_TOTAL */
 	struct child ch[JOB_MAX_CHILDREN];
 	int nch;
 	int cancelled;
@@ -107,6 +111,7 @@ struct session {
 	json_t *wait_stop;	/* trace_stop call waiting, or NULL */
 	json_t *wait_stop_token;
 	int stop_decode;
+	int stopped;		/* trace_stop asked the recorder to end it */
 };
 
 struct server {
@@ -149,6 +154,12 @@ void job_cancel(struct server *srv, struct job *j);
 /* The line a failed child said last ("ptrec: ..."), or a status. */
 const char *job_child_message(const struct child *c, char *buf,
     size_t size);
+/*
+ * job_child_message in the words of j's call (answer_in_call_words): the
+ * message every failed child's answer carries.
+ */
+const char *job_child_words(const struct server *srv, const struct job *j,
+    const struct child *c, char *buf, size_t size);
 /* poll(2) support. */
 int jobs_fill_pollfds(struct server *srv, struct pollfd *fds, int max);
 void jobs_on_poll(struct server *srv, struct pollfd *fds, int n);

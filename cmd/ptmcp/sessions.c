@@ -60,8 +60,76 @@ session_save(struct server *srv, const struct session *s)
 static int64_t
 session_elapsed_ms(const struct session *s)
 {
-	return (s->state == SESSION_RUNNING || s->end_ms == 0 ? now_ms() :
-	    s->end_ms) - s->start_ms;
+	int64_t end = s->state == SESSION_RUNNING || s->end_ms == 0 ?
+	    now_ms() : s->end_ms;
+
+	/* Never before its start, whatever order the ends came in. */
+	return end > s->start_ms ? end - s->start_ms : 0;
+}
+
+/*
+ * How the recorded program ended, as far as anyone knows: its newest
+ * snapshot's manifest says whether it had exited (and with what) or
+ * been killed by a signal; one still running then was ended by the
+ * recorder when trace_stop or trace_cancel ended the session (the emu
+ * and pt recorders kill it with SIGKILL).  ptrec's own exit status is
+ * the recorder's, never the program's.
+ */
+struct program_end {
+	const char *state;	/* "exited", "killed", "stopped", "cancelled",
+				   "running" (a snapshot of it running and no
+				   word since), "unknown" */
+	int exit_code;		/* exited: its status; else -1 */
+	int signal;		/* killed, stopped: the signal; else 0 */
+};
+
+static void
+program_end(struct server *srv, const struct session *s,
+    struct program_end *pe)
+{
+	size_t n = json_array_size(s->snapshots);
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct manifest_brief b;
+	struct error e;
+
+	pe->state = "unknown";
+	pe->exit_code = -1;
+	pe->signal = 0;
+	memset(&b, 0, sizeof(b));
+	if (n > 0 && store_resolve(&srv->store, STORE_SNAPSHOTS,
+	    json_string_value(json_array_get(s->snapshots, n - 1)), dir,
+	    sizeof(dir), &e) == 0) {
+		snprintf(path, sizeof(path), "%s/manifest.json", dir);
+		if (manifest_read_brief(path, &b, &e) < 0)
+			memset(&b, 0, sizeof(b));
+	}
+	if (strcmp(b.target_state, "exited") == 0) {
+		pe->state = "exited";
+		pe->exit_code = b.exit_code;
+	} else if (strcmp(b.target_state, "signaled") == 0) {
+		pe->state = "killed";
+		pe->signal = b.signal;
+	} else if (s->stopped || s->state == SESSION_CANCELLED) {
+		pe->state = s->stopped ? "stopped" : "cancelled";
+		if (strcmp(b.recorder, "emu") == 0 ||
+		    strcmp(b.recorder, "pt") == 0)
+			pe->signal = SIGKILL;
+	} else if (strcmp(b.target_state, "running") == 0) {
+		pe->state = "running";
+	}
+}
+
+/* "SIGKILL" for 9, "signal N" for one without a name here. */
+static const char *
+signal_name(int sig, char *buf, size_t size)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev != NULL)
+		snprintf(buf, size, "SIG%s", abbrev);
+	else
+		snprintf(buf, size, "signal %d", sig);
+	return buf;
 }
 
 /*
@@ -69,10 +137,12 @@ session_elapsed_ms(const struct session *s)
  * needs to go on), then more, into buf.
  */
 static void
-status_line(const struct session *s, char *buf, size_t size,
-    const char *more)
+status_line(struct server *srv, const struct session *s, char *buf,
+    size_t size, const char *more)
 {
 	size_t len, i, n = json_array_size(s->snapshots);
+	struct program_end pe;
+	char sig[32];
 
 	len = (size_t)snprintf(buf, size, "Session %s is %s after %lld ms; "
 	    "snapshots: %s", s->id, state_names[s->state],
@@ -80,6 +150,24 @@ status_line(const struct session *s, char *buf, size_t size,
 	for (i = 0; i < n && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " :
 		    "", json_string_value(json_array_get(s->snapshots, i)));
+	if (s->state != SESSION_RUNNING) {
+		program_end(srv, s, &pe);
+		if (len < size && pe.exit_code >= 0)
+			len += (size_t)snprintf(buf + len, size - len, "; the "
+			    "program exited with %d", pe.exit_code);
+		else if (len < size && strcmp(pe.state, "killed") == 0)
+			len += (size_t)snprintf(buf + len, size - len, "; the "
+			    "program was killed by %s", signal_name(pe.signal,
+			    sig, sizeof(sig)));
+		else if (len < size && (strcmp(pe.state, "stopped") == 0 ||
+		    strcmp(pe.state, "cancelled") == 0))
+			len += (size_t)snprintf(buf + len, size - len, "; the "
+			    "program was %s by trace_%s%s%s", pe.state,
+			    strcmp(pe.state, "stopped") == 0 ? "stop" :
+			    "cancel", pe.signal ? " with " : " (it did not "
+			    "exit on its own)", pe.signal ? signal_name(
+			    pe.signal, sig, sizeof(sig)) : "");
+	}
 	if (len < size && s->state != SESSION_RUNNING && s->exit_code >= 0)
 		len += (size_t)snprintf(buf + len, size - len, "; the recorder "
 		    "exited with %d", s->exit_code);
@@ -89,16 +177,29 @@ status_line(const struct session *s, char *buf, size_t size,
 }
 
 static json_t *
-status_result(const struct session *s)
+status_result(struct server *srv, const struct session *s)
 {
 	json_t *r = json_pack("{s:s,s:s,s:I,s:O}", "session_id", s->id,
 	    "state", state_names[s->state], "elapsed_ms",
 	    (json_int_t)session_elapsed_ms(s), "snapshots", s->snapshots);
+	struct program_end pe;
+	char sig[32];
 
 	if (r != NULL && s->error[0] != '\0')
 		json_object_set_new(r, "error", json_string_bytes(s->error));
-	if (r != NULL && s->state != SESSION_RUNNING && s->exit_code >= 0)
-		json_object_set_new(r, "exit_code",
+	if (r == NULL || s->state == SESSION_RUNNING)
+		return r;
+	program_end(srv, s, &pe);
+	json_object_set_new(r, "program_state", json_string(pe.state));
+	if (pe.exit_code >= 0)
+		json_object_set_new(r, "exit_code", json_integer(pe.exit_code));
+	if (pe.signal != 0) {
+		json_object_set_new(r, "signal", json_integer(pe.signal));
+		json_object_set_new(r, "signal_name", json_string(signal_name(
+		    pe.signal, sig, sizeof(sig))));
+	}
+	if (s->exit_code >= 0)
+		json_object_set_new(r, "recorder_exit_code",
 		    json_integer(s->exit_code));
 	return r;
 }
@@ -158,7 +259,7 @@ session_done(struct server *srv, struct job *j)
 		} else {
 			s->state = SESSION_FAILED;
 			snprintf(s->error, sizeof(s->error), "%s",
-			    job_child_message(c, msg, sizeof(msg)));
+			    job_child_words(srv, j, c, msg, sizeof(msg)));
 		}
 	}
 	session_save(srv, s);
@@ -180,9 +281,10 @@ session_done(struct server *srv, struct job *j)
 		else {
 			char said[2048];
 
-			status_line(s, said, sizeof(said), "Next: "
+			status_line(srv, s, said, sizeof(said), "Next: "
 			    "trace_decode its last snapshot.");
-			reply_tool(srv, s->wait_stop, said, status_result(s));
+			reply_tool(srv, s->wait_stop, said,
+			    status_result(srv, s));
 		}
 		json_decref(s->wait_stop);
 		json_decref(s->wait_stop_token);
@@ -547,11 +649,11 @@ session_status(struct server *srv, const json_t *id, const char *sid)
 	char *text = NULL, said[2048];
 
 	if (s != NULL) {
-		status_line(s, said, sizeof(said), s->state ==
+		status_line(srv, s, said, sizeof(said), s->state ==
 		    SESSION_RUNNING ? "Poll again in a few seconds." :
 		    s->state == SESSION_DONE ? "Next: trace_decode its "
 		    "snapshots." : s->state == SESSION_FAILED ? s->error : "");
-		r = status_result(s);
+		r = status_result(srv, s);
 		status_losses(srv, s, r, said, sizeof(said));
 		reply_tool(srv, id, said, r);
 		return;
@@ -646,9 +748,9 @@ session_command(struct server *srv, const json_t *id, const json_t *token,
 		if (tool->id == TOOL_STOP) {
 			char said[2048];
 
-			status_line(s, said, sizeof(said), "It had already "
-			    "ended.");
-			reply_tool(srv, id, said, status_result(s));
+			status_line(srv, s, said, sizeof(said), "It had "
+			    "already ended.");
+			reply_tool(srv, id, said, status_result(srv, s));
 		}
 		else
 			reply_tool_error(srv, id, "Session %s is %s: nothing to "
@@ -673,6 +775,7 @@ session_command(struct server *srv, const json_t *id, const json_t *token,
 		s->wait_snapshot = json_incref((json_t *)id);
 		return;
 	}
+	s->stopped = 1;
 	s->wait_stop = json_incref((json_t *)id);
 	s->wait_stop_token = json_incref((json_t *)token);
 	s->stop_decode = json_is_true(json_object_get(args, "decode"));

@@ -107,7 +107,17 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "{\"type\":\"object\",\"properties\":{\"session_id\":"
 	  "{\"type\":\"string\"},\"state\":" STATES ",\"elapsed_ms\":"
 	  "{\"type\":\"integer\"},\"snapshots\":" STRINGS ",\"error\":"
-	  "{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\"},"
+	  "{\"type\":\"string\"},\"exit_code\":{\"type\":\"integer\","
+	  "\"description\":\"The program's exit status, when its newest "
+	  "snapshot says it exited on its own.\"},\"program_state\":"
+	  "{\"type\":\"string\",\"enum\":[\"exited\",\"killed\","
+	  "\"stopped\",\"cancelled\",\"running\",\"unknown\"],"
+	  "\"description\":\"How the program ended: stopped and cancelled "
+	  "mean trace_stop or trace_cancel ended it; running, that its "
+	  "newest snapshot saw it running.\"},\"signal\":{\"type\":"
+	  "\"integer\"},\"signal_name\":{\"type\":\"string\"},"
+	  "\"recorder_exit_code\":{\"type\":\"integer\",\"description\":"
+	  "\"ptrec's exit status (0: its snapshots were written).\"},"
 	  "\"untraced\":{\"type\":\"integer\",\"description\":\"Threads "
 	  "the newest snapshot has no trace of.\"},\"untraced_processes\":"
 	  "{\"type\":\"integer\",\"description\":\"Processes the newest "
@@ -244,6 +254,20 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "%$\"},\"description\":\"Bounds like self_ns:+10% that mark the "
 	  "comparison as crossed.\"},"
 	  NS("min_ns", "Ignore changes smaller than this.") ","
+	  "\"modules\":{\"type\":\"array\",\"maxItems\":64,\"items\":"
+	  "{\"type\":\"string\",\"minLength\":1,\"maxLength\":4096},"
+	  "\"description\":\"Compare only the functions of these modules "
+	  "(file names like app or libc.so.6, or paths).\"},"
+	  "\"exclude_modules\":{\"type\":\"array\",\"maxItems\":64,"
+	  "\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":"
+	  "4096},\"description\":\"Leave these modules out, e.g. "
+	  "[\\\"libc.so.6\\\"] to compare only the program's own code.\"},"
+	  "\"noise_insns\":{\"type\":\"string\",\"pattern\":"
+	  "\"^[0-9]{1,12}(\\\\.[0-9]{1,6})?%?$\",\"description\":\"Changes "
+	  "of at most this many instructions (\\\"200\\\") or this share of "
+	  "the capture's (\\\"0.1%\\\") are no change. Default: 0.1% when a "
+	  "side has more than one thread (their runs are not deterministic), "
+	  "else 0.\"},"
 	  "\"changed_only\":{\"type\":\"boolean\",\"description\":"
 	  "\"Only the rows of functions that changed.\"},"
 	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,"
@@ -264,11 +288,21 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"comparison\",\"truncated\"]}",
 	  0, 0, 0, 0 },
 	{ TOOL_PRUNE, "trace_prune", "Free space in the snapshot store",
-	  "Delete old snapshots (and their analyses), oldest first, until "
-	  "they are all younger than max_age_s, at most max_count, and "
-	  "together under max_bytes. Snapshots a live session uses are never "
-	  "deleted. Try dry_run first to see what would go.",
+	  "Delete snapshots (and their analyses): those named in ids, then "
+	  "the oldest by creation time until they are all younger than "
+	  "max_age_s, at most max_count in all and keep_newest of each "
+	  "program, and together under max_bytes. Snapshots a live session "
+	  "or job uses are never deleted (the answer says which were kept). "
+	  "Returns what was removed and the bytes freed. Try dry_run first "
+	  "to see what would go; trace_list shows the store.",
 	  "{\"type\":\"object\",\"properties\":{"
+	  "\"ids\":{\"type\":\"array\",\"maxItems\":256,\"items\":"
+	  SNAP_ID("A snapshot to delete, from trace_list.") ","
+	  "\"description\":\"Delete these snapshots; every one must be in "
+	  "the store, else nothing is deleted.\"},"
+	  "\"keep_newest\":{\"type\":\"integer\",\"minimum\":0,"
+	  "\"maximum\":1000000,\"description\":\"Keep the newest N "
+	  "snapshots of each program (as trace_list names it).\"},"
 	  "\"max_age_s\":{\"type\":\"integer\",\"minimum\":0,"
 	  "\"maximum\":3153600000},"
 	  "\"max_count\":{\"type\":\"integer\",\"minimum\":0,"
@@ -277,12 +311,91 @@ static const struct tool_def defs[TOOL_COUNT] = {
 	  "\"maximum\":9223372036854775807},"
 	  "\"dry_run\":{\"type\":\"boolean\"}},"
 	  "\"additionalProperties\":false}",
-	  "{\"type\":\"object\",\"properties\":{\"removed\":" STRINGS ","
+	  "{\"type\":\"object\",\"properties\":{\"removed\":{\"type\":"
+	  "\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	  "\"id\":{\"type\":\"string\"},\"program\":{\"type\":"
+	  "[\"string\",\"null\"]},\"created\":{\"type\":\"string\"},"
+	  "\"bytes\":{\"type\":\"integer\"}},\"required\":[\"id\","
+	  "\"bytes\"]}},\"kept_in_use\":" STRINGS ","
 	  "\"freed_bytes\":{\"type\":\"integer\"},\"dry_run\":"
 	  "{\"type\":\"boolean\"}},"
 	  "\"required\":[\"removed\",\"freed_bytes\",\"dry_run\"]}",
 	  0, 1, 0, 0 },
+	{ TOOL_LIST, "trace_list", "List the snapshot store",
+	  "List the snapshots in the store, oldest first: for each its "
+	  "snapshot_id, the program it recorded, when it was made (ISO 8601, "
+	  "UTC), what took it (its trigger), its size in bytes, whether it is "
+	  "decoded and its analyses, and whether a live session uses it. Use "
+	  "it to find a snapshot to query or compare again, or what "
+	  "trace_prune should remove. Paged: pass next_cursor back as "
+	  "cursor.",
+	  "{\"type\":\"object\",\"properties\":{"
+	  "\"program\":{\"type\":\"string\",\"maxLength\":4096,"
+	  "\"description\":\"Only the snapshots of this program (as "
+	  "recorded, or its file name).\"},"
+	  "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":500,"
+	  "\"description\":\"Rows per page (default 20).\"},"
+	  "\"cursor\":{\"type\":\"string\",\"maxLength\":32}},"
+	  "\"additionalProperties\":false}",
+	  "{\"type\":\"object\",\"properties\":{\"snapshots\":{\"type\":"
+	  "\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	  "\"snapshot_id\":{\"type\":\"string\"},\"program\":{\"type\":"
+	  "[\"string\",\"null\"]},\"created\":{\"type\":\"string\"},"
+	  "\"trigger\":{\"type\":[\"string\",\"null\"]},\"bytes\":"
+	  "{\"type\":\"integer\"},\"decoded\":{\"type\":\"boolean\"},"
+	  "\"analyses\":{\"type\":\"array\"},\"in_use\":{\"type\":"
+	  "\"boolean\"}},\"required\":[\"snapshot_id\",\"created\","
+	  "\"bytes\",\"decoded\"]}},"
+	  "\"total_rows\":{\"type\":\"integer\"},\"first_row\":"
+	  "{\"type\":\"integer\"},\"total_bytes\":{\"type\":\"integer\"},"
+	  "\"truncated\":{\"type\":\"boolean\"},\"next_cursor\":"
+	  "{\"type\":\"string\"}},"
+	  "\"required\":[\"snapshots\",\"total_rows\",\"first_row\","
+	  "\"truncated\"]}",
+	  1, 0, 1, 0 },
 };
+
+static const struct tool_word start_words[] = {
+	{ "--recorder", "recorder" }, { "--aux-bytes", "aux_bytes" },
+	{ "--budget-bytes", "budget_bytes" }, { "--timing", "timing" },
+	{ "--cpus", "cpus" }, { "--after-ms", "after_ms" },
+	{ "--max-capture-ms", "max_capture_ms" },
+	{ "--min-capture-ms", "min_capture_ms" }, { "--tail-ms", "tail_ms" },
+	{ "--trigger-symbol", "trigger_symbol" },
+	{ "--trigger-hits", "trigger_hits" },
+	{ "--trigger-line", "trigger_line" }, { "--repeat", "repeat" },
+	{ "--pid", "pid" }, { "--filter", "filters" },
+	{ "PROGRAM", "program" }, { NULL, NULL },
+};
+
+static const struct tool_word query_words[] = {
+	{ "--kind", "kind" }, { "--limit", "limit" }, { "--group", "group" },
+	{ "--sort", "sort" }, { "--function", "function" },
+	{ "--module", "module" }, { "--depth", "depth" }, { "--tid", "tid" },
+	{ "--pid", "pid" }, { "--from", "from_ns" }, { "--to", "to_ns" },
+	{ "--at", "at_ns" }, { "--span", "span_id" }, { "--cursor", "cursor" },
+	{ NULL, NULL },
+};
+
+static const struct tool_word compare_words[] = {
+	{ "--group", "group" }, { "--min-ns", "min_ns" },
+	{ "--fail-on", "fail_on" }, { "--module", "modules" },
+	{ "--exclude-module", "exclude_modules" },
+	{ "--noise-insns", "noise_insns" }, { NULL, NULL },
+};
+
+static const struct tool_word no_words[] = { { NULL, NULL } };
+
+const struct tool_word *
+tools_words(enum tool_id id)
+{
+	switch (id) {
+	case TOOL_START: return start_words;
+	case TOOL_QUERY: return query_words;
+	case TOOL_COMPARE: return compare_words;
+	default: return no_words;
+	}
+}
 
 static json_t *
 load_object_schema(const char *text)

@@ -1,5 +1,5 @@
 /*
- * tools: the ten MCP tools ptmcp offers, as data.
+ * tools: the eleven MCP tools ptmcp offers, as data.
  *
  * Owns each tool's name, title, description (written for an agent: when
  * to use it, what comes back), input and output JSON Schemas, and
@@ -17,7 +17,7 @@
 enum tool_id {
 	TOOL_DOCTOR, TOOL_START, TOOL_STATUS, TOOL_SNAPSHOT, TOOL_STOP,
 	TOOL_CANCEL, TOOL_DECODE, TOOL_QUERY, TOOL_COMPARE, TOOL_PRUNE,
-	TOOL_COUNT
+	TOOL_LIST, TOOL_COUNT
 };
 
 struct tool_def {
@@ -47,6 +47,19 @@ void tools_free(struct tool_set *ts);
 /* The tool called name, or NULL. */
 const struct tool_def *tools_find(const struct tool_set *ts,
     const char *name);
+
+/* A command-line option of the tool underneath and the argument it is. */
+struct tool_word {
+	const char *cli;		/* "--span" */
+	const char *arg;		/* "span_id" */
+};
+
+/*
+ * The options of the tool a tool runs, with the arguments they come
+ * from, ending with { NULL, NULL }: how its messages are put in the
+ * words of the call.  Every tool has a table (maybe empty).
+ */
+const struct tool_word *tools_words(enum tool_id id);
 
 /* Writes the tools/list result object {"tools":[...]}. */
 void tools_write_list(const struct tool_set *ts, struct jsonw *w);

@@ -59,6 +59,26 @@ write_analyses(const struct store *s, const char *sid, struct jsonw *w)
 	jsonw_array_end(w);
 }
 
+/* When it was made, what ran, what took it: null when not known. */
+static void
+write_brief(struct jsonw *w, const struct store_entry *ent)
+{
+	char when[STORE_TIME_SIZE];
+
+	store_time_iso(ent->created_ns, when, sizeof(when));
+	jsonw_kv_string(w, "created", when);
+	jsonw_key(w, "program");
+	if (ent->brief.program[0] != '\0')
+		jsonw_string(w, ent->brief.program);
+	else
+		jsonw_null(w);
+	jsonw_key(w, "trigger");
+	if (ent->brief.trigger[0] != '\0')
+		jsonw_string(w, ent->brief.trigger);
+	else
+		jsonw_null(w);
+}
+
 int
 verb_list(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
@@ -89,6 +109,7 @@ verb_list(const struct tool_info *t, const char *store_path, int argc,
 		jsonw_kv_bool(&w, "in_use", v[i].in_use);
 		jsonw_key(&w, "analyses");
 		write_analyses(&s, v[i].id, &w);
+		write_brief(&w, &v[i]);
 		jsonw_object_end(&w);
 		jsonw_newline(&w);
 	}
@@ -178,18 +199,50 @@ verb_import(const struct tool_info *t, const char *store_path, int argc,
 	char id[STORE_ID_SIZE];
 	struct store s;
 	struct error e;
+	int new_id = argc == 3 && strcmp(argv[1], "--new-id") == 0;
 
-	if (argc != 2) {
-		cli_usage_error(t, "import takes one DIR");
+	if (argc != 2 + new_id || (!new_id && argv[1][0] == '-')) {
+		cli_usage_error(t, "import takes one DIR (and --new-id before "
+		    "it to import a snapshot already in the store again)");
 		return EXIT_USAGE;
 	}
 	if (open_store(&s, store_path, 1) < 0)
 		return EXIT_FAIL;
-	if (store_import(&s, argv[1], id, &e) < 0) {
-		report_error(T, argv[1], &e, NULL);
+	if (store_import(&s, argv[1 + new_id], new_id, id, &e) < 0) {
+		report_error(T, argv[1 + new_id], &e, e.code == ERR_EXISTS ?
+		    "ptmcp show it, or import --new-id to keep both" : NULL);
 		return EXIT_FAIL;
 	}
 	printf("%s\n", id);
+	return report_close_stdout(T, EXIT_OK);
+}
+
+int
+verb_export(const struct tool_info *t, const char *store_path, int argc,
+    char **argv)
+{
+	char gid[STORE_ID_SIZE], out[PATH_MAX];
+	struct store s;
+	struct error e;
+
+	if (argc != 3) {
+		cli_usage_error(t, "export takes an ID and a DIR");
+		return EXIT_USAGE;
+	}
+	if (!store_id_valid(argv[1])) {
+		report(T, argv[1], "ids look like 20261129T101500Z-0123abcd",
+		    "not a valid id");
+		return EXIT_FAIL;
+	}
+	if (open_store(&s, store_path, 0) < 0)
+		return EXIT_FAIL;
+	if (store_id_new(gid, &e) < 0 || store_export(&s, argv[1], gid,
+	    argv[2], out, sizeof(out), &e) < 0) {
+		report_error(T, argv[1], &e, e.code == ERR_NOTFOUND ?
+		    "list shows the snapshots" : NULL);
+		return EXIT_FAIL;
+	}
+	printf("%s\n", out);
 	return report_close_stdout(T, EXIT_OK);
 }
 
@@ -219,13 +272,17 @@ parse_age(const char *arg, int64_t *out)
 }
 
 static void
-print_removed(const char *id, uint64_t bytes, void *arg)
+print_removed(const struct store_entry *ent, enum store_pruned what,
+    void *arg)
 {
 	(void)arg;
-	printf("%s\t%llu\n", id, (unsigned long long)bytes);
+	/* Kept in use is the rule working, as before: not said here. */
+	if (what == STORE_PRUNE_REMOVED)
+		printf("%s\t%llu\n", ent->id, (unsigned long long)ent->bytes);
 }
 
-enum { OPT_MAX_AGE = 300, OPT_MAX_COUNT, OPT_MAX_BYTES, OPT_DRY_RUN };
+enum { OPT_MAX_AGE = 300, OPT_MAX_COUNT, OPT_MAX_BYTES, OPT_DRY_RUN,
+	OPT_KEEP_NEWEST };
 
 static enum cli_parse
 parse_prune_options(const struct tool_info *t, int argc, char **argv,
@@ -236,6 +293,7 @@ parse_prune_options(const struct tool_info *t, int argc, char **argv,
 		{ "max-count", required_argument, NULL, OPT_MAX_COUNT },
 		{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "keep-newest", required_argument, NULL, OPT_KEEP_NEWEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t u;
@@ -265,15 +323,23 @@ parse_prune_options(const struct tool_info *t, int argc, char **argv,
 		case OPT_DRY_RUN:
 			p->dry_run = 1;
 			break;
+		case OPT_KEEP_NEWEST:
+			if (cli_opt_u64(t, "--keep-newest", optarg, 0, 1000000,
+			    &u) < 0)
+				return CLI_USAGE;
+			p->keep_newest = (int64_t)u;
+			break;
 		default:
 			return cli_bad_option(t, c, argv);
 		}
 	}
-	if (optind != argc)
-		return cli_usage_error(t, "prune takes no operands");
-	if (p->max_age_s < 0 && p->max_count < 0 && p->max_bytes < 0)
-		return cli_usage_error(t, "prune needs --max-age, --max-count "
-		    "or --max-bytes");
+	/* Operands: the ids to remove. */
+	p->ids = (const char *const *)argv + optind;
+	p->nr_ids = (size_t)(argc - optind);
+	if (p->max_age_s < 0 && p->max_count < 0 && p->max_bytes < 0 &&
+	    p->keep_newest < 0 && p->nr_ids == 0)
+		return cli_usage_error(t, "prune needs snapshot ids, "
+		    "--max-age, --max-count, --max-bytes or --keep-newest");
 	return CLI_RUN;
 }
 
@@ -281,7 +347,8 @@ int
 verb_prune(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
 {
-	struct store_prune p = { -1, -1, -1, 0, time(NULL) };
+	struct store_prune p = { .max_age_s = -1, .max_count = -1,
+		.max_bytes = -1, .keep_newest = -1, .now = time(NULL) };
 	struct store s;
 	struct error e;
 

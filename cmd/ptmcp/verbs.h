@@ -1,6 +1,6 @@
 /*
  * verbs: the command-line verbs: those that work on the store (list,
- * show, import, prune, doctor; verbs.c) and those that run the other
+ * show, import, export, prune, doctor; verbs.c) and those that run the other
  * tools on it (run, attach, decode, query, compare; drive.c).  Each takes the verb's own argv (argv[0] is
  * the verb) and returns an exit status, having said what went wrong.
  */
@@ -14,6 +14,8 @@ int verb_list(const struct tool_info *t, const char *store, int argc,
 int verb_show(const struct tool_info *t, const char *store, int argc,
     char **argv);
 int verb_import(const struct tool_info *t, const char *store, int argc,
+    char **argv);
+int verb_export(const struct tool_info *t, const char *store, int argc,
     char **argv);
 int verb_prune(const struct tool_info *t, const char *store, int argc,
     char **argv);

@@ -1020,3 +1020,53 @@ manifest_read(const char *path, struct manifest *m, struct error *e)
 	}
 	return 0;
 }
+
+/* Copies string member key of o into buf when it is one. */
+static void
+brief_str(const json_t *o, const char *key, char *buf, size_t size)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_string(v))
+		snprintf(buf, size, "%s", json_string_value(v));
+}
+
+int
+manifest_read_brief(const char *path, struct manifest_brief *b,
+    struct error *e)
+{
+	const json_t *t, *v;
+	json_t *root;
+
+	memset(b, 0, sizeof(*b));
+	if ((root = json_read_file(path, e)) == NULL)
+		return error_prefix(e, "%s", path);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return error_set(e, ERR_FORMAT, "%s: manifest is not an object",
+		    path);
+	}
+	v = json_object_get(root, "created_wall_ns");
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		b->created_wall_ns = (uint64_t)json_integer_value(v);
+	brief_str(root, "created", b->created, sizeof(b->created));
+	t = json_object_get(root, "target");
+	v = json_array_get(json_object_get(t, "argv"), 0);
+	if (json_is_string(v))
+		snprintf(b->program, sizeof(b->program), "%s",
+		    json_string_value(v));
+	v = json_object_get(t, "pid");
+	if (json_is_integer(v) && json_integer_value(v) > 0 &&
+	    json_integer_value(v) <= UINT32_MAX)
+		b->pid = (uint32_t)json_integer_value(v);
+	brief_str(t, "state", b->target_state, sizeof(b->target_state));
+	b->exit_code = (int)json_integer_value(json_object_get(t,
+	    "exit_code"));
+	b->signal = (int)json_integer_value(json_object_get(t, "signal"));
+	brief_str(json_object_get(root, "trigger"), "kind", b->trigger,
+	    sizeof(b->trigger));
+	brief_str(json_object_get(root, "recorder"), "backend", b->recorder,
+	    sizeof(b->recorder));
+	json_decref(root);
+	return 0;
+}

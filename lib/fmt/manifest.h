@@ -15,6 +15,7 @@
 #ifndef PTKIT_MANIFEST_H
 #define PTKIT_MANIFEST_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -230,5 +231,29 @@ int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
  */
 int manifest_read(const char *path, struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;
+
+/*
+ * What a listing of the store shows of a snapshot: when it was made, what
+ * ran and what took it.  Members absent or of another type are left as
+ * manifest_read_brief found them (0 and ""), so that a listing shows
+ * what it can of a manifest manifest_read would refuse.
+ */
+struct manifest_brief {
+	uint64_t created_wall_ns;	/* 0: not said */
+	char created[40];		/* ISO 8601 UTC, "" */
+	char program[PATH_MAX];		/* target.argv[0], "" */
+	char trigger[40];		/* trigger.kind, "" */
+	uint32_t pid;			/* target.pid, 0 */
+	char target_state[16];		/* target.state, "" */
+	int exit_code, signal;		/* target's, when its state says */
+	char recorder[16];		/* recorder.backend, "" */
+};
+
+/*
+ * Reads the members of struct manifest_brief from path, zeroing b first.
+ * Returns 0, -ERR_IO/-ERR_NOTFOUND, -ERR_FORMAT (not a JSON object).
+ */
+int manifest_read_brief(const char *path, struct manifest_brief *b,
+    struct error *e) PTKIT_MUST_CHECK;
 
 #endif

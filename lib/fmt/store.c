@@ -19,6 +19,7 @@
 
 #include "base/cleanup.h"
 #include "base/fdio.h"
+#include "base/mkpath.h"
 #include "fmt/manifest.h"
 
 static const char *const area_names[STORE_AREA_COUNT] = {
@@ -781,11 +782,51 @@ store_du(const char *path, uint64_t *bytes, struct error *e)
 	return 0;
 }
 
+/* Oldest first: by creation time, then by id (the same second). */
 static int
 entry_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct store_entry *)a)->id,
-	    ((const struct store_entry *)b)->id);
+	const struct store_entry *x = a, *y = b;
+
+	if (x->created_ns != y->created_ns)
+		return x->created_ns < y->created_ns ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+/* The second id was made in (its YYYYmmddTHHMMSSZ), as ns. */
+static int64_t
+id_created_ns(const char *id)
+{
+	struct tm tm;
+	time_t t;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(id, "%4d%2d%2dT%2d%2d%2dZ", &tm.tm_year, &tm.tm_mon,
+	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	if ((t = timegm(&tm)) == (time_t)-1 || t < 0)
+		return 0;
+	return (int64_t)t * 1000000000;
+}
+
+/* What the manifest of snapshot directory path says of it, for a list. */
+static void
+entry_describe(const char *path, struct store_entry *ent)
+{
+	char mpath[PATH_MAX];
+	struct error e;
+
+	ent->created_ns = id_created_ns(ent->id);
+	if (fmt_path(mpath, sizeof(mpath), NULL, "%s/manifest.json",
+	    path) < 0 || manifest_read_brief(mpath, &ent->brief, &e) < 0) {
+		memset(&ent->brief, 0, sizeof(ent->brief));
+		return;
+	}
+	if (ent->brief.created_wall_ns > 0 &&
+	    ent->brief.created_wall_ns <= INT64_MAX)
+		ent->created_ns = (int64_t)ent->brief.created_wall_ns;
 }
 
 /* The id of a directory entry of area a, or 0 when it is not one. */
@@ -853,6 +894,10 @@ list_read(const struct store *s, enum store_area a,
 		ent.mtime = st.st_mtime;
 		if (store_du(path, &ent.bytes, NULL) < 0)
 			continue;
+		if (a == STORE_SNAPSHOTS)
+			entry_describe(path, &ent);
+		else
+			ent.created_ns = id_created_ns(ent.id);
 		ent.in_use = a == STORE_SNAPSHOTS && protected(prot, ent.id);
 		if (list_add(out, n, &cap, &ent) < 0) {
 			closedir(dp);
@@ -882,6 +927,76 @@ store_list(const struct store *s, enum store_area a,
 	rc = list_read(s, a, &prot, out, n, e);
 	free(prot.ids);
 	return rc;
+}
+
+void
+store_time_iso(int64_t ns, char *buf, size_t size)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	char day[24];
+
+	if (ns < 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		snprintf(buf, size, "%s", "");
+		return;
+	}
+	snprintf(buf, size, "%s.%03dZ", day, (int)(ns / 1000000 % 1000));
+}
+
+static int
+analysis_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct store_analysis *)a)->id,
+	    ((const struct store_analysis *)b)->id);
+}
+
+int
+store_list_analyses(const struct store *s, const char *sid,
+    struct store_analysis **out, size_t *n, struct error *e)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct store_analysis *v = NULL;
+	struct dirent *d;
+	struct stat st;
+	size_t cap = 0;
+	void *grown;
+	DIR *dp;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = store_derived_path(s, sid, dir, sizeof(dir), e)) < 0)
+		return rc;
+	if ((dp = opendir(dir)) == NULL)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+		    error_set_errno(e, errno, "%s", sid);
+	while ((d = readdir(dp)) != NULL) {
+		if (!store_analysis_id_valid(d->d_name) ||
+		    fmt_path(path, sizeof(path), NULL, "%s/%s", dir,
+		    d->d_name) < 0 || lstat(path, &st) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 4;
+			if ((grown = realloc(v, cap * sizeof(*v))) == NULL) {
+				closedir(dp);
+				free(v);
+				*n = 0;
+				return error_set(e, ERR_NOMEM, "out of memory");
+			}
+			v = grown;
+		}
+		snprintf(v[*n].id, sizeof(v[*n].id), "%s", d->d_name);
+		if (store_du(path, &v[*n].bytes, NULL) < 0)
+			v[*n].bytes = 0;
+		(*n)++;
+	}
+	closedir(dp);
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), analysis_cmp);
+	*out = v;
+	return 0;
 }
 
 /* Renames the entry out of sight, then deletes it.  Lock held. */
@@ -932,53 +1047,131 @@ store_remove(const struct store *s, enum store_area a, const char *id,
 	return rc;
 }
 
-/* Whether entry i (of n, oldest first) breaks a limit of p. */
+/* Whether ent, of the entries kept_after newer ones, breaks a limit. */
 static int
 over_limit(const struct store_prune *p, const struct store_entry *ent,
-    size_t kept_after, uint64_t bytes_total)
+    size_t kept_after, uint64_t bytes_total, size_t kept_after_program)
 {
-	if (p->max_age_s >= 0 && p->now - ent->mtime > p->max_age_s)
+	if (p->max_age_s >= 0 &&
+	    p->now - ent->created_ns / 1000000000 > p->max_age_s)
 		return 1;
 	if (p->max_count >= 0 && kept_after >= (uint64_t)p->max_count)
 		return 1;
 	if (p->max_bytes >= 0 && bytes_total > (uint64_t)p->max_bytes)
 		return 1;
+	if (p->keep_newest >= 0 &&
+	    kept_after_program >= (uint64_t)p->keep_newest)
+		return 1;
 	return 0;
+}
+
+/* Entries i+1.. still kept that record the same program as v[i]. */
+static size_t
+newer_of_program(const struct store_entry *v, const char *gone, size_t n,
+    size_t i)
+{
+	size_t k, count = 0;
+
+	for (k = i + 1; k < n; k++)
+		if (gone[k] != 1 && strcmp(v[k].brief.program,
+		    v[i].brief.program) == 0)
+			count++;
+	return count;
+}
+
+/* The index of id in v, or n. */
+static size_t
+entry_find(const struct store_entry *v, size_t n, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i].id, id) == 0)
+			return i;
+	return n;
+}
+
+/* Removes v[i] (unless dry_run) and tells cb. */
+static int
+prune_one(const struct store *s, const struct store_prune *p,
+    const struct store_entry *ent,
+    void (*cb)(const struct store_entry *, enum store_pruned, void *),
+    void *arg, struct error *e)
+{
+	int rc;
+
+	if (ent->in_use) {
+		if (cb != NULL)
+			cb(ent, STORE_PRUNE_IN_USE, arg);
+		return 0;
+	}
+	if (!p->dry_run && (rc = remove_locked(s, STORE_SNAPSHOTS, ent->id,
+	    e)) < 0)
+		return rc;
+	if (cb != NULL)
+		cb(ent, STORE_PRUNE_REMOVED, arg);
+	return 1;
 }
 
 int
 store_prune(const struct store *s, const struct store_prune *p,
-    void (*removed)(const char *id, uint64_t bytes, void *arg), void *arg,
-    struct error *e)
+    void (*cb)(const struct store_entry *ent, enum store_pruned what,
+    void *arg), void *arg, struct error *e)
 {
 	struct protection prot;
 	struct store_entry *v = NULL;
 	uint64_t total = 0;
-	size_t n = 0, i, live = 0;
+	size_t n = 0, i, k, live = 0;
+	char *gone = NULL;
 	int lock, rc, count = 0;
 
+	for (k = 0; k < p->nr_ids; k++)
+		if (!store_id_valid(p->ids[k]))
+			return error_set(e, ERR_INVALID, "'%.80s' is not a "
+			    "valid id", p->ids[k]);
 	if ((lock = store_lock(s, 1, e)) < 0)
 		return lock;
 	if ((rc = protection_load(s, &prot, e)) < 0 ||
 	    (rc = list_read(s, STORE_SNAPSHOTS, &prot, &v, &n, e)) < 0)
 		goto out;
+	/* Every id is checked before anything goes. */
+	for (k = 0; k < p->nr_ids && rc == 0; k++)
+		if (entry_find(v, n, p->ids[k]) == n)
+			rc = error_set(e, ERR_NOTFOUND, "%s: not in the store",
+			    p->ids[k]);
+	if (rc < 0 || (n > 0 && (gone = calloc(n, 1)) == NULL)) {
+		rc = rc < 0 ? rc : error_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	for (i = 0; i < n; i++)
 		total += v[i].bytes;
 	live = n;
-	/* Oldest first: count limits keep the newest. */
-	for (i = 0; i < n && rc == 0; i++) {
-		if (v[i].in_use || !over_limit(p, &v[i], live - 1, total))
+	for (k = 0; k < p->nr_ids && rc >= 0; k++) {
+		i = entry_find(v, n, p->ids[k]);
+		if (gone[i] || (rc = prune_one(s, p, &v[i], cb, arg, e)) < 0)
 			continue;
-		if (!p->dry_run && (rc = remove_locked(s, STORE_SNAPSHOTS,
-		    v[i].id, e)) < 0)
-			break;
+		gone[i] = rc == 1 ? 1 : 2;	/* 2: kept, said in use */
+		if (rc == 0)
+			continue;
 		live--;
 		total -= v[i].bytes;
 		count++;
-		if (removed != NULL)
-			removed(v[i].id, v[i].bytes, arg);
+	}
+	/* Oldest first: count limits keep the newest. */
+	for (i = 0; i < n && rc >= 0; i++) {
+		if (gone[i] || !over_limit(p, &v[i], live - 1, total,
+		    newer_of_program(v, gone, n, i)) ||
+		    (rc = prune_one(s, p, &v[i], cb, arg, e)) < 0)
+			continue;
+		gone[i] = rc == 1 ? 1 : 2;
+		if (rc == 0)
+			continue;
+		live--;
+		total -= v[i].bytes;
+		count++;
 	}
 out:
+	free(gone);
 	free(v);
 	free(prot.ids);
 	store_unlock(lock);
@@ -990,6 +1183,13 @@ struct copy_ctx {
 	char top[PATH_MAX];		/* realpath of the source */
 	struct error *e;
 };
+
+/* An analysis being written (store_analysis_tmp's name): never copied. */
+static int
+work_in_progress(const char *name)
+{
+	return strncmp(name, ".tmp-", 5) == 0;
+}
 
 static int copy_tree(struct copy_ctx *c, const char *src, const char *dst,
     int depth);
@@ -1063,7 +1263,8 @@ copy_tree(struct copy_ctx *c, const char *src, const char *dst, int depth)
 	if ((dp = opendir(src)) == NULL)
 		return error_set_errno(c->e, errno, "%s", src);
 	while (rc == 0 && (d = readdir(dp)) != NULL) {
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0 ||
+		    work_in_progress(d->d_name))
 			continue;
 		if ((rc = fmt_path(s2, sizeof(s2), c->e, "%s/%s", src,
 		    d->d_name)) < 0 || (rc = fmt_path(d2, sizeof(d2), c->e,
@@ -1075,10 +1276,13 @@ copy_tree(struct copy_ctx *c, const char *src, const char *dst, int depth)
 	return rc;
 }
 
-/* Renames tmp to snapshots/<id>, picking a new id if id is taken. */
+/*
+ * Renames tmp to snapshots/<id>; when id is taken, refuses, or with
+ * new_id picks a new one.
+ */
 static int
-import_rename(const struct store *s, const char *tmp, char id[STORE_ID_SIZE],
-    struct error *e)
+import_rename(const struct store *s, const char *tmp, int new_id,
+    char id[STORE_ID_SIZE], struct error *e)
 {
 	char path[PATH_MAX];
 	int tries, rc;
@@ -1092,21 +1296,23 @@ import_rename(const struct store *s, const char *tmp, char id[STORE_ID_SIZE],
 			return 0;
 		if (errno != EEXIST)
 			return error_set_errno(e, errno, "%s", path);
+		if (!new_id)
+			return error_set(e, ERR_EXISTS, "snapshot %s is already "
+			    "in the store", id);
 		if ((rc = store_id_new(id, e)) < 0)
 			return rc;
 	}
 	return error_set(e, ERR_EXISTS, "no free snapshot id");
 }
 
-int
-store_import(const struct store *s, const char *dir,
-    char id[STORE_ID_SIZE], struct error *e)
+/* Copies the snapshot directory dir (checked) to tmp, made by mkdtemp. */
+static int
+copy_snapshot(const char *dir, char *tmp, struct error *e)
 {
 	struct copy_ctx c = { .e = e };
-	char tmp[PATH_MAX], manifest[PATH_MAX];
-	const char *base;
+	char manifest[PATH_MAX];
 	struct stat st;
-	int rc, lock;
+	int rc;
 
 	if (realpath(dir, c.top) == NULL)
 		return error_set_errno(e, errno, "%s", dir);
@@ -1119,24 +1325,103 @@ store_import(const struct store *s, const char *dir,
 	/* Its files stay its own: no member may name one outside it. */
 	if ((rc = manifest_check_paths(manifest, e)) < 0)
 		return rc;
-	base = strrchr(c.top, '/') + 1;
+	if (mkdtemp(tmp) == NULL)
+		return error_set_errno(e, errno, "%s", tmp);
+	if ((rc = copy_tree(&c, c.top, tmp, 0)) < 0)
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* e says what failed */
+	return rc;
+}
+
+int
+store_import(const struct store *s, const char *dir, int new_id,
+    char id[STORE_ID_SIZE], struct error *e)
+{
+	char tmp[PATH_MAX], real[PATH_MAX], probe[PATH_MAX];
+	const char *base;
+	struct stat st;
+	int rc, lock;
+
+	if (realpath(dir, real) == NULL)
+		return error_set_errno(e, errno, "%s", dir);
+	base = strrchr(real, '/') + 1;
 	if (store_id_valid(base))
 		memcpy(id, base, STORE_ID_SIZE);
 	else if ((rc = store_id_new(id, e)) < 0)
 		return rc;
+	/* Said before the copy; the rename below is what decides. */
+	if (!new_id && store_path(s, STORE_SNAPSHOTS, id, probe,
+	    sizeof(probe), NULL) == 0 && lstat(probe, &st) == 0)
+		return error_set(e, ERR_EXISTS, "snapshot %s is already in the "
+		    "store", id);
 	if ((rc = fmt_path(tmp, sizeof(tmp), e, "%s/snapshots/.import-XXXXXX",
 	    s->root)) < 0)
 		return rc;
-	if (mkdtemp(tmp) == NULL)
-		return error_set_errno(e, errno, "%s", tmp);
-	rc = copy_tree(&c, c.top, tmp, 0);
-	if (rc == 0 && (lock = store_lock(s, 1, e)) >= 0) {
-		rc = import_rename(s, tmp, id, e);
+	if ((rc = copy_snapshot(dir, tmp, e)) < 0)
+		return rc;
+	if ((lock = store_lock(s, 1, e)) >= 0) {
+		rc = import_rename(s, tmp, new_id, id, e);
 		store_unlock(lock);
-	} else if (rc == 0) {
+	} else {
 		rc = lock;
 	}
 	if (rc < 0)	/* e says what failed first */
 		PTKIT_DROP(cleanup_remove_tree(tmp));
+	return rc;
+}
+
+/* Whether dir, or the nearest part of it that exists, lies in snap. */
+static int
+inside_snapshot(const char *dir, const char *snap)
+{
+	char probe[PATH_MAX], real[PATH_MAX], *slash;
+
+	if (snprintf(probe, sizeof(probe), "%s", dir) >= (int)sizeof(probe))
+		return 0;
+	while (realpath(probe, real) == NULL) {
+		if ((slash = strrchr(probe, '/')) == NULL)
+			strcpy(probe, ".");	/* the working directory's */
+		else if (slash == probe)
+			strcpy(probe, "/");
+		else
+			*slash = '\0';
+	}
+	return strcmp(real, snap) == 0 || store_beneath(real, snap);
+}
+
+int
+store_export(const struct store *s, const char *id, const char *gid,
+    const char *dir, char *out, size_t size, struct error *e)
+{
+	char snap[PATH_MAX], tmp[PATH_MAX];
+	struct stat st;
+	int guard, rc;
+
+	if (!store_id_valid(id))
+		return error_set(e, ERR_INVALID, "'%.80s' is not a valid id",
+		    id);
+	if ((rc = fmt_path(out, size, e, "%s/%s", dir, id)) < 0 ||
+	    (rc = fmt_path(tmp, sizeof(tmp), e, "%s/.%s.tmp-XXXXXX", dir,
+	    id)) < 0)
+		return rc;
+	if ((guard = store_guard_begin(s, gid, id, "export", e)) < 0)
+		return guard;
+	/* Nothing is made before the destination is known to be outside. */
+	if ((rc = store_resolve(s, STORE_SNAPSHOTS, id, snap, sizeof(snap),
+	    e)) == 0 && inside_snapshot(dir, snap))
+		rc = error_set(e, ERR_INVALID, "%s is inside the snapshot it "
+		    "would hold", dir);
+	if (rc == 0 && lstat(out, &st) == 0)
+		rc = error_set(e, ERR_EXISTS, "%s exists already; export "
+		    "writes a new directory", out);
+	if (rc == 0)
+		rc = mkpath_parents(out, 0700, e);
+	if (rc == 0 && (rc = copy_snapshot(snap, tmp, e)) == 0 &&
+	    renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) < 0) {
+		rc = errno == EEXIST ? error_set(e, ERR_EXISTS, "%s exists "
+		    "already; export writes a new directory", out) :
+		    error_set_errno(e, errno, "%s", out);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* e says why */
+	}
+	store_guard_end(s, gid, guard);
 	return rc;
 }

@@ -16,7 +16,8 @@
  * the id grammar is refused, and a resolved path that leaves its area,
  * through a symbolic link say, is refused too: store_beneath is that one
  * check), writing files atomically (temporary name, then rename),
- * listing, importing, removing and pruning snapshots.  Removal renames a
+ * listing (with what each snapshot's manifest says of it), importing,
+ * exporting, removing and pruning snapshots.  Removal renames a
  * snapshot out of sight before deleting it, under the store lock, so a
  * concurrent ptmcp never sees half a snapshot.  A snapshot that a live
  * session protects (see store_session_*) is never removed.
@@ -34,6 +35,7 @@
 #include <time.h>
 
 #include "base/error.h"
+#include "fmt/manifest.h"
 
 #define STORE_ID_SIZE 26		/* 25 characters and the NUL */
 #define STORE_DEFAULT_ANALYSIS "default"	/* the one ptquery uses */
@@ -255,16 +257,46 @@ struct store_entry {
 	uint64_t bytes;			/* regular files, apparent size */
 	int64_t mtime;			/* seconds since the epoch */
 	int in_use;			/* protected by a live session */
+	/*
+	 * When it was made, ns since the epoch: its manifest's
+	 * created_wall_ns, else the second its id names (ids are made at
+	 * creation, to the second).  Reports and the like: the id's second.
+	 */
+	int64_t created_ns;
+	struct manifest_brief brief;	/* snapshots: what its manifest says */
 };
 
 /*
  * Lists an area's entries with valid ids (anything else, temporary names
- * included, is not listed), sorted by id, so oldest first.  *out is
- * malloc'd (the caller frees it); *n may be 0.  Returns 0, -ERR_IO,
- * -ERR_NOMEM.
+ * included, is not listed), oldest first: by created_ns, then by id.
+ * *out is malloc'd (the caller frees it); *n may be 0.  Returns 0,
+ * -ERR_IO, -ERR_NOMEM.
  */
 int store_list(const struct store *s, enum store_area a,
     struct store_entry **out, size_t *n, struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * created_ns as a listing shows it, ISO 8601 UTC to the millisecond
+ * ("2026-11-29T08:42:02.125Z"), into buf (at least STORE_TIME_SIZE).
+ */
+#define STORE_TIME_SIZE 32
+void store_time_iso(int64_t ns, char *buf, size_t size);
+
+/* An analysis of a snapshot, as store_list_analyses finds it. */
+struct store_analysis {
+	char id[65];
+	uint64_t bytes;
+};
+
+/*
+ * The analyses of snapshot sid (its derived/ entries with analysis ids
+ * that are directories, not links; work in progress is not listed),
+ * sorted by id.  *out is malloc'd; *n may be 0 (none, or no derived/).
+ * Returns 0, -ERR_INVALID, -ERR_IO, -ERR_NOMEM.
+ */
+int store_list_analyses(const struct store *s, const char *sid,
+    struct store_analysis **out, size_t *n, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /* Total size of regular files under path (not following links). */
 int store_du(const char *path, uint64_t *bytes, struct error *e)
@@ -284,27 +316,62 @@ struct store_prune {
 	int64_t max_bytes;		/* keep under N bytes; -1: no limit */
 	int dry_run;			/* say what, remove nothing */
 	int64_t now;			/* seconds since the epoch */
+	int64_t keep_newest;		/* of each program; -1: no limit */
+	const char *const *ids;		/* remove these; NULL: none */
+	size_t nr_ids;
+};
+
+/* What store_prune did with one snapshot. */
+enum store_pruned {
+	STORE_PRUNE_REMOVED,		/* removed (dry_run: would be) */
+	STORE_PRUNE_IN_USE,		/* a limit or ids chose it; kept: a
+					   live session uses it */
 };
 
 /*
- * Removes snapshots, oldest first, until every limit holds; snapshots in
- * use are kept (and still count).  Calls removed(id, bytes, arg) for each
- * one removed (or that would be, with dry_run).  Returns the number
- * removed, or -ERR_IO and the like.
+ * Removes the snapshots named in ids, then, oldest first by creation
+ * time (store_list's order), those a limit chooses until every limit
+ * holds: max_age_s by creation time, max_count and max_bytes over the
+ * whole store, keep_newest over the snapshots of each program (the
+ * manifest's target.argv[0] as recorded; snapshots that name none are
+ * one program).  Snapshots in use are kept (and still count).  Every id
+ * of ids must be a snapshot in the store, else nothing is removed
+ * (-ERR_NOTFOUND, "ID: not in the store"; -ERR_INVALID for a string
+ * outside the grammar).  Calls cb(entry, what, arg) for each snapshot
+ * removed or kept in use.  Returns the number removed, or a negative
+ * error code.
  */
 int store_prune(const struct store *s, const struct store_prune *p,
-    void (*removed)(const char *id, uint64_t bytes, void *arg), void *arg,
-    struct error *e) PTKIT_MUST_CHECK;
+    void (*cb)(const struct store_entry *ent, enum store_pruned what,
+    void *arg), void *arg, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Copies the snapshot directory dir (it must hold manifest.json) into the
  * store and renames it into place.  The id is dir's own name when that is
- * a valid id not yet in the store, else a new one; it is written to id.
+ * a valid id, else a new one; it is written to id.  When that id is
+ * already in the store, the import is refused (-ERR_EXISTS, "snapshot ID
+ * is already in the store") unless new_id, which imports it under a new
+ * id.  Analyses come with it (derived/), work in progress left out.
  * Symbolic links are followed only when they stay inside dir (others are
- * refused, -ERR_PERM).  Returns 0, -ERR_FORMAT (no manifest), -ERR_PERM,
- * -ERR_IO, -ERR_NOMEM.
+ * refused, -ERR_PERM).  Returns 0, -ERR_FORMAT (no manifest), -ERR_EXISTS,
+ * -ERR_PERM, -ERR_IO, -ERR_NOMEM.
  */
-int store_import(const struct store *s, const char *dir,
+int store_import(const struct store *s, const char *dir, int new_id,
     char id[STORE_ID_SIZE], struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * Writes snapshot id with its analyses to dir/<id> (dir is made when
+ * missing), a copy store_import takes back under the same id: copied to
+ * a temporary name beside it and renamed into place, so that dir/<id> is
+ * whole or absent.  Guarded while it copies (store_guard_begin, with
+ * guard id gid), so no prune removes it meanwhile.  Work in progress in
+ * derived/ is left out.  A dir inside the snapshot itself is refused
+ * before anything is made (-ERR_INVALID).  out receives dir/<id>.
+ * Returns 0, -ERR_INVALID, -ERR_NOTFOUND ("ID: not in the store"),
+ * -ERR_EXISTS (dir/<id> exists), -ERR_PERM, -ERR_IO, -ERR_NOMEM.
+ */
+int store_export(const struct store *s, const char *id, const char *gid,
+    const char *dir, char *out, size_t size, struct error *e)
+    PTKIT_MUST_CHECK;
 
 #endif

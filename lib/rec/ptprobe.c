@@ -75,19 +75,22 @@ ptprobe_breakpoint(struct ptprobe *p)
 		    "but do not fire (%llu of 3 hits counted; a hypervisor "
 		    "that does not pass debug registers through)",
 		    (unsigned long long)count);
-		snprintf(p->remedy, sizeof(p->remedy), "trigger with "
-		    "--trigger-line or --after-ms instead of --trigger-symbol, "
-		    "or record on bare metal");
+		snprintf(p->remedy, sizeof(p->remedy), "with the pt "
+		    "recorder, trigger with --trigger-line or --after-ms "
+		    "instead of --trigger-symbol, or record on bare metal (the "
+		    "emu recorder's --trigger-symbol needs no breakpoint and "
+		    "works here)");
 		return 0;
 	}
 	p->err = errno;
 	snprintf(p->what, sizeof(p->what), "a hardware breakpoint cannot be "
 	    "opened: %s", strerror(p->err));
-	snprintf(p->remedy, sizeof(p->remedy), "%s", p->err == ENOSPC ?
+	snprintf(p->remedy, sizeof(p->remedy), "%s (the emu recorder's "
+	    "--trigger-symbol needs no breakpoint)", p->err == ENOSPC ?
 	    "a debugger or another tool holds the debug registers: stop it, "
-	    "or trigger with --trigger-line or --after-ms" :
-	    "trigger with --trigger-line or --after-ms instead of "
-	    "--trigger-symbol");
+	    "or with the pt recorder trigger with --trigger-line or "
+	    "--after-ms" : "with the pt recorder, trigger with --trigger-line "
+	    "or --after-ms instead of --trigger-symbol");
 	return 0;
 }
 

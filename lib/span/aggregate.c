@@ -195,6 +195,7 @@ add_span(struct agg_row *r, const struct cols *c, uint64_t row,
 	if (dur > r->max_ns)
 		r->max_ns = dur;
 	if (outermost) {
+		r->outer++;
 		r->total_ns += dur;
 		r->insns += c->insns[row];
 	}

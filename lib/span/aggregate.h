@@ -61,6 +61,8 @@ struct agg_row {
 	const char *module;		/* "" for inline and module rows */
 	int is_inline;			/* a row of inline.jsonl (AGG_INLINE) */
 	uint64_t calls, spans, total_ns, self_ns, insns, self_insns;
+	uint64_t outer;			/* outermost spans: those total_ns and
+					   insns are summed over */
 	uint64_t sum_ns, max_ns;
 	uint64_t incomplete;		/* incomplete spans left out of it */
 };

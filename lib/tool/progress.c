@@ -2,6 +2,8 @@
 #include "tool/progress.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,8 +19,13 @@ now_ms(void)
 void
 progress_init(struct progress *p, FILE *out, int force)
 {
+	const char *env = getenv(PROGRESS_ENV);
+
 	p->out = out;
 	p->enabled = force >= 0 ? force : isatty(fileno(out));
+	p->lines = force < 0 && !p->enabled && env != NULL &&
+	    strcmp(env, PROGRESS_ENV_LINES) == 0;
+	p->enabled |= p->lines;
 	p->drawn = 0;
 	p->last_ms = 0;
 }
@@ -31,6 +38,17 @@ progress_update(struct progress *p, const char *label, uint64_t done,
 
 	if (!p->enabled)
 		return;
+	if (p->lines) {
+		uint64_t t = now_ms();
+
+		if (p->last_ms != 0 && t - p->last_ms < 250)
+			return;
+		p->last_ms = t;
+		fprintf(p->out, PROGRESS_LINE_PREFIX "%s %" PRIu64 " %" PRIu64
+		    "\n", label, done, total);
+		fflush(p->out);
+		return;
+	}
 	if (total > 0)
 		snprintf(text, sizeof(text), "%s: %" PRIu64 "/%" PRIu64
 		    " (%u%%)", label, done, total,
@@ -45,7 +63,7 @@ progress_line(struct progress *p, const char *text)
 {
 	uint64_t t;
 
-	if (!p->enabled)
+	if (!p->enabled || p->lines)	/* lines carry numbers only */
 		return;
 	t = now_ms();
 	if (p->drawn && t - p->last_ms < 100)
@@ -59,7 +77,7 @@ progress_line(struct progress *p, const char *text)
 void
 progress_done(struct progress *p)
 {
-	if (p->enabled && p->drawn) {
+	if (p->enabled && p->drawn && !p->lines) {
 		fputs("\r\033[K", p->out);
 		fflush(p->out);
 	}

@@ -3,7 +3,12 @@
  *
  * Owns the rule that long work shows progress only when stderr is a
  * terminal (never in pipes, logs or CI), redraws at most every 100 ms, and
- * erases itself when done so the next message starts on a clean line.
+ * erases itself when done so the next message starts on a clean line;
+ * and the one exception, for a program that runs the tool and reports
+ * its progress itself (ptmcp): with PTKIT_PROGRESS=lines in the
+ * environment, a stream that is not a terminal gets one line
+ * "progress: LABEL DONE TOTAL" (TOTAL 0 when unknown) at most every
+ * 250 ms instead of the drawn line.
  */
 #ifndef PTKIT_PROGRESS_H
 #define PTKIT_PROGRESS_H
@@ -15,12 +20,19 @@ struct progress {
 	FILE *out;
 	int enabled;
 	int drawn;		/* a line is on screen */
+	int lines;		/* PTKIT_PROGRESS=lines: whole lines, no drawing */
 	uint64_t last_ms;	/* monotonic time of the last redraw */
 };
 
+/* The environment variable and value that ask for progress lines. */
+#define PROGRESS_ENV "PTKIT_PROGRESS"
+#define PROGRESS_ENV_LINES "lines"
+#define PROGRESS_LINE_PREFIX "progress: "
+
 /*
- * Enables the display when fileno(out) is a terminal.  force: 1 enables,
- * 0 disables, -1 decides by the terminal test.
+ * Enables the display when fileno(out) is a terminal, or progress lines
+ * when it is not and PTKIT_PROGRESS=lines.  force: 1 enables, 0
+ * disables, -1 decides by the terminal test and the environment.
  */
 void progress_init(struct progress *p, FILE *out, int force);
 

@@ -131,7 +131,9 @@ mcp_fakes() {
 		n=$((n + 1))
 		id=$(date -u +%Y%m%dT%H%M%SZ)-$(printf %08x $((n + $$ * 16)))
 		mkdir -p "$store/snapshots/$id"
-		echo '{"fake":true}' >"$store/snapshots/$id/manifest.json"
+		m=${FAKE_MANIFEST:-}
+		[ -n "$m" ] || m='{"fake":true}'
+		echo "$m" >"$store/snapshots/$id/manifest.json"
 		echo "$store/snapshots/$id"
 	}
 	case ${FAKE_PTREC:-exit} in
@@ -160,9 +162,15 @@ mcp_fakes() {
 	#!/bin/sh
 	echo $$ >"$FAKE_DIR/ptdecode.pid"
 	echo "$@" >>"$FAKE_DIR/ptdecode.args"
+	echo "${PTKIT_PROGRESS:-unset}" >"$FAKE_DIR/ptdecode.env"
 	[ -e "$FAKE_DIR/decode.hang" ] && FAKE_DECODE=hang
 	case ${FAKE_DECODE:-ok} in
 	ok) echo blocks; exit 0 ;;
+	progress)
+		# A quarter decoded, then on until decode.go appears.
+		echo "progress: decoding 512 2048" >&2
+		while [ ! -e "$FAKE_DIR/decode.go" ]; do sleep 0.05; done
+		echo blocks; exit 0 ;;
 	hang) exec sleep 3002 ;;
 	fail) echo "ptdecode: decoding failed in the fake ptdecode" >&2; exit 1 ;;
 	esac
@@ -171,12 +179,20 @@ mcp_fakes() {
 	#!/bin/sh
 	echo $$ >"$FAKE_DIR/ptspans.pid"
 	cat >/dev/null
+	# With FAKE_SPANS=wait, on only once spans.go appears.
+	while [ "${FAKE_SPANS:-}" = wait ] && [ ! -e "$FAKE_DIR/spans.go" ]; do
+		sleep 0.05
+	done
 	[ "$1" = -o ] || exit 2
 	mkdir "$2" && echo '{"fake":true}' >"$2/manifest.json" && echo "$2"
 	FAKE
 	cat >"$1/ptquery" <<-\FAKE &&
 	#!/bin/sh
 	echo "$@" >"$FAKE_DIR/ptquery.args"
+	if [ "${FAKE_QUERY:-}" = fail ]; then
+		echo "ptquery: $1: --span 99: no span with this id (option '--span' takes a span id from --kind timeline)" >&2
+		exit 1
+	fi
 	i=0
 	printf '{"rows":['
 	while [ $i -lt "${FAKE_ROWS:-3}" ]; do

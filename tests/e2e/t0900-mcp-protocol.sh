@@ -145,19 +145,19 @@ test_expect_success 'a line over 16 MiB is refused, and the server goes on' '
 	test_eq "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}" "$(sed -n 2p out)"
 '
 
-test_expect_success 'tools/list: the ten tools, each complete and bounded' '
+test_expect_success 'tools/list: the eleven tools, each complete and bounded' '
 	echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}" >req &&
 	mcp_session req out 1 &&
-	test_eq "trace_doctor trace_start trace_status trace_snapshot trace_stop trace_cancel trace_decode trace_query trace_compare trace_prune" \
+	test_eq "trace_doctor trace_start trace_status trace_snapshot trace_stop trace_cancel trace_decode trace_query trace_compare trace_prune trace_list" \
 	    "$(jq -r ".result.tools[].name" out | tr "\n" " " | sed "s/ $//")" &&
 	test_eq false "$(jq ".result | has(\"nextCursor\")" out)" &&
 	jq -c ".result.tools[]" out >tools &&
-	test_eq 10 "$(wc -l <tools)" &&
-	test_eq 10 "$(jq -s "[.[] | select((.title | type) == \"string\" and (.title | length) > 5)] | length" tools)" &&
-	test_eq 10 "$(jq -s "[.[] | select((.description | length) > 100)] | length" tools)" &&
-	test_eq 10 "$(jq -s "[.[] | select(.inputSchema.type == \"object\" and .inputSchema.additionalProperties == false)] | length" tools)" &&
-	test_eq 10 "$(jq -s "[.[] | select(.outputSchema.type == \"object\" and (.outputSchema.required | length) > 0)] | length" tools)" &&
-	test_eq 10 "$(jq -s "[.[] | select([.annotations.readOnlyHint, .annotations.destructiveHint, .annotations.idempotentHint] | map(type) == [\"boolean\",\"boolean\",\"boolean\"])] | length" tools)" &&
+	test_eq 11 "$(wc -l <tools)" &&
+	test_eq 11 "$(jq -s "[.[] | select((.title | type) == \"string\" and (.title | length) > 5)] | length" tools)" &&
+	test_eq 11 "$(jq -s "[.[] | select((.description | length) > 100)] | length" tools)" &&
+	test_eq 11 "$(jq -s "[.[] | select(.inputSchema.type == \"object\" and .inputSchema.additionalProperties == false)] | length" tools)" &&
+	test_eq 11 "$(jq -s "[.[] | select(.outputSchema.type == \"object\" and (.outputSchema.required | length) > 0)] | length" tools)" &&
+	test_eq 11 "$(jq -s "[.[] | select([.annotations.readOnlyHint, .annotations.destructiveHint, .annotations.idempotentHint] | map(type) == [\"boolean\",\"boolean\",\"boolean\"])] | length" tools)" &&
 	jq -s "[.[].inputSchema.properties | to_entries[] | .value] | map(select(
 	    (.type == \"string\" and ((has(\"maxLength\") or has(\"enum\") or has(\"pattern\")) | not)) or
 	    (.type == \"integer\" and ((has(\"minimum\") and has(\"maximum\")) | not)) or
@@ -165,7 +165,7 @@ test_expect_success 'tools/list: the ten tools, each complete and bounded' '
 	    (.type == \"array\" and ((.items | has(\"maxLength\") or has(\"pattern\")) | not))))
 	    | length" tools >unbounded &&
 	test_eq 0 "$(cat unbounded)" &&
-	test_eq "trace_doctor trace_status trace_query" \
+	test_eq "trace_doctor trace_status trace_query trace_list" \
 	    "$(jq -r "select(.annotations.readOnlyHint) | .name" tools | tr "\n" " " | sed "s/ $//")" &&
 	test_eq "trace_cancel trace_prune" \
 	    "$(jq -r "select(.annotations.destructiveHint) | .name" tools | tr "\n" " " | sed "s/ $//")" &&

@@ -65,7 +65,9 @@ test_expect_success 'trace_start returns at once; trace_status follows it to don
 	test_eq 1 \"\$(jq '.result.structuredContent.snapshots | length' st)\" &&
 	snap=\$(jq -r '.result.structuredContent.snapshots[0]' st) &&
 	test -f store/snapshots/\$snap/manifest.json &&
-	test_eq 0 \"\$(sc .exit_code <st)\" &&
+	test_eq 0 \"\$(sc .recorder_exit_code <st)\" &&
+	test_eq null \"\$(sc .exit_code <st)\" &&
+	test_eq '\"unknown\"' \"\$(sc .program_state <st)\" &&
 	test_eq \"--store \$PWD/store --control \" \"\$(head -3 fake/ptrec.args | tr '\n' ' ')\" &&
 	sed -n 4p fake/ptrec.args | grep -q \"^\$TMPDIR/ptkit-\$(id -u)/ptmcp\\.[^/]*/\$sid\\.ctl\$\" &&
 	test_eq '--aux-bytes 65536 --trigger-symbol main -- ./app x y' \
@@ -85,7 +87,8 @@ test_expect_success 'a failed recording: state failed with the recorder line' "
 	mcp_close &&
 	test_eq failed \"\$state\" &&
 	test_eq '\"ptrec: recording failed in the fake ptrec\"' \"\$(sc .error <st)\" &&
-	test_eq 1 \"\$(sc .exit_code <st)\" &&
+	test_eq 1 \"\$(sc .recorder_exit_code <st)\" &&
+	test_eq null \"\$(sc .exit_code <st)\" &&
 	text <st | grep -qx \"Session \$sid is failed after [0-9]* ms; snapshots: none yet; the recorder exited with 1. ptrec: recording failed in the fake ptrec\"
 "
 
@@ -244,7 +247,7 @@ test_expect_success 'cancellation mid-decode: no answer, no child, no scratch' "
 	mcp_call 4 '{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}' >/dev/null &&
 	mcp_close &&
 	test_eq '' \"\$(mcp_reply out 3)\" &&
-	test_eq '{\"progressToken\":\"tok\",\"progress\":1,\"message\":\"trace_decode: working for 1 s\"}' \
+	test_eq '{\"progressToken\":\"tok\",\"progress\":1,\"total\":1000,\"message\":\"trace_decode: decoding (1 s)\"}' \
 	    \"\$(grep -m1 notifications/progress out | jq -c .params)\" &&
 	test_eq '' \"\$(ls -A store/snapshots/$ID1/derived)\" &&
 	test_eq '' \"\$(ls store/sessions)\" &&
@@ -346,7 +349,7 @@ test_expect_success 'trace_compare: a kept report read back by report_id, a page
 	mcp_tool 6 trace_compare '{\"a\":\"$ID1\"}' >r6 &&
 	mcp_close &&
 	test_eq '[\"lookup\"] 2 0 \"o1\" \"$ID1\" \"$ID2\" false 2' \"\$(sc '| [([.comparison.rows[].fn] | tojson), .total_rows, .first_row, (.next_cursor | tojson), (.a | tojson), (.b | tojson), .crossed, .changed] | join(\" \")' <r1 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
-	test_eq \"$ID1 -> $ID2: 2 of 3 functions changed (judged by self_insns; times virtual). slower 1: lookup +100 self_insns (100->200). faster 1: tick -6 self_insns (9->3). 0 crossed a fail_on bound. Report \$RID: rows 1-1 of 2. More rows: call again with report_id and cursor o1.\" \"\$(text <r1)\" &&
+	test_eq \"$ID1 -> $ID2: 2 of 3 functions changed (judged by self_insns; times virtual). slower 1: lookup +100 self_insns (100->200). faster 1: tick -6 self_insns (9->3). Report \$RID: rows 1-1 of 2. More rows: call again with report_id and cursor o1.\" \"\$(text <r1)\" &&
 	test_eq '[\"tick\"] null' \"\$(sc '| [([.comparison.rows[].fn] | tojson), (.next_cursor | tojson)] | join(\" \")' <r2 | tr -d '\\\\' | sed 's/^\"//; s/\"\$//')\" &&
 	test_eq \"trace_compare: cursor 'x' is not one of this report's: pass next_cursor as it came.\" \"\$(text <r3)\" &&
 	test_eq 'trace_compare: give a and b to compare two snapshots, or report_id to read a report back, not both.' \"\$(text <r4)\" &&
@@ -362,10 +365,11 @@ test_expect_success 'trace_prune: oldest first, dry run first' "
 	mcp_tool 2 trace_prune '{\"max_count\":1}' >r2 &&
 	mcp_tool 3 trace_prune '{}' >r3 &&
 	mcp_close &&
-	test_eq '{\"removed\":[\"$ID1\",\"$ID2\"],\"freed_bytes\":28,\"dry_run\":true}' \"\$(sc '' <r1)\" &&
-	test_eq '{\"removed\":[\"$ID1\",\"$ID2\"],\"freed_bytes\":28,\"dry_run\":false}' \"\$(sc '' <r2)\" &&
+	test_eq '{\"removed\":[{\"snapshot_id\":\"$ID1\",\"program\":null,\"created\":\"2026-01-01T00:00:00.000Z\",\"bytes\":14},{\"snapshot_id\":\"$ID2\",\"program\":null,\"created\":\"2026-01-02T00:00:00.000Z\",\"bytes\":14}],\"kept_in_use\":[],\"freed_bytes\":28,\"dry_run\":true}' \"\$(sc '' <r1)\" &&
+	test_eq 'Would remove 2 snapshots (28 bytes): $ID1, $ID2.' \"\$(text <r1)\" &&
+	test_eq '{\"removed\":[{\"snapshot_id\":\"$ID1\",\"program\":null,\"created\":\"2026-01-01T00:00:00.000Z\",\"bytes\":14},{\"snapshot_id\":\"$ID2\",\"program\":null,\"created\":\"2026-01-02T00:00:00.000Z\",\"bytes\":14}],\"kept_in_use\":[],\"freed_bytes\":28,\"dry_run\":false}' \"\$(sc '' <r2)\" &&
 	test_eq $ID3 \"\$(ls store/snapshots)\" &&
-	test_eq 'trace_prune: give at least one of max_age_s, max_count or max_bytes.' \"\$(text <r3)\"
+	test_eq 'trace_prune: give ids (snapshots to delete, from trace_list) or at least one of keep_newest, max_age_s, max_count or max_bytes.' \"\$(text <r3)\"
 "
 
 test_done

@@ -38,8 +38,8 @@ test_expect_success 'list: one JSON line per snapshot, oldest first, strays igno
 	ln -s / s/snapshots/$ID3 &&
 	PTKIT_STORE=$PWD/s ptmcp list >out &&
 	cat >expect <<-EOF &&
-	{"id":"$ID1","bytes":14,"in_use":false,"analyses":[]}
-	{"id":"$ID2","bytes":17,"in_use":false,"analyses":["default"]}
+	{"id":"$ID1","bytes":14,"in_use":false,"analyses":[],"created":"2026-01-01T00:00:00.000Z","program":null,"trigger":null}
+	{"id":"$ID2","bytes":17,"in_use":false,"analyses":["default"],"created":"2026-01-02T00:00:00.000Z","program":null,"trigger":null}
 	EOF
 	test_cmp expect out
 '
@@ -69,7 +69,11 @@ test_expect_success 'import: copied in under its own id, links inside followed' 
 	test_eq $ID1 "$(cat out)" &&
 	test_eq elf "$(cat s/snapshots/$ID1/images/alias)" &&
 	test ! -L s/snapshots/$ID1/images/alias &&
-	PTKIT_STORE=$PWD/s ptmcp import src/$ID1 >out2 &&
+	must_exit 1 env PTKIT_STORE=$PWD/s ptmcp import src/$ID1 >out2 2>err &&
+	test ! -s out2 &&
+	test_eq "ptmcp: src/$ID1: snapshot $ID1 is already in the store: ptmcp show it, or import --new-id to keep both" "$(cat err)" &&
+	test_eq 1 "$(ls s/snapshots | wc -l)" &&
+	PTKIT_STORE=$PWD/s ptmcp import --new-id src/$ID1 >out2 &&
 	test_eq 1 "$(grep -c "^2[0-9]\{7\}T[0-9]\{6\}Z-[0-9a-f]\{8\}$" out2)" &&
 	test "$(cat out2)" != $ID1 &&
 	test_eq 2 "$(ls s/snapshots | wc -l)"
@@ -79,7 +83,7 @@ test_expect_success 'concurrent imports into one store all land, each once' '
 	mkdir -p src/$ID1 && echo "{}" >src/$ID1/manifest.json &&
 	head -c 3000000 /dev/zero >src/$ID1/big &&
 	for i in 1 2 3 4; do
-		PTKIT_STORE=$PWD/s ptmcp import src/$ID1 >id.$i 2>err.$i &
+		PTKIT_STORE=$PWD/s ptmcp import --new-id src/$ID1 >id.$i 2>err.$i &
 	done &&
 	wait &&
 	test_eq 4 "$(cat id.1 id.2 id.3 id.4 | sort -u | wc -l)" &&
@@ -87,6 +91,18 @@ test_expect_success 'concurrent imports into one store all land, each once' '
 	test_eq 1 "$(cat id.1 id.2 id.3 id.4 | grep -c "^$ID1\$")" &&
 	test_eq "" "$(ls -A s/snapshots | grep -v "^2")" &&
 	test_eq "" "$(cat err.1 err.2 err.3 err.4)"
+'
+
+test_expect_success 'concurrent imports of one id without --new-id: one lands, the rest say why' '
+	mkdir -p src/$ID1 && echo "{}" >src/$ID1/manifest.json &&
+	head -c 3000000 /dev/zero >src/$ID1/big &&
+	for i in 1 2 3 4; do
+		PTKIT_STORE=$PWD/s ptmcp import src/$ID1 >id.$i 2>err.$i &
+	done &&
+	wait &&
+	test_eq $ID1 "$(cat id.1 id.2 id.3 id.4)" &&
+	test_eq $ID1 "$(ls -A s/snapshots)" &&
+	test_eq 3 "$(cat err.1 err.2 err.3 err.4 | grep -c "^ptmcp: src/$ID1: snapshot $ID1 is already in the store: ptmcp show it, or import --new-id to keep both\$")"
 '
 
 test_expect_success 'import: refuses a non-snapshot and links that leave it' '
@@ -106,7 +122,8 @@ test_expect_success 'prune: by count, by size, by age; dry run first' '
 	test_eq 3 "$(ls s/snapshots | wc -l)" &&
 	PTKIT_STORE=$PWD/s ptmcp prune --max-bytes 30 >out &&
 	printf "%s\t14\n" $ID1 >expect && test_cmp expect out &&
-	touch -d "2000-01-01" s/snapshots/$ID2 &&
+	echo "{\"created_wall_ns\":$(date +%s)000000000}" >s/snapshots/$ID3/manifest.json &&
+	touch -d "2000-01-01" s/snapshots/$ID3 &&
 	PTKIT_STORE=$PWD/s ptmcp prune --max-age 7d >out &&
 	printf "%s\t14\n" $ID2 >expect && test_cmp expect out &&
 	test_eq $ID3 "$(ls s/snapshots)"
@@ -114,7 +131,7 @@ test_expect_success 'prune: by count, by size, by age; dry run first' '
 
 test_expect_success 'prune: usage errors' '
 	must_exit 2 ptmcp prune 2>err &&
-	test_eq "ptmcp: prune needs --max-age, --max-count or --max-bytes" "$(sed -n 1p err)" &&
+	test_eq "ptmcp: prune needs snapshot ids, --max-age, --max-count, --max-bytes or --keep-newest" "$(sed -n 1p err)" &&
 	must_exit 2 ptmcp prune --max-age 7x 2>err &&
 	test_eq "ptmcp: option '"'"'--max-age'"'"': '"'"'7x'"'"' is not a duration like 3600, 90m, 12h or 7d" "$(sed -n 1p err)"
 '

@@ -39,7 +39,7 @@ test_expect_success 'a whole agent session with the real tools' '
 	mcp_call 0 "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"e2e\",\"version\":\"1\"}}}" >init &&
 	mcp_send "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}" &&
 	mcp_call 1 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}" >list &&
-	test_eq 10 "$(jq ".result.tools | length" list)" &&
+	test_eq 11 "$(jq ".result.tools | length" list)" &&
 	a=$(record 100) && b=$(record 200) &&
 	echo "snapshots: $a $b" &&
 	mcp_tool 30 trace_decode "{\"snapshot_id\":\"$a\",\"request_id\":\"d-a\"}" >dec.a &&

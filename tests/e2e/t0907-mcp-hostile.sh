@@ -75,7 +75,7 @@ test_expect_success 'decodes racing a pruner: none fails under its guard' '
 	ok=0 gone=0 bad=0 i=0 &&
 	while [ $i -lt 24 ]; do
 		i=$((i + 1))
-		id=$(PTKIT_STORE=$PWD/s ptmcp import "$TEST_ROOT/$ID" 2>imp.err) ||
+		id=$(PTKIT_STORE=$PWD/s ptmcp import --new-id "$TEST_ROOT/$ID" 2>imp.err) ||
 		    { bad=$((bad + 1)); cat imp.err; continue; }
 		PTKIT_STORE=$PWD/s ptmcp decode "$id" >out 2>err &
 		pid=$!

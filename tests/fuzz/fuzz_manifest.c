@@ -1,7 +1,8 @@
 /*
  * fuzz_manifest: libFuzzer target over the snapshot manifest's readers
  * (lib/fmt/manifest): any bytes as manifest.json go through
- * manifest_read and manifest_check_paths (what import checks) without a
+ * manifest_read, manifest_check_paths (what import checks) and
+ * manifest_read_brief (what a listing of the store shows) without a
  * crash, a leak or undefined behaviour, and a manifest read whole has
  * only paths inside the snapshot in the members that name its files.
  */
@@ -33,6 +34,7 @@ check_inside(const char *rel)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct manifest_brief b;
 	struct manifest m;
 	struct error e;
 	char path[64];
@@ -52,6 +54,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			manifest_free(&m);
 		}
 		if (manifest_check_paths(path, &e) < 0 && e.msg[0] == '\0')
+			abort();
+		/* Whatever it read is terminated strings within their size. */
+		if (manifest_read_brief(path, &b, &e) == 0 &&
+		    (strlen(b.program) >= sizeof(b.program) ||
+		    strlen(b.created) >= sizeof(b.created) ||
+		    strlen(b.trigger) >= sizeof(b.trigger) ||
+		    strlen(b.recorder) >= sizeof(b.recorder) ||
+		    strlen(b.target_state) >= sizeof(b.target_state)))
 			abort();
 	}
 	close(fd);

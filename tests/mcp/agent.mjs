@@ -72,7 +72,7 @@ try {
   check(/^Recorders that work here: emu[.,]/.test(doc), 'doctor: the text names the recorder that works', doc);
 
   const v1 = await record([agent]);
-  check(/^Session \S+ is done after \d+ ms; snapshots: \S+; the recorder exited with 0\./.test(v1.status),
+  check(/^Session \S+ is done after \d+ ms; snapshots: \S+; the program exited with 0; the recorder exited with 0\./.test(v1.status),
     'status: the text names the session, its state and its snapshot', v1.status);
   check(new RegExp(`^Snapshot ${v1.snap} decoded`).test(v1.dec), 'decode: the text names the snapshot', v1.dec);
 

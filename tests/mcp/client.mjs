@@ -46,7 +46,7 @@ try {
     client.getServerCapabilities());
 
   const { tools } = await client.listTools();
-  check(tools.length === 10, 'tools/list: ten tools the SDK accepts', tools.length);
+  check(tools.length === 11, 'tools/list: eleven tools the SDK accepts', tools.length);
 
   const doc = await client.callTool({ name: 'trace_doctor', arguments: {} });
   check(!doc.isError && doc.structuredContent?.report?.recorders?.emu?.usable === true,

@@ -46,6 +46,33 @@ test_pipe_is_silent(void)
 	close(fds[0]);
 }
 
+/* PTKIT_PROGRESS=lines: a program reading the pipe gets whole lines. */
+static void
+test_pipe_lines(void)
+{
+	struct progress p;
+	char buf[256];
+	int fds[2];
+	FILE *f;
+
+	if (pipe(fds) < 0)
+		return;
+	f = fdopen(fds[1], "w");
+	setenv("PTKIT_PROGRESS", "lines", 1);
+	progress_init(&p, f, -1);
+	unsetenv("PTKIT_PROGRESS");
+	IS_INT(p.enabled && p.lines, 1, "lines on a pipe when asked");
+	progress_update(&p, "decoding", 1024, 4096);
+	progress_update(&p, "decoding", 2048, 4096);	/* within 250 ms */
+	progress_line(&p, "free text");
+	progress_done(&p);
+	fflush(f);
+	drain(fds[0], buf, sizeof(buf));
+	IS_STR(buf, "progress: decoding 1024 4096\n", "one line, numbers only");
+	fclose(f);
+	close(fds[0]);
+}
+
 static void
 test_terminal_draws(void)
 {
@@ -82,6 +109,7 @@ int
 main(void)
 {
 	test_pipe_is_silent();
+	test_pipe_lines();
 	test_terminal_draws();
 	return tap_done();
 }

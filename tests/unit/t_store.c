@@ -227,19 +227,19 @@ test_json_files(const struct store *s)
 }
 
 static void
-collect(const char *id, uint64_t bytes, void *arg)
+collect(const struct store_entry *ent, enum store_pruned what, void *arg)
 {
 	char *out = arg;
 
-	(void)bytes;
-	strcat(out, id + 23);	/* the last two hex digits */
-	strcat(out, " ");
+	strcat(out, ent->id + 23);	/* the last two hex digits */
+	strcat(out, what == STORE_PRUNE_IN_USE ? "(in use) " : " ");
 }
 
 static void
 test_sessions_and_prune(const struct store *s)
 {
-	struct store_prune p = { -1, -1, -1, 0, 100000 };
+	struct store_prune p = { .max_age_s = -1, .max_count = -1,
+		.max_bytes = -1, .keep_newest = -1, .now = 100000 };
 	struct store_entry *v;
 	char removed[128] = "", sid[STORE_ID_SIZE], rec[128];
 	struct error e;
@@ -269,7 +269,8 @@ test_sessions_and_prune(const struct store *s)
 	p.max_count = 0;
 	p.dry_run = 1;
 	IS_INT(store_prune(s, &p, collect, removed, &e), 2, "dry run: two");
-	IS_STR(removed, "01 03 ", "the ones not in use");
+	IS_STR(removed, "01 02(in use) 03 ", "the ones not in use, and the "
+	    "one kept said");
 	IS_INT(store_list(s, STORE_SNAPSHOTS, &v, &n, &e), 0, "list");
 	IS_INT(n, 3, "dry run removed nothing");
 	free(v);
@@ -285,9 +286,12 @@ test_sessions_and_prune(const struct store *s)
 	OK(!store_session_live(s, sid), "session ended");
 	removed[0] = '\0';
 	p.max_bytes = -1;
-	p.max_age_s = 100000 - 2500;	/* older than t=2500 */
+	/* Age is by creation time: these manifests name none, so the
+	 * second each id names (ID2 2026-01-02, ID3 2026-01-03). */
+	p.now = 1767398400;		/* 2026-01-03T00:00:00Z */
+	p.max_age_s = 43200;		/* half a day */
 	IS_INT(store_prune(s, &p, collect, removed, &e), 1, "by age: one");
-	IS_STR(removed, "02 ", "the snapshot of t=2000, free again");
+	IS_STR(removed, "02 ", "the snapshot of 2026-01-02, free again");
 	IS_INT(store_list(s, STORE_SNAPSHOTS, &v, &n, &e), 0, "list");
 	IS_INT(n, 1, "one left");
 	free(v);
@@ -302,7 +306,8 @@ test_sessions_and_prune(const struct store *s)
 static void
 pruner(const struct store *s, int cmd, int done)
 {
-	struct store_prune p = { -1, 0, -1, 0, 0 };
+	struct store_prune p = { .max_age_s = -1, .max_count = 0,
+		.max_bytes = -1, .keep_newest = -1 };
 	struct pollfd pf = { .fd = cmd, .events = POLLIN };
 	char c;
 
@@ -408,7 +413,7 @@ import_refused(const struct store *s, const char *root, const char *text,
 	mkdir(src, 0700);
 	snprintf(f, sizeof(f), "%s/manifest.json", src);
 	put_text(f, text);
-	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "%s: refused", what);
+	IS_INT(store_import(s, src, 0, id, &e), -ERR_FORMAT, "%s: refused", what);
 	snprintf(want, sizeof(want), "%s: %s: not a path inside the snapshot "
 	    "directory (absolute, empty or through ..)", f, member);
 	IS_STR(e.msg, want, "%s: the message names the manifest and the "
@@ -439,7 +444,7 @@ test_import(const struct store *s, const char *root)
 
 	snprintf(src, sizeof(src), "%s/src-%s", root, "x");
 	mkdir(src, 0700);
-	IS_INT(store_import(s, src, id, &e), -ERR_FORMAT, "no manifest");
+	IS_INT(store_import(s, src, 0, id, &e), -ERR_FORMAT, "no manifest");
 	snprintf(f, sizeof(f), "%s/manifest.json", src);
 	put_text(f, "{   }");	/* 5 bytes of JSON, members checked below */
 	snprintf(f, sizeof(f), "%s/images", src);
@@ -448,11 +453,11 @@ test_import(const struct store *s, const char *root)
 	put_file(f, 7);
 	snprintf(f, sizeof(f), "%s/images/alias", src);
 	symlink("elf", f);
-	IS_INT(store_import(s, src, id, &e), 0, "imported");
+	IS_INT(store_import(s, src, 0, id, &e), 0, "imported");
 	OK(store_id_valid(id), "under a new id");
 	snprintf(f, sizeof(f), "%s/images/escape", src);
 	symlink("/etc/passwd", f);
-	IS_INT(store_import(s, src, id, &e), -ERR_PERM,
+	IS_INT(store_import(s, src, 0, id, &e), -ERR_PERM,
 	    "a link leaving the snapshot is refused");
 	snprintf(f, sizeof(f), "%s/snapshots", s->root);
 	{
@@ -466,6 +471,143 @@ test_import(const struct store *s, const char *root)
 		free(v);
 	}
 	test_import_planted(s, root);
+}
+
+/* A snapshot with a manifest saying when it was made and what ran. */
+static void
+put_made(const struct store *s, const char *id, const char *prog,
+    unsigned long long created_ns)
+{
+	char dir[PATH_MAX + 64], file[PATH_MAX + 128], text[512];
+
+	snprintf(dir, sizeof(dir), "%s/snapshots/%s", s->root, id);
+	mkdir(dir, 0700);
+	snprintf(file, sizeof(file), "%s/manifest.json", dir);
+	snprintf(text, sizeof(text), "{\"created_wall_ns\":%llu,\"target\":"
+	    "{\"argv\":[\"%s\",\"-x\"]},\"trigger\":{\"kind\":\"exit\"}}",
+	    created_ns, prog);
+	put_text(file, text);
+}
+
+/*
+ * Creation time, not the id, orders a listing and a prune (ids have a
+ * second's resolution; these three were made in one second, the one
+ * whose id sorts last first); keep_newest counts per program; ids are
+ * all checked before anything goes.
+ */
+static void
+test_prune_by_creation(const char *root)
+{
+	static const char A[] = "20260105T000000Z-000000aa";
+	static const char B[] = "20260105T000000Z-000000bb";
+	static const char C[] = "20260105T000000Z-000000cc";
+	static const char D[] = "20260105T000000Z-000000dd";
+	struct store_prune p = { .max_age_s = -1, .max_count = -1,
+		.max_bytes = -1, .keep_newest = -1, .now = 0 };
+	const char *ids[2];
+	char path[PATH_MAX], removed[128] = "";
+	struct store_entry *v;
+	struct store st;
+	struct error e;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/bytime", root);
+	STEP(store_open(&st, path, 1, NULL));
+	put_made(&st, C, "./app", 1767571200000000100ull);
+	put_made(&st, A, "./app", 1767571200000000300ull);
+	put_made(&st, B, "./other", 1767571200000000200ull);
+	put_made(&st, D, "./app", 1767571200000000400ull);
+	STEP(store_list(&st, STORE_SNAPSHOTS, &v, &n, &e));
+	IS_INT(n, 4, "four listed");
+	IS_STR(n == 4 ? v[0].id : "", C, "made first, listed first");
+	IS_STR(n == 4 ? v[1].id : "", B, "then by creation time");
+	IS_STR(n == 4 ? v[2].brief.program : "", "./app", "program read");
+	IS_STR(n == 4 ? v[2].brief.trigger : "", "exit", "trigger read");
+	IS_INT(n == 4 ? v[3].created_ns : 0, 1767571200000000400ll,
+	    "creation in ns");
+	free(v);
+	p.keep_newest = 1;
+	p.dry_run = 1;
+	IS_INT(store_prune(&st, &p, collect, removed, &e), 2,
+	    "keep_newest 1: two of ./app would go");
+	IS_STR(removed, "cc aa ", "the oldest of ./app, oldest first");
+	ids[0] = B;
+	ids[1] = "20260105T000000Z-000000ee";
+	p.ids = ids;
+	p.nr_ids = 2;
+	p.keep_newest = -1;
+	p.dry_run = 0;
+	removed[0] = '\0';
+	IS_INT(store_prune(&st, &p, collect, removed, &e), -ERR_NOTFOUND,
+	    "an id not in the store");
+	IS_STR(e.msg, "20260105T000000Z-000000ee: not in the store",
+	    "names it");
+	IS_STR(removed, "", "and nothing went");
+	p.nr_ids = 1;
+	IS_INT(store_prune(&st, &p, collect, removed, &e), 1, "by id: one");
+	IS_STR(removed, "bb ", "that one");
+	STEP(store_list(&st, STORE_SNAPSHOTS, &v, &n, &e));
+	IS_INT(n, 3, "three left");
+	free(v);
+}
+
+/* Export, then import into another store: the same id, analyses too. */
+static void
+test_export(const char *root)
+{
+	static const char X[] = "20260106T000000Z-0000000e";
+	char a_path[PATH_MAX], b_path[PATH_MAX], out[PATH_MAX];
+	char f[PATH_MAX + 64], id[STORE_ID_SIZE], gid[STORE_ID_SIZE];
+	struct store a, b;
+	struct error e;
+	struct stat sb;
+
+	snprintf(a_path, sizeof(a_path), "%s/exp-a", root);
+	snprintf(b_path, sizeof(b_path), "%s/exp-b", root);
+	STEP(store_open(&a, a_path, 1, NULL));
+	STEP(store_open(&b, b_path, 1, NULL));
+	put_made(&a, X, "./app", 1767657600000000000ull);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived", a.root, X);
+	mkdir(f, 0700);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/default", a.root, X);
+	mkdir(f, 0700);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/default/spans.jsonl",
+	    a.root, X);
+	put_file(f, 5);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/.tmp-abc", a.root, X);
+	mkdir(f, 0700);
+	STEP(store_id_new(gid, NULL));
+	snprintf(f, sizeof(f), "%s/out/dir", root);
+	IS_INT(store_export(&a, X, gid, f, out, sizeof(out), &e), 0,
+	    "exported");
+	snprintf(f, sizeof(f), "%s/out/dir/%s", root, X);
+	IS_STR(out, f, "to DIR/ID");
+	snprintf(f, sizeof(f), "%s/out/dir/%s/derived/.tmp-abc", root, X);
+	OK(lstat(f, &sb) < 0, "work in progress left out");
+	snprintf(f, sizeof(f), "%s/sessions/%s.json", a.root, gid);
+	OK(lstat(f, &sb) < 0, "its guard ended");
+	snprintf(f, sizeof(f), "%s/out/dir", root);
+	IS_INT(store_export(&a, X, gid, f, b_path, sizeof(b_path), &e),
+	    -ERR_EXISTS, "not over an earlier export");
+	IS_INT(store_export(&a, "20260106T000000Z-0000000f", gid, f, b_path,
+	    sizeof(b_path), &e), -ERR_NOTFOUND, "an id not in the store");
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/new/deeper", a.root, X);
+	IS_INT(store_export(&a, X, gid, f, b_path, sizeof(b_path), &e),
+	    -ERR_INVALID, "not into the snapshot itself");
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/new", a.root, X);
+	OK(lstat(f, &sb) < 0, "and nothing made in it");
+	IS_INT(store_import(&b, out, 0, id, &e), 0, "imported elsewhere");
+	IS_STR(id, X, "under the same id");
+	snprintf(f, sizeof(f), "%s/snapshots/%s/derived/default/spans.jsonl",
+	    b.root, X);
+	OK(stat(f, &sb) == 0 && sb.st_size == 5, "with its analysis");
+	IS_INT(store_import(&b, out, 0, id, &e), -ERR_EXISTS,
+	    "a second import is refused");
+	IS_STR(e.msg, "snapshot 20260106T000000Z-0000000e is already in the "
+	    "store", "naming the duplicate");
+	IS_INT(store_import(&b, out, 1, id, &e), 0, "unless asked for a new "
+	    "id");
+	OK(strcmp(id, X) != 0 && store_id_valid(id), "which it gets");
 }
 
 int
@@ -483,6 +625,8 @@ main(void)
 	test_sessions_and_prune(&s);
 	test_guard_race(root);
 	test_import(&s, root);
+	test_prune_by_creation(root);
+	test_export(root);
 	STEP(cleanup_remove_tree(root));
 	return tap_done();
 }
