@@ -18,12 +18,34 @@
 #include "tool/report.h"
 
 int
-query_module_ok(const struct query_options *o, const char *path)
+query_module_is(const char *path, const char *name)
 {
 	const char *base = strrchr(path, '/');
 
-	return o->module == NULL || strcmp(path, o->module) == 0 ||
-	    (base != NULL && strcmp(base + 1, o->module) == 0);
+	return strcmp(path, name) == 0 ||
+	    (base != NULL && strcmp(base + 1, name) == 0);
+}
+
+int
+query_module_ok(const struct query_options *o, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_exclude; i++)
+		if (query_module_is(path, o->exclude[i]))
+			return 0;
+	if (o->n_modules == 0)
+		return 1;
+	for (i = 0; i < o->n_modules; i++)
+		if (query_module_is(path, o->modules[i]))
+			return 1;
+	return 0;
+}
+
+int
+query_module_filtered(const struct query_options *o)
+{
+	return o->n_modules > 0 || o->n_exclude > 0;
 }
 
 int
@@ -173,7 +195,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 			self += h.g.row[i].self_ns;
 			spans += h.g.row[i].spans;
 		}
-		if (o->module != NULL && (h.g.row[i].is_inline ||
+		if (query_module_filtered(o) && (h.g.row[i].is_inline ||
 		    !query_module_ok(o, o->group == AGG_MODULE ?
 		    h.g.row[i].name : h.g.row[i].module)))
 			continue;
@@ -422,8 +444,7 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		if (hosts != NULL && agg_host_find(hosts, n_hosts,
 		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
 			continue;
-		if (o->module != NULL && !query_module_ok(o,
-		    analysis_module(a, r)))
+		if (!query_module_ok(o, analysis_module(a, r)))
 			continue;
 		if (st >= o->to_ns || en < o->from_ns)
 			continue;
