@@ -781,6 +781,7 @@ struct tree_row {
 
 struct tree {
 	const struct query_options *o;
+	char note[256];
 	const struct analysis *a;
 	int64_t fn;			/* the root function, -1: every root */
 	uint64_t max_depth;
@@ -874,6 +875,142 @@ by_path(const void *a, const void *b)
 	    ((const struct tree_row *)b)->path);
 }
 
+/* A path's share of the roots' instructions, in percent. */
+static double
+tree_share(const struct tree_row *r, uint64_t total)
+{
+	return total ? 100.0 * (double)r->insns / (double)total : 0;
+}
+
+static int
+by_share(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * The share a path needs to be kept: --min-share, else the one that
+ * fits the page: the --limit largest paths, and as many as a json row
+ * each (about 110 bytes and a path of the average length) fit in
+ * --max-bytes.  Returns the cut (paths of a share above it are kept, at
+ * or above it with --min-share; -1: every path), or -2 out of memory.
+ * A caller's share is never below its callee's (its instructions
+ * include theirs), so a kept path's callers are kept.
+ */
+static double
+tree_cut(const struct tree *tr, uint64_t total, int *explicit)
+{
+	const struct query_options *o = tr->o;
+	size_t keep = tr->n, path_bytes = 0;
+	double *share, cut;
+
+	*explicit = o->min_share >= 0;
+	if (*explicit)
+		return o->min_share;
+	if (o->has_limit && o->limit < keep)
+		keep = (size_t)o->limit;
+	if (o->max_bytes > 0 && tr->n > 0) {
+		size_t row, fit;
+
+		for (size_t i = 0; i < tr->n; i++)
+			path_bytes += strlen(tr->row[i].path);
+		row = 110 + path_bytes / tr->n;
+		fit = o->max_bytes > 600 ? (size_t)(o->max_bytes - 600) / row :
+		    1;
+		if (fit < keep)
+			keep = fit > 0 ? fit : 1;
+	}
+	if (keep >= tr->n)
+		return -1;
+	if ((share = malloc(tr->n * sizeof(*share))) == NULL)
+		return -2;
+	for (size_t i = 0; i < tr->n; i++)
+		share[i] = tree_share(&tr->row[i], total);
+	qsort(share, tr->n, sizeof(*share), by_share);
+	cut = share[keep];
+	free(share);
+	return cut;
+}
+
+/*
+ * Prunes the paths whose share of the instructions is below what
+ * tree_cut says, and says so: how many, and the share of the subtrees
+ * they made (the pruned paths whose caller was kept), in the summary and
+ * the note of the answer.  Returns an exit status.
+ */
+static int
+tree_prune(struct tree *tr, struct table *t)
+{
+	const struct query_options *o = tr->o;
+	uint64_t total = 0, lost = 0;
+	size_t kept = 0, pruned = 0;
+	char *keep, *parent = NULL;
+	int explicit;
+	double cut;
+
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->row[i].depth == 0)
+			total += tr->row[i].insns;
+	if ((cut = tree_cut(tr, total, &explicit)) < -1 ||
+	    (keep = calloc(tr->n + 1, 1)) == NULL)
+		return nomem();
+	/* tr->index numbers the paths as they were made: renumber */
+	for (size_t i = 0; i < tr->n; i++) {
+		double sh = tree_share(&tr->row[i], total);
+
+		keep[i] = cut < 0 || (explicit ? sh >= cut : sh > cut);
+		if (json_object_set_new(tr->index, tr->row[i].path,
+		    json_integer((json_int_t)i)) < 0) {
+			free(keep);
+			return nomem();
+		}
+	}
+	for (size_t i = 0; i < tr->n; i++) {
+		struct tree_row *r = &tr->row[i];
+		const char *semi = strrchr(r->path, ';');
+		const json_t *up;
+
+		if (keep[i]) {
+			tr->row[kept++] = *r;
+			continue;
+		}
+		pruned++;
+		/* the top of a pruned subtree: a root, or its caller kept */
+		free(parent);
+		parent = semi ? strndup(r->path, (size_t)(semi - r->path)) :
+		    NULL;
+		if (semi != NULL && parent == NULL) {
+			free(keep);
+			return nomem();
+		}
+		if (r->depth == 0 || (parent != NULL && (up = json_object_get(
+		    tr->index, parent)) != NULL && keep[json_integer_value(up)]))
+			lost += r->insns;
+		free(r->path);
+	}
+	free(parent);
+	free(keep);
+	tr->n = kept;
+	if (pruned > 0) {
+		snprintf(tr->note, sizeof(tr->note), "%zu call paths %s %.3g%% "
+		    "of the instructions pruned, holding %.3g%% of them (%"
+		    PRIu64 " instructions)%s", pruned, explicit ? "below" :
+		    "of at most", cut, total ? 100.0 * (double)lost /
+		    (double)total : 0, lost, explicit ? "" : " to fit the page; "
+		    "--min-share 0 keeps every path");
+		t->note = tr->note;
+	}
+	snprintf(t->summary, sizeof(t->summary), "%zu call paths%s%s, %"
+	    PRIu64 " levels deep at most%s%s", kept, o->function ? " below " :
+	    "", o->function ? o->function : "", tr->max_depth, pruned ? "; " :
+	    "", pruned ? tr->note : "");
+	if (pruned > 0 && o->format == F_CSV)
+		report_warning(query_tool, tr->a->dir, "%s", tr->note);
+	return EXIT_OK;
+}
+
 int
 kind_tree(const struct analysis *a, const struct query_options *o)
 {
@@ -905,12 +1042,10 @@ kind_tree(const struct analysis *a, const struct query_options *o)
 	} else {
 		/* Paths in order: each below its caller, as a tree reads. */
 		qsort(tr->row, tr->n, sizeof(*tr->row), by_path);
-		t.nrows = tr->n;
-		snprintf(t.summary, sizeof(t.summary), "%zu call paths%s%s, "
-		    "%" PRIu64 " levels deep at most", tr->n, o->function ?
-		    " below " : "", o->function ? o->function : "",
-		    tr->max_depth);
-		rc = print_sorted(&t, o, NULL);
+		if ((rc = tree_prune(tr, &t)) == EXIT_OK) {
+			t.nrows = tr->n;
+			rc = print_sorted(&t, o, NULL);
+		}
 	}
 	for (size_t i = 0; i < tr->n; i++)
 		free(tr->row[i].path);

@@ -113,6 +113,9 @@ struct table {
 	uint64_t total;			/* rows in all, when more than nrows
 					   (insns keeps only up to its page) */
 	const char *function;		/* the function --function matched */
+	const char *note;		/* how to read the rows, or NULL: text
+					   and table end with "note=...", json
+					   has a member */
 };
 
 /*

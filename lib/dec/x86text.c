@@ -19,15 +19,26 @@ unsigned
 x86_text(const uint8_t *buf, size_t len, uint64_t ip, char *text,
     size_t size, char *mnemonic, size_t msize)
 {
-	ZydisDecoder dec;
+	ZydisDecoder dec;	/* set up per call: a few hundred ns, and
+				   a page of rows is at most thousands */
 	ZydisFormatter fmt;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	char out[256];
 
+	/* objdump's look: lower-case hex, no zero padding */
 	if (ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 	    ZYDIS_STACK_WIDTH_64)) ||
 	    ZYAN_FAILED(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_ATT)) ||
+	    ZYAN_FAILED(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_HEX_UPPERCASE, ZYAN_FALSE)) ||
+	    ZYAN_FAILED(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_IMM_PADDING, ZYDIS_PADDING_DISABLED)) ||
+	    ZYAN_FAILED(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_DISP_PADDING, ZYDIS_PADDING_DISABLED)) ||
+	    ZYAN_FAILED(ZydisFormatterSetProperty(&fmt,
+	    ZYDIS_FORMATTER_PROP_ADDR_PADDING_ABSOLUTE,
+	    ZYDIS_PADDING_DISABLED)) ||
 	    ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, buf, len, &in, ops)) ||
 	    ZYAN_FAILED(ZydisFormatterFormatInstruction(&fmt, &in, ops,
 	    in.operand_count_visible, out, sizeof(out), ip, NULL))) {
