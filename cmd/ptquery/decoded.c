@@ -232,6 +232,17 @@ block_insns(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t n,
 {
 	struct cs_insn in;
 
+	/* --module: a block lies in one mapping; its image decides */
+	if (query_module_filtered(d->o)) {
+		const char *name = NULL;
+
+		for (size_t i = d->n_map; i-- > 0 && name == NULL;)
+			if (d->map[i].m.pid == pid && ip >= d->map[i].m.start &&
+			    ip - d->map[i].m.start < d->map[i].m.size)
+				name = d->map[i].name;
+		if (name == NULL || !query_module_ok(d->o, name))
+			return 0;
+	}
 	/* Past the page the rows are only counted, the same way. */
 	for (uint64_t i = 0; i < n; i++) {
 		if (d->n_ins < d->want_ins) {
@@ -473,6 +484,7 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 
 		if (spanidx_u32(ix, SPANIDX_FN, row) != (uint32_t)fn ||
 		    !query_tid_ok(d->o, tid) ||
+		    !query_module_ok(d->o, analysis_module(d->a, row)) ||
 		    en < d->o->from_ns || st >= d->o->to_ns)
 			continue;
 		if (d->fn_lo == UINT64_MAX)

@@ -159,14 +159,18 @@ kind_images(const struct analysis *a, const struct query_options *o)
 	}
 	if (image_warnings(&qi, &im) < 0)
 		goto nomem;
-	/* What the analysis decoded in each (every span, whatever the
-	 * filters: this is the snapshot's inventory). */
+	/* What the analysis decoded in each. */
 	for (uint64_t row = 0; row < ix->rows; row++) {
 		uint32_t mod = spanidx_u32(ix, SPANIDX_MODULE, row);
 		const char *path = mod ? spanidx_str(ix, mod) : "-";
-		struct image_row *r = image_row(&im, path);
+		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, row);
+		struct image_row *r;
 
-		if (r == NULL)
+		/* --tid, --pid, the window: the spans that start in it */
+		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, row)) ||
+		    st < o->from_ns || st >= o->to_ns)
+			continue;
+		if ((r = image_row(&im, path)) == NULL)
 			goto nomem;
 		if (r->spans == 0 && !r->archived && r->why == NULL &&
 		    manifest_find_image(&qi.m, path) == NULL &&
@@ -175,15 +179,6 @@ kind_images(const struct analysis *a, const struct query_options *o)
 			goto nomem;
 		r->spans++;
 		r->self_insns += spanidx_u64(ix, SPANIDX_SELF_INSNS, row);
-	}
-	for (size_t i = 0; i < im.n; i++) {
-		struct image_row *r = &im.row[i];
-
-		archived += r->archived;
-		debug += r->dwarf != NULL && strcmp(r->dwarf, "yes") == 0;
-		if (r->self_insns > 0 && (top == SIZE_MAX ||
-		    r->self_insns > im.row[top].self_insns))
-			top = i;
 	}
 	/* functions: distinct names per image */
 	{
@@ -195,8 +190,12 @@ kind_images(const struct analysis *a, const struct query_options *o)
 		if (seen == NULL)
 			goto nomem;
 		for (uint64_t row = 0; row < ix->rows; row++) {
+			uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, row);
 			struct image_row *r;
 
+			if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID,
+			    row)) || st < o->from_ns || st >= o->to_ns)
+				continue;
 			snprintf(key, sizeof(key), "%" PRIu32 ":%" PRIu32, md[row],
 			    fn[row]);
 			if (json_object_get(seen, key) != NULL)
@@ -211,10 +210,29 @@ kind_images(const struct analysis *a, const struct query_options *o)
 		}
 		json_decref(seen);
 	}
-	t.nrows = im.n;
+	/* --module, --exclude-module: those images' rows */
+	for (size_t i = 0, k = 0; i < im.n; i++) {
+		if (query_module_ok(o, im.row[i].path)) {
+			struct image_row tmp = im.row[k];
+
+			im.row[k] = im.row[i];
+			im.row[i] = tmp;
+			k++;
+		}
+		t.nrows = k;
+	}
+	for (size_t i = 0; i < t.nrows; i++) {
+		struct image_row *r = &im.row[i];
+
+		archived += r->archived;
+		debug += r->dwarf != NULL && strcmp(r->dwarf, "yes") == 0;
+		if (r->self_insns > 0 && (top == SIZE_MAX ||
+		    r->self_insns > im.row[top].self_insns))
+			top = i;
+	}
 	snprintf(t.summary, sizeof(t.summary), "%zu images, %zu archived, %zu "
 	    "with DWARF; most instructions in %s (%" PRIu64 " of %" PRIu64
-	    " decoded)", im.n, archived, debug, top == SIZE_MAX ? "none" :
+	    " decoded)", t.nrows, archived, debug, top == SIZE_MAX ? "none" :
 	    im.row[top].path, top == SIZE_MAX ? 0 : im.row[top].self_insns,
 	    analysis_manifest_u64(a, "quality.insns", 0));
 	rc = table_print(&t, o);

@@ -15,6 +15,7 @@
 #include "base/jsonw.h"
 #include "fmt/manifest.h"
 #include "query.h"
+#include "inlines.h"
 #include "tool/report.h"
 
 int
@@ -173,7 +174,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	int rc;
 
 	if (o->format == F_FOLDED)
-		return span_folded(a, o);
+		return span_folded(a, o, NULL);
 	if ((rc = only_table_formats(o, "hotpaths")) != 0)
 		return rc;
 	query_filter(o, &f);
@@ -240,12 +241,19 @@ static const struct col span_cols[] = {
 	{ "start_wall", COL_STR, 1 }, { "end_wall", COL_STR, 1 },
 };
 
+/* --inline only, after the others */
+static const struct col inline_col = { "inline", COL_STR, 0 };
+
 struct span_rows {
 	const struct analysis *a;
 	uint64_t *row;
 	size_t n, cap;
 	uint64_t wall_zero;		/* wall ns at span time 0 */
 	char wall[2][40];		/* the row's start_wall, end_wall */
+	struct inlines in;		/* --inline: the inlined calls */
+	size_t inline_at;		/* their column, 0: none */
+	char *inl;			/* the row's inline cell */
+	size_t inl_cap;
 };
 
 uint64_t
@@ -275,6 +283,50 @@ query_wall_text(uint64_t ns, char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%09" PRIu64 "Z", ns % 1000000000);
 }
 
+/*
+ * A span's inlined calls as one cell: "outer>inner:INSNS" for each, its
+ * chain and its own instructions, joined by ","; "-" for none.
+ */
+static const char *
+inline_cell(struct span_rows *s, uint64_t span)
+{
+	const struct inline_rec *recs, *chain[64], *c;
+	size_t n, len = 0, k, need;
+	char num[24];
+
+	recs = inlines_of(&s->in, span, &n);
+	for (size_t i = 0; i < n; i++) {
+		for (k = 0, c = &recs[i]; c != NULL && k < 64;
+		    c = inlines_parent(recs, n, c->parent))
+			chain[k++] = c;
+		need = len + 24 + 2;
+		for (size_t j = 0; j < k; j++)
+			need += strlen(chain[j]->fn) + 1;
+		if (need > s->inl_cap) {
+			char *g = realloc(s->inl, need * 2);
+
+			if (g == NULL)
+				break;	/* the cell is cut; "..." says so */
+			s->inl = g;
+			s->inl_cap = need * 2;
+		}
+		if (len > 0)
+			s->inl[len++] = ',';
+		while (k > 0) {
+			const char *fn = chain[--k]->fn;
+
+			memcpy(s->inl + len, fn, strlen(fn));
+			len += strlen(fn);
+			if (k > 0)
+				s->inl[len++] = '>';
+		}
+		snprintf(num, sizeof(num), ":%" PRIu64, recs[i].insns);
+		memcpy(s->inl + len, num, strlen(num) + 1);
+		len += strlen(num);
+	}
+	return len > 0 ? s->inl : "-";
+}
+
 static void
 span_get(void *ctx, size_t i, union cell *c)
 {
@@ -297,6 +349,8 @@ span_get(void *ctx, size_t i, union cell *c)
 	c[11].s = spandir_end_name(spanidx_u8(ix, SPANIDX_END, r));
 	c[12].s = mod[0] ? mod : "-";
 	c[13].s = analysis_fn(s->a, r);
+	if (s->inline_at != 0)
+		c[s->inline_at].s = inline_cell(s, c[0].u);
 	if (s->wall_zero == 0)
 		return;		/* no --wall-clock: the table has 14 columns */
 	query_wall_text(s->wall_zero + c[4].u, s->wall[0], sizeof(s->wall[0]));
@@ -370,10 +424,20 @@ print_spans(struct span_rows *s, const struct query_options *o,
 {
 	struct table t = { kind, span_cols, o->wall_clock ? 16 : 14, s->n, s,
 	    span_get, NULL, "" };
+	struct col cols[17];
 	char next[32];
 	size_t first, n;
 	uint64_t *rows;
 	int rc;
+
+	if (o->inline_frames && o->format <= F_JSON) {
+		if (inlines_read(s->a, &s->in) < 0)
+			return EXIT_FAIL;
+		memcpy(cols, span_cols, t.ncols * sizeof(*cols));
+		cols[t.ncols] = inline_col;
+		s->inline_at = t.ncols++;
+		t.cols = cols;
+	}
 
 	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
 	if (o->wall_clock && (s->wall_zero = query_wall_zero(s->a)) == 0) {
@@ -384,8 +448,20 @@ print_spans(struct span_rows *s, const struct query_options *o,
 	}
 	if (o->format <= F_JSON)
 		return print_sorted(&t, o, NULL);
+	if (o->format == F_FOLDED && strcmp(kind, "at") == 0) {
+		/* the stacks at the instant: those rows alone */
+		char *sel = calloc(s->a->ix.rows + 1, 1);
+
+		if (sel == NULL)
+			return nomem();
+		for (size_t i = 0; i < s->n; i++)
+			sel[s->row[i]] = 1;
+		rc = span_folded(s->a, o, sel);
+		free(sel);
+		return rc;
+	}
 	if (o->format == F_FOLDED)
-		return span_folded(s->a, o);
+		return span_folded(s->a, o, NULL);
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		return rc;
 	if ((rc = query_cursor(o, s->n, &first)) != 0) {
@@ -403,7 +479,8 @@ print_spans(struct span_rows *s, const struct query_options *o,
 		rows[i] = s->row[t.order ? t.order[first + i] : first + i];
 	snprintf(next, sizeof(next), "o%zu", first + n);
 	rc = o->format == F_CHROME ? span_chrome(s->a, rows, n,
-	    first + n < s->n ? next : NULL) : span_fxt(s->a, rows, n);
+	    first + n < s->n ? next : NULL, o->inline_frames) :
+	    span_fxt(s->a, rows, n);
 	free(rows);
 	free(t.order);
 	return rc;
@@ -460,6 +537,8 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		return nomem();
 	}
 	rc = print_spans(&s, o, "timeline");
+	inlines_free(&s.in);
+	free(s.inl);
 	free(s.row);
 	return rc;
 }
@@ -491,7 +570,8 @@ kind_at(const struct analysis *a, const struct query_options *o)
 
 		if (st > at || en <= at)
 			continue;
-		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
+		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)) ||
+		    !query_module_ok(o, analysis_module(a, r)))
 			continue;
 		if (span_rows_add(&s, r) < 0) {
 			free(s.row);
@@ -503,6 +583,8 @@ kind_at(const struct analysis *a, const struct query_options *o)
 		return nomem();
 	}
 	rc = print_spans(&s, o, "at");
+	inlines_free(&s.in);
+	free(s.inl);
 	free(s.row);
 	return rc;
 }
@@ -521,13 +603,14 @@ static const struct col calls_cols[] = {
 struct calls_rows {
 	struct agg callers, callees;
 	size_t *sel;
+	size_t n_callers;		/* rows of sel that are callers */
 };
 
 static void
 calls_get(void *ctx, size_t row, union cell *c)
 {
 	const struct calls_rows *h = ctx;
-	int caller = row < h->callers.n;
+	int caller = row < h->n_callers;
 	const struct agg_row *r = caller ? &h->callers.row[h->sel[row]] :
 	    &h->callees.row[h->sel[row]];
 
@@ -562,6 +645,7 @@ kind_calls(const struct analysis *a, const struct query_options *o)
 	    "" };
 	struct agg_filter f;
 	struct error e;
+	size_t n_callers;
 	int rc;
 
 	if ((rc = only_table_formats(o, "calls")) != 0)
@@ -581,16 +665,22 @@ kind_calls(const struct analysis *a, const struct query_options *o)
 		rc = nomem();
 		goto out;
 	}
-	/* Callers then callees, each by total_ns. */
+	/* Callers then callees, each by total_ns; --module keeps the
+	 * callers and callees of its images. */
+	t.nrows = 0;
 	for (size_t i = 0; i < h.callers.n; i++)
-		h.sel[i] = i;
+		if (query_module_ok(o, h.callers.row[i].module))
+			h.sel[t.nrows++] = i;
+	n_callers = t.nrows;
 	for (size_t i = 0; i < h.callees.n; i++)
-		h.sel[h.callers.n + i] = i;
-	qsort_r(h.sel, h.callers.n, sizeof(*h.sel), by_total, &h.callers);
-	qsort_r(h.sel + h.callers.n, h.callees.n, sizeof(*h.sel), by_total,
-	    &h.callees);
+		if (query_module_ok(o, h.callees.row[i].module))
+			h.sel[t.nrows++] = i;
+	qsort_r(h.sel, n_callers, sizeof(*h.sel), by_total, &h.callers);
+	qsort_r(h.sel + n_callers, t.nrows - n_callers, sizeof(*h.sel),
+	    by_total, &h.callees);
+	h.n_callers = n_callers;
 	snprintf(t.summary, sizeof(t.summary), "%s: %zu callers, %zu callees",
-	    o->function, h.callers.n, h.callees.n);
+	    o->function, n_callers, t.nrows - n_callers);
 	rc = print_sorted(&t, o, NULL);
 out:
 	free(h.sel);
@@ -811,7 +901,7 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct tree *t = ctx;
 	const struct spanidx *ix = &t->a->ix;
-	size_t root = 0, len = 0, i;
+	size_t root = 0, len = 0, i, level;
 	struct tree_row *r;
 	json_t *at;
 
@@ -828,13 +918,29 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 				break;
 		if (root > v->depth)
 			return 0;
+	} else {
+		/* the outermost frame that passes the module filters */
+		while (root < v->depth && !query_module_ok(t->o,
+		    analysis_module(t->a, v->stack[root])))
+			root++;
 	}
-	if (v->depth - root > t->max_depth)
+	/* --module, --exclude-module: the spans of those images, on paths
+	 * of their frames alone (the others' are skipped, as a flame
+	 * graph of one library shows it) */
+	if (!query_module_ok(t->o, analysis_module(t->a, v->row)))
 		return 0;
-	for (i = root; i <= v->depth && len < sizeof(t->buf); i++)
+	for (i = root, level = 0; i <= v->depth && len < sizeof(t->buf); i++) {
+		uint64_t fr = i == v->depth ? v->row : v->stack[i];
+
+		if (i > root && i < v->depth &&
+		    !query_module_ok(t->o, analysis_module(t->a, fr)))
+			continue;
 		len += (size_t)snprintf(t->buf + len, sizeof(t->buf) - len,
-		    "%s%s", i > root ? ";" : "", analysis_fn(t->a, i ==
-		    v->depth ? v->row : v->stack[i]));
+		    "%s%s", i > root ? ";" : "", analysis_fn(t->a, fr));
+		level += i > root;
+	}
+	if (level > t->max_depth)
+		return 0;
 	if ((at = json_object_get(t->index, t->buf)) != NULL) {
 		r = &t->row[json_integer_value(at)];
 	} else {
@@ -855,7 +961,7 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 			free(r->path);
 			return -ERR_NOMEM;
 		}
-		r->depth = v->depth - root;
+		r->depth = level;
 		t->n++;
 	}
 	r->spans++;

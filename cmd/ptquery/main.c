@@ -162,6 +162,41 @@ parse_share(const char *arg, double *out)
 	return 0;
 }
 
+/*
+ * The filters a kind has no use for are refused rather than ignored, so
+ * that an answer never looks filtered when it is not.  Returns 0, or -1
+ * after a usage error.
+ */
+static int
+filters_apply(const struct query_options *o)
+{
+	static const char *const kinds[] = { "summary", "hotpaths",
+	    "timeline", "calls", "at", "branches", "insns", "gaps", "threads",
+	    "tree", "source", "images" };
+	int window = o->from_ns != 0 || o->to_ns != INT64_MAX;
+	int folded = o->format == F_FOLDED;
+	const char *bad = NULL;
+
+	if ((o->has_at || o->has_span) && o->kind != K_AT)
+		bad = o->has_at ? "--at" : "--span";
+	else if (window && (o->kind == K_AT || o->kind == K_SOURCE))
+		bad = o->from_ns != 0 ? "--from" : "--to";
+	else if (o->has_group && o->group != AGG_FUNCTION && !folded &&
+	    o->kind != K_HOTPATHS)
+		bad = "--group";
+	else if (query_module_filtered(o) && (o->kind == K_GAPS ||
+	    o->kind == K_THREADS))
+		bad = o->n_modules ? "--module" : "--exclude-module";
+	else if (o->kind == K_SOURCE && (o->has_tid || (o->has_pid &&
+	    o->address == NULL)))
+		bad = o->has_tid ? "--tid" : "--pid";
+	if (bad == NULL)
+		return 0;
+	cli_usage_error(&tool, "%s does not apply to --kind %s", bad,
+	    kinds[o->kind]);
+	return -1;
+}
+
 static enum cli_parse
 parse_options(int argc, char *argv[], struct query_options *o)
 {
@@ -179,6 +214,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT: case OPT_WEIGHT:
 			if (parse_choice_option(c, optarg, o) < 0)
 				return CLI_USAGE;
+			o->has_group |= c == OPT_GROUP;
 			break;
 		case OPT_SORT:
 			o->sort = optarg;
@@ -251,6 +287,8 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	    o->format != F_CHROME && o->kind != K_TIMELINE)
 		return cli_usage_error(&tool, "--inline applies to --kind "
 		    "timeline and to --format folded and chrome only");
+	if (filters_apply(o) < 0)
+		return CLI_USAGE;
 	o->analysis = argv[optind];
 	return CLI_RUN;
 }

@@ -37,7 +37,7 @@ struct query_options {
 	int inline_frames;		/* --inline: inlined calls as frames */
 	const char *address;		/* --address: MODULE+OFFSET or ADDR */
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
-	int has_tid, has_at, has_span, has_limit, has_depth;
+	int has_tid, has_at, has_span, has_limit, has_depth, has_group;
 	uint64_t depth;			/* --depth: tree levels below */
 	uint64_t pid;			/* --pid: its threads, found in main */
 	int has_pid;
@@ -179,12 +179,14 @@ void query_filter(const struct query_options *o, struct agg_filter *f);
 
 /*
  * Span formats over the rows (of the index) in rows[first..first+n):
- * folded (every span that passes the filter, stacks with self time),
+ * folded (every span that passes the filters, or with sel the rows r
+ * with sel[r] set, stacks with self time),
  * chrome and fxt (those rows as complete events).  Return exit statuses.
  */
-int span_folded(const struct analysis *a, const struct query_options *o);
+int span_folded(const struct analysis *a, const struct query_options *o,
+    const char *sel);
 int span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
-    const char *next_cursor);
+    const char *next_cursor, int inline_frames);
 int span_fxt(const struct analysis *a, const uint64_t *rows, size_t n);
 
 #endif

@@ -438,7 +438,8 @@ source_function(struct source *s)
 			const struct symtab *st;
 			const struct sym *sym;
 
-			if (query_image_open(&s->qi, mod, &st, NULL, 0) < 0 ||
+			if (!query_module_ok(s->o, mod) ||
+			    query_image_open(&s->qi, mod, &st, NULL, 0) < 0 ||
 			    (sym = symtab_find(st, s->o->function)) == NULL)
 				continue;
 			if (source_site(s, st, mod, sym, NULL, sym->addr,
@@ -463,7 +464,8 @@ source_function(struct source *s)
 		const struct symtab *st;
 		const struct sym *sym;
 
-		if (query_image_open(&s->qi, mod, &st, NULL, 0) < 0 ||
+		if (!query_module_ok(s->o, mod) ||
+		    query_image_open(&s->qi, mod, &st, NULL, 0) < 0 ||
 		    (sym = symtab_find(st, host)) == NULL)
 			continue;
 		if (inlined_sites(s, st, mod, sym, s->o->function) < 0)
