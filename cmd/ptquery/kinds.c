@@ -1109,9 +1109,13 @@ tree_prune(struct tree *tr, struct table *t)
 		t->note = tr->note;
 	}
 	snprintf(t->summary, sizeof(t->summary), "%zu call paths%s%s, %"
-	    PRIu64 " levels deep at most%s%s", kept, o->function ? " below " :
-	    "", o->function ? o->function : "", tr->max_depth, pruned ? "; " :
-	    "", pruned ? tr->note : "");
+	    PRIu64 " levels deep at most", kept, o->function ? " below " : "",
+	    o->function ? o->function : "", tr->max_depth);
+	if (pruned > 0)
+		snprintf(t->summary + strlen(t->summary), sizeof(t->summary) -
+		    strlen(t->summary), "; %zu more pruned, holding %.3g%% of "
+		    "the instructions", pruned, total ? 100.0 * (double)lost /
+		    (double)total : 0);
 	if (pruned > 0 && o->format == F_CSV)
 		report_warning(query_tool, tr->a->dir, "%s", tr->note);
 	return EXIT_OK;
