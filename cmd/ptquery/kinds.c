@@ -170,6 +170,7 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	struct agg_filter f;
 	struct error e;
 	uint64_t self = 0, spans = 0;
+	const char *inside_module = NULL;
 	char note[96];
 	int rc;
 
@@ -191,15 +192,24 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 		agg_free(&h.g);
 		return nomem();
 	}
+	/* Inlined helpers have no image of their own: inside --function,
+	 * that function's. */
+	for (size_t i = 0; f.inside != NULL && i < h.g.n; i++)
+		if (!h.g.row[i].is_inline &&
+		    strcmp(h.g.row[i].name, f.inside) == 0)
+			inside_module = h.g.row[i].module;
 	for (size_t i = 0; i < h.g.n; i++) {
+		const char *mod = o->group == AGG_MODULE ? h.g.row[i].name :
+		    h.g.row[i].is_inline ? inside_module : h.g.row[i].module;
+
+		/* the totals: of the images --module lets through */
+		if (query_module_filtered(o) &&
+		    (mod == NULL || !query_module_ok(o, mod)))
+			continue;
 		if (!h.g.row[i].is_inline) {
 			self += h.g.row[i].self_ns;
 			spans += h.g.row[i].spans;
 		}
-		if (query_module_filtered(o) && (h.g.row[i].is_inline ||
-		    !query_module_ok(o, o->group == AGG_MODULE ?
-		    h.g.row[i].name : h.g.row[i].module)))
-			continue;
 		if (o->function == NULL ||
 		    strcmp(h.g.row[i].name, o->function) == 0 ||
 		    (f.inside != NULL && h.g.row[i].is_inline))

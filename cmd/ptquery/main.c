@@ -283,10 +283,12 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	if (o->address != NULL && o->kind != K_SOURCE)
 		return cli_usage_error(&tool, "--address applies to --kind "
 		    "source only");
-	if (o->inline_frames && o->format != F_FOLDED &&
-	    o->format != F_CHROME && o->kind != K_TIMELINE)
+	if (o->inline_frames && (o->format == F_FXT ||
+	    (o->format != F_FOLDED && o->format != F_CHROME &&
+	    o->kind != K_TIMELINE)))
 		return cli_usage_error(&tool, "--inline applies to --kind "
-		    "timeline and to --format folded and chrome only");
+		    "timeline and to --format folded and chrome only (fxt "
+		    "has no inlined calls)");
 	if (filters_apply(o) < 0)
 		return CLI_USAGE;
 	o->analysis = argv[optind];

@@ -128,6 +128,12 @@ test_expect_success 'folded --inline: inlined calls as frames, the sums exact' "
 	test_cmp fi gi
 "
 
+test_expect_success 'inline rows of one function keep its image under --module' "
+	ptquery $A --kind hotpaths --group inline --function score --module agent --format json >out &&
+	jq -e '[.rows[].name] == [\"score.constprop.0\", \"mix32\"] or [.rows[].name] == [\"mix32\", \"score.constprop.0\"]' out &&
+	must_fail ptquery $A --kind hotpaths --group inline --function score --exclude-module agent 2>err
+"
+
 test_expect_success 'timeline --inline: each span with its inlined calls' "
 	ptquery $A --kind timeline --function score --inline --format json >out &&
 	jq -e '.total_rows == 40 and (.rows | all(.inline | test(\"^mix32:[0-9]+\$\")))' out &&
@@ -156,7 +162,9 @@ test_expect_success 'chrome --inline: the consumers nest inlined calls inside th
 
 test_expect_success '--inline and --min-share where they do not apply' "
 	must_exit 2 ptquery $A --kind hotpaths --inline 2>err &&
-	test_eq 'ptquery: --inline applies to --kind timeline and to --format folded and chrome only' \"\$(head -n 1 err)\" &&
+	test_eq 'ptquery: --inline applies to --kind timeline and to --format folded and chrome only (fxt has no inlined calls)' \"\$(head -n 1 err)\" &&
+	must_exit 2 ptquery $A --kind timeline --inline --format fxt >out 2>err &&
+	test_eq 'ptquery: --inline applies to --kind timeline and to --format folded and chrome only (fxt has no inlined calls)' \"\$(head -n 1 err)\" &&
 	must_exit 2 ptquery $A --kind hotpaths --min-share 1 2>err &&
 	test_eq 'ptquery: --min-share applies to --kind tree only' \"\$(head -n 1 err)\" &&
 	must_exit 2 ptquery $A --kind tree --min-share 101 2>err &&
