@@ -4,7 +4,9 @@
  * snapshot for one thread and window (lib/spawn: argv, no shell; its
  * stderr kept in a temporary file for the error message), read its JSON
  * Lines, and look the code up through lib/codemap (instruction lengths)
- * and lib/symcache (source lines) from the MAP records it printed.
+ * and lib/symcache (source lines) from the MAP records it printed; the
+ * instructions' text (mnemonics, disassembly) is lib/dec/x86text's, from
+ * the bytes of the images those records name.
  */
 #include <errno.h>
 #include <fcntl.h>
