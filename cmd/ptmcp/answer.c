@@ -118,13 +118,18 @@ kind_figures(const char *kind)
 	} figs[] = {
 		{ "hotpaths", { "self_ns", "total_ns", "calls", "self_insns" } },
 		{ "calls", { "relation", "calls", "total_ns", "insns" } },
-		{ "timeline", { "tid", "start_ns", "dur_ns", "insns" } },
+		{ "timeline", { "tid", "start_ns", "dur_ns", "insns",
+		    "inline" } },
 		{ "at", { "tid", "depth", "start_ns", "dur_ns" } },
-		{ "branches", { "taken", "not_taken", "line" } },
-		{ "insns", { "time_ns", "ip", "line" } },
+		{ "branches", { "mnemonic", "taken", "not_taken", "target",
+		    "line" } },
+		{ "insns", { "time_ns", "ip", "insn", "line" } },
 		{ "gaps", { "tid", "start_ns", "dur_ns", "cause" } },
 		{ "threads", { "tid", "pid", "insns", "spans" } },
 		{ "tree", { "depth", "calls", "total_ns", "insns" } },
+		{ "source", { "site", "depth", "file", "line" } },
+		{ "images", { "spans", "self_insns", "archived", "dwarf",
+		    "why" } },
 	};
 
 	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
@@ -136,9 +141,10 @@ kind_figures(const char *kind)
 static const char *
 row_name(const json_t *row)
 {
-	static const char *const keys[] = { "name", "symbol", "fn", "path" };
+	static const char *const keys[] = { "name", "symbol", "fn", "path",
+	    "function" };
 
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < 5; i++)
 		if (json_is_string(json_object_get(row, keys[i])))
 			return json_string_value(json_object_get(row, keys[i]));
 	return NULL;
@@ -209,6 +215,10 @@ answer_query_line(const json_t *out, char *buf, size_t size)
 		}
 		line_add(&l, ".");
 	}
+	/* how to read the rows (branches' taken, a tree's pruned paths) */
+	if (json_is_string(json_object_get(res, "note")))
+		line_add(&l, " Note: %s.", json_string_value(json_object_get(res,
+		    "note")));
 	line_clock(&l, json_string_value(json_object_get(out, "clock")));
 	if (json_is_true(json_object_get(out, "truncated")))
 		line_add(&l, " Cut to fit 8 KB.");

@@ -596,6 +596,16 @@ av_opt(struct argv_build *a, const json_t *args, const char *key,
 	}
 }
 
+/* Adds "opt value" for one string of an array argument. */
+static void
+av_opt_value(struct argv_build *a, const char *opt, const json_t *v)
+{
+	if (json_is_string(v)) {
+		av_add(a, opt);
+		av_add(a, json_string_value(v));
+	}
+}
+
 static void
 call_query(struct server *srv, const json_t *id, const json_t *token,
     const json_t *args)
@@ -627,6 +637,22 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "sort", "--sort");
 	av_opt(&a, args, "function", "--function");
 	av_opt(&a, args, "module", "--module");
+	{
+		const json_t *ex = json_object_get(args, "exclude_module"), *m;
+		size_t i;
+
+		json_array_foreach(ex, i, m)
+			av_opt_value(&a, "--exclude-module", m);
+	}
+	if (json_is_number(json_object_get(args, "min_share")) && a.nn < 24) {
+		snprintf(a.nums[a.nn], sizeof(a.nums[0]), "%.6g",
+		    json_number_value(json_object_get(args, "min_share")));
+		av_add(&a, "--min-share");
+		av_add(&a, a.nums[a.nn++]);
+	}
+	av_opt(&a, args, "address", "--address");
+	if (json_is_true(json_object_get(args, "inline")))
+		av_add(&a, "--inline");
 	av_opt(&a, args, "depth", "--depth");
 	av_opt(&a, args, "tid", "--tid");
 	av_opt(&a, args, "pid", "--pid");

@@ -4,9 +4,12 @@
  * snapshot for one thread and window (lib/spawn: argv, no shell; its
  * stderr kept in a temporary file for the error message), read its JSON
  * Lines, and look the code up through lib/codemap (instruction lengths)
- * and lib/symcache (source lines) from the MAP records it printed.
+ * and lib/symcache (source lines) from the MAP records it printed; the
+ * instructions' text (mnemonics, disassembly) is lib/dec/x86text's, from
+ * the bytes of the images those records name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -15,6 +18,8 @@
 
 #include <jansson.h>
 
+#include "dec/x86class.h"
+#include "dec/x86text.h"
 #include "span/codemap.h"
 #include "query.h"
 #include "tool/report.h"
@@ -31,6 +36,8 @@ struct map_ent {
 	struct blks_map m;
 	char *name, *image;
 	const struct symtab *st;	/* NULL: no lines */
+	int fd;				/* the image, for its bytes; -1 closed,
+					   -2 unreadable */
 };
 
 struct decoded {
@@ -86,6 +93,7 @@ add_map(struct decoded *d, const json_t *o)
 		return 0;
 	m = &d->map[d->n_map];
 	memset(m, 0, sizeof(*m));
+	m->fd = -1;
 	m->m.pid = (uint32_t)hex_member(o, "pid");
 	m->m.exec = (uint32_t)hex_member(o, "exec");
 	m->m.start = hex_member(o, "start");
@@ -129,6 +137,39 @@ line_of(struct decoded *d, uint32_t pid, uint64_t ip)
 		    l.file : "");
 		return l.line;
 	}
+	return 0;
+}
+
+/*
+ * The instruction at ip as text (x86text: AT&T) and its mnemonic, read
+ * from the image mapped there.  Returns its length, 0 when unknown.
+ */
+static unsigned
+insn_text(struct decoded *d, uint32_t pid, uint64_t ip, char *text,
+    size_t size, char *mnem, size_t msize, int64_t *disp)
+{
+	uint8_t buf[X86_MAX_INSN_LEN];
+	struct x86_insn in;
+	ssize_t n;
+
+	for (size_t i = d->n_map; i-- > 0;) {
+		struct map_ent *m = &d->map[i];
+
+		if (m->m.pid != pid || ip < m->m.start ||
+		    ip - m->m.start >= m->m.size)
+			continue;
+		if (m->fd == -1 && (m->fd = open(m->image, O_RDONLY |
+		    O_CLOEXEC)) < 0)
+			m->fd = -2;
+		if (m->fd < 0 || (n = pread(m->fd, buf, sizeof(buf),
+		    (off_t)(ip - m->m.start + m->m.pgoff))) <= 0)
+			break;
+		if (disp != NULL && x86_insn_decode(buf, (size_t)n, 1, &in) ==
+		    0 && in.direct)
+			*disp = in.disp + (int64_t)in.length;
+		return x86_text(buf, (size_t)n, ip, text, size, mnem, msize);
+	}
+	x86_text(NULL, 0, ip, text, size, mnem, msize);
 	return 0;
 }
 
@@ -193,6 +234,17 @@ block_insns(struct decoded *d, uint32_t pid, uint64_t ip, uint64_t n,
 {
 	struct cs_insn in;
 
+	/* --module: a block lies in one mapping; its image decides */
+	if (query_module_filtered(d->o)) {
+		const char *name = NULL;
+
+		for (size_t i = d->n_map; i-- > 0 && name == NULL;)
+			if (d->map[i].m.pid == pid && ip >= d->map[i].m.start &&
+			    ip - d->map[i].m.start < d->map[i].m.size)
+				name = d->map[i].name;
+		if (name == NULL || !query_module_ok(d->o, name))
+			return 0;
+	}
 	/* Past the page the rows are only counted, the same way. */
 	for (uint64_t i = 0; i < n; i++) {
 		if (d->n_ins < d->want_ins) {
@@ -323,13 +375,14 @@ static const struct col branch_cols[] = {
 	{ "ip", COL_HEX, 1 }, { "taken", COL_U64, 0 },
 	{ "not_taken", COL_U64, 0 }, { "executed", COL_U64, 0 },
 	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
-	{ "target", COL_HEX, 1 }, { "symbol", COL_STR, 0 },
+	{ "target", COL_HEX, 1 }, { "mnemonic", COL_STR, 0 },
+	{ "symbol", COL_STR, 0 },
 };
 
 static const struct col insn_cols[] = {
 	{ "time_ns", COL_U64, 1 }, { "ip", COL_HEX, 1 },
 	{ "line", COL_U64, 1 }, { "file", COL_STR, 0 },
-	{ "symbol", COL_STR, 0 },
+	{ "symbol", COL_STR, 0 }, { "insn", COL_STR, 0 },
 };
 
 struct dec_rows {
@@ -337,6 +390,7 @@ struct dec_rows {
 	uint32_t pid;
 	char sym[512];
 	char file[PATH_MAX];
+	char text[160], mnem[32];
 };
 
 static void
@@ -366,8 +420,17 @@ branch_get(void *ctx, size_t row, union cell *c)
 	snprintf(r->file, sizeof(r->file), "%s", r->d->line_file);
 	c[5].s = r->file[0] ? r->file : "-";
 	c[6].u = b->target;
+	{
+		int64_t disp = 0;
+
+		/* never taken: where it would have gone, from its code */
+		if (insn_text(r->d, r->pid, b->ip, NULL, 0, r->mnem,
+		    sizeof(r->mnem), &disp) > 0 && b->target == 0 && disp != 0)
+			c[6].u = b->ip + (uint64_t)disp;
+	}
+	c[7].s = r->mnem;
 	symbol_of(r, b->ip);
-	c[7].s = r->sym;
+	c[8].s = r->sym;
 }
 
 static void
@@ -383,6 +446,9 @@ insn_get(void *ctx, size_t row, union cell *c)
 	c[3].s = r->file[0] ? r->file : "-";
 	symbol_of(r, in->ip);
 	c[4].s = r->sym;
+	insn_text(r->d, r->pid, in->ip, r->text, sizeof(r->text), NULL, 0,
+	    NULL);
+	c[5].s = r->text;
 }
 
 static int
@@ -420,6 +486,7 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 
 		if (spanidx_u32(ix, SPANIDX_FN, row) != (uint32_t)fn ||
 		    !query_tid_ok(d->o, tid) ||
+		    !query_module_ok(d->o, analysis_module(d->a, row)) ||
 		    en < d->o->from_ns || st >= d->o->to_ns)
 			continue;
 		if (d->fn_lo == UINT64_MAX)
@@ -501,8 +568,11 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 			goto out;
 		t.kind = "branches";
 		t.cols = branch_cols;
-		t.ncols = 8;
+		t.ncols = 9;
 		t.nrows = d.n_br;
+		t.note = "taken counts the times the jump was taken (to "
+		    "target); the compiler may have made that the source's if "
+		    "being false";
 		t.get = branch_get;
 		snprintf(t.summary, sizeof(t.summary), "%s: %zu conditional "
 		    "branches; taken means the jump was taken (to target), "
@@ -524,7 +594,7 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 			}
 		t.kind = "insns";
 		t.cols = insn_cols;
-		t.ncols = 5;
+		t.ncols = 6;
 		t.nrows = d.n_ins;
 		t.total = d.total_ins;
 		t.get = insn_get;
@@ -546,6 +616,8 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 out:
 	free(t.order);
 	for (size_t i = 0; i < d.n_map; i++) {
+		if (d.map[i].fd >= 0)
+			close(d.map[i].fd);
 		free(d.map[i].name);
 		free(d.map[i].image);
 	}

@@ -15,15 +15,38 @@
 #include "base/jsonw.h"
 #include "fmt/manifest.h"
 #include "query.h"
+#include "inlines.h"
 #include "tool/report.h"
+
+int
+query_module_is(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+
+	return strcmp(path, name) == 0 ||
+	    (base != NULL && strcmp(base + 1, name) == 0);
+}
 
 int
 query_module_ok(const struct query_options *o, const char *path)
 {
-	const char *base = strrchr(path, '/');
+	size_t i;
 
-	return o->module == NULL || strcmp(path, o->module) == 0 ||
-	    (base != NULL && strcmp(base + 1, o->module) == 0);
+	for (i = 0; i < o->n_exclude; i++)
+		if (query_module_is(path, o->exclude[i]))
+			return 0;
+	if (o->n_modules == 0)
+		return 1;
+	for (i = 0; i < o->n_modules; i++)
+		if (query_module_is(path, o->modules[i]))
+			return 1;
+	return 0;
+}
+
+int
+query_module_filtered(const struct query_options *o)
+{
+	return o->n_modules > 0 || o->n_exclude > 0;
 }
 
 int
@@ -147,11 +170,12 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 	struct agg_filter f;
 	struct error e;
 	uint64_t self = 0, spans = 0;
+	const char *inside_module = NULL;
 	char note[96];
 	int rc;
 
 	if (o->format == F_FOLDED)
-		return span_folded(a, o);
+		return span_folded(a, o, NULL);
 	if ((rc = only_table_formats(o, "hotpaths")) != 0)
 		return rc;
 	query_filter(o, &f);
@@ -168,15 +192,24 @@ kind_hotpaths(const struct analysis *a, const struct query_options *o)
 		agg_free(&h.g);
 		return nomem();
 	}
+	/* Inlined helpers have no image of their own: inside --function,
+	 * that function's. */
+	for (size_t i = 0; f.inside != NULL && i < h.g.n; i++)
+		if (!h.g.row[i].is_inline &&
+		    strcmp(h.g.row[i].name, f.inside) == 0)
+			inside_module = h.g.row[i].module;
 	for (size_t i = 0; i < h.g.n; i++) {
+		const char *mod = o->group == AGG_MODULE ? h.g.row[i].name :
+		    h.g.row[i].is_inline ? inside_module : h.g.row[i].module;
+
+		/* the totals: of the images --module lets through */
+		if (query_module_filtered(o) &&
+		    (mod == NULL || !query_module_ok(o, mod)))
+			continue;
 		if (!h.g.row[i].is_inline) {
 			self += h.g.row[i].self_ns;
 			spans += h.g.row[i].spans;
 		}
-		if (o->module != NULL && (h.g.row[i].is_inline ||
-		    !query_module_ok(o, o->group == AGG_MODULE ?
-		    h.g.row[i].name : h.g.row[i].module)))
-			continue;
 		if (o->function == NULL ||
 		    strcmp(h.g.row[i].name, o->function) == 0 ||
 		    (f.inside != NULL && h.g.row[i].is_inline))
@@ -218,12 +251,19 @@ static const struct col span_cols[] = {
 	{ "start_wall", COL_STR, 1 }, { "end_wall", COL_STR, 1 },
 };
 
+/* --inline only, after the others */
+static const struct col inline_col = { "inline", COL_STR, 0 };
+
 struct span_rows {
 	const struct analysis *a;
 	uint64_t *row;
 	size_t n, cap;
 	uint64_t wall_zero;		/* wall ns at span time 0 */
 	char wall[2][40];		/* the row's start_wall, end_wall */
+	struct inlines in;		/* --inline: the inlined calls */
+	size_t inline_at;		/* their column, 0: none */
+	char *inl;			/* the row's inline cell */
+	size_t inl_cap;
 };
 
 uint64_t
@@ -253,6 +293,50 @@ query_wall_text(uint64_t ns, char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%09" PRIu64 "Z", ns % 1000000000);
 }
 
+/*
+ * A span's inlined calls as one cell: "outer>inner:INSNS" for each, its
+ * chain and its own instructions, joined by ","; "-" for none.
+ */
+static const char *
+inline_cell(struct span_rows *s, uint64_t span)
+{
+	const struct inline_rec *recs, *chain[64], *c;
+	size_t n, len = 0, k, need;
+	char num[24];
+
+	recs = inlines_of(&s->in, span, &n);
+	for (size_t i = 0; i < n; i++) {
+		for (k = 0, c = &recs[i]; c != NULL && k < 64;
+		    c = inlines_parent(recs, n, c->parent))
+			chain[k++] = c;
+		need = len + 24 + 2;
+		for (size_t j = 0; j < k; j++)
+			need += strlen(chain[j]->fn) + 1;
+		if (need > s->inl_cap) {
+			char *g = realloc(s->inl, need * 2);
+
+			if (g == NULL)
+				break;	/* the cell is cut; "..." says so */
+			s->inl = g;
+			s->inl_cap = need * 2;
+		}
+		if (len > 0)
+			s->inl[len++] = ',';
+		while (k > 0) {
+			const char *fn = chain[--k]->fn;
+
+			memcpy(s->inl + len, fn, strlen(fn));
+			len += strlen(fn);
+			if (k > 0)
+				s->inl[len++] = '>';
+		}
+		snprintf(num, sizeof(num), ":%" PRIu64, recs[i].insns);
+		memcpy(s->inl + len, num, strlen(num) + 1);
+		len += strlen(num);
+	}
+	return len > 0 ? s->inl : "-";
+}
+
 static void
 span_get(void *ctx, size_t i, union cell *c)
 {
@@ -275,6 +359,8 @@ span_get(void *ctx, size_t i, union cell *c)
 	c[11].s = spandir_end_name(spanidx_u8(ix, SPANIDX_END, r));
 	c[12].s = mod[0] ? mod : "-";
 	c[13].s = analysis_fn(s->a, r);
+	if (s->inline_at != 0)
+		c[s->inline_at].s = inline_cell(s, c[0].u);
 	if (s->wall_zero == 0)
 		return;		/* no --wall-clock: the table has 14 columns */
 	query_wall_text(s->wall_zero + c[4].u, s->wall[0], sizeof(s->wall[0]));
@@ -348,10 +434,20 @@ print_spans(struct span_rows *s, const struct query_options *o,
 {
 	struct table t = { kind, span_cols, o->wall_clock ? 16 : 14, s->n, s,
 	    span_get, NULL, "" };
+	struct col cols[17];
 	char next[32];
 	size_t first, n;
 	uint64_t *rows;
 	int rc;
+
+	if (o->inline_frames && o->format <= F_JSON) {
+		if (inlines_read(s->a, &s->in) < 0)
+			return EXIT_FAIL;
+		memcpy(cols, span_cols, t.ncols * sizeof(*cols));
+		cols[t.ncols] = inline_col;
+		s->inline_at = t.ncols++;
+		t.cols = cols;
+	}
 
 	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
 	if (o->wall_clock && (s->wall_zero = query_wall_zero(s->a)) == 0) {
@@ -362,8 +458,20 @@ print_spans(struct span_rows *s, const struct query_options *o,
 	}
 	if (o->format <= F_JSON)
 		return print_sorted(&t, o, NULL);
+	if (o->format == F_FOLDED && strcmp(kind, "at") == 0) {
+		/* the stacks at the instant: those rows alone */
+		char *sel = calloc(s->a->ix.rows + 1, 1);
+
+		if (sel == NULL)
+			return nomem();
+		for (size_t i = 0; i < s->n; i++)
+			sel[s->row[i]] = 1;
+		rc = span_folded(s->a, o, sel);
+		free(sel);
+		return rc;
+	}
 	if (o->format == F_FOLDED)
-		return span_folded(s->a, o);
+		return span_folded(s->a, o, NULL);
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		return rc;
 	if ((rc = query_cursor(o, s->n, &first)) != 0) {
@@ -381,7 +489,8 @@ print_spans(struct span_rows *s, const struct query_options *o,
 		rows[i] = s->row[t.order ? t.order[first + i] : first + i];
 	snprintf(next, sizeof(next), "o%zu", first + n);
 	rc = o->format == F_CHROME ? span_chrome(s->a, rows, n,
-	    first + n < s->n ? next : NULL) : span_fxt(s->a, rows, n);
+	    first + n < s->n ? next : NULL, o->inline_frames) :
+	    span_fxt(s->a, rows, n);
 	/* a binary file has no place for the cursor: the rest is said here */
 	if (rc == EXIT_OK && o->format == F_FXT && first + n < s->n)
 		report_warning(query_tool, NULL, "fxt: wrote spans %zu to %zu "
@@ -427,8 +536,7 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		if (hosts != NULL && agg_host_find(hosts, n_hosts,
 		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
 			continue;
-		if (o->module != NULL && !query_module_ok(o,
-		    analysis_module(a, r)))
+		if (!query_module_ok(o, analysis_module(a, r)))
 			continue;
 		if (st >= o->to_ns || en < o->from_ns)
 			continue;
@@ -444,6 +552,8 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		return nomem();
 	}
 	rc = print_spans(&s, o, "timeline");
+	inlines_free(&s.in);
+	free(s.inl);
 	free(s.row);
 	return rc;
 }
@@ -475,7 +585,8 @@ kind_at(const struct analysis *a, const struct query_options *o)
 
 		if (st > at || en <= at)
 			continue;
-		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
+		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)) ||
+		    !query_module_ok(o, analysis_module(a, r)))
 			continue;
 		if (span_rows_add(&s, r) < 0) {
 			free(s.row);
@@ -487,6 +598,8 @@ kind_at(const struct analysis *a, const struct query_options *o)
 		return nomem();
 	}
 	rc = print_spans(&s, o, "at");
+	inlines_free(&s.in);
+	free(s.inl);
 	free(s.row);
 	return rc;
 }
@@ -505,13 +618,14 @@ static const struct col calls_cols[] = {
 struct calls_rows {
 	struct agg callers, callees;
 	size_t *sel;
+	size_t n_callers;		/* rows of sel that are callers */
 };
 
 static void
 calls_get(void *ctx, size_t row, union cell *c)
 {
 	const struct calls_rows *h = ctx;
-	int caller = row < h->callers.n;
+	int caller = row < h->n_callers;
 	const struct agg_row *r = caller ? &h->callers.row[h->sel[row]] :
 	    &h->callees.row[h->sel[row]];
 
@@ -546,6 +660,7 @@ kind_calls(const struct analysis *a, const struct query_options *o)
 	    "" };
 	struct agg_filter f;
 	struct error e;
+	size_t n_callers;
 	int rc;
 
 	if ((rc = only_table_formats(o, "calls")) != 0)
@@ -565,16 +680,22 @@ kind_calls(const struct analysis *a, const struct query_options *o)
 		rc = nomem();
 		goto out;
 	}
-	/* Callers then callees, each by total_ns. */
+	/* Callers then callees, each by total_ns; --module keeps the
+	 * callers and callees of its images. */
+	t.nrows = 0;
 	for (size_t i = 0; i < h.callers.n; i++)
-		h.sel[i] = i;
+		if (query_module_ok(o, h.callers.row[i].module))
+			h.sel[t.nrows++] = i;
+	n_callers = t.nrows;
 	for (size_t i = 0; i < h.callees.n; i++)
-		h.sel[h.callers.n + i] = i;
-	qsort_r(h.sel, h.callers.n, sizeof(*h.sel), by_total, &h.callers);
-	qsort_r(h.sel + h.callers.n, h.callees.n, sizeof(*h.sel), by_total,
-	    &h.callees);
+		if (query_module_ok(o, h.callees.row[i].module))
+			h.sel[t.nrows++] = i;
+	qsort_r(h.sel, n_callers, sizeof(*h.sel), by_total, &h.callers);
+	qsort_r(h.sel + n_callers, t.nrows - n_callers, sizeof(*h.sel),
+	    by_total, &h.callees);
+	h.n_callers = n_callers;
 	snprintf(t.summary, sizeof(t.summary), "%s: %zu callers, %zu callees",
-	    o->function, h.callers.n, h.callees.n);
+	    o->function, n_callers, t.nrows - n_callers);
 	rc = print_sorted(&t, o, NULL);
 out:
 	free(h.sel);
@@ -765,6 +886,7 @@ struct tree_row {
 
 struct tree {
 	const struct query_options *o;
+	char note[256];
 	const struct analysis *a;
 	int64_t fn;			/* the root function, -1: every root */
 	uint64_t max_depth;
@@ -794,7 +916,7 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct tree *t = ctx;
 	const struct spanidx *ix = &t->a->ix;
-	size_t root = 0, len = 0, i;
+	size_t root = 0, len = 0, i, level;
 	struct tree_row *r;
 	json_t *at;
 
@@ -811,13 +933,29 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 				break;
 		if (root > v->depth)
 			return 0;
+	} else {
+		/* the outermost frame that passes the module filters */
+		while (root < v->depth && !query_module_ok(t->o,
+		    analysis_module(t->a, v->stack[root])))
+			root++;
 	}
-	if (v->depth - root > t->max_depth)
+	/* --module, --exclude-module: the spans of those images, on paths
+	 * of their frames alone (the others' are skipped, as a flame
+	 * graph of one library shows it) */
+	if (!query_module_ok(t->o, analysis_module(t->a, v->row)))
 		return 0;
-	for (i = root; i <= v->depth && len < sizeof(t->buf); i++)
+	for (i = root, level = 0; i <= v->depth && len < sizeof(t->buf); i++) {
+		uint64_t fr = i == v->depth ? v->row : v->stack[i];
+
+		if (i > root && i < v->depth &&
+		    !query_module_ok(t->o, analysis_module(t->a, fr)))
+			continue;
 		len += (size_t)snprintf(t->buf + len, sizeof(t->buf) - len,
-		    "%s%s", i > root ? ";" : "", analysis_fn(t->a, i ==
-		    v->depth ? v->row : v->stack[i]));
+		    "%s%s", i > root ? ";" : "", analysis_fn(t->a, fr));
+		level += i > root;
+	}
+	if (level > t->max_depth)
+		return 0;
 	if ((at = json_object_get(t->index, t->buf)) != NULL) {
 		r = &t->row[json_integer_value(at)];
 	} else {
@@ -838,7 +976,7 @@ tree_visit(void *ctx, const struct analysis_visit *v)
 			free(r->path);
 			return -ERR_NOMEM;
 		}
-		r->depth = v->depth - root;
+		r->depth = level;
 		t->n++;
 	}
 	r->spans++;
@@ -856,6 +994,146 @@ by_path(const void *a, const void *b)
 {
 	return strcmp(((const struct tree_row *)a)->path,
 	    ((const struct tree_row *)b)->path);
+}
+
+/* A path's share of the roots' instructions, in percent. */
+static double
+tree_share(const struct tree_row *r, uint64_t total)
+{
+	return total ? 100.0 * (double)r->insns / (double)total : 0;
+}
+
+static int
+by_share(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/*
+ * The share a path needs to be kept: --min-share, else the one that
+ * fits the page: the --limit largest paths, and as many as a json row
+ * each (about 110 bytes and a path of the average length) fit in
+ * --max-bytes.  Returns the cut (paths of a share above it are kept, at
+ * or above it with --min-share; -1: every path), or -2 out of memory.
+ * A caller's share is never below its callee's (its instructions
+ * include theirs), so a kept path's callers are kept.
+ */
+static double
+tree_cut(const struct tree *tr, uint64_t total, int *explicit)
+{
+	const struct query_options *o = tr->o;
+	size_t keep = tr->n, path_bytes = 0;
+	double *share, cut;
+
+	*explicit = o->min_share >= 0;
+	if (*explicit)
+		return o->min_share;
+	if (o->has_limit && o->limit < keep)
+		keep = (size_t)o->limit;
+	if (o->max_bytes > 0 && tr->n > 0) {
+		size_t row, fit;
+
+		for (size_t i = 0; i < tr->n; i++)
+			path_bytes += strlen(tr->row[i].path);
+		row = 110 + path_bytes / tr->n;
+		fit = o->max_bytes > 600 ? (size_t)(o->max_bytes - 600) / row :
+		    1;
+		if (fit < keep)
+			keep = fit > 0 ? fit : 1;
+	}
+	if (keep >= tr->n)
+		return -1;
+	if ((share = malloc(tr->n * sizeof(*share))) == NULL)
+		return -2;
+	for (size_t i = 0; i < tr->n; i++)
+		share[i] = tree_share(&tr->row[i], total);
+	qsort(share, tr->n, sizeof(*share), by_share);
+	cut = share[keep];
+	free(share);
+	return cut;
+}
+
+/*
+ * Prunes the paths whose share of the instructions is below what
+ * tree_cut says, and says so: how many, and the share of the subtrees
+ * they made (the pruned paths whose caller was kept), in the summary and
+ * the note of the answer.  Returns an exit status.
+ */
+static int
+tree_prune(struct tree *tr, struct table *t)
+{
+	const struct query_options *o = tr->o;
+	uint64_t total = 0, lost = 0;
+	size_t kept = 0, pruned = 0;
+	char *keep, *parent = NULL;
+	int explicit;
+	double cut;
+
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->row[i].depth == 0)
+			total += tr->row[i].insns;
+	if ((cut = tree_cut(tr, total, &explicit)) < -1 ||
+	    (keep = calloc(tr->n + 1, 1)) == NULL)
+		return nomem();
+	/* tr->index numbers the paths as they were made: renumber */
+	for (size_t i = 0; i < tr->n; i++) {
+		double sh = tree_share(&tr->row[i], total);
+
+		keep[i] = cut < 0 || (explicit ? sh >= cut : sh > cut);
+		if (json_object_set_new(tr->index, tr->row[i].path,
+		    json_integer((json_int_t)i)) < 0) {
+			free(keep);
+			return nomem();
+		}
+	}
+	for (size_t i = 0; i < tr->n; i++) {
+		struct tree_row *r = &tr->row[i];
+		const char *semi = strrchr(r->path, ';');
+		const json_t *up;
+
+		if (keep[i]) {
+			tr->row[kept++] = *r;
+			continue;
+		}
+		pruned++;
+		/* the top of a pruned subtree: a root, or its caller kept */
+		free(parent);
+		parent = semi ? strndup(r->path, (size_t)(semi - r->path)) :
+		    NULL;
+		if (semi != NULL && parent == NULL) {
+			free(keep);
+			return nomem();
+		}
+		if (r->depth == 0 || (parent != NULL && (up = json_object_get(
+		    tr->index, parent)) != NULL && keep[json_integer_value(up)]))
+			lost += r->insns;
+		free(r->path);
+	}
+	free(parent);
+	free(keep);
+	tr->n = kept;
+	if (pruned > 0) {
+		snprintf(tr->note, sizeof(tr->note), "%zu call paths %s %.3g%% "
+		    "of the instructions pruned, holding %.3g%% of them (%"
+		    PRIu64 " instructions)%s", pruned, explicit ? "below" :
+		    "of at most", cut, total ? 100.0 * (double)lost /
+		    (double)total : 0, lost, explicit ? "" : " to fit the page; "
+		    "--min-share 0 keeps every path");
+		t->note = tr->note;
+	}
+	snprintf(t->summary, sizeof(t->summary), "%zu call paths%s%s, %"
+	    PRIu64 " levels deep at most", kept, o->function ? " below " : "",
+	    o->function ? o->function : "", tr->max_depth);
+	if (pruned > 0)
+		snprintf(t->summary + strlen(t->summary), sizeof(t->summary) -
+		    strlen(t->summary), "; %zu more pruned, holding %.3g%% of "
+		    "the instructions", pruned, total ? 100.0 * (double)lost /
+		    (double)total : 0);
+	if (pruned > 0 && o->format == F_CSV)
+		report_warning(query_tool, tr->a->dir, "%s", tr->note);
+	return EXIT_OK;
 }
 
 int
@@ -889,12 +1167,10 @@ kind_tree(const struct analysis *a, const struct query_options *o)
 	} else {
 		/* Paths in order: each below its caller, as a tree reads. */
 		qsort(tr->row, tr->n, sizeof(*tr->row), by_path);
-		t.nrows = tr->n;
-		snprintf(t.summary, sizeof(t.summary), "%zu call paths%s%s, "
-		    "%" PRIu64 " levels deep at most", tr->n, o->function ?
-		    " below " : "", o->function ? o->function : "",
-		    tr->max_depth);
-		rc = print_sorted(&t, o, NULL);
+		if ((rc = tree_prune(tr, &t)) == EXIT_OK) {
+			t.nrows = tr->n;
+			rc = print_sorted(&t, o, NULL);
+		}
 	}
 	for (size_t i = 0; i < tr->n; i++)
 		free(tr->row[i].path);

@@ -4,10 +4,12 @@
  * kind asked for (kinds.c, summary.c, decoded.c).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fmt/manifest.h"
 #include "span/aggregate.h"
@@ -22,19 +24,21 @@ const char *const query_tool = "ptquery";
 static const struct tool_info tool = {
 	"ptquery",
 	"ptquery ANALYSIS --kind KIND [--group function|inline|module]\n"
-	"        [--sort COLUMN] [--function NAME] [--module IMAGE] [--pid PID]\n"
+	"        [--sort COLUMN] [--function NAME] [--address ADDR]\n"
+	"        [--module IMAGE]... [--exclude-module IMAGE]... [--pid PID]\n"
 	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
-	"        [--cursor C] [--max-bytes N] [--depth N] [--weight ns|insns]\n"
-	"        [--incomplete] [--wall-clock]",
+	"        [--cursor C] [--max-bytes N] [--depth N] [--min-share P]\n"
+	"        [--weight ns|insns] [--inline] [--incomplete] [--wall-clock]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH,
-	OPT_WEIGHT, OPT_INCOMPLETE, OPT_WALL_CLOCK };
+	OPT_WEIGHT, OPT_INCOMPLETE, OPT_WALL_CLOCK, OPT_EXCLUDE_MODULE,
+	OPT_MIN_SHARE, OPT_INLINE, OPT_ADDRESS };
 
-#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree"
+#define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree|source|images"
 
 static const struct option long_options[] = {
 	{ "kind", required_argument, NULL, OPT_KIND },
@@ -42,6 +46,10 @@ static const struct option long_options[] = {
 	{ "sort", required_argument, NULL, OPT_SORT },
 	{ "function", required_argument, NULL, OPT_FUNCTION },
 	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "exclude-module", required_argument, NULL, OPT_EXCLUDE_MODULE },
+	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "address", required_argument, NULL, OPT_ADDRESS },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "pid", required_argument, NULL, OPT_PID },
@@ -123,6 +131,72 @@ parse_choice_option(int c, const char *arg, struct query_options *o)
 	}
 }
 
+/* --module and --exclude-module add to their lists. */
+static int
+add_module(const char ***list, size_t *n, const char *arg)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+	if (grown == NULL) {
+		report(tool.name, NULL, NULL, "out of memory");
+		return -1;
+	}
+	*list = grown;
+	grown[(*n)++] = arg;
+	return 0;
+}
+
+/* --min-share P: a percentage, 0 to 100, decimals allowed. */
+static int
+parse_share(const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end != '\0' || !(v >= 0 && v <= 100)) {
+		cli_usage_error(&tool, "--min-share: '%s' is not a percentage "
+		    "from 0 to 100", arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * The filters a kind has no use for are refused rather than ignored, so
+ * that an answer never looks filtered when it is not.  Returns 0, or -1
+ * after a usage error.
+ */
+static int
+filters_apply(const struct query_options *o)
+{
+	static const char *const kinds[] = { "summary", "hotpaths",
+	    "timeline", "calls", "at", "branches", "insns", "gaps", "threads",
+	    "tree", "source", "images" };
+	int window = o->from_ns != 0 || o->to_ns != INT64_MAX;
+	int folded = o->format == F_FOLDED;
+	const char *bad = NULL;
+
+	if ((o->has_at || o->has_span) && o->kind != K_AT)
+		bad = o->has_at ? "--at" : "--span";
+	else if (window && (o->kind == K_AT || o->kind == K_SOURCE))
+		bad = o->from_ns != 0 ? "--from" : "--to";
+	else if (o->has_group && o->group != AGG_FUNCTION && !folded &&
+	    o->kind != K_HOTPATHS)
+		bad = "--group";
+	else if (query_module_filtered(o) && (o->kind == K_GAPS ||
+	    o->kind == K_THREADS))
+		bad = o->n_modules ? "--module" : "--exclude-module";
+	else if (o->kind == K_SOURCE && (o->has_tid || (o->has_pid &&
+	    o->address == NULL)))
+		bad = o->has_tid ? "--tid" : "--pid";
+	if (bad == NULL)
+		return 0;
+	cli_usage_error(&tool, "%s does not apply to --kind %s", bad,
+	    kinds[o->kind]);
+	return -1;
+}
+
 static enum cli_parse
 parse_options(int argc, char *argv[], struct query_options *o)
 {
@@ -140,6 +214,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		case OPT_KIND: case OPT_GROUP: case OPT_FORMAT: case OPT_WEIGHT:
 			if (parse_choice_option(c, optarg, o) < 0)
 				return CLI_USAGE;
+			o->has_group |= c == OPT_GROUP;
 			break;
 		case OPT_SORT:
 			o->sort = optarg;
@@ -148,7 +223,22 @@ parse_options(int argc, char *argv[], struct query_options *o)
 			o->function = optarg;
 			break;
 		case OPT_MODULE:
-			o->module = optarg;
+			if (add_module(&o->modules, &o->n_modules, optarg) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_EXCLUDE_MODULE:
+			if (add_module(&o->exclude, &o->n_exclude, optarg) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_MIN_SHARE:
+			if (parse_share(optarg, &o->min_share) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_INLINE:
+			o->inline_frames = 1;
+			break;
+		case OPT_ADDRESS:
+			o->address = optarg;
 			break;
 		case OPT_CURSOR:
 			o->cursor = optarg;
@@ -187,6 +277,20 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	if (o->weight != 0 && o->format != F_FOLDED)
 		return cli_usage_error(&tool, "--weight applies to --format "
 		    "folded only");
+	if (o->min_share >= 0 && o->kind != K_TREE)
+		return cli_usage_error(&tool, "--min-share applies to --kind "
+		    "tree only");
+	if (o->address != NULL && o->kind != K_SOURCE)
+		return cli_usage_error(&tool, "--address applies to --kind "
+		    "source only");
+	if (o->inline_frames && (o->format == F_FXT ||
+	    (o->format != F_FOLDED && o->format != F_CHROME &&
+	    o->kind != K_TIMELINE)))
+		return cli_usage_error(&tool, "--inline applies to --kind "
+		    "timeline and to --format folded and chrome only (fxt "
+		    "has no inlined calls)");
+	if (filters_apply(o) < 0)
+		return CLI_USAGE;
 	o->analysis = argv[optind];
 	return CLI_RUN;
 }
@@ -215,6 +319,127 @@ pid_threads(const struct analysis *a, struct query_options *o)
 		}
 		o->pid_tids = grown;
 		o->pid_tids[o->n_pid_tids++] = tid;
+	}
+	return 0;
+}
+
+/*
+ * The threads and processes the analysis knows (threads.jsonl's, else
+ * the spans'), in list for an error message: "1234, 1235".
+ */
+static void
+known_ids(const struct analysis *a, int pids, char *list, size_t size)
+{
+	const struct spanidx *ix = &a->ix;
+	uint32_t seen[64];
+	size_t n = 0, len = 0, i;
+
+	list[0] = '\0';
+	for (uint64_t r = 0; r < ix->rows && n < 64; r++) {
+		uint32_t v = spanidx_u32(ix, pids ? SPANIDX_PID : SPANIDX_TID,
+		    r);
+
+		for (i = 0; i < n && seen[i] != v; i++)
+			;
+		if (i < n)
+			continue;
+		seen[n++] = v;
+		if (len < size)
+			len += (size_t)snprintf(list + len, size - len, "%s%"
+			    PRIu32, n > 1 ? ", " : "", v);
+	}
+	if (n == 64 && len < size)
+		snprintf(list + len, size - len, ", ...");
+}
+
+/*
+ * Each --module and --exclude-module names an image some span is in:
+ * a name that matches none is an error naming the images there are.
+ * Returns 0, or -1 after reporting.
+ */
+static int
+check_modules(const struct analysis *a, const struct query_options *o)
+{
+	const struct spanidx *ix = &a->ix;
+	const uint32_t *mod = analysis_u32s(a, SPANIDX_MODULE);
+	uint32_t *seen = NULL, *grown;
+	size_t n = 0, i, k;
+	int rc = 0;
+
+	if (!query_module_filtered(o))
+		return 0;
+	for (uint64_t r = 0; r < ix->rows; r++) {
+		for (i = 0; i < n && seen[i] != mod[r]; i++)
+			;
+		if (i < n)
+			continue;
+		if ((grown = realloc(seen, (n + 1) * sizeof(*seen))) == NULL) {
+			free(seen);
+			report(tool.name, NULL, NULL, "out of memory");
+			return -1;
+		}
+		seen = grown;
+		seen[n++] = mod[r];
+	}
+	for (k = 0; k < o->n_modules + o->n_exclude && rc == 0; k++) {
+		const char *name = k < o->n_modules ? o->modules[k] :
+		    o->exclude[k - o->n_modules];
+		char list[1024];
+		size_t len = 0;
+
+		for (i = 0; i < n; i++)
+			if (query_module_is(spanidx_str(ix, seen[i]), name))
+				break;
+		if (i < n)
+			continue;
+		list[0] = '\0';
+		for (i = 0; i < n && len < sizeof(list); i++)
+			if (seen[i] != 0)
+				len += (size_t)snprintf(list + len, sizeof(list) -
+				    len, "%s%s", len ? ", " : "",
+				    spanidx_str(ix, seen[i]));
+		report(tool.name, a->dir, NULL, "%s %s: no span is in such an "
+		    "image; the images with spans: %s", k < o->n_modules ?
+		    "--module" : "--exclude-module", name, list[0] ? list :
+		    "none");
+		rc = -1;
+	}
+	free(seen);
+	return rc;
+}
+
+/*
+ * --tid and --pid name threads the analysis has: one it does not is an
+ * error naming those it has (a filter that matches nothing would answer
+ * "nothing ran").  Returns 0, or -1 after reporting.
+ */
+static int
+check_threads(const struct analysis *a, const struct query_options *o)
+{
+	const struct spanidx *ix = &a->ix;
+	char list[512];
+	uint64_t r;
+
+	if (o->has_tid) {
+		for (r = 0; r < ix->rows; r++)
+			if (spanidx_u32(ix, SPANIDX_TID, r) == o->tid)
+				break;
+		if (r == ix->rows) {
+			known_ids(a, 0, list, sizeof(list));
+			report(tool.name, a->dir, NULL, "--tid %" PRIu64 ": no "
+			    "such thread; the threads with spans: %s", o->tid,
+			    list[0] ? list : "none");
+			return -1;
+		}
+	}
+	if (check_modules(a, o) < 0)
+		return -1;
+	if (o->has_pid && o->n_pid_tids == 0) {
+		known_ids(a, 1, list, sizeof(list));
+		report(tool.name, a->dir, NULL, "--pid %" PRIu64 ": no such "
+		    "process; the processes with spans: %s", o->pid,
+		    list[0] ? list : "none");
+		return -1;
 	}
 	return 0;
 }
@@ -291,6 +516,10 @@ run_kind(const struct analysis *a, const struct query_options *o)
 		return kind_threads(a, o);
 	case K_TREE:
 		return kind_tree(a, o);
+	case K_SOURCE:
+		return kind_source(a, o);
+	case K_IMAGES:
+		return kind_images(a, o);
 	default:
 		return kind_decoded(a, o);
 	}
@@ -302,7 +531,8 @@ static struct report_kept_stdout kept_stdout;
 int
 main(int argc, char *argv[])
 {
-	struct query_options o = { .kind = -1, .to_ns = INT64_MAX };
+	struct query_options o = { .kind = -1, .to_ns = INT64_MAX,
+	    .min_share = -1 };
 	struct analysis a;
 	struct error e;
 	enum cli_parse p;
@@ -313,23 +543,32 @@ main(int argc, char *argv[])
 		report(tool.name, "stdout", NULL, "out of memory");
 		return EXIT_FAIL;
 	}
-	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
+	if ((p = parse_options(argc, argv, &o)) != CLI_RUN) {
+		free(o.modules);
+		free(o.exclude);
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
+	}
 	if (analysis_open(&a, o.analysis, &e) < 0) {
 		report_error(tool.name, o.analysis, &e, NULL);
+		free(o.modules);
+		free(o.exclude);
 		return EXIT_FAIL;
 	}
 	if (a.rebuilt[0] != '\0')
 		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
-	if (o.has_pid && pid_threads(&a, &o) < 0) {
-		analysis_close(&a);
-		return EXIT_FAIL;
+	if ((o.has_pid && pid_threads(&a, &o) < 0) ||
+	    check_threads(&a, &o) < 0) {
+		rc = EXIT_FAIL;
+	} else {
+		o.clock = snapshot_clock(&a);
+		rc = resolve_function(&a, &o) < 0 ? EXIT_FAIL :
+		    run_kind(&a, &o);
 	}
-	o.clock = snapshot_clock(&a);
-	rc = resolve_function(&a, &o) < 0 ? EXIT_FAIL : run_kind(&a, &o);
 	free(o.pid_tids);
+	free(o.modules);
+	free(o.exclude);
 	analysis_close(&a);
 	return report_close_stdout(tool.name, rc);
 }

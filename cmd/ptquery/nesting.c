@@ -73,7 +73,10 @@ cmp_sibling(const void *a, const void *b, void *ctx)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	/* events without times (id 0) in the order they were given */
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
 /* The tick of nanosecond ns, rounded down. */
@@ -141,7 +144,16 @@ int
 nesting_layout(const struct analysis *a, const uint64_t *rows, size_t n,
     size_t *order, uint64_t *start, uint64_t *end)
 {
+	return nesting_layout_extra(a, rows, n, NULL, 0, order, start, end);
+}
+
+int
+nesting_layout_extra(const struct analysis *a, const uint64_t *rows,
+    size_t n0, const size_t *parent, size_t m, size_t *order,
+    uint64_t *start, uint64_t *end)
+{
 	const struct spanidx *ix = &a->ix;
+	size_t n = n0 + m;
 	struct node *nodes = calloc(n + 1, sizeof(*nodes));
 	size_t *kids = malloc((n + 1) * sizeof(*kids));
 	size_t *stack = malloc((n + 1) * sizeof(*stack));
@@ -152,15 +164,29 @@ nesting_layout(const struct analysis *a, const uint64_t *rows, size_t n,
 
 	if (nodes == NULL || kids == NULL || stack == NULL || next == NULL)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n0; i++) {
 		nodes[i].tid = spanidx_u32(ix, SPANIDX_TID, rows[i]);
 		nodes[i].start_ns = spanidx_u64(ix, SPANIDX_START_NS, rows[i]);
 		nodes[i].end_ns = spanidx_u64(ix, SPANIDX_END_NS, rows[i]);
 		nodes[i].id = spanidx_u64(ix, SPANIDX_ID, rows[i]);
 		kids[i] = i;
 	}
-	if (find_parents(a, nodes, rows, n) < 0)
+	if (find_parents(a, nodes, rows, n0) < 0)
 		goto out;
+	/* The events without times: at the start of the span holding them,
+	 * first among its children (id 0 sorts before every span's). */
+	for (size_t j = 0; j < m; j++) {
+		size_t up = parent[j], hops = 0;
+
+		while (up >= n0 && hops++ < m)
+			up = parent[up - n0];
+		nodes[n0 + j].tid = nodes[up].tid;
+		nodes[n0 + j].start_ns = nodes[n0 + j].end_ns =
+		    nodes[up].start_ns;
+		nodes[n0 + j].id = 0;
+		nodes[n0 + j].parent = (int64_t)parent[j];
+		kids[n0 + j] = n0 + j;
+	}
 	qsort_r(kids, n, sizeof(*kids), cmp_sibling, nodes);
 	for (size_t i = 0; i < n; i++) {
 		const struct node *c = &nodes[kids[i]];

@@ -35,6 +35,17 @@
 int nesting_layout(const struct analysis *a, const uint64_t *rows, size_t n,
     size_t *order, uint64_t *start, uint64_t *end);
 
+/*
+ * As nesting_layout, with m more events that have no times of their own
+ * (inlined calls: --inline): event n + j is a child of event
+ * parent[j] (an index below n, or n + k for another of them), placed at
+ * its parent's start before the parent's other children, lasting one
+ * tick, with its own children inside.  order, start and end hold n + m.
+ */
+int nesting_layout_extra(const struct analysis *a, const uint64_t *rows,
+    size_t n, const size_t *parent, size_t m, size_t *order,
+    uint64_t *start, uint64_t *end);
+
 /* Writes ticks as exact decimal microseconds ("24.0341796875"). */
 int nesting_print_us(char *buf, size_t size, uint64_t ticks);
 

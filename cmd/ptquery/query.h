@@ -10,13 +10,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <limits.h>
+
+#include "fmt/manifest.h"
 #include "span/aggregate.h"
 #include "span/analysis.h"
+#include "sym/symcache.h"
 
 extern const char *const query_tool;
 
 enum query_kind { K_SUMMARY, K_HOTPATHS, K_TIMELINE, K_CALLS, K_AT,
-	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS, K_TREE };
+	K_BRANCHES, K_INSNS, K_GAPS, K_THREADS, K_TREE, K_SOURCE, K_IMAGES };
 enum query_format { F_TEXT, F_TABLE, F_CSV, F_JSON, F_FOLDED, F_CHROME,
 	F_FXT };
 
@@ -25,9 +29,15 @@ struct query_options {
 	int kind, group, format;
 	int weight;			/* --weight: 0 not given, 1 ns, 2 insns */
 	const char *sort, *function, *cursor;
-	const char *module;		/* --module: an image's path or name */
+	const char **modules;		/* --module: images' paths or names */
+	size_t n_modules;
+	const char **exclude;		/* --exclude-module: likewise */
+	size_t n_exclude;
+	double min_share;		/* --min-share: percent, -1 not given */
+	int inline_frames;		/* --inline: inlined calls as frames */
+	const char *address;		/* --address: MODULE+OFFSET or ADDR */
 	uint64_t tid, from_ns, to_ns, at_ns, span, limit, max_bytes;
-	int has_tid, has_at, has_span, has_limit, has_depth;
+	int has_tid, has_at, has_span, has_limit, has_depth, has_group;
 	uint64_t depth;			/* --depth: tree levels below */
 	uint64_t pid;			/* --pid: its threads, found in main */
 	int has_pid;
@@ -41,8 +51,17 @@ struct query_options {
 					   epoch as well */
 };
 
-/* Does an image path pass --module (its path, or its file name)? */
+/*
+ * Does an image path pass --module and --exclude-module (each naming an
+ * image by its path or its file name)?
+ */
 int query_module_ok(const struct query_options *o, const char *path);
+
+/* Whether image path is the one name names (its path or file name). */
+int query_module_is(const char *path, const char *name);
+
+/* Whether --module or --exclude-module was given. */
+int query_module_filtered(const struct query_options *o);
 
 /* Does thread tid pass --tid and --pid? */
 int query_tid_ok(const struct query_options *o, uint32_t tid);
@@ -94,6 +113,9 @@ struct table {
 	uint64_t total;			/* rows in all, when more than nrows
 					   (insns keeps only up to its page) */
 	const char *function;		/* the function --function matched */
+	const char *note;		/* how to read the rows, or NULL: text
+					   and table end with "note=...", json
+					   has a member */
 };
 
 /*
@@ -121,18 +143,50 @@ int kind_gaps(const struct analysis *a, const struct query_options *o);
 int kind_threads(const struct analysis *a, const struct query_options *o);
 int kind_decoded(const struct analysis *a, const struct query_options *o);
 int kind_tree(const struct analysis *a, const struct query_options *o);
+int kind_source(const struct analysis *a, const struct query_options *o);
+int kind_images(const struct analysis *a, const struct query_options *o);
+
+/*
+ * The snapshot an analysis was made from, for the kinds that read it
+ * (source.c): its directory, manifest and symbol tables (debuginfo from
+ * its images/ as well).
+ */
+struct query_images {
+	char snap[PATH_MAX];
+	struct manifest m;
+	struct symcache *sc;
+	char debug_dir[PATH_MAX + 16];
+	const char *dirs[1];
+};
+
+/* The snapshot's directory into snap; -1 after reporting. */
+int query_snapshot_dir(const struct analysis *a, char *snap, size_t size);
+
+/* Opens qi (close it even on failure); -1 after reporting. */
+int query_images_open(struct query_images *qi, const struct analysis *a);
+void query_images_close(struct query_images *qi);
+
+/*
+ * The symbol table of the image mapped as mapped (its archived copy,
+ * whose path goes to archived[size] when not NULL).  Returns 0, or -1
+ * when the snapshot did not archive it or it cannot be read.
+ */
+int query_image_open(struct query_images *qi, const char *mapped,
+    const struct symtab **st, char *archived, size_t size);
 
 /* The filter of --tid, --from, --to. */
 void query_filter(const struct query_options *o, struct agg_filter *f);
 
 /*
  * Span formats over the rows (of the index) in rows[first..first+n):
- * folded (every span that passes the filter, stacks with self time),
+ * folded (every span that passes the filters, or with sel the rows r
+ * with sel[r] set, stacks with self time),
  * chrome and fxt (those rows as complete events).  Return exit statuses.
  */
-int span_folded(const struct analysis *a, const struct query_options *o);
+int span_folded(const struct analysis *a, const struct query_options *o,
+    const char *sel);
 int span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
-    const char *next_cursor);
+    const char *next_cursor, int inline_frames);
 int span_fxt(const struct analysis *a, const uint64_t *rows, size_t n);
 
 #endif

@@ -17,6 +17,7 @@
 
 struct summary {
 	const struct analysis *a;
+	const struct query_options *o;	/* threads, top: its filters */
 	struct manifest snap;		/* the snapshot's, when readable */
 	int have_snap;
 	struct agg g;
@@ -37,7 +38,11 @@ static void
 summary_top(struct summary *s)
 {
 	for (size_t i = 0; i < s->g.n; i++) {
-		size_t at = s->ntop < SUMMARY_TOP ? s->ntop++ : SUMMARY_TOP;
+		size_t at;
+
+		if (!query_module_ok(s->o, s->g.row[i].module))
+			continue;
+		at = s->ntop < SUMMARY_TOP ? s->ntop++ : SUMMARY_TOP;
 
 		if (at == SUMMARY_TOP) {
 			const struct agg_row *last =
@@ -193,6 +198,8 @@ print_text(const struct summary *s)
 		uint64_t gap = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
+		if (!query_tid_ok(s->o, (uint32_t)thread_tid(t)))
+			continue;
 		printf("thread pid=%" PRIu64 " tid=%" PRIu64 " first_ns=%"
 		    PRIu64 " last_ns=%" PRIu64 " covered_ns=%" PRIu64
 		    " spans=%" PRIu64 "\n", s->pid[i],
@@ -253,6 +260,8 @@ json_threads(struct jsonw *w, const struct summary *s)
 		uint64_t gap = (uint64_t)json_integer_value(
 		    json_object_get(t, SPANDIR_COV_GAP_NS));
 
+		if (!query_tid_ok(s->o, (uint32_t)thread_tid(t)))
+			continue;
 		jsonw_object_begin(w);
 		jsonw_kv_u64(w, "pid", s->pid[i]);
 		jsonw_kv_u64(w, "tid", thread_tid(t));
@@ -359,6 +368,7 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 	}
 	memset(&s, 0, sizeof(s));
 	s.a = a;
+	s.o = o;
 	manifest_init(&s.snap);
 	if (snap != NULL && snap[0] != '\0') {
 		snprintf(path, sizeof(path), "%s/manifest.json", snap);

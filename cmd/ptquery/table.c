@@ -178,6 +178,8 @@ render_text(FILE *f, const struct page *p)
 		}
 		fputc('\n', f);
 	}
+	if (p->t->note != NULL)
+		fprintf(f, "note=%s\n", p->t->note);
 	if (p->next != NULL)
 		fprintf(f, "next_cursor=%s\n", p->next);
 }
@@ -215,6 +217,8 @@ render_table(FILE *f, const struct page *p)
 				    "%-*s  " : "%*s  ", (int)w[c], buf);
 		}
 	}
+	if (p->t->note != NULL)
+		fprintf(f, "note=%s\n", p->t->note);
 	if (p->next != NULL)
 		fprintf(f, "next_cursor=%s\n", p->next);
 }
@@ -253,6 +257,8 @@ render_json(FILE *f, const struct page *p)
 		jsonw_kv_string(&w, "function", p->t->function);
 	if (p->clock != NULL)
 		jsonw_kv_string(&w, "clock", p->clock);
+	if (p->t->note != NULL)
+		jsonw_kv_string(&w, "note", p->t->note);
 	jsonw_kv_u64(&w, "total_rows", p->t->total > p->t->nrows ?
 	    p->t->total : p->t->nrows);
 	jsonw_kv_u64(&w, "first_row", p->first);

@@ -21,9 +21,18 @@
 #include "tool/report.h"
 #include "span/spandir.h"
 #include "nesting.h"
+#include "inlines.h"
 
 /* ----------------------------------------------------------------- */
 /* folded */
+
+static const char *
+base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
 
 struct stack_sum {
 	char *path;
@@ -32,7 +41,12 @@ struct stack_sum {
 
 struct folded {
 	const struct analysis *a;
+	const struct query_options *o;
 	unsigned weight_col;		/* SPANIDX_SELF_NS or _SELF_INSNS */
+	const char *sel;		/* rows to fold ([row] != 0), or NULL:
+					   those that pass the filters */
+	struct inlines in;		/* --inline: the inlined calls */
+	int modules;			/* --group module: frames are images */
 	struct agg_filter f;
 	int64_t fn;			/* --function: stacks through it */
 	struct stack_sum *slot;
@@ -119,6 +133,44 @@ folded_append(struct folded *fo, size_t *len, const char *name)
 	return 0;
 }
 
+/*
+ * The lines of a span's inlined calls (--inline): each call's own
+ * instructions, or its share by them of the span's self time, on the
+ * span's stack (fo->buf[0..len)) and its chain of inlined calls; the
+ * span's own line gets the rest.  Returns that rest, or -1 out of memory.
+ */
+static int64_t
+folded_inline(struct folded *fo, uint64_t row, size_t len, uint64_t self)
+{
+	const struct spanidx *ix = &fo->a->ix;
+	uint64_t self_insns = spanidx_u64(ix, SPANIDX_SELF_INSNS, row);
+	uint64_t rest = self;
+	const struct inline_rec *recs, *chain[64], *c;
+	size_t n, k, at;
+
+	recs = inlines_of(&fo->in, spanidx_u64(ix, SPANIDX_ID, row), &n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w = fo->weight_col == SPANIDX_SELF_INSNS ?
+		    recs[i].insns : self_insns == 0 ? 0 : (uint64_t)(
+		    (unsigned __int128)self * recs[i].insns / self_insns);
+
+		if (w == 0 || w > rest)
+			continue;
+		for (k = 0, c = &recs[i]; c != NULL && k < 64;
+		    c = inlines_parent(recs, n, c->parent))
+			chain[k++] = c;
+		at = len;
+		while (k > 0)
+			if (folded_append(fo, &at, chain[--k]->fn) < 0)
+				return -1;
+		if (folded_add(fo, fo->buf, w) < 0)
+			return -1;
+		fo->buf[len] = '\0';
+		rest -= w;
+	}
+	return (int64_t)rest;
+}
+
 static int
 folded_visit(void *ctx, const struct analysis_visit *v)
 {
@@ -126,21 +178,38 @@ folded_visit(void *ctx, const struct analysis_visit *v)
 	const struct spanidx *ix = &fo->a->ix;
 	uint64_t self = spanidx_u64(ix, fo->weight_col, v->row);
 	uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, v->row);
+	const char *prev = NULL;
 	size_t len = 0;
 	int through = fo->fn < 0;
+	int64_t rest;
 
-	if (self == 0 || st < fo->f.from_ns || st >= fo->f.to_ns ||
-	    !agg_filter_tid(&fo->f, spanidx_u32(ix, SPANIDX_TID, v->row)))
+	if (self == 0)
+		return 0;
+	if (fo->sel != NULL ? !fo->sel[v->row] : (st < fo->f.from_ns ||
+	    st >= fo->f.to_ns || !agg_filter_tid(&fo->f,
+	    spanidx_u32(ix, SPANIDX_TID, v->row)) ||
+	    !query_module_ok(fo->o, analysis_module(fo->a, v->row))))
 		return 0;
 	for (size_t i = 0; i <= v->depth; i++) {
 		uint64_t r = i < v->depth ? v->stack[i] : v->row;
+		const char *name = fo->modules ? base_name(analysis_module(
+		    fo->a, r)) : analysis_fn(fo->a, r);
 
 		if (spanidx_u32(ix, SPANIDX_FN, r) == (uint32_t)fo->fn)
 			through = 1;
-		if (folded_append(fo, &len, analysis_fn(fo->a, r)) < 0)
+		/* images: one frame for a run of calls inside one */
+		if (fo->modules && prev != NULL && strcmp(prev, name) == 0)
+			continue;
+		prev = name;
+		if (folded_append(fo, &len, name[0] ? name : "-") < 0)
 			return error_set(fo->e, ERR_NOMEM, "folded stacks");
 	}
-	if (through && folded_add(fo, fo->buf, self) < 0)
+	if (!through)
+		return 0;
+	rest = (int64_t)self;
+	if (fo->in.n > 0 && (rest = folded_inline(fo, v->row, len, self)) < 0)
+		return error_set(fo->e, ERR_NOMEM, "folded stacks");
+	if (rest > 0 && folded_add(fo, fo->buf, (uint64_t)rest) < 0)
 		return error_set(fo->e, ERR_NOMEM, "folded stacks");
 	return 0;
 }
@@ -156,7 +225,8 @@ by_path(const void *a, const void *b)
 }
 
 int
-span_folded(const struct analysis *a, const struct query_options *o)
+span_folded(const struct analysis *a, const struct query_options *o,
+    const char *sel)
 {
 	struct folded fo;
 	struct error e;
@@ -164,15 +234,22 @@ span_folded(const struct analysis *a, const struct query_options *o)
 
 	memset(&fo, 0, sizeof(fo));
 	fo.a = a;
+	fo.o = o;
+	fo.sel = sel;
 	fo.e = &e;
 	fo.fn = -1;
+	fo.modules = o->group == AGG_MODULE;
+	if ((o->inline_frames || o->group == AGG_INLINE) && !fo.modules &&
+	    inlines_read(a, &fo.in) < 0)
+		return EXIT_FAIL;
 	/* instructions: code that took no time under emu still shows */
 	fo.weight_col = o->weight == 2 ? SPANIDX_SELF_INSNS : SPANIDX_SELF_NS;
 	query_filter(o, &fo.f);
-	if (o->function != NULL &&
+	if (o->function != NULL && sel == NULL &&
 	    (fo.fn = agg_find_string(a, o->function)) < 0) {
 		report(query_tool, a->dir, NULL, "no function named '%s'",
 		    o->function);
+		inlines_free(&fo.in);
 		return EXIT_FAIL;
 	}
 	if (analysis_walk(a, folded_visit, &fo, &e) < 0) {
@@ -189,6 +266,7 @@ span_folded(const struct analysis *a, const struct query_options *o)
 		free(fo.slot[i].path);
 	free(fo.slot);
 	free(fo.buf);
+	inlines_free(&fo.in);
 	return rc;
 }
 
@@ -260,14 +338,6 @@ thread_label(const struct threads *th, uint32_t tid)
 
 /* ----------------------------------------------------------------- */
 /* chrome */
-
-static const char *
-base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
 
 /* JSON written by hand: times are exact decimals of nesting's ticks. */
 static void
@@ -350,31 +420,125 @@ chrome_names(const struct analysis *a, const struct threads *th,
 	}
 }
 
+/* An inlined call's event: its function, in its span's module and
+ * thread. */
+static void
+chrome_inline(const struct analysis *a, uint64_t r, const char *fn,
+    uint64_t start, uint64_t end, int *first)
+{
+	const struct spanidx *ix = &a->ix;
+
+	printf("%s\n{\"ph\":\"X\",", *first ? "" : ",");
+	chrome_str("name", fn);
+	putchar(',');
+	chrome_str("cat", base_name(analysis_module(a, r)));
+	printf(",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
+	    spanidx_u32(ix, SPANIDX_PID, r), spanidx_u32(ix, SPANIDX_TID, r));
+	chrome_us("ts", start);
+	chrome_us("dur", end - start);
+	putchar('}');
+	*first = 0;
+}
+
+/* The page's inlined calls (--inline): each with its parent event and
+ * the row of its span.  Returns their number, or -1 out of memory. */
+static int64_t
+chrome_extras(const struct inlines *in, const struct analysis *a,
+    const uint64_t *rows, size_t n, size_t **parent,
+    const struct inline_rec ***rec, uint64_t **host)
+{
+	size_t m = 0, k;
+
+	*parent = NULL;
+	*rec = NULL;
+	*host = NULL;
+	for (size_t i = 0; i < n; i++) {
+		inlines_of(in, spanidx_u64(&a->ix, SPANIDX_ID, rows[i]), &k);
+		m += k;
+	}
+	*parent = malloc((m + 1) * sizeof(**parent));
+	*rec = malloc((m + 1) * sizeof(**rec));
+	*host = malloc((m + 1) * sizeof(**host));
+	if (*parent == NULL || *rec == NULL || *host == NULL)
+		return -1;
+	m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct inline_rec *recs = inlines_of(in,
+		    spanidx_u64(&a->ix, SPANIDX_ID, rows[i]), &k);
+
+		for (size_t j = 0; j < k; j++) {
+			const struct inline_rec *up = inlines_parent(recs, k,
+			    recs[j].parent);
+
+			(*parent)[m + j] = up == NULL ? i :
+			    n + m + (size_t)(up - recs);
+			(*rec)[m + j] = &recs[j];
+			(*host)[m + j] = rows[i];
+		}
+		m += k;
+	}
+	return (int64_t)m;
+}
+
 int
 span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
-    const char *next_cursor)
+    const char *next_cursor, int inline_frames)
 {
-	size_t *order = malloc((n + 1) * sizeof(*order));
-	uint64_t *start = malloc((n + 1) * sizeof(*start));
-	uint64_t *end = malloc((n + 1) * sizeof(*end));
+	struct inlines in = { NULL, 0 };
+	size_t *parent = NULL, *order = NULL, m = 0;
+	const struct inline_rec **rec = NULL;
+	uint64_t *host = NULL, *start = NULL, *end = NULL;
+	int64_t got = 0;
 	struct threads th;
 	uint64_t wall;
 	int first = 1;
 
+	if (inline_frames && inlines_read(a, &in) < 0)
+		return EXIT_FAIL;
+	if (in.n > 0 && (got = chrome_extras(&in, a, rows, n, &parent, &rec,
+	    &host)) >= 0)
+		m = (size_t)got;
+	if (got >= 0) {
+		order = malloc((n + m + 1) * sizeof(*order));
+		start = malloc((n + m + 1) * sizeof(*start));
+		end = malloc((n + m + 1) * sizeof(*end));
+	}
 	if (order == NULL || start == NULL || end == NULL ||
-	    nesting_layout(a, rows, n, order, start, end) < 0) {
+	    nesting_layout_extra(a, rows, n, parent, m, order, start,
+	    end) < 0) {
 		free(order);
 		free(start);
 		free(end);
+		free(parent);
+		free(rec);
+		free(host);
+		inlines_free(&in);
 		report(query_tool, NULL, NULL, "out of memory");
 		return EXIT_FAIL;
 	}
 	threads_read(a, &th);
 	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-	chrome_names(a, &th, rows, order, n, &first);
-	for (size_t i = 0; i < n; i++)
-		chrome_span(a, rows[order[i]], start[order[i]], end[order[i]],
-		    &first);
+	/* the names need the spans alone, in order by thread */
+	{
+		size_t *spans_only = malloc((n + 1) * sizeof(*spans_only));
+		size_t ns = 0;
+
+		for (size_t i = 0; spans_only != NULL && i < n + m; i++)
+			if (order[i] < n)
+				spans_only[ns++] = order[i];
+		chrome_names(a, &th, rows, spans_only != NULL ? spans_only :
+		    order, n, &first);
+		free(spans_only);
+	}
+	for (size_t i = 0; i < n + m; i++) {
+		size_t x = order[i];
+
+		if (x < n)
+			chrome_span(a, rows[x], start[x], end[x], &first);
+		else
+			chrome_inline(a, host[x - n], rec[x - n]->fn, start[x],
+			    end[x], &first);
+	}
 	printf("\n],");
 	/* where ts 0 is on the wall clock, to line spans up with logs */
 	if ((wall = query_wall_zero(a)) != 0) {
@@ -392,6 +556,10 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 	free(order);
 	free(start);
 	free(end);
+	free(parent);
+	free(rec);
+	free(host);
+	inlines_free(&in);
 	threads_free(&th);
 	return EXIT_OK;
 }
