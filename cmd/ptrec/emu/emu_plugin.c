@@ -825,7 +825,7 @@ slot_create(unsigned int vcpu)
 	return s;
 }
 
-static struct slot *
+static __attribute__((cold, noinline)) struct slot *
 slot_of(unsigned int vcpu)
 {
 	struct slot *s;
@@ -1110,7 +1110,7 @@ capture_started(const struct slot *s)
 
 static void tail_arm(struct slot *s);
 
-static void
+static __attribute__((cold, noinline)) void
 on_trigger(struct slot *s, const struct emu_tb *tb)
 {
 	if (tb->trigger == TRIG_STOP) {
@@ -1311,7 +1311,7 @@ on_control(struct slot *s, uint64_t ip)
  */
 #define POLL_INSNS 65536
 
-static void
+static __attribute__((cold, noinline)) void
 slot_poll(struct slot *s, const struct emu_tb *tb)
 {
 	uint64_t next;
@@ -1339,6 +1339,8 @@ slot_poll(struct slot *s, const struct emu_tb *tb)
 	s->poll_at = next;
 }
 
+/* Every block: what it calls rarely (slot_of, on_trigger, slot_poll) is
+ * cold, out of line, so that this keeps a small frame. */
 static void
 on_tb_exec(unsigned int vcpu, void *userdata)
 {
