@@ -8,17 +8,23 @@
 # count is the plugin's (guest_instructions in the manifest); each figure
 # is the best of three wall-clock runs.  Printed, never asserted.
 #
-# Where the recorder's time goes (perf record -e cpu-clock of qemu with
-# the plugin, indirect 10000 into a 1 MiB ring, 425 M instructions,
-# about 130 M blocks): with libipt's pt_enc_next doing the encoding,
-# qemu and its generated code took 27% (about what plain qemu takes in
-# all), the plugin's per-block work (the callback, the tracer's state
-# machine, the commit) 38%, packet encoding 33% (pt_enc_next alone 12-14%:
-# a call and a struct pt_packet a packet) and ring writes are part of that;
-# the ground-truth log costs nothing unless asked for (--emu-truth).
-# With a 32 MiB ring, writing the snapshot (the ring copied to a file,
-# then into perf.data by ptrec) adds a fixed ~0.4 s: per snapshot, not
-# per instruction.
+# Where the recorder's time goes: perf record -e cpu-clock of the whole
+# recording (qemu with the plugin and ptrec), indirect 10000 into a 1 MiB
+# ring: 425 M instructions, about 130 M blocks, 270 MB of packets.
+#                                    pt_enc_next    encoded in place
+#   qemu and its generated code          27%              35%
+#   per block: callback, tracer, commit  38%              45%
+#   packet encoding and ring writes      31%              13%
+#   kernel, libc, start-up                4%               7%
+#   whole run, CPU (median of 5-7)      4.9 s            2.8 s
+# (pt_enc_next alone was 12-14%: a call and a struct pt_packet a packet;
+# now a block's TNT flush, CYC and TIP are one write into the ring.)  A
+# callback that only counts the clock costs 1.6x plain qemu here: the
+# floor of one C call per block, which qemu 7.2's plugin API imposes.
+# The ground-truth log costs nothing unless asked for (--emu-truth).
+# With the default 32 MiB ring a snapshot adds a fixed cost, mostly
+# system time: the ring written to a file by the plugin, read by ptrec
+# and written again into perf.data (0.4-0.5 s on branchy 40 100000).
 set -eu
 : "${PTKIT_BUILD:?run through make bench}"
 prog=$PTKIT_BUILD/tests/fixtures/emu/branchy.static
