@@ -3,8 +3,8 @@
 #
 # The plugin is a shared object qemu-x86_64 dlopens: position-independent,
 # hidden visibility except the two qemu_plugin_* symbols, never built with
-# SANITIZE flags (qemu is not sanitized), linked against libipt (encoder)
-# and Zydis (instruction classes, through lib/dec/x86class), and libelf
+# SANITIZE flags (qemu is not sanitized), linked against Zydis
+# (instruction classes, through lib/dec/x86class) and libelf
 # (cmd/ptrec/elfsym finds the stop indicators in each image it maps).  ptrec finds it beside itself at
 # ../lib/ptkit/libptkit-emu.so, which is where both the build tree and
 # `make install` ($(PKGLIBDIR)) put it.
@@ -29,7 +29,7 @@ $(BUILD)/emu-plugin/%.o: %.c | $(DEPS_STAMP)
 $(EMU_PLUGIN): $(EMU_PLUGIN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -shared $(EMU_PLUGIN_CFLAGS) -o $@ $(EMU_PLUGIN_OBJS) $(LDFLAGS) \
-	    -lipt -lZydis -lelf -lpthread
+	    -lZydis -lelf -lpthread
 
 all: $(EMU_PLUGIN)
 
@@ -82,9 +82,15 @@ $(BUILD)/tests/unit/t_emu_enc: \
 
 CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES) $(EMU_LIB_FIXTURES) \
 	$(EMU_LIB_FIXTURES_NOBID)
-# bench/emu.bench.sh runs the branchy fixture natively, under plain qemu
-# and under ptrec --recorder emu.
-BENCH_DEPS += $(EMU_PLUGIN) $(BUILD)/tests/fixtures/emu/branchy.static
+# bench/emu.bench.sh runs the branchy fixture and bench/indirect.c (an
+# indirect jump every few instructions; built as the fixtures are)
+# natively, under plain qemu and under ptrec --recorder emu.
+EMU_BENCH_INDIRECT := $(BUILD)/bench/indirect.static
+$(EMU_BENCH_INDIRECT): bench/indirect.c
+	@mkdir -p $(@D)
+	$(CC) $(EMU_FIXTURE_CFLAGS) -static -o $@ $<
+BENCH_DEPS += $(EMU_PLUGIN) $(BUILD)/tests/fixtures/emu/branchy.static \
+	$(EMU_BENCH_INDIRECT)
 
 install-emu: $(EMU_PLUGIN)
 	mkdir -p $(DESTDIR)$(PKGLIBDIR)

@@ -215,6 +215,121 @@ test_ring_wrap(void)
 	stream_close(&big);
 }
 
+/*
+ * Every packet the stream holds, decoded by libipt and encoded again by
+ * its pt_enc_next, gives the very bytes written: the encodings are
+ * libipt's.  A random mix of every kind, CYC values and IP compressions
+ * of every size, a ring small enough to wrap (packets copied around its
+ * end) and signal diversions (packets through the side buffer).
+ */
+static void
+test_encoding_is_libipts(void)
+{
+	static const uint64_t steps[] = { 0, 1, 31, 32, 4095, 1u << 20,
+		1ull << 33, 1ull << 45 };
+	struct pt_packet_decoder *d;
+	struct pt_encoder *enc;
+	struct pt_config cfg;
+	struct pt_packet p;
+	struct stream s;
+	uint64_t now = 1000, ip = 0x401000, x = 88172645463325252ull, off;
+	uint8_t again[64];
+	int i, n, packets = 0, differ = 0, kinds[64] = { 0 };
+
+	stream_open(&s, 1 << 16, 1, 2048);
+	s.enc.cyc = 1;
+	emu_enc_psb(&s.enc, now, 0, 0);
+	emu_enc_pge(&s.enc, now, ip);
+	for (i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		now += steps[x % 8];
+		switch ((x >> 3) % 16) {
+		case 0:	/* a far jump: sext-48 or full */
+			ip = (x >> 8) & 1 ? x >> 16 : x;
+			emu_enc_tip(&s.enc, now, ip);
+			break;
+		case 1:	/* another 4 GiB */
+			ip ^= (x >> 20) << 32 & 0xffff00000000ull;
+			emu_enc_tip(&s.enc, now, ip);
+			break;
+		case 2:
+			ip ^= (x >> 24) & 0xffff0000;
+			emu_enc_fup(&s.enc, now, ip);
+			emu_enc_pgd(&s.enc, now);
+			emu_enc_tsc(&s.enc, now);
+			emu_enc_pge(&s.enc, now, ip);
+			break;
+		case 3:
+			emu_enc_pgd_ip(&s.enc, now, ip);
+			emu_enc_pge(&s.enc, now, ip + 16);
+			break;
+		case 4:
+			emu_enc_call(&s.enc, ip + 5);
+			emu_enc_ret(&s.enc, now, (x >> 9) & 1 ? ip + 5 : ip);
+			break;
+		case 5:
+			if ((x >> 10) % 64 == 0) {
+				emu_enc_divert(&s.enc);
+				emu_enc_tip(&s.enc, now, ip + 64);
+				emu_enc_tnt(&s.enc, now, 1);
+				emu_enc_undivert(&s.enc);
+				emu_enc_append_side(&s.enc);
+			}
+			break;
+		default:
+			ip ^= (x >> 30) & 0xfff0;
+			if ((x >> 12) & 1)
+				emu_enc_tip(&s.enc, now, ip);
+			else
+				emu_enc_tnt(&s.enc, now, (int)((x >> 13) & 1));
+			break;
+		}
+		if (emu_enc_psb_due(&s.enc))
+			emu_enc_psb(&s.enc, now, 1, ip);
+		emu_enc_commit(&s.enc);
+	}
+	stream_take(&s);
+	OK(s.hdr->total > 4 * s.hdr->ring_size, "the ring wrapped (%llu bytes)",
+	    (unsigned long long)s.hdr->total);
+	IS_U64(s.enc.n_errors, 0, "no packet was lost");
+
+	pt_config_init(&cfg);
+	cfg.begin = s.bytes;
+	cfg.end = s.bytes + s.len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	cfg.begin = again;
+	cfg.end = again + sizeof(again);
+	enc = pt_alloc_encoder(&cfg);
+	if (d == NULL || enc == NULL || pt_pkt_sync_forward(d) < 0)
+		abort();
+	for (;;) {
+		if (pt_pkt_get_offset(d, &off) < 0)
+			abort();
+		if (pt_pkt_next(d, &p, sizeof(p)) <= 0)
+			break;
+		if (pt_enc_sync_set(enc, 0) < 0)
+			abort();
+		n = pt_enc_next(enc, &p);
+		if (n <= 0 || off + (uint64_t)n > s.len ||
+		    memcmp(again, s.bytes + off, (size_t)n) != 0)
+			differ++;
+		kinds[(unsigned)p.type % 64]++;
+		packets++;
+	}
+	OK(packets > 10000, "%d packets decoded", packets);
+	IS_INT(differ, 0, "each is what pt_enc_next writes for it");
+	OK(kinds[ppt_tnt_8] && kinds[ppt_tnt_64] && kinds[ppt_tip] &&
+	    kinds[ppt_tip_pge] && kinds[ppt_tip_pgd] && kinds[ppt_fup] &&
+	    kinds[ppt_cyc] && kinds[ppt_tsc] && kinds[ppt_psb] &&
+	    kinds[ppt_psbend] && kinds[ppt_cbr] && kinds[ppt_mode],
+	    "every kind we write is among them");
+	pt_pkt_free_decoder(d);
+	pt_free_encoder(enc);
+	stream_close(&s);
+}
+
 static void
 test_ring_put(void)
 {
@@ -322,6 +437,7 @@ main(void)
 	test_long_tnt();
 	test_return_compression();
 	test_ring_wrap();
+	test_encoding_is_libipts();
 	test_ring_put();
 	test_ring_freed();
 	test_classes();

@@ -9,24 +9,10 @@ int
 emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
     int retcomp, uint64_t psb_period)
 {
-	struct pt_config cfg;
-
 	memset(e, 0, sizeof(*e));
 	e->hdr = hdr;
 	e->ring = (uint8_t *)hdr + EMU_HDR_SIZE;
 	e->ring_size = hdr->ring_size;
-	pt_config_init(&cfg);
-	cfg.begin = e->stage;
-	cfg.end = e->stage + sizeof(e->stage);
-	e->enc = pt_alloc_encoder(&cfg);
-	cfg.begin = e->ring;
-	cfg.end = e->ring + e->ring_size;
-	e->direct = pt_alloc_encoder(&cfg);
-	if (e->enc == NULL || e->direct == NULL) {
-		pt_free_encoder(e->enc);
-		pt_free_encoder(e->direct);
-		return -1;
-	}
 	e->cyc = cyc;
 	e->retcomp = retcomp;
 	e->psb_period = psb_period;
@@ -38,7 +24,6 @@ emu_enc_resume(struct emu_enc *e)
 {
 	e->total = e->published = e->hdr->total;
 	e->pos = e->total % e->ring_size;
-	pt_enc_sync_set(e->direct, e->pos);
 	/* the ring's first time stays the first program's */
 	e->have_time = e->hdr->first_time != 0;
 }
@@ -46,11 +31,7 @@ emu_enc_resume(struct emu_enc *e)
 void
 emu_enc_fini(struct emu_enc *e)
 {
-	pt_free_encoder(e->enc);
-	pt_free_encoder(e->direct);
 	free(e->side);
-	e->enc = NULL;
-	e->direct = NULL;
 	e->side = NULL;
 }
 
@@ -79,17 +60,11 @@ ring_copy(struct emu_enc *e, const uint8_t *p, size_t n)
 {
 	emu_ring_put(e->ring, e->ring_size, &e->total, p, n);
 	e->pos = e->total % e->ring_size;
-	pt_enc_sync_set(e->direct, e->pos);
 }
 
 void
 emu_enc_commit(struct emu_enc *e)
 {
-	if (e->staged > 0) {	/* diverted packets */
-		side_append(e, e->stage, e->staged);
-		pt_enc_sync_set(e->enc, 0);
-		e->staged = 0;
-	}
 	if (e->total == e->published)
 		return;		/* the common case: a block left no packet */
 	/* Order: data, then the count that makes it visible. */
@@ -105,69 +80,135 @@ publish_tnt(struct emu_enc *e)
 	e->hdr->tnt_bits = (uint32_t)e->tnt_bits;
 }
 
-/* The longest packet we write (PSB) fits this many times over. */
+/*
+ * Packets are written where they go: straight into the ring while it has
+ * PACKET_ROOM bytes before its end and nothing is diverted (every packet
+ * of a block but the rare few), else into the scratch buffer, from which
+ * put() copies them around the ring's end or to the side buffer.  The
+ * longest write, a long TNT, a CYC of 64 bits and a full IP packet
+ * together (8 + 10 + 9 bytes), fits PACKET_ROOM.
+ */
 #define PACKET_ROOM 32
 
-static void
-emit(struct emu_enc *e, const struct pt_packet *p)
+static inline uint8_t *
+room(struct emu_enc *e)
 {
-	int n;
+	if (__builtin_expect(!e->diverted &&
+	    e->ring_size - e->pos >= PACKET_ROOM, 1))
+		return e->ring + e->pos;
+	return e->scratch;
+}
 
-	if (!e->diverted && e->ring_size - e->pos >= PACKET_ROOM) {
-		n = pt_enc_next(e->direct, p);
-		if (n < 0) {
-			e->n_errors++;
-			return;
-		}
-		e->pos += (uint64_t)n;
-		e->total += (uint64_t)n;
-		e->since_psb += (uint64_t)n;
+static inline void
+put(struct emu_enc *e, const uint8_t *p, const uint8_t *end)
+{
+	size_t n = (size_t)(end - p);
+
+	e->since_psb += n;
+	if (__builtin_expect(p != e->scratch, 1)) {
+		e->pos += n;
+		e->total += n;
 		return;
 	}
-	if (e->staged + 64 > sizeof(e->stage))
-		emu_enc_commit(e);
-	n = pt_enc_next(e->enc, p);
-	if (n < 0) {
-		e->n_errors++;
-		return;
+	if (e->diverted)
+		side_append(e, p, n);
+	else
+		ring_copy(e, p, n);
+}
+
+/* The n low bytes of v, least significant first.  Exactly n: the bytes
+ * after a packet are the ring's oldest, still to be read. */
+static inline uint8_t *
+le_bytes(uint8_t *p, uint64_t v, int n)
+{
+	for (; n > 0; n--, v >>= 8)
+		*p++ = (uint8_t)v;
+	return p;
+}
+
+/*
+ * The encodings, byte for byte what libipt's pt_enc_next writes for the
+ * same packet (t_emu_enc re-encodes every packet of a stream with it and
+ * compares).  Opcodes and layouts: Intel SDM vol. 3 "Trace Packets".
+ */
+enum {
+	OPC_EXT = 0x02, OPC_TIP = 0x0d, OPC_TIP_PGE = 0x11,
+	OPC_TIP_PGD = 0x01, OPC_FUP = 0x1d, OPC_MODE = 0x99, OPC_TSC = 0x19,
+	OPC_CYC = 0x03, EXT_PSB = 0x82, EXT_TNT_64 = 0xa3, EXT_PSBEND = 0x23,
+	EXT_CBR = 0x03,
+	MODE_EXEC_CSL = 0x01,		/* leaf MODE.exec (0), 64-bit code */
+	IPC_SHIFT = 5,
+	PSB_LEN = 16, TSC_BYTES = 7, TNT_64_BYTES = 6,
+};
+
+/* The CYC of the cycles since the last timed packet, if any, at q. */
+static inline uint8_t *
+cyc_bytes(struct emu_enc *e, uint8_t *q, uint64_t now)
+{
+	uint64_t v;
+
+	if (!e->cyc || now == e->last_cyc)
+		return q;
+	v = now - e->last_cyc;
+	e->last_cyc = now;
+	/* 5 bits in the first byte, 7 in each further one, each byte
+	 * saying whether another follows */
+	*q = (uint8_t)(OPC_CYC | (uint8_t)(v << 3));
+	v >>= 5;
+	if (v != 0)
+		*q |= 0x04;
+	q++;
+	while (v != 0) {
+		*q = (uint8_t)(v << 1);
+		v >>= 7;
+		if (v != 0)
+			*q |= 0x01;
+		q++;
 	}
-	e->since_psb += (uint64_t)n;
-	if (e->diverted) {
-		e->staged += (uint64_t)n;
-		return;
+	return q;
+}
+
+/* The pending TNT bits as one packet at q, if there are any. */
+static inline uint8_t *
+tnt_bytes(struct emu_enc *e, uint8_t *q)
+{
+	uint64_t bits;
+
+	if (e->tnt_bits == 0)
+		return q;
+	/* the payload's bits under a stop bit: short TNT for up to 6, after
+	 * the opcode's low bit; long TNT for up to 47 */
+	bits = e->tnt_payload | (1ull << e->tnt_bits);
+	if (e->tnt_bits <= 6) {
+		*q++ = (uint8_t)(bits << 1);
+	} else {
+		*q++ = OPC_EXT;
+		*q++ = EXT_TNT_64;
+		q = le_bytes(q, bits, TNT_64_BYTES);
 	}
-	/* near the ring's end: around it, from the stage */
-	ring_copy(e, e->stage, (size_t)n);
-	pt_enc_sync_set(e->enc, 0);
+	e->tnt_bits = 0;
+	e->tnt_payload = 0;
+	publish_tnt(e);
+	return q;
 }
 
 static void
 emit_cyc(struct emu_enc *e, uint64_t now)
 {
-	struct pt_packet p = { .type = ppt_cyc };
+	uint8_t *p = room(e);
 
-	if (!e->cyc || now == e->last_cyc)
-		return;
-	p.payload.cyc.value = now - e->last_cyc;
-	emit(e, &p);
-	e->last_cyc = now;
+	put(e, p, cyc_bytes(e, p, now));
 }
 
 void
 emu_enc_tnt_flush(struct emu_enc *e)
 {
-	struct pt_packet p;
+	uint8_t *p;
 
 	if (e->tnt_bits == 0)
 		return;
-	memset(&p, 0, sizeof(p));
-	p.type = e->tnt_bits <= 6 ? ppt_tnt_8 : ppt_tnt_64;
-	p.payload.tnt.bit_size = (uint8_t)e->tnt_bits;
-	p.payload.tnt.payload = e->tnt_payload;
-	emit(e, &p);
-	e->tnt_bits = 0;
-	e->tnt_payload = 0;
-	publish_tnt(e);
+	p = room(e);
+	put(e, p, tnt_bytes(e, p));
 }
 
 void
@@ -198,44 +239,57 @@ ip_compression(const struct emu_enc *e, uint64_t ip)
 	return pt_ipc_full;
 }
 
-static void
-emit_ip(struct emu_enc *e, uint64_t now, enum pt_packet_type type,
-    uint64_t ip, int suppressed, int timed)
+/* The IP bytes each compression carries. */
+static int
+ipc_bytes(enum pt_ip_compression ipc)
 {
-	struct pt_packet p;
+	switch (ipc) {
+	case pt_ipc_update_16: return 2;
+	case pt_ipc_update_32: return 4;
+	case pt_ipc_update_48:
+	case pt_ipc_sext_48: return 6;
+	case pt_ipc_full: return 8;
+	default: return 0;
+	}
+}
 
-	emu_enc_tnt_flush(e);
+/* TNT bits first, then (timed) a CYC, then the IP packet: one write of
+ * at most 8 + 10 + 9 bytes. */
+static void
+emit_ip(struct emu_enc *e, uint64_t now, uint8_t opc, uint64_t ip,
+    int suppressed, int timed)
+{
+	enum pt_ip_compression ipc = pt_ipc_suppressed;
+	uint8_t *p, *q;
+
+	p = q = room(e);
+	q = tnt_bytes(e, q);
 	if (timed)
-		emit_cyc(e, now);
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	if (suppressed) {
-		p.payload.ip.ipc = pt_ipc_suppressed;
-	} else {
-		p.payload.ip.ipc = ip_compression(e, ip);
-		p.payload.ip.ip = ip;
+		q = cyc_bytes(e, q, now);
+	if (!suppressed) {
+		ipc = ip_compression(e, ip);
 		e->last_ip = ip;
 		e->have_last_ip = 1;
 	}
-	emit(e, &p);
+	*q++ = (uint8_t)(opc | (unsigned)ipc << IPC_SHIFT);
+	q = le_bytes(q, ip, ipc_bytes(ipc));
+	put(e, p, q);
 }
 
 static void
 emit_mode_exec(struct emu_enc *e)
 {
-	struct pt_packet p;
+	uint8_t *p = room(e);
 
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;	/* 64-bit code */
-	emit(e, &p);
+	p[0] = OPC_MODE;
+	p[1] = MODE_EXEC_CSL;
+	put(e, p, p + 2);
 }
 
 void
 emu_enc_tip(struct emu_enc *e, uint64_t now, uint64_t ip)
 {
-	emit_ip(e, now, ppt_tip, ip, 0, 1);
+	emit_ip(e, now, OPC_TIP, ip, 0, 1);
 	e->n_tip++;
 }
 
@@ -244,37 +298,36 @@ emu_enc_pge(struct emu_enc *e, uint64_t now, uint64_t ip)
 {
 	emu_enc_tnt_flush(e);
 	emit_mode_exec(e);
-	emit_ip(e, now, ppt_tip_pge, ip, 0, 1);
+	emit_ip(e, now, OPC_TIP_PGE, ip, 0, 1);
 }
 
 void
 emu_enc_pgd(struct emu_enc *e, uint64_t now)
 {
-	emit_ip(e, now, ppt_tip_pgd, 0, 1, 1);
+	emit_ip(e, now, OPC_TIP_PGD, 0, 1, 1);
 }
 
 void
 emu_enc_pgd_ip(struct emu_enc *e, uint64_t now, uint64_t ip)
 {
-	emit_ip(e, now, ppt_tip_pgd, ip, 0, 1);
+	emit_ip(e, now, OPC_TIP_PGD, ip, 0, 1);
 }
 
 void
 emu_enc_fup(struct emu_enc *e, uint64_t now, uint64_t ip)
 {
-	emit_ip(e, now, ppt_fup, ip, 0, 1);
+	emit_ip(e, now, OPC_FUP, ip, 0, 1);
 }
 
 void
 emu_enc_tsc(struct emu_enc *e, uint64_t now)
 {
-	struct pt_packet p;
+	uint8_t *p;
 
 	emu_enc_tnt_flush(e);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = now;
-	emit(e, &p);
+	p = room(e);
+	p[0] = OPC_TSC;
+	put(e, p, le_bytes(p + 1, now, TSC_BYTES));
 	e->last_cyc = now;
 	if (!e->have_time) {
 		e->have_time = 1;
@@ -285,26 +338,33 @@ emu_enc_tsc(struct emu_enc *e, uint64_t now)
 void
 emu_enc_psb(struct emu_enc *e, uint64_t now, int tracing, uint64_t ip)
 {
-	struct pt_packet p;
+	uint8_t *p;
+	int i;
 
 	emu_enc_tnt_flush(e);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psb;
-	emit(e, &p);
+	p = room(e);
+	for (i = 0; i < PSB_LEN; i += 2) {
+		p[i] = OPC_EXT;
+		p[i + 1] = EXT_PSB;
+	}
+	put(e, p, p + PSB_LEN);
 	emu_enc_tsc(e, now);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_cbr;
-	p.payload.cbr.ratio = 1;
-	emit(e, &p);
+	p = room(e);
+	p[0] = OPC_EXT;
+	p[1] = EXT_CBR;
+	p[2] = 1;		/* the ratio: one cycle a TSC tick */
+	p[3] = 0;
+	put(e, p, p + 4);
 	emit_mode_exec(e);
 	e->have_last_ip = 0;
 	/* A decoder starting here has an empty stack: so must we. */
 	emu_enc_rs_clear(e);
 	if (tracing)
-		emit_ip(e, now, ppt_fup, ip, 0, 0);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psbend;
-	emit(e, &p);
+		emit_ip(e, now, OPC_FUP, ip, 0, 0);
+	p = room(e);
+	p[0] = OPC_EXT;
+	p[1] = EXT_PSBEND;
+	put(e, p, p + 2);
 	e->since_psb = 0;
 	e->n_psb++;
 }

@@ -1,6 +1,9 @@
 /*
- * emu_enc: one guest thread's Intel PT packet stream, written with
- * libipt's encoder into a ring that overwrites its oldest bytes.
+ * emu_enc: one guest thread's Intel PT packet stream, encoded straight
+ * into a ring that overwrites its oldest bytes, byte for byte as libipt's
+ * encoder (pt_enc_next) would write each packet: a call into libipt and
+ * a struct pt_packet for every packet cost more than the rest of a
+ * block's work.
  *
  * Owns the stream-level rules hardware follows and perf and libipt rely on
  * (notes/emu.md 6.7-6.8, notes/perfdata.md 4): pending TNT bits leave
@@ -12,16 +15,15 @@
  * virtual cycles since the last timed packet and is never inside PSB+.
  *
  * Packets are encoded straight into the ring, except the few that would
- * cross its end (staged, then copied around it); emu_enc_commit(), which
+ * cross its end (encoded aside, then copied around it); emu_enc_commit(), which
  * the tracer calls at the end of every callback, publishes the ring's
  * total, so ptrec always sees it end on a packet boundary.  While
  * diverted, packets go to a side buffer instead (a signal handler whose
  * interruption point is not known yet, notes/emu.md 6.4) and
  * emu_enc_undivert() appends them.
  *
- * Functions return nothing: libipt's encoder fails only on packets we
- * built wrongly, which is counted in n_errors and ends the stream's
- * growth (the ring stays decodable up to there).
+ * Functions return nothing: the one failure, no memory for the side
+ * buffer, is counted in n_errors (what was diverted then is lost).
  */
 #ifndef PTKIT_EMU_ENC_H
 #define PTKIT_EMU_ENC_H
@@ -32,16 +34,9 @@
 #include "emu_handoff.h"
 
 #define EMU_RS_DEPTH 64
-#define EMU_STAGE_SIZE 4096
 
-struct pt_encoder;
-
-/* Hot fields first; the stage buffer last, so they share cache lines. */
+/* Hot fields first, so they share cache lines. */
 struct emu_enc {
-	struct pt_encoder *direct;	/* writes into the ring itself */
-	struct pt_encoder *enc;		/* writes into stage */
-	uint64_t staged;		/* bytes in stage not yet committed */
-
 	struct emu_ring_hdr *hdr;	/* shared with ptrec */
 	uint8_t *ring;
 	uint64_t ring_size, total;
@@ -66,12 +61,14 @@ struct emu_enc {
 	int rs_n, rs_top;
 
 	uint64_t n_psb, n_tip, n_tnt_bits, n_retcomp, n_errors;
-	uint8_t stage[EMU_STAGE_SIZE];
+	/* one packet that does not go straight into the ring (near its
+	 * end, or diverted) */
+	uint8_t scratch[32];		/* PACKET_ROOM */
 };
 
 /*
  * Sets up e to write into the ring after hdr (hdr->ring_size bytes).
- * Returns 0, or -1 when libipt cannot allocate an encoder.
+ * Returns 0 (-1 is kept for an allocation it may need again).
  */
 int emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
     int retcomp, uint64_t psb_period);
@@ -84,7 +81,7 @@ int emu_enc_init(struct emu_enc *e, struct emu_ring_hdr *hdr, int cyc,
 void emu_enc_resume(struct emu_enc *e);
 void emu_enc_fini(struct emu_enc *e);
 
-/* Moves staged packets to the ring (or side buffer); publishes state. */
+/* Publishes the ring's total to ptrec. */
 void emu_enc_commit(struct emu_enc *e);
 
 /* One conditional branch (or compressed return) outcome. */

@@ -825,7 +825,7 @@ slot_create(unsigned int vcpu)
 	return s;
 }
 
-static struct slot *
+static __attribute__((cold, noinline)) struct slot *
 slot_of(unsigned int vcpu)
 {
 	struct slot *s;
@@ -918,6 +918,18 @@ write_file(const char *path, const uint8_t *p, uint64_t n)
 	close(fd);
 }
 
+/* The ring's bytes from stream offset from to total, oldest first. */
+static void
+ring_write(int fd, const uint8_t *ring, uint64_t size, uint64_t total,
+    uint64_t from)
+{
+	uint64_t have = total - from, pos = from % size;
+	uint64_t first = size - pos < have ? size - pos : have;
+
+	write_all(fd, (const char *)ring + pos, first);
+	write_all(fd, (const char *)ring, have - first);
+}
+
 /*
  * Copies s's ring into snapshot seq; the caller owns s right now.  live:
  * the thread may trace again later; ip: the block it is about to run
@@ -928,9 +940,8 @@ static void
 slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 {
 	char path[PATH_MAX + 64], line[256];
-	uint8_t *data;
-	uint64_t kept, total, from, moved, done;
-	int n, last;
+	uint64_t kept, total, from, now, done;
+	int fd, n, last;
 
 	if (s->hdr == NULL)
 		return;
@@ -961,37 +972,50 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 	}
 	total = s->hdr->total;
 	from = emu_ring_first(s->hdr, total);
-	data = malloc(total - from + 1);
-	if (data != NULL) {
-		kept = emu_ring_unroll_from((uint8_t *)s->hdr + EMU_HDR_SIZE,
-		    g.aux, total, from, data);
-		/* An ended thread may give history back while we copy: keep
-		 * only the bytes still there when the copy was done. */
+	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt", g.dir, seq,
+	    s->tid);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto done;
+	/*
+	 * Straight from the ring into the file: a copy of a 32 MiB ring
+	 * between costs as much as the write.  An ended thread may give
+	 * history back while it is written: then the file is written again
+	 * with only the bytes still there once it was done.
+	 */
+	for (;;) {
+		ring_write(fd, (uint8_t *)s->hdr + EMU_HDR_SIZE, g.aux, total,
+		    from);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		moved = emu_ring_first(s->hdr, total) - from;
-		memmove(data, data + moved, kept - moved);
-		kept -= moved;
-	}
-	/* A thread that gave all its history back is not in the snapshot. */
-	if (data != NULL && !(kept == 0 &&
-	    __atomic_load_n(&s->hdr->freed, __ATOMIC_ACQUIRE) != 0)) {
-		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt",
-		    g.dir, seq, s->tid);
-		write_file(path, data, kept);
-		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads",
-		    g.dir, seq);
-		n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
-		    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d\n", s->tid,
-		    total, kept, total > g.aux, s->hdr->first_time,
-		    s->hdr->clock, s->hdr->insns, !live || g.exiting);
-		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0600);
-		if (fd >= 0) {
-			write_all(fd, line, (size_t)n);
+		if ((now = emu_ring_first(s->hdr, total)) == from)
+			break;
+		from = now;
+		if (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
 			close(fd);
+			unlink(path);
+			goto done;
 		}
 	}
-	free(data);
+	close(fd);
+	kept = total - from;
+	/* A thread that gave all its history back is not in the snapshot. */
+	if (kept == 0 && __atomic_load_n(&s->hdr->freed, __ATOMIC_ACQUIRE) !=
+	    0) {
+		unlink(path);
+		goto done;
+	}
+	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads", g.dir,
+	    seq);
+	n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
+	    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d\n", s->tid,
+	    total, kept, total > g.aux, s->hdr->first_time,
+	    s->hdr->clock, s->hdr->insns, !live || g.exiting);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		write_all(fd, line, (size_t)n);
+		close(fd);
+	}
+done:
 	pthread_mutex_lock(&g.lock);
 	last = --g.snap_pending == 0;
 	if (last)
@@ -1086,7 +1110,7 @@ capture_started(const struct slot *s)
 
 static void tail_arm(struct slot *s);
 
-static void
+static __attribute__((cold, noinline)) void
 on_trigger(struct slot *s, const struct emu_tb *tb)
 {
 	if (tb->trigger == TRIG_STOP) {
@@ -1287,7 +1311,7 @@ on_control(struct slot *s, uint64_t ip)
  */
 #define POLL_INSNS 65536
 
-static void
+static __attribute__((cold, noinline)) void
 slot_poll(struct slot *s, const struct emu_tb *tb)
 {
 	uint64_t next;
@@ -1315,6 +1339,8 @@ slot_poll(struct slot *s, const struct emu_tb *tb)
 	s->poll_at = next;
 }
 
+/* Every block: what it calls rarely (slot_of, on_trigger, slot_poll) is
+ * cold, out of line, so that this keeps a small frame. */
 static void
 on_tb_exec(unsigned int vcpu, void *userdata)
 {

@@ -147,20 +147,14 @@ emu_truth_abandon(struct emu_truth *w)
 	w->fd = -1;
 }
 
-static void
-truth(struct emu_thread *t, uint64_t from, uint64_t to, enum emu_kind k)
-{
-	char line[64];
-	int n;
+/*
+ * Paths a block rarely takes (the ground-truth log, signals, stops) are
+ * COLD: out of line, so that the per-block path keeps a small frame and
+ * no buffer of theirs on its stack.
+ */
+#define COLD __attribute__((cold, noinline))
 
-	if (t->truth == NULL)
-		return;
-	n = snprintf(line, sizeof(line), "%" PRIx64 " %" PRIx64 " %s\n",
-	    from, to, emu_kind_name(k));
-	emu_truth_line(t->truth, line, (size_t)n);
-}
-
-static void
+static COLD void
 truth_event(struct emu_thread *t, const char *what, uint64_t from,
     uint64_t to)
 {
@@ -172,6 +166,13 @@ truth_event(struct emu_thread *t, const char *what, uint64_t from,
 	n = snprintf(line, sizeof(line), "%" PRIx64 " %" PRIx64 " %s\n",
 	    from, to, what);
 	emu_truth_line(t->truth, line, (size_t)n);
+}
+
+static inline void
+truth(struct emu_thread *t, uint64_t from, uint64_t to, enum emu_kind k)
+{
+	if (t->truth != NULL)
+		truth_event(t, emu_kind_name(k), from, to);
 }
 
 /* ---- the state machine ------------------------------------------------- */
@@ -213,7 +214,7 @@ pge(struct emu_thread *t, uint64_t ip)
 }
 
 /* An asynchronous stop at `at` (a signal), tracing resumes at `to`. */
-static void
+static COLD void
 async_stop(struct emu_thread *t, uint64_t at, uint64_t to)
 {
 	emu_enc_fup(&t->enc, t->clock, at);
@@ -276,7 +277,7 @@ transition(struct emu_thread *t, const struct emu_tb *prev, uint64_t next)
 	}
 }
 
-static void
+static COLD void
 start_defer(struct emu_thread *t, const struct emu_tb *prev, uint64_t handler)
 {
 	struct emu_enc *e = &t->enc;
@@ -299,7 +300,7 @@ start_defer(struct emu_thread *t, const struct emu_tb *prev, uint64_t handler)
  * fault inside the block, the thread ended): stop just before prev's last
  * instruction, which every decoder accepts.
  */
-static void
+static COLD void
 resolve_defer(struct emu_thread *t, uint64_t resume)
 {
 	struct emu_enc *e = &t->enc;
@@ -395,7 +396,7 @@ filter_step(struct emu_thread *t, const struct emu_tb *tb)
  * The block a snapshot stopped the trace before has run: tracing starts
  * again at its start, and its last branch is traced as usual.  Returns it.
  */
-static const struct emu_tb *
+static COLD const struct emu_tb *
 resume_trace(struct emu_thread *t)
 {
 	const struct emu_tb *p = t->resume;

@@ -85,7 +85,7 @@ struct emu_thread {
 	int main_have_last_ip;
 
 	struct emu_thread_stats st;
-	struct emu_enc enc;		/* last: it ends with its 4K stage */
+	struct emu_enc enc;
 };
 
 /* Starts the thread's state at virtual time clock; enc is set up by caller. */
