@@ -231,4 +231,8 @@ int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
 int manifest_read(const char *path, struct manifest *m, struct error *e)
     PTKIT_MUST_CHECK;
 
+/* As manifest_read, from the open file fd (left open), named path. */
+int manifest_read_fd(int fd, const char *path, struct manifest *m,
+    struct error *e) PTKIT_MUST_CHECK;
+
 #endif
