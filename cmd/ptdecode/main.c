@@ -8,6 +8,7 @@
  * (output.c); --decoder perf converts perf script's output instead
  * (perfconv.c).
  */
+#include <signal.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/spawn.h"
 #include "tool/cli.h"
 #include "output.h"
 #include "perfconv.h"
@@ -360,6 +362,10 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int rc;
 
+	/* Started by ptmcp or ptquery: ends when it does (its cleanup
+	 * removes its scratch and partial output). */
+	if (spawn_die_with_parent(SIGTERM))
+		return EXIT_FAIL;
 	if ((p = parse_options(argc, argv, &o)) == CLI_RUN)
 		p = decoder_from_env(&o);
 	if (p != CLI_RUN)

@@ -43,6 +43,7 @@ run_tool(char **argv)
 	struct error e;
 
 	spawn_init(&sp, argv);
+	sp.die_with_parent = 1;
 	sp.in = SPAWN_NULL;
 	if (spawn_start(&sp, &e) < 0) {
 		report_error(T, argv[0], &e, NULL);
@@ -117,6 +118,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	progpath_sibling_tool("ptdecode", dec, sizeof(dec));
 	progpath_sibling_tool("ptspans", spans, sizeof(spans));
 	spawn_init(&sp1, argv1);
+	sp1.die_with_parent = 1;
 	sp1.in = SPAWN_NULL;
 	sp1.out = SPAWN_PIPE;
 	if (spawn_start(&sp1, &e) < 0) {
@@ -125,6 +127,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		return -1;
 	}
 	spawn_init(&sp2, argv2);
+	sp2.die_with_parent = 1;
 	sp2.in = spawn_fd(sp1.out);
 	sp2.out = SPAWN_NULL;
 	rc2 = spawn_start(&sp2, &e);

@@ -110,6 +110,7 @@ job_spawn(struct server *srv, struct job *j, char **argv, int in_fd,
 	c->sp.out = SPAWN_PIPE;
 	c->sp.err = SPAWN_PIPE;
 	c->sp.new_pgroup = 1;	/* cancel ends the child and all it runs */
+	c->sp.die_with_parent = 1;	/* and a killed ptmcp ends it too */
 	if ((rc = spawn_start(&c->sp, e)) < 0) {
 		argv_free(c->argv);
 		c->argv = NULL;

@@ -330,6 +330,7 @@ verb_doctor(const struct tool_info *t, const char *store_path, int argc,
 	fflush(stdout);
 	progpath_sibling_tool("ptrec", prog, sizeof(prog));
 	spawn_init(&sp, rec_argv);
+	sp.die_with_parent = 1;
 	sp.in = SPAWN_NULL;
 	if (spawn_start(&sp, &e) < 0 || spawn_finish(&sp, &e) < 0) {
 		report_error(T, "ptrec --doctor", &e, NULL);
