@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/scratch.h"
 #include "base/cleanup.h"
 #include "base/progpath.h"
 #include "tool/report.h"
@@ -95,7 +96,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	struct spawn sp1, sp2;
 	struct error e;
 	struct stat st;
-	int rc1, rc2;
+	int rc1, rc2, owner;
 
 	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
 	    store_analysis_path(s, sid, STORE_DEFAULT_ANALYSIS, out, size,
@@ -110,8 +111,14 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
+	(void)scratch_sweep_dead(derived, ".tmp-");	/* killed runs' */
 	if (mkdtemp(tmp) == NULL) {
 		report(T, derived, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	if (scratch_own(tmp, &owner, &e) < 0) {
+		report_error(T, tmp, &e, NULL);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
 		return -1;
 	}
 	snprintf(made, sizeof(made), "%s/a", tmp);
@@ -124,6 +131,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	if (spawn_start(&sp1, &e) < 0) {
 		report_error(T, "ptdecode", &e, NULL);
 		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
+		close(owner);
 		return -1;
 	}
 	spawn_init(&sp2, argv2);
@@ -145,6 +153,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	}
 	if (cleanup_remove_tree(tmp) < 0)
 		report_warning(T, tmp, "could not remove it");
+	close(owner);		/* after: no sweeper races the removal */
 	return rc1 == 0 && rc2 == 0 ? 0 : -1;
 }
 

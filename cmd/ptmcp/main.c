@@ -12,11 +12,12 @@
 #include "tool/cli.h"
 #include "tool/report.h"
 #include "serve.h"
+#include "server.h"
 #include "verbs.h"
 
 static const struct tool_info tool = {
 	"ptmcp",
-	"ptmcp [--store STORE] serve\n"
+	"ptmcp [--store STORE] serve [--max-jobs N]\n"
 	"ptmcp [--store STORE] run [ptrec options] -- PROGRAM [ARG ...]\n"
 	"ptmcp [--store STORE] attach --pid PID [ptrec options]\n"
 	"ptmcp [--store STORE] decode SNAPSHOT_ID\n"
@@ -71,11 +72,17 @@ run_verb(const char *store, int argc, char **argv)
 	size_t i;
 
 	if (strcmp(argv[0], "serve") == 0) {
-		if (argc > 1) {
-			cli_usage_error(&tool, "serve takes no arguments");
+		uint64_t max_jobs = MAX_JOBS_DEFAULT;
+
+		if (argc == 3 && strcmp(argv[1], "--max-jobs") == 0) {
+			if (cli_opt_u64(&tool, "--max-jobs", argv[2], 1, 1024,
+			    &max_jobs) < 0)
+				return EXIT_USAGE;
+		} else if (argc > 1) {
+			cli_usage_error(&tool, "serve takes only --max-jobs N");
 			return EXIT_USAGE;
 		}
-		return serve_main(store);
+		return serve_main(store, (unsigned)max_jobs);
 	}
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(argv[0], table[i].name) == 0)

@@ -382,6 +382,7 @@ serve_loop(struct server *srv)
 static int
 serve_open(struct server *srv, const char *store_path)
 {
+	struct store_swept swept;
 	struct error e;
 
 	if (store_open(&srv->store, store_path, 1, &e) < 0) {
@@ -392,6 +393,15 @@ serve_open(struct server *srv, const char *store_path)
 		report_error("ptmcp", "tools", &e, NULL);
 		return -1;
 	}
+	/* What a killed ptmcp left in the store goes now. */
+	if (store_sweep(&srv->store, &swept, &e) < 0)
+		report_error("ptmcp", "store", &e, NULL);
+	else if (swept.tmp_dirs + swept.records + swept.sessions +
+	    swept.locks > 0)
+		report("ptmcp", srv->store.root, NULL, "swept what killed "
+		    "processes left: %u temporary directories, %u job records, "
+		    "%u lock files; %u sessions marked failed", swept.tmp_dirs,
+		    swept.records, swept.locks, swept.sessions);
 	if (scratch_open(&srv->scratch, "ptmcp", &e) < 0) {
 		report_error("ptmcp", "scratch", &e, NULL);
 		tools_free(&srv->tools);
@@ -408,7 +418,7 @@ serve_open(struct server *srv, const char *store_path)
 }
 
 int
-serve_main(const char *store_path)
+serve_main(const char *store_path, unsigned max_jobs)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
 	int rc;
@@ -418,6 +428,7 @@ serve_main(const char *store_path)
 		return EXIT_FAIL;
 	}
 	snprintf(srv->version, sizeof(srv->version), "%s", NEWEST_VERSION);
+	srv->max_jobs = max_jobs;
 	if (serve_open(srv, store_path) < 0) {
 		free(srv);
 		return EXIT_FAIL;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "base/cleanup.h"
+#include "base/scratch.h"
 #include "base/fdio.h"
 #include "fmt/manifest.h"
 
@@ -102,6 +104,7 @@ int
 store_open(struct store *s, const char *path, int create, struct error *e)
 {
 	char def[PATH_MAX], sub[PATH_MAX];
+	struct stat st;
 	int rc, i, n;
 
 	if (path == NULL) {
@@ -115,13 +118,20 @@ store_open(struct store *s, const char *path, int create, struct error *e)
 		return rc;
 	if (realpath(path, s->root) == NULL)
 		return error_set_errno(e, errno, "%s", path);
-	for (i = 0; create && i < STORE_AREA_COUNT; i++) {
+	for (i = 0; i < STORE_AREA_COUNT; i++) {
 		n = snprintf(sub, sizeof(sub), "%s/%s", s->root, area_names[i]);
 		if (n < 0 || (size_t)n >= sizeof(sub))
 			return error_set(e, ERR_RANGE, "%s: path too long",
 			    s->root);
-		if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+		if (create && mkdir(sub, 0700) < 0 && errno != EEXIST)
 			return error_set_errno(e, errno, "%s", sub);
+		/* each area is the user's alone too, whoever made it */
+		if (lstat(sub, &st) == 0 && !S_ISDIR(st.st_mode))
+			return error_set(e, ERR_PERM, "%s: not a directory of "
+			    "the store (a link?); refused", sub);
+		if ((rc = check_owned_dir(sub, e)) < 0 &&
+		    (create || rc != -ERR_NOTFOUND))
+			return rc;
 	}
 	return 0;
 }
@@ -631,6 +641,129 @@ store_guard_end(const struct store *s, const char *gid, int fd)
 		unlink(rec);
 }
 
+/* 1 when pid names no process (a pid that is not a number: gone too). */
+static int
+pid_gone(const json_t *pid)
+{
+	json_int_t v = json_is_integer(pid) ? json_integer_value(pid) : 0;
+
+	return v <= 1 || v > INT_MAX || (kill((pid_t)v, 0) < 0 &&
+	    errno == ESRCH);
+}
+
+/* A record of sessions/ whose process is gone: removed or marked. */
+static void
+sweep_record(const struct store *s, const char *sid,
+    struct store_swept *out)
+{
+	char *text, path[PATH_MAX], msg[96];
+	json_t *rec;
+	const char *state;
+
+	if (store_session_live(s, sid) ||
+	    store_read_json(s, STORE_SESSIONS, sid, &text, NULL) < 0)
+		return;
+	rec = json_loads(text, 0, NULL);
+	free(text);
+	state = json_string_value(json_object_get(rec, "state"));
+	if (rec == NULL || state == NULL || strcmp(state, "running") != 0 ||
+	    !pid_gone(json_object_get(rec, "pid"))) {
+		json_decref(rec);
+		return;
+	}
+	if (json_object_get(rec, "kind") != NULL) {
+		/* a guard: its job is over */
+		if (fmt_path(path, sizeof(path), NULL, "%s/sessions/%s.json",
+		    s->root, sid) == 0 && unlink(path) == 0)
+			out->records++;
+	} else {
+		snprintf(msg, sizeof(msg), "the ptmcp that ran it, pid %lld, "
+		    "died", (long long)json_integer_value(json_object_get(rec,
+		    "pid")));
+		json_object_set_new(rec, "state", json_string("failed"));
+		json_object_set_new(rec, "error", json_string(msg));
+		text = json_dumps(rec, JSON_COMPACT);
+		if (text != NULL && store_write_json(s, STORE_SESSIONS, sid,
+		    text, strlen(text), NULL) == 0)
+			out->sessions++;
+		free(text);
+	}
+	json_decref(rec);
+}
+
+/* A lock file nobody holds, made more than a minute ago. */
+static void
+sweep_lock(const struct store *s, const char *name, struct store_swept *out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (fmt_path(path, sizeof(path), NULL, "%s/sessions/%s", s->root,
+	    name) < 0 || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    time(NULL) - st.st_mtime < 60)
+		return;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
+		out->locks++;
+	close(fd);
+}
+
+static void
+sweep_sessions(const struct store *s, struct store_swept *out)
+{
+	char dir[PATH_MAX], sid[STORE_ID_SIZE];
+	struct dirent *d;
+	size_t len;
+	DIR *dp;
+
+	if (fmt_path(dir, sizeof(dir), NULL, "%s/sessions", s->root) < 0 ||
+	    (dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		len = strlen(d->d_name);
+		if (len != STORE_ID_SIZE - 1 + 5)
+			continue;
+		memcpy(sid, d->d_name, STORE_ID_SIZE - 1);
+		sid[STORE_ID_SIZE - 1] = '\0';
+		if (!store_id_valid(sid))
+			continue;
+		if (strcmp(d->d_name + STORE_ID_SIZE - 1, ".json") == 0)
+			sweep_record(s, sid, out);
+		else if (strcmp(d->d_name + STORE_ID_SIZE - 1, ".lock") == 0)
+			sweep_lock(s, d->d_name, out);
+	}
+	closedir(dp);
+}
+
+int
+store_sweep(const struct store *s, struct store_swept *out, struct error *e)
+{
+	char dir[PATH_MAX], derived[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int lock;
+
+	memset(out, 0, sizeof(*out));
+	if ((lock = store_lock(s, 1, e)) < 0)
+		return lock;
+	if (fmt_path(dir, sizeof(dir), e, "%s/snapshots", s->root) == 0 &&
+	    (dp = opendir(dir)) != NULL) {
+		out->tmp_dirs += scratch_sweep_dead(dir, ".import-");
+		while ((d = readdir(dp)) != NULL)
+			if (store_id_valid(d->d_name) &&
+			    fmt_path(derived, sizeof(derived), NULL,
+			    "%s/%s/derived", dir, d->d_name) == 0)
+				out->tmp_dirs += scratch_sweep_dead(derived,
+				    ".tmp-");
+		closedir(dp);
+	}
+	sweep_sessions(s, out);
+	store_unlock(lock);
+	return 0;
+}
+
 /* What live sessions protect: named snapshots, and all from `since` on. */
 struct protection {
 	char (*ids)[STORE_ID_SIZE];
@@ -1106,7 +1239,7 @@ store_import(const struct store *s, const char *dir,
 	char tmp[PATH_MAX], manifest[PATH_MAX];
 	const char *base;
 	struct stat st;
-	int rc, lock;
+	int rc, lock, owner;
 
 	if (realpath(dir, c.top) == NULL)
 		return error_set_errno(e, errno, "%s", dir);
@@ -1129,7 +1262,16 @@ store_import(const struct store *s, const char *dir,
 		return rc;
 	if (mkdtemp(tmp) == NULL)
 		return error_set_errno(e, errno, "%s", tmp);
+	/* Owned while it is copied: a killed import is swept (store_sweep). */
+	if ((rc = scratch_own(tmp, &owner, e)) < 0) {
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* rc says why */
+		return rc;
+	}
 	rc = copy_tree(&c, c.top, tmp, 0);
+	if (rc == 0)
+		rc = scratch_disown(tmp, owner, e);
+	else
+		close(owner);
 	if (rc == 0 && (lock = store_lock(s, 1, e)) >= 0) {
 		rc = import_rename(s, tmp, id, e);
 		store_unlock(lock);
