@@ -121,12 +121,21 @@ parse_options(int argc, char *argv[], const char **store, int *verb)
 	return CLI_RUN;
 }
 
+/* Where stdout's failed write keeps its errno (report.h). */
+static struct report_kept_stdout kept_stdout;
+
 int
 main(int argc, char *argv[])
 {
 	const char *store = NULL;
 	enum cli_parse p;
 	int verb = 0;
+
+	/* The verbs' output is checked at the end: keep why a write failed. */
+	if (report_stdout_keep_errno(&kept_stdout) < 0) {
+		report(tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 
 	p = parse_options(argc, argv, &store, &verb);
 	if (p == CLI_DONE)
