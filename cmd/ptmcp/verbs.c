@@ -34,9 +34,7 @@ open_store(struct store *s, const char *path, int create)
 
 	if ((rc = store_open(s, path, create, &e)) < 0) {
 		/* absent is "empty"; another user's is theirs, not empty */
-		report_error(T, "store", &e, rc == -ERR_PERM ? "a store is "
-		    "its user's alone: use your own (--store, PTKIT_STORE)" :
-		    !create && rc == -ERR_NOTFOUND ?
+		report_error(T, "store", &e, !create && rc == -ERR_NOTFOUND ?
 		    "nothing was recorded into it yet" : NULL);
 		return -1;
 	}

@@ -92,8 +92,8 @@ check_owned_dir(const char *path, struct error *e)
 	if (!S_ISDIR(st.st_mode))
 		return error_set(e, ERR_PERM, "%s: not a directory", path);
 	if (st.st_uid != getuid())
-		return error_set(e, ERR_PERM, "%s: owned by uid %u, not by us",
-		    path, (unsigned)st.st_uid);
+		return error_set(e, ERR_PERM, "%s: owned by uid %u, not by us: "
+		    "a store is its user's alone", path, (unsigned)st.st_uid);
 	/* Snapshots hold program memory images: nobody else reads them. */
 	if ((st.st_mode & 077) != 0 && chmod(path, 0700) < 0)
 		return error_set_errno(e, errno, "%s: chmod 0700", path);
@@ -497,7 +497,8 @@ store_read_json(const struct store *s, enum store_area a, const char *name,
 	if ((rc = fmt_path(path, sizeof(path), e, "%s/%s/%s.json", s->root,
 	    area_names[a], name)) < 0)
 		return rc;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO planted here must not hang the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
 		    "%s: not in the store", name) :
@@ -573,7 +574,7 @@ store_session_live(const struct store *s, const char *id)
 
 	if (session_lock_path(s, id, path, sizeof(path), NULL) < 0)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
@@ -703,7 +704,8 @@ sweep_lock(const struct store *s, const char *name, struct store_swept *out)
 	    name) < 0 || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    time(NULL) - st.st_mtime < 60)
 		return;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) < 0)
 		return;
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
 		out->locks++;
