@@ -32,6 +32,8 @@
 # make check-long runs it with -n 40; tests/e2e/t5005 runs -n 2 in make
 # check.  Needs PTKIT_BUILD (and the tools on PATH), as the e2e tests do.
 set -u
+LC_ALL=C
+export LC_ALL
 
 N=3 SEED=1 WORK=
 while getopts n:s:w: c; do
