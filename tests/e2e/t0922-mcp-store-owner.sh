@@ -3,7 +3,7 @@
 # user is refused and said to be theirs (not "nothing was recorded into
 # it yet"); an area readable by others is tightened to 0700; an area that
 # is a link is refused; and a FIFO planted as a session record or lock
-# does not hang a prune.  (Changing an owner needs root: skipped, saying
+# does not hang a prune; a link planted in an analysis is refused.  (Changing an owner needs root: skipped, saying
 # so, without it.)
 . "$(dirname "$0")/lib.sh"
 
@@ -58,6 +58,18 @@ test_expect_success 'FIFOs as a session record and lock do not hang a prune' '
 	    s/sessions/20260101T000000Z-0000000a.lock &&
 	PTKIT_STORE=$PWD/s timeout 10 ptmcp prune --max-count 0 >out 2>err &&
 	test_eq "" "$(ls s/snapshots)"
+'
+
+test_expect_success 'derived/default/spans.jsonl -> /etc/passwd: a query refuses it' '
+	id=$(PTKIT_STORE=$PWD/s ptmcp import "$TEST_ROOT/snap") &&
+	PTKIT_STORE=$PWD/s ptmcp decode $id >/dev/null 2>&1 &&
+	a=s/snapshots/$id/derived/default &&
+	rm $a/spans.jsonl $a/index.bin && ln -s /etc/passwd $a/spans.jsonl &&
+	must_exit 1 env PTKIT_STORE=$PWD/s ptmcp query $id --kind summary \
+	    >out 2>err &&
+	echo "ptquery: $PWD/$a: spans.jsonl: leads outside the analysis directory" >want &&
+	test_cmp want err &&
+	! grep -q root out err
 '
 
 test_done
