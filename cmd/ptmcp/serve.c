@@ -379,6 +379,32 @@ serve_loop(struct server *srv)
 	return rc;
 }
 
+/* "swept what killed processes left: 1 temporary directory, ...". */
+static void
+report_swept(const char *root, const struct store_swept *w)
+{
+	const struct {
+		unsigned n;
+		const char *one, *many;
+	} what[] = {
+		{ w->tmp_dirs, "temporary directory", "temporary directories" },
+		{ w->records, "job record", "job records" },
+		{ w->locks, "lock file", "lock files" },
+		{ w->sessions, "session marked failed", "sessions marked failed" },
+	};
+	char text[256];
+	size_t i, len = 0;
+
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++)
+		if (what[i].n > 0 && len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s%u %s", len > 0 ? ", " : "", what[i].n,
+			    what[i].n == 1 ? what[i].one : what[i].many);
+	if (len > 0)
+		report("ptmcp", root, NULL, "swept what killed processes "
+		    "left: %s", text);
+}
+
 static int
 serve_open(struct server *srv, const char *store_path)
 {
@@ -396,12 +422,8 @@ serve_open(struct server *srv, const char *store_path)
 	/* What a killed ptmcp left in the store goes now. */
 	if (store_sweep(&srv->store, &swept, &e) < 0)
 		report_error("ptmcp", "store", &e, NULL);
-	else if (swept.tmp_dirs + swept.records + swept.sessions +
-	    swept.locks > 0)
-		report("ptmcp", srv->store.root, NULL, "swept what killed "
-		    "processes left: %u temporary directories, %u job records, "
-		    "%u lock files; %u sessions marked failed", swept.tmp_dirs,
-		    swept.records, swept.locks, swept.sessions);
+	else
+		report_swept(srv->store.root, &swept);
 	if (scratch_open(&srv->scratch, "ptmcp", &e) < 0) {
 		report_error("ptmcp", "scratch", &e, NULL);
 		tools_free(&srv->tools);
