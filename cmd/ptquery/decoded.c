@@ -238,6 +238,11 @@ record(struct decoded *d, const json_t *o, uint32_t *pid)
 	}
 	if (strcmp(type, "block") != 0)
 		return 0;
+	/* A block past the cap: the window is cut before it. */
+	if (d->o->max_insns > 0 && d->window_insns >= d->o->max_insns) {
+		d->cut = 1;
+		return 0;
+	}
 	d->window_insns += hex_member(o, "ninsn");
 	d->cut_ns = hex_member(o, "time");
 	if (d->o->kind == K_BRANCHES) {
@@ -297,8 +302,6 @@ decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
 
 			rc = o == NULL ? -ERR_FORMAT : record(d, o, &pid);
 			json_decref(o);
-			d->cut = d->o->max_insns > 0 &&
-			    d->window_insns >= d->o->max_insns;
 		}
 		/* Cut: the rest of the window is not wanted. */
 		if (d->cut)

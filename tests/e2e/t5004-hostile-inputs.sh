@@ -88,6 +88,13 @@ test_expect_success 'insns: the window stops at --max-insns, and says where' '
 	test_cmp want err
 '
 
+test_expect_success 'insns: a window that ends at the cap is not cut' '
+	ptquery "$AN" --kind insns --tid $TID --max-insns 2585 --format json \
+	    >out 2>err &&
+	test_eq "thread $TID: 2585 instructions" "$(jq -r .summary out)" &&
+	test_eq "" "$(cat err)"
+'
+
 test_expect_success 'branches: cut the same way; uncut without the cap' '
 	ptquery "$AN" --kind branches --function fib --max-insns 100 \
 	    --format json >out 2>err &&
