@@ -82,7 +82,7 @@ ANALYSIS_FUZZ := $(BUILD)/fuzz/fuzz_analysis
 ANALYSIS_FUZZ_SRCS := tests/fuzz/fuzz_analysis.c lib/span/analysis.c \
     lib/span/spandir.c lib/fmt/spanidx.c lib/fmt/store.c lib/fmt/manifest.c \
     lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/base/cleanup.c \
-    lib/base/signals.c
+    lib/base/signals.c lib/base/beneath.c lib/base/scratch.c lib/base/fdio.c
 $(ANALYSIS_FUZZ): $(ANALYSIS_FUZZ_SRCS) lib/span/analysis.h \
     lib/span/spandir.h lib/fmt/spanidx.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -8,6 +8,8 @@
  * (output.c); --decoder perf converts perf script's output instead
  * (perfconv.c).
  */
+#include <limits.h>
+#include <signal.h>
 #include <getopt.h>
 #include <sched.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/spawn.h"
 #include "tool/cli.h"
 #include "output.h"
 #include "perfconv.h"
@@ -143,14 +146,15 @@ decoder_from_env(struct decode_options *o)
 
 /*
  * The snapshot named on the first line of stdin.  Says how many further
- * lines it ignores.  Returns a malloc'd path, or NULL after a message.
+ * lines it ignores.  Returns a malloc'd path, or NULL after a message
+ * with *status the exit status.
  */
 static char *
-snapshot_from_stdin(void)
+snapshot_from_stdin(int *status)
 {
 	char *line = NULL, *first = NULL;
 	size_t cap = 0;
-	unsigned more = 0;
+	unsigned more = 0, lineno = 0, bad = 0;
 	ssize_t n;
 
 	if (isatty(STDIN_FILENO)) {
@@ -158,16 +162,37 @@ snapshot_from_stdin(void)
 		return NULL;
 	}
 	while ((n = getline(&line, &cap, stdin)) >= 0) {
+		lineno++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 			line[--n] = '\0';
 		if (n == 0)
 			continue;
-		if (first == NULL)
-			first = strdup(line);
-		else
+		if (first != NULL || bad) {
 			more++;
+			continue;
+		}
+		/* Never cut a path at a NUL, never quote a huge line. */
+		if (strlen(line) != (size_t)n) {
+			report(tool.name, "stdin", NULL, "line %u holds a NUL "
+			    "byte: not a snapshot path", lineno);
+			bad = 1;
+		} else if (n >= PATH_MAX) {
+			report(tool.name, "stdin", NULL, "line %u is %zd bytes "
+			    "long: not a snapshot path (at most %d)", lineno, n,
+			    PATH_MAX - 1);
+			bad = 1;
+		} else if ((first = strdup(line)) == NULL) {
+			report(tool.name, "stdin", NULL, "out of memory");
+			bad = 1;
+		}
 	}
 	free(line);
+	*status = EXIT_USAGE;
+	if (bad) {
+		*status = EXIT_FAIL;	/* input, not the command line */
+		free(first);
+		return NULL;
+	}
 	if (first == NULL)
 		cli_usage_error(&tool, "no SNAPSHOT on standard input");
 	else if (more > 0)
@@ -360,6 +385,10 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int rc;
 
+	/* Started by ptmcp or ptquery: ends when it does (its cleanup
+	 * removes its scratch and partial output). */
+	if (spawn_die_with_parent(SIGTERM))
+		return EXIT_FAIL;
 	if ((p = parse_options(argc, argv, &o)) == CLI_RUN)
 		p = decoder_from_env(&o);
 	if (p != CLI_RUN)
@@ -376,8 +405,8 @@ main(int argc, char *argv[])
 		    "decoding the snapshot the pipe brings; interrupt again "
 		    "to stop now\n") < 0)
 			return EXIT_FAIL;
-		if ((from_stdin = snapshot_from_stdin()) == NULL)
-			return EXIT_USAGE;
+		if ((from_stdin = snapshot_from_stdin(&rc)) == NULL)
+			return rc;
 		o.snapshot = from_stdin;
 	}
 	if (o.jobs == 0) {

@@ -447,25 +447,25 @@ load_params(struct snap *s, struct error *e)
 }
 
 /*
- * A file of the snapshot for its reader: a link out of the snapshot is
- * refused here, one not there is the reader's to report.
+ * A file of the snapshot, opened beneath it: a link, a FIFO or a path out
+ * of it is refused, and the reader gets the very file that was checked.
  */
 static int
-snap_file(const struct snap *s, const char *name, char **path,
-    struct error *e)
+snap_open(const struct snap *s, const char *name, struct error *e)
 {
-	int rc = snapshot_member(s->dir, name, path, e);
+	int fd = snapshot_member_open(s->dir, name, e);
 
-	if (rc == -ERR_NOTFOUND && (*path = path_join(s->dir, name)) == NULL)
-		return error_set(e, ERR_NOMEM, "%s", name);
-	return rc == -ERR_NOTFOUND ? 0 : rc;
+	if (fd == -ERR_NOTFOUND)
+		return error_set(e, ERR_NOTFOUND, "%s/%s: no such file",
+		    s->dir, name);
+	return fd;
 }
 
 int
 snap_load(struct snap *s, const char *dir, struct error *e)
 {
 	char real[PATH_MAX], *path;
-	int rc;
+	int rc, fd;
 
 	memset(s, 0, sizeof(*s));
 	manifest_init(&s->man);
@@ -486,15 +486,22 @@ snap_load(struct snap *s, const char *dir, struct error *e)
 	default:
 		break;
 	}
-	if ((rc = snap_file(s, SNAPSHOT_MANIFEST, &path, e)) < 0)
-		return rc;
-	rc = manifest_read(path, &s->man, e);
+	if ((fd = snap_open(s, SNAPSHOT_MANIFEST, e)) < 0)
+		return fd;
+	path = path_join(s->dir, SNAPSHOT_MANIFEST);
+	rc = path != NULL ? manifest_read_fd(fd, path, &s->man, e) :
+	    error_set(e, ERR_NOMEM, "%s", SNAPSHOT_MANIFEST);
+	close(fd);
 	free(path);
 	if (rc < 0)
 		return rc;
-	if ((rc = snap_file(s, SNAPSHOT_PERF_DATA, &path, e)) < 0)
-		return rc;
-	rc = perfdata_read(&s->pd, path, e);
+	if ((fd = snap_open(s, SNAPSHOT_PERF_DATA, e)) < 0)
+		return fd;
+	if ((path = path_join(s->dir, SNAPSHOT_PERF_DATA)) == NULL) {
+		close(fd);
+		return error_set(e, ERR_NOMEM, "%s", SNAPSHOT_PERF_DATA);
+	}
+	rc = perfdata_read_fd(&s->pd, fd, path, e);
 	free(path);
 	if (rc < 0)
 		return rc;

@@ -4,10 +4,12 @@
  * main parses the command line, runs the comparison (compare.c), prints it
  * (render.c) and turns the result into diff(1)'s exit status.
  */
+#include <signal.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/spawn.h"
 #include "tool/cli.h"
 #include "compare.h"
 #include "render.h"
@@ -172,6 +174,10 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int rc;
 
+	/* Started by ptmcp or ptquery: ends when it does (its cleanup
+	 * removes its scratch and partial output). */
+	if (spawn_die_with_parent(SIGTERM))
+		return EXIT_FAIL;
 	/* Writers check ferror(stdout) at the end: keep why it failed. */
 	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(tool.name, "stdout", NULL, "out of memory");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "answer.h"
+#include "base/cleanup.h"
 #include "base/json.h"
 #include "fmt/manifest.h"
 #include "server.h"
@@ -182,6 +183,10 @@ start_job(struct server *srv, const json_t *id, const json_t *token,
 
 	if (j == NULL) {
 		reply_tool_error(srv, id, "ptmcp: out of memory");
+		return NULL;
+	}
+	if (jobs_at_limit(srv, id, tool_name)) {
+		job_free(srv, j);
 		return NULL;
 	}
 	rc = job_spawn(srv, j, argv1, -1, argv2 != NULL, &e);
@@ -379,7 +384,7 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 	char gid[STORE_ID_SIZE];
 	struct error e;
 	struct job *j;
-	int guard;
+	int guard, owner;
 
 	/* Guarded before anything runs: no prune removes sid under it. */
 	if ((guard = store_id_new(gid, &e)) < 0 ||
@@ -398,6 +403,8 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
+	/* What a killed ptmcp left here goes first: its owner is dead. */
+	(void)scratch_sweep_dead(derived, ".tmp-");
 	if (store_analysis_tmp(snap, tmp, sizeof(tmp), NULL) < 0)
 		errno = ENAMETOOLONG;
 	else if (mkdtemp(tmp) != NULL)
@@ -408,15 +415,23 @@ decode_job(struct server *srv, const json_t *id, const json_t *token,
 		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
+	if (scratch_own(tmp, &owner, &e) < 0) {
+		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
+		store_guard_end(&srv->store, gid, guard);
+		return NULL;
+	}
 	snprintf(out, sizeof(out), "%s/a", tmp);
 	j = start_job(srv, id, token, "trace_decode", argv1, argv2,
 	    decode_done);
 	if (j == NULL) {
-		rmdir(tmp);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
+		close(owner);
 		store_guard_end(&srv->store, gid, guard);
 		return NULL;
 	}
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
+	j->tmp_owner_fd = owner;
 	snprintf(j->snap, sizeof(j->snap), "%s", sid);
 	memcpy(j->guard, gid, sizeof(j->guard));
 	j->guard_fd = guard;
@@ -614,13 +629,28 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	    "snapshot_id"));
 	const char *aid = json_string_value(json_object_get(args,
 	    "analysis_id"));
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], gid[STORE_ID_SIZE];
 	struct argv_build a = { .n = 0 };
+	const json_t *budget = json_object_get(args, "time_budget_s");
+	struct error e;
 	struct job *j;
+	int guard;
 
 	if (analysis_dir(srv, id, sid, aid != NULL ? aid :
 	    STORE_DEFAULT_ANALYSIS, dir, sizeof(dir)) < 0)
 		return;
+	/* Guarded while it runs: no prune removes what it reads. */
+	if ((guard = store_id_new(gid, &e)) < 0 ||
+	    (guard = store_guard_begin(&srv->store, gid, sid, "query",
+	    &e)) < 0) {
+		if (guard == -ERR_NOTFOUND)
+			reply_tool_error(srv, id, "No snapshot %s in the store: "
+			    "it was removed before the query could start.",
+			    sid);
+		else
+			reply_tool_error(srv, id, "ptmcp: %s", e.msg);
+		return;
+	}
 	av_add(&a, "ptquery");
 	av_add(&a, dir);
 	av_opt(&a, args, "kind", "--kind");
@@ -661,11 +691,18 @@ call_query(struct server *srv, const json_t *id, const json_t *token,
 	av_opt(&a, args, "at_ns", "--at");
 	av_opt(&a, args, "span_id", "--span");
 	av_opt(&a, args, "cursor", "--cursor");
+	av_opt(&a, args, "max_insns", "--max-insns");
 	if ((j = start_job(srv, id, token, "trace_query", a.v, NULL,
-	    query_done)) == NULL)
+	    query_done)) == NULL) {
+		store_guard_end(&srv->store, gid, guard);
 		return;
+	}
 	j->args = json_incref((json_t *)args);
 	snprintf(j->snap, sizeof(j->snap), "%s", sid);
+	memcpy(j->guard, gid, sizeof(j->guard));
+	j->guard_fd = guard;
+	j->budget_ms = 1000 * (json_is_integer(budget) ?
+	    json_integer_value(budget) : QUERY_BUDGET_S);
 	job_start(srv, j);
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/scratch.h"
 #include "base/cleanup.h"
 #include "base/progpath.h"
 #include "tool/report.h"
@@ -43,6 +44,7 @@ run_tool(char **argv)
 	struct error e;
 
 	spawn_init(&sp, argv);
+	sp.die_with_parent = 1;
 	sp.in = SPAWN_NULL;
 	if (spawn_start(&sp, &e) < 0) {
 		report_error(T, argv[0], &e, NULL);
@@ -94,7 +96,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	struct spawn sp1, sp2;
 	struct error e;
 	struct stat st;
-	int rc1, rc2;
+	int rc1, rc2, owner;
 
 	if (store_resolve(s, STORE_SNAPSHOTS, sid, snap, sizeof(snap), &e) < 0 ||
 	    store_analysis_path(s, sid, STORE_DEFAULT_ANALYSIS, out, size,
@@ -109,22 +111,31 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 		report_error(T, sid, &e, NULL);
 		return -1;
 	}
+	(void)scratch_sweep_dead(derived, ".tmp-");	/* killed runs' */
 	if (mkdtemp(tmp) == NULL) {
 		report(T, derived, NULL, "%s", strerror(errno));
+		return -1;
+	}
+	if (scratch_own(tmp, &owner, &e) < 0) {
+		report_error(T, tmp, &e, NULL);
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
 		return -1;
 	}
 	snprintf(made, sizeof(made), "%s/a", tmp);
 	progpath_sibling_tool("ptdecode", dec, sizeof(dec));
 	progpath_sibling_tool("ptspans", spans, sizeof(spans));
 	spawn_init(&sp1, argv1);
+	sp1.die_with_parent = 1;
 	sp1.in = SPAWN_NULL;
 	sp1.out = SPAWN_PIPE;
 	if (spawn_start(&sp1, &e) < 0) {
 		report_error(T, "ptdecode", &e, NULL);
 		PTKIT_DROP(cleanup_remove_tree(tmp));	/* failed already */
+		close(owner);
 		return -1;
 	}
 	spawn_init(&sp2, argv2);
+	sp2.die_with_parent = 1;
 	sp2.in = spawn_fd(sp1.out);
 	sp2.out = SPAWN_NULL;
 	rc2 = spawn_start(&sp2, &e);
@@ -142,6 +153,7 @@ decode_pipeline(const struct store *s, const char *sid, char *out,
 	}
 	if (cleanup_remove_tree(tmp) < 0)
 		report_warning(T, tmp, "could not remove it");
+	close(owner);		/* after: no sweeper races the removal */
 	return rc1 == 0 && rc2 == 0 ? 0 : -1;
 }
 

@@ -44,6 +44,7 @@ job_new(struct server *srv, const struct tool_def *tool,
 	j->start_ms = now_ms();
 	j->next_progress_ms = j->start_ms + PROGRESS_EVERY_MS;
 	j->guard_fd = -1;
+	j->tmp_owner_fd = -1;
 	for (i = 0; i < JOB_MAX_CHILDREN; i++)
 		j->ch[i].out_fd = j->ch[i].err_fd = -1;
 	return j;
@@ -120,6 +121,7 @@ job_spawn(struct server *srv, struct job *j, char **argv, int in_fd,
 	c->sp.out = SPAWN_PIPE;
 	c->sp.err = SPAWN_PIPE;
 	c->sp.new_pgroup = 1;	/* cancel ends the child and all it runs */
+	c->sp.die_with_parent = 1;	/* and a killed ptmcp ends it too */
 	if ((rc = spawn_start(&c->sp, e)) < 0) {
 		argv_free(c->argv);
 		c->argv = NULL;
@@ -366,6 +368,8 @@ job_free(struct server *srv, struct job *j)
 	}
 	if (j->tmp[0] != '\0' && cleanup_remove_tree(j->tmp) < 0)
 		report_warning("ptmcp", j->tmp, "could not remove it");
+	if (j->tmp_owner_fd >= 0)
+		close(j->tmp_owner_fd);	/* after: no sweeper races the removal */
 	if (j->guard[0] != '\0')
 		store_guard_end(&srv->store, j->guard, j->guard_fd);
 	json_decref(j->req_id);
@@ -519,7 +523,13 @@ jobs_step(struct server *srv)
 			done = j;
 			continue;
 		}
-		if (j->cancelled && now >= j->kill_at_ms)
+		if (!j->cancelled && !j->over_budget && j->budget_ms > 0 &&
+		    now - j->start_ms >= j->budget_ms) {
+			j->over_budget = 1;
+			j->kill_at_ms = now + KILL_GRACE_MS;
+			kill_children(j, SIGTERM);
+		}
+		if ((j->cancelled || j->over_budget) && now >= j->kill_at_ms)
 			kill_children(j, SIGKILL);
 		if (!j->cancelled && progress_token(j) != NULL &&
 		    now >= j->next_progress_ms)
@@ -529,7 +539,12 @@ jobs_step(struct server *srv)
 	while ((j = done) != NULL) {
 		done = j->next;
 		/* A cancelled call gets no answer; a session still ends. */
-		if ((!j->cancelled || j->session != NULL) &&
+		if (j->over_budget && !j->cancelled && j->req_id != NULL)
+			reply_tool_error(srv, j->req_id, "%s: stopped after its "
+			    "time budget of %lld s: narrow it (from_ns, to_ns, "
+			    "tid, function) or raise time_budget_s.",
+			    j->tool->name, (long long)(j->budget_ms / 1000));
+		else if ((!j->cancelled || j->session != NULL) &&
 		    j->on_done != NULL)
 			j->on_done(srv, j);
 		job_free(srv, j);
@@ -561,4 +576,20 @@ jobs_cancel_all(struct server *srv)
 
 	for (j = srv->jobs; j != NULL; j = j->next)
 		job_cancel(srv, j);
+}
+
+int
+jobs_at_limit(struct server *srv, const json_t *id, const char *tool)
+{
+	const struct job *j;
+	unsigned n = 0;
+
+	for (j = srv->jobs; j != NULL; j = j->next)
+		n++;
+	if (srv->max_jobs == 0 || n < srv->max_jobs)
+		return 0;
+	reply_tool_error(srv, id, "%s: refused: %u jobs are running, the most "
+	    "this server runs at once (ptmcp serve --max-jobs %u); call again "
+	    "when one has ended, or cancel one.", tool, n, srv->max_jobs);
+	return 1;
 }

@@ -12,11 +12,12 @@
 #include "tool/cli.h"
 #include "tool/report.h"
 #include "serve.h"
+#include "server.h"
 #include "verbs.h"
 
 static const struct tool_info tool = {
 	"ptmcp",
-	"ptmcp [--store STORE] serve\n"
+	"ptmcp [--store STORE] serve [--max-jobs N]\n"
 	"ptmcp [--store STORE] run [ptrec options] -- PROGRAM [ARG ...]\n"
 	"ptmcp [--store STORE] attach --pid PID [ptrec options]\n"
 	"ptmcp [--store STORE] decode SNAPSHOT_ID\n"
@@ -73,11 +74,17 @@ run_verb(const char *store, int argc, char **argv)
 	size_t i;
 
 	if (strcmp(argv[0], "serve") == 0) {
-		if (argc > 1) {
-			cli_usage_error(&tool, "serve takes no arguments");
+		uint64_t max_jobs = MAX_JOBS_DEFAULT;
+
+		if (argc == 3 && strcmp(argv[1], "--max-jobs") == 0) {
+			if (cli_opt_u64(&tool, "--max-jobs", argv[2], 1, 1024,
+			    &max_jobs) < 0)
+				return EXIT_USAGE;
+		} else if (argc > 1) {
+			cli_usage_error(&tool, "serve takes only --max-jobs N");
 			return EXIT_USAGE;
 		}
-		return serve_main(store);
+		return serve_main(store, (unsigned)max_jobs);
 	}
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(argv[0], table[i].name) == 0)
@@ -116,12 +123,21 @@ parse_options(int argc, char *argv[], const char **store, int *verb)
 	return CLI_RUN;
 }
 
+/* Where stdout's failed write keeps its errno (report.h). */
+static struct report_kept_stdout kept_stdout;
+
 int
 main(int argc, char *argv[])
 {
 	const char *store = NULL;
 	enum cli_parse p;
 	int verb = 0;
+
+	/* The verbs' output is checked at the end: keep why a write failed. */
+	if (report_stdout_keep_errno(&kept_stdout) < 0) {
+		report(tool.name, "stdout", NULL, "out of memory");
+		return EXIT_FAIL;
+	}
 
 	p = parse_options(argc, argv, &store, &verb);
 	if (p == CLI_DONE)

@@ -383,9 +383,36 @@ serve_loop(struct server *srv)
 	return rc;
 }
 
+/* "swept what killed processes left: 1 temporary directory, ...". */
+static void
+report_swept(const char *root, const struct store_swept *w)
+{
+	const struct {
+		unsigned n;
+		const char *one, *many;
+	} what[] = {
+		{ w->tmp_dirs, "temporary directory", "temporary directories" },
+		{ w->records, "job record", "job records" },
+		{ w->locks, "lock file", "lock files" },
+		{ w->sessions, "session marked failed", "sessions marked failed" },
+	};
+	char text[256];
+	size_t i, len = 0;
+
+	for (i = 0; i < sizeof(what) / sizeof(what[0]); i++)
+		if (what[i].n > 0 && len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+			    "%s%u %s", len > 0 ? ", " : "", what[i].n,
+			    what[i].n == 1 ? what[i].one : what[i].many);
+	if (len > 0)
+		report("ptmcp", root, NULL, "swept what killed processes "
+		    "left: %s", text);
+}
+
 static int
 serve_open(struct server *srv, const char *store_path)
 {
+	struct store_swept swept;
 	struct error e;
 
 	if (store_open(&srv->store, store_path, 1, &e) < 0) {
@@ -396,6 +423,11 @@ serve_open(struct server *srv, const char *store_path)
 		report_error("ptmcp", "tools", &e, NULL);
 		return -1;
 	}
+	/* What a killed ptmcp left in the store goes now. */
+	if (store_sweep(&srv->store, &swept, &e) < 0)
+		report_error("ptmcp", "store", &e, NULL);
+	else
+		report_swept(srv->store.root, &swept);
 	if (scratch_open(&srv->scratch, "ptmcp", &e) < 0) {
 		report_error("ptmcp", "scratch", &e, NULL);
 		tools_free(&srv->tools);
@@ -412,7 +444,7 @@ serve_open(struct server *srv, const char *store_path)
 }
 
 int
-serve_main(const char *store_path)
+serve_main(const char *store_path, unsigned max_jobs)
 {
 	struct server *srv = calloc(1, sizeof(*srv));
 	int rc;
@@ -426,6 +458,7 @@ serve_main(const char *store_path)
 	if (setenv(PROGRESS_ENV, PROGRESS_ENV_LINES, 1) < 0)
 		report_warning("ptmcp", PROGRESS_ENV, "not set: progress "
 		    "notifications say the time only");
+	srv->max_jobs = max_jobs;
 	if (serve_open(srv, store_path) < 0) {
 		free(srv);
 		return EXIT_FAIL;

@@ -9,6 +9,6 @@
  * Serves until stdin closes, on the store at store_path (NULL: the
  * default).  Returns the exit status.
  */
-int serve_main(const char *store_path);
+int serve_main(const char *store_path, unsigned max_jobs);
 
 #endif

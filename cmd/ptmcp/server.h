@@ -37,6 +37,8 @@
 #define OUT_MAX (4u << 20)		/* stdout kept from a child */
 #define ERR_KEEP (16u << 10)		/* tail of stderr kept */
 #define ANSWER_BUDGET 8192		/* structuredContent sized for agents */
+#define MAX_JOBS_DEFAULT 8		/* serve --max-jobs */
+#define QUERY_BUDGET_S 60		/* trace_query's time_budget_s */
 
 /* Bytes collected from a child's pipe. */
 struct outbuf {
@@ -79,7 +81,10 @@ struct job {
 	int nch;
 	int cancelled;
 	int64_t kill_at_ms;	/* SIGKILL after this, once cancelled */
+	int64_t budget_ms;	/* ended after this long; 0: no budget */
+	int over_budget;	/* ended so: answered with an error */
 	char tmp[PATH_MAX];	/* removed when the job ends, "" if none */
+	int tmp_owner_fd;	/* tmp's owner lock (base/scratch), or -1 */
 	char snap[STORE_ID_SIZE];	/* the snapshot worked on */
 	char guard[STORE_ID_SIZE];	/* session id protecting it, "" */
 	int guard_fd;
@@ -124,6 +129,7 @@ struct server {
 	struct job *jobs;
 	struct session *sessions;
 	unsigned tmp_seq;
+	unsigned max_jobs;	/* children's jobs at once (--max-jobs) */
 };
 
 /* serve.c: replies. */
@@ -167,6 +173,11 @@ void jobs_step(struct server *srv);	/* reap, kill, progress, finish */
 int jobs_timeout_ms(const struct server *srv);
 struct job *jobs_find(struct server *srv, const json_t *req_id);
 void jobs_cancel_all(struct server *srv);
+/*
+ * 1 when srv->max_jobs jobs run already, after answering id with an error
+ * naming the limit; else 0.
+ */
+int jobs_at_limit(struct server *srv, const json_t *id, const char *tool);
 
 /* calls.c */
 void call_tool(struct server *srv, const json_t *id, const json_t *token,

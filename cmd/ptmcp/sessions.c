@@ -548,6 +548,8 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
 		reply_tool_error(srv, id, "trace_start: %s.", msg);
 		return;
 	}
+	if (jobs_at_limit(srv, id, "trace_start"))
+		return;
 	if ((s = session_new(srv, &e)) == NULL) {
 		reply_tool_error(srv, id, "ptmcp: %s", e.msg);
 		return;

@@ -30,9 +30,12 @@ open_store(struct store *s, const char *path, int create)
 {
 	struct error e;
 
-	if (store_open(s, path, create, &e) < 0) {
-		report_error(T, "store", &e, create ? NULL :
-		    "nothing was recorded into it yet");
+	int rc;
+
+	if ((rc = store_open(s, path, create, &e)) < 0) {
+		/* absent is "empty"; another user's is theirs, not empty */
+		report_error(T, "store", &e, !create && rc == -ERR_NOTFOUND ?
+		    "nothing was recorded into it yet" : NULL);
 		return -1;
 	}
 	return 0;
@@ -397,6 +400,7 @@ verb_doctor(const struct tool_info *t, const char *store_path, int argc,
 	fflush(stdout);
 	progpath_sibling_tool("ptrec", prog, sizeof(prog));
 	spawn_init(&sp, rec_argv);
+	sp.die_with_parent = 1;
 	sp.in = SPAWN_NULL;
 	if (spawn_start(&sp, &e) < 0 || spawn_finish(&sp, &e) < 0) {
 		report_error(T, "ptrec --doctor", &e, NULL);

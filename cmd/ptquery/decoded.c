@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +61,10 @@ struct decoded {
 	uint64_t total_ins;		/* rows in the whole window */
 	char line_file[PATH_MAX];
 	uint32_t thread_pid;		/* of the open thread */
+	/* the window's cap (--max-insns) */
+	uint64_t window_insns;		/* decoded so far, every thread */
+	int cut;			/* the cap was reached */
+	uint64_t cut_ns;		/* the time of the last block read */
 };
 
 struct branch {
@@ -285,6 +290,13 @@ record(struct decoded *d, const json_t *o, uint32_t *pid)
 	}
 	if (strcmp(type, "block") != 0)
 		return 0;
+	/* A block past the cap: the window is cut before it. */
+	if (d->o->max_insns > 0 && d->window_insns >= d->o->max_insns) {
+		d->cut = 1;
+		return 0;
+	}
+	d->window_insns += hex_member(o, "ninsn");
+	d->cut_ns = hex_member(o, "time");
 	if (d->o->kind == K_BRANCHES) {
 		const char *class = json_string_value(json_object_get(o,
 		    "class"));
@@ -317,13 +329,14 @@ decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
 	uint32_t pid = 0;
 	size_t cap = 0;
 	ssize_t n;
-	int rc = 0;
+	int rc = 0, frc;
 
 	progpath_sibling_tool("ptdecode", prog, sizeof(prog));
 	snprintf(t, sizeof(t), "%" PRIu64, tid);
 	snprintf(f, sizeof(f), "%" PRIu64, from);
 	snprintf(u, sizeof(u), "%" PRIu64, to);
 	spawn_init(&sp, argv);
+	sp.die_with_parent = 1;
 	sp.in = SPAWN_NULL;
 	sp.out = SPAWN_PIPE;
 	sp.err = err ? spawn_fd(fileno(err)) : SPAWN_NULL;
@@ -335,15 +348,24 @@ decode(struct decoded *d, const char *snap, uint64_t tid, uint64_t from,
 		rc = -1;
 	} else {
 		sp.out = -1;
-		while (rc == 0 && (n = getline(&line, &cap, in)) > 0) {
+		while (rc == 0 && !d->cut &&
+		    (n = getline(&line, &cap, in)) > 0) {
 			json_t *o = json_loadb(line, (size_t)n, 0, NULL);
 
 			rc = o == NULL ? -ERR_FORMAT : record(d, o, &pid);
 			json_decref(o);
 		}
+		/* Cut: the rest of the window is not wanted. */
+		if (d->cut)
+			spawn_kill(&sp, SIGTERM);
 		fclose(in);
 	}
-	if (spawn_finish(&sp, &e) < 0) {
+	frc = spawn_finish(&sp, &e);
+	if (frc < 0 && d->cut) {
+		frc = 0;		/* ended by us, however it went */
+		sp.exit_code = 0;
+	}
+	if (frc < 0) {
 		char last[512] = "", buf[512];
 
 		/* ptdecode's last line of complaint is the hint. */
@@ -503,7 +525,7 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 			hi[i] = en > hi[i] ? en : hi[i];
 		}
 	}
-	for (size_t i = 0; i < nt; i++)
+	for (size_t i = 0; i < nt && !d->cut; i++)
 		if (decode(d, snap, tids[i], lo[i], hi[i] + 1) < 0)
 			return -1;
 	qsort(d->br, d->n_br, sizeof(*d->br), by_ip);
@@ -600,6 +622,19 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		t.get = insn_get;
 		snprintf(t.summary, sizeof(t.summary), "thread %" PRIu64 ": %"
 		    PRIu64 " instructions", o->tid, d.total_ins);
+	}
+	if (d.cut) {
+		size_t n = strlen(t.summary);
+
+		snprintf(t.summary + n, sizeof(t.summary) - n, "; the window "
+		    "was cut after %" PRIu64 " instructions, at %" PRIu64
+		    " ns (--max-insns %" PRIu64 "): raise it or narrow --from "
+		    "and --to", d.window_insns, d.cut_ns, o->max_insns);
+		report_warning(query_tool, "--max-insns", "decoding stopped "
+		    "after %" PRIu64 " instructions, at %" PRIu64 " ns: the "
+		    "rows count only that part of the window; raise "
+		    "--max-insns or narrow --from and --to", d.window_insns,
+		    d.cut_ns);
 	}
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		goto out;

@@ -3,6 +3,7 @@
  * command line, opens the analysis (lib/analysis) and hands it to the
  * kind asked for (kinds.c, summary.c, decoded.c).
  */
+#include <signal.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/spawn.h"
 #include "fmt/manifest.h"
 #include "span/aggregate.h"
 #include "span/analysis.h"
@@ -29,14 +31,15 @@ static const struct tool_info tool = {
 	"        [--tid TID] [--from NS] [--to NS] [--at NS] [--span ID]\n"
 	"        [--format text|table|csv|json|folded|chrome|fxt] [--limit N]\n"
 	"        [--cursor C] [--max-bytes N] [--depth N] [--min-share P]\n"
-	"        [--weight ns|insns] [--inline] [--incomplete] [--wall-clock]",
+	"        [--weight ns|insns] [--inline] [--incomplete] [--wall-clock]\n"
+	"        [--max-insns N]",
 };
 
 enum { OPT_KIND = 256, OPT_GROUP, OPT_SORT, OPT_FUNCTION, OPT_TID, OPT_FROM,
 	OPT_TO, OPT_AT, OPT_SPAN, OPT_FORMAT, OPT_LIMIT, OPT_CURSOR,
 	OPT_MAX_BYTES, OPT_HELP, OPT_VERSION, OPT_PID, OPT_MODULE, OPT_DEPTH,
 	OPT_WEIGHT, OPT_INCOMPLETE, OPT_WALL_CLOCK, OPT_EXCLUDE_MODULE,
-	OPT_MIN_SHARE, OPT_INLINE, OPT_ADDRESS };
+	OPT_MIN_SHARE, OPT_INLINE, OPT_ADDRESS, OPT_MAX_INSNS };
 
 #define QUERY_KINDS "summary|hotpaths|timeline|calls|at|branches|insns|gaps|threads|tree|source|images"
 
@@ -62,6 +65,7 @@ static const struct option long_options[] = {
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "cursor", required_argument, NULL, OPT_CURSOR },
 	{ "max-bytes", required_argument, NULL, OPT_MAX_BYTES },
+	{ "max-insns", required_argument, NULL, OPT_MAX_INSNS },
 	{ "incomplete", no_argument, NULL, OPT_INCOMPLETE },
 	{ "wall-clock", no_argument, NULL, OPT_WALL_CLOCK },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -91,6 +95,8 @@ parse_number_option(int c, const char *arg, struct query_options *o)
 		{ OPT_MAX_BYTES, "--max-bytes",
 		    offsetof(struct query_options, max_bytes) },
 		{ OPT_DEPTH, "--depth", offsetof(struct query_options, depth) },
+		{ OPT_MAX_INSNS, "--max-insns",
+		    offsetof(struct query_options, max_insns) },
 	};
 	size_t i;
 
@@ -208,6 +214,7 @@ parse_options(int argc, char *argv[], struct query_options *o)
 		case OPT_TID: case OPT_PID: case OPT_FROM: case OPT_TO:
 		case OPT_AT:
 		case OPT_SPAN: case OPT_LIMIT: case OPT_MAX_BYTES: case OPT_DEPTH:
+		case OPT_MAX_INSNS:
 			if (parse_number_option(c, optarg, o) < 0)
 				return CLI_USAGE;
 			break;
@@ -532,12 +539,16 @@ int
 main(int argc, char *argv[])
 {
 	struct query_options o = { .kind = -1, .to_ns = INT64_MAX,
-	    .min_share = -1 };
+	    .min_share = -1, .max_insns = QUERY_MAX_INSNS };
 	struct analysis a;
 	struct error e;
 	enum cli_parse p;
 	int rc;
 
+	/* Started by ptmcp or ptquery: ends when it does (its cleanup
+	 * removes its scratch and partial output). */
+	if (spawn_die_with_parent(SIGTERM))
+		return EXIT_FAIL;
 	/* Writers check ferror(stdout) at the end: keep why it failed. */
 	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(tool.name, "stdout", NULL, "out of memory");

@@ -49,7 +49,16 @@ struct query_options {
 	int incomplete;			/* --incomplete: rank those spans too */
 	int wall_clock;			/* --wall-clock: span times since the
 					   epoch as well */
+	uint64_t max_insns;		/* --max-insns: the decoded window of
+					   branches and insns; 0: no cap */
 };
+
+/*
+ * Instructions branches and insns decode at most by default: about ten
+ * seconds of ptdecode's JSON Lines, so that a query over a long ring
+ * answers (saying where it stopped) instead of running for minutes.
+ */
+#define QUERY_MAX_INSNS 20000000u
 
 /*
  * Does an image path pass --module and --exclude-module (each naming an

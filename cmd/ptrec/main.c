@@ -4,11 +4,13 @@
  * main parses the command line and picks the recorder (pt, perf or emu),
  * or runs the doctor.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <limits.h>
 
+#include "base/spawn.h"
 #include "base/progpath.h"
 #include "tool/cli.h"
 #include "doctor.h"
@@ -91,6 +93,11 @@ main(int argc, char *argv[])
 	enum cli_parse p;
 	int status;
 
+	/* Started by ptmcp: ends when it does, and its qemu with it (the
+	 * emu plugin asks for that); a snapshot half written is a dead
+	 * owner's, swept by the next run. */
+	if (spawn_die_with_parent(SIGKILL))
+		return EXIT_FAIL;
 	/* The snapshot lines are checked at the end: keep why one failed. */
 	if (report_stdout_keep_errno(&kept_stdout) < 0) {
 		report(ptrec_tool.name, "stdout", NULL, "out of memory");

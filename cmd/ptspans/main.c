@@ -3,9 +3,11 @@
  *
  * This file parses the command line; run.c does the work.
  */
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 
+#include "base/spawn.h"
 #include "tool/cli.h"
 #include "tool/report.h"
 #include "spans.h"
@@ -73,6 +75,10 @@ main(int argc, char *argv[])
 	struct spans_options o = { 0 };
 	enum cli_parse p;
 
+	/* Started by ptmcp or ptquery: ends when it does (its cleanup
+	 * removes its scratch and partial output). */
+	if (spawn_die_with_parent(SIGTERM))
+		return EXIT_FAIL;
 	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/scratch.h"
 #include "base/cleanup.h"
 #include "span/codemap.h"
 #include "fmt/manifest.h"
@@ -79,6 +80,7 @@ struct run {
 	struct spandir_quality q;
 	char tmp[PATH_MAX];
 	int cleanup_slot;
+	int owner_fd;			/* r->tmp's owner lock, or -1 */
 	struct error err;
 };
 
@@ -393,6 +395,7 @@ open_outputs(struct run *r)
 		r->tmp[0] = '\0';
 		return -1;
 	}
+	(void)spans_sweep_dead_temps(dir);	/* a killed run's, if any */
 	if (mkdtemp(r->tmp) == NULL) {
 		report(tool, dir, NULL, "cannot create a temporary directory "
 		    "beside it: %s", strerror(errno));
@@ -401,6 +404,11 @@ open_outputs(struct run *r)
 	}
 	if (cleanup_install() == 0)
 		r->cleanup_slot = cleanup_register(r->tmp);
+	if (!cleanup_keep_waste() && scratch_own(r->tmp, &r->owner_fd,
+	    &e) < 0) {
+		report_error(tool, r->tmp, &e, NULL);
+		return -1;
+	}
 	for (int i = 0; i < F_NR; i++) {
 		if (spandir_path(r->tmp, (enum spandir_file)i, path,
 		    sizeof(path), &r->err) < 0) {
@@ -436,6 +444,9 @@ remove_tmp(struct run *r)
 		report_warning(tool, r->tmp, "could not remove it");
 	if (r->cleanup_slot >= 0)
 		cleanup_unregister(r->cleanup_slot);
+	if (r->owner_fd >= 0)
+		close(r->owner_fd);	/* after: no sweeper races the removal */
+	r->owner_fd = -1;
 	r->tmp[0] = '\0';
 }
 
@@ -594,6 +605,15 @@ finish_outputs(struct run *r)
 	r->ix = NULL;
 	if (write_manifest(r) < 0)
 		return -1;
+	if (r->owner_fd >= 0) {
+		int rc = scratch_disown(r->tmp, r->owner_fd, &r->err);
+
+		r->owner_fd = -1;
+		if (rc < 0) {
+			report_error(tool, r->tmp, &r->err, NULL);
+			return -1;
+		}
+	}
 	if (rename(r->tmp, r->o->out_dir) < 0) {
 		report(tool, r->o->out_dir, NULL, "cannot rename %s into "
 		    "place: %s", r->tmp, strerror(errno));
@@ -774,6 +794,7 @@ spans_run(const struct spans_options *o, FILE *in)
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	r.cleanup_slot = -1;
+	r.owner_fd = -1;
 	r.next_inline_id = 1;
 	/* The reader reads as much at once, on a thread of its own. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);

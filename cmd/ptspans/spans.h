@@ -100,4 +100,12 @@ void fn_totals_sort(struct fn_totals *t);
  * status (the error reported). */
 int spans_run(const struct spans_options *o, FILE *in);
 
+/*
+ * -o DIR is written in DIR.ptspans-XXXXXX beside it, which holds its
+ * owner's lock (base/scratch) until it is renamed into place: what a
+ * killed ptspans left there, spans_sweep_dead_temps removes (those of
+ * DIR only; returns how many).
+ */
+unsigned spans_sweep_dead_temps(const char *dir);
+
 #endif

@@ -8,11 +8,15 @@
  * because they are a measured hot path: gigabytes of lines, where a
  * writer call per member shows (jsonw.h, json_format_u64).
  */
+#include <limits.h>
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cleanup.h"
+#include "base/scratch.h"
 #include "spans.h"
 #include "sym/symtab.h"
 
@@ -746,4 +750,42 @@ fn_totals_sort(struct fn_totals *t)
 {
 	if (t->cap > 0)
 		qsort(t->slot, t->cap, sizeof(*t->slot), by_self_insns);
+}
+
+unsigned
+spans_sweep_dead_temps(const char *dir)
+{
+	char parent[PATH_MAX], prefix[PATH_MAX], path[2 * PATH_MAX];
+	const char *base;
+	struct dirent *d;
+	unsigned n = 0;
+	size_t len;
+	DIR *dp;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	len = strlen(parent);
+	while (len > 1 && parent[len - 1] == '/')
+		parent[--len] = '\0';
+	base = strrchr(parent, '/');
+	if (base == NULL) {
+		snprintf(prefix, sizeof(prefix), "%s.ptspans-", parent);
+		snprintf(parent, sizeof(parent), ".");
+	} else {
+		snprintf(prefix, sizeof(prefix), "%s.ptspans-", base + 1);
+		parent[base == parent ? 1 : (size_t)(base - parent)] = '\0';
+	}
+	if ((dp = opendir(parent)) == NULL)
+		return 0;
+	len = strlen(prefix);
+	while ((d = readdir(dp)) != NULL) {
+		if (strncmp(d->d_name, prefix, len) != 0 ||
+		    strlen(d->d_name) != len + 6)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, d->d_name);
+		if (scratch_owner_of(path) == SCRATCH_OWNER_DEAD &&
+		    cleanup_remove_tree(path) == 0)
+			n++;
+	}
+	closedir(dp);
+	return n;
 }

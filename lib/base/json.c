@@ -37,6 +37,15 @@ json_read_file(const char *path, struct error *e)
 }
 
 json_t *
+json_read_fd(int fd, struct error *e)
+{
+	json_error_t je;
+
+	return json_check_loaded(json_loadfd(fd, JSON_REJECT_DUPLICATES,
+	    &je), &je, e);
+}
+
+json_t *
 json_read_buffer(const char *buf, size_t len, struct error *e)
 {
 	json_error_t je;

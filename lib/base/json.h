@@ -21,6 +21,9 @@
  */
 json_t *json_read_file(const char *path, struct error *e);
 
+/* As json_read_file, from the open file fd (left open). */
+json_t *json_read_fd(int fd, struct error *e);
+
 /* Parses len bytes of buf as one JSON document, as json_read_file. */
 json_t *json_read_buffer(const char *buf, size_t len, struct error *e);
 

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +20,64 @@ spawn_init(struct spawn *sp, char *const *argv)
 	memset(sp, 0, sizeof(*sp));
 	sp->argv = argv;
 	sp->exit_code = -1;
+}
+
+int
+spawn_die_with_parent(int sig)
+{
+	const char *v = getenv(SPAWN_PARENT_ENV);
+	long want;
+	char *end;
+
+	if (v == NULL)
+		return 0;
+	want = strtol(v, &end, 10);
+	if (unsetenv(SPAWN_PARENT_ENV) < 0 || *end != '\0' || want <= 1)
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, sig) < 0)
+		return 0;
+	/* The parent may have died before the request: nobody would tell. */
+	return getppid() != (pid_t)want;
+}
+
+/*
+ * environ with SPAWN_PARENT_ENV=<our pid> in place of any it had: a
+ * malloc'd array whose one malloc'd string is its last entry.
+ */
+static char **
+env_with_parent(char *const *env)
+{
+	size_t n = 0, k = 0, i, len = strlen(SPAWN_PARENT_ENV);
+	char **v, *mine;
+
+	while (env[n] != NULL)
+		n++;
+	if ((v = calloc(n + 2, sizeof(*v))) == NULL)
+		return NULL;
+	if (asprintf(&mine, "%s=%ld", SPAWN_PARENT_ENV, (long)getpid()) < 0) {
+		free(v);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (strncmp(env[i], SPAWN_PARENT_ENV, len) != 0 ||
+		    env[i][len] != '=')
+			v[k++] = env[i];
+	v[k] = mine;
+	return v;
+}
+
+static void
+env_free(char **v)
+{
+	size_t n = 0;
+
+	if (v == NULL)
+		return;
+	while (v[n] != NULL)
+		n++;
+	if (n > 0)
+		free(v[n - 1]);
+	free(v);
 }
 
 /* Pipes made for one stream: child end [0], parent end [1]. */
@@ -103,10 +163,16 @@ spawn_start(struct spawn *sp, struct error *e)
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	struct stream_plan plan[3] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	char *const *env = sp->envp != NULL ? sp->envp : environ;
+	char **own_env = NULL;
 	int rc, i;
 
 	if (sp->argv == NULL || sp->argv[0] == NULL)
 		return error_set(e, ERR_INVALID, "spawn: empty argv");
+	if (sp->die_with_parent && (env = own_env = env_with_parent(env)) ==
+	    NULL)
+		return error_set(e, ERR_NOMEM, "%s: out of memory",
+		    sp->argv[0]);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	rc = spawn_setup(sp, &fa, &attr, plan);
@@ -114,7 +180,8 @@ spawn_start(struct spawn *sp, struct error *e)
 		rc = spawn_attr_signals(&attr);
 	if (rc == 0)
 		rc = posix_spawnp(&sp->pid, sp->argv[0], &fa, &attr,
-		    sp->argv, sp->envp != NULL ? sp->envp : environ);
+		    sp->argv, env);
+	env_free(own_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {

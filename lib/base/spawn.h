@@ -37,12 +37,29 @@ struct spawn {
 	char *const *envp;	/* NULL: inherit environ */
 	int in, out, err;	/* see the protocol above */
 	int new_pgroup;		/* put the child in its own process group */
+	int die_with_parent;	/* a ptkit tool: ends when we do (below) */
 	pid_t pid;		/* > 0 while the child runs */
 	int exit_code;		/* after finish: exit status, or -1 */
 	int term_signal;	/* after finish: signal that ended it, or 0 */
 };
 
 void spawn_init(struct spawn *sp, char *const *argv);
+
+/*
+ * Children that die with their parent.  posix_spawn cannot set
+ * PR_SET_PDEATHSIG in the child, so a child that is a ptkit tool sets it
+ * itself: with die_with_parent, spawn_start puts SPAWN_PARENT_ENV=<our
+ * pid> in its environment, and the tool's main calls
+ * spawn_die_with_parent first thing, which takes the variable out of the
+ * environment again (the tool's own children, a traced program above
+ * all, never see it), asks for sig when the parent dies, and returns 1
+ * when the parent died already (before the request could be made): the
+ * tool then exits at once.  A process killed past its cleanup (SIGKILL)
+ * leaves its scratch to the next tool's sweep (base/scratch).  Returns 0
+ * otherwise, also when not started so.
+ */
+#define SPAWN_PARENT_ENV "PTKIT_PARENT_PID"
+int spawn_die_with_parent(int sig);
 
 /*
  * Starts the child.  Returns 0, or -ERR_NOTFOUND (no such program),

@@ -993,14 +993,30 @@ manifest_check_paths(const char *path, struct error *e)
 	return r.rc < 0 ? error_prefix(e, "%s", path) : 0;
 }
 
+static int manifest_read_root(json_t *root, const char *path,
+    struct manifest *m, struct error *e);
+
 int
 manifest_read(const char *path, struct manifest *m, struct error *e)
 {
-	struct mr r = { e, 0, "manifest" };
-	json_t *root;
-
 	manifest_init(m);
-	root = json_read_file(path, e);
+	return manifest_read_root(json_read_file(path, e), path, m, e);
+}
+
+int
+manifest_read_fd(int fd, const char *path, struct manifest *m,
+    struct error *e)
+{
+	manifest_init(m);
+	return manifest_read_root(json_read_fd(fd, e), path, m, e);
+}
+
+static int
+manifest_read_root(json_t *root, const char *path, struct manifest *m,
+    struct error *e)
+{
+	struct mr r = { e, 0, "manifest" };
+
 	if (root == NULL)
 		return error_prefix(e, "%s", path);
 	read_top(&r, root, m);

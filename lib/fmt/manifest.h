@@ -256,4 +256,8 @@ struct manifest_brief {
 int manifest_read_brief(const char *path, struct manifest_brief *b,
     struct error *e) PTKIT_MUST_CHECK;
 
+/* As manifest_read, from the open file fd (left open), named path. */
+int manifest_read_fd(int fd, const char *path, struct manifest *m,
+    struct error *e) PTKIT_MUST_CHECK;
+
 #endif

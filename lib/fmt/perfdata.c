@@ -1274,8 +1274,6 @@ perfdata_read_buffer(struct perfdata **out, const void *buf, size_t len,
 int
 perfdata_read(struct perfdata **out, const char *path, struct error *e)
 {
-	struct stat st;
-	void *m;
 	int fd;
 
 	*out = NULL;
@@ -1290,6 +1288,17 @@ perfdata_read(struct perfdata **out, const char *path, struct error *e)
 		}
 		return rc;
 	}
+	return perfdata_read_fd(out, fd, path, e);
+}
+
+int
+perfdata_read_fd(struct perfdata **out, int fd, const char *path,
+    struct error *e)
+{
+	struct stat st;
+	void *m;
+
+	*out = NULL;
 	if (fstat(fd, &st) < 0) {
 		int rc = error_set_errno(e, errno, "%s: stat", path);
 

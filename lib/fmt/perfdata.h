@@ -358,6 +358,14 @@ int perfdata_read(struct perfdata **out, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
 
 /*
+ * As perfdata_read for the open file fd (which it closes whatever
+ * happens), named path in messages: for a reader that opened the file
+ * itself, beneath its snapshot (lib/base/beneath).
+ */
+int perfdata_read_fd(struct perfdata **out, int fd, const char *path,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * As perfdata_read, parsing len bytes at buf; name is used in messages.
  * buf is borrowed and must outlive *out (AUXTRACE data points into it).
  */

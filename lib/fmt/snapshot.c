@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "base/cleanup.h"
 #include "sym/debugfind.h"
 #include "base/mkpath.h"
@@ -698,27 +699,26 @@ snapshot_archive_memory(struct snapshot *s, const char *name,
 /* ---- reading ----------------------------------------------------- */
 
 int
+snapshot_member_open(const char *dir, const char *rel, struct error *e)
+{
+	return beneath_open_at(dir, rel, BENEATH_FILE, 0,
+	    "the snapshot directory", e);
+}
+
+int
 snapshot_member(const char *dir, const char *rel, char **out,
     struct error *e)
 {
-	char *path, real[PATH_MAX];
-	int saved;
+	int fd;
 
 	*out = NULL;
-	if (asprintf(&path, "%s/%s", dir, rel) < 0)
+	if ((fd = snapshot_member_open(dir, rel, e)) < 0)
+		return fd;
+	close(fd);
+	if (asprintf(out, "%s/%s", dir, rel) < 0) {
+		*out = NULL;
 		return error_set(e, ERR_NOMEM, "%s", rel);
-	if (realpath(path, real) == NULL) {
-		saved = errno;
-		free(path);
-		return saved == ENOENT ? -ERR_NOTFOUND :
-		    error_set_errno(e, saved, "%s", rel);
 	}
-	free(path);
-	if (!store_beneath(real, dir))
-		return error_set(e, ERR_PERM, "%s: leads outside the snapshot "
-		    "directory", rel);
-	if ((*out = strdup(real)) == NULL)
-		return error_set(e, ERR_NOMEM, "%s", rel);
 	return 0;
 }
 

@@ -150,12 +150,25 @@ int snapshot_elf_build_id(const char *path, uint8_t id[SNAPSHOT_BUILD_ID_MAX],
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
- * The file rel of the snapshot directory dir (a canonical path) for a
- * reader: rel and every link on its way resolved, and refused unless the
- * result is beneath dir, so a manifest, a planted link or a link in the
- * store cannot send a reader elsewhere.  Returns 0 and the resolved path
- * in *out (malloc'd), or -ERR_NOTFOUND (nothing there), -ERR_PERM
- * ("REL: leads outside the snapshot directory"), -ERR_IO, -ERR_NOMEM.
+ * The file rel of the snapshot directory dir for a reader, opened
+ * beneath dir (lib/base/beneath): no "..", absolute path or symbolic
+ * link on the way, and only a regular file (a FIFO is refused before it
+ * could block), so neither a manifest's member nor a link planted in the
+ * snapshot or the store sends a reader elsewhere.  Returns the
+ * descriptor, or -ERR_NOTFOUND (nothing there), -ERR_PERM ("REL: leads
+ * outside the snapshot directory; refused", "REL: a symbolic link on the
+ * way; ...", "REL: not a regular file ..."), -ERR_IO.
+ */
+int snapshot_member_open(const char *dir, const char *rel, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/*
+ * snapshot_member_open's check for a reader that opens by path (libelf,
+ * the symbol tables): 0 and "DIR/REL" in *out (malloc'd), or as
+ * snapshot_member_open fails.  Between the check and its open a link
+ * could be swapped in by someone who can write the snapshot; readers of
+ * the snapshot's own files (manifest.json, perf.data) use the
+ * descriptor instead.
  */
 int snapshot_member(const char *dir, const char *rel, char **out,
     struct error *e) PTKIT_MUST_CHECK;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "base/cleanup.h"
+#include "base/scratch.h"
 #include "base/fdio.h"
 #include "base/mkpath.h"
 #include "fmt/manifest.h"
@@ -91,8 +93,8 @@ check_owned_dir(const char *path, struct error *e)
 	if (!S_ISDIR(st.st_mode))
 		return error_set(e, ERR_PERM, "%s: not a directory", path);
 	if (st.st_uid != getuid())
-		return error_set(e, ERR_PERM, "%s: owned by uid %u, not by us",
-		    path, (unsigned)st.st_uid);
+		return error_set(e, ERR_PERM, "%s: owned by uid %u, not by us: "
+		    "a store is its user's alone", path, (unsigned)st.st_uid);
 	/* Snapshots hold program memory images: nobody else reads them. */
 	if ((st.st_mode & 077) != 0 && chmod(path, 0700) < 0)
 		return error_set_errno(e, errno, "%s: chmod 0700", path);
@@ -103,6 +105,7 @@ int
 store_open(struct store *s, const char *path, int create, struct error *e)
 {
 	char def[PATH_MAX], sub[PATH_MAX];
+	struct stat st;
 	int rc, i, n;
 
 	if (path == NULL) {
@@ -116,13 +119,20 @@ store_open(struct store *s, const char *path, int create, struct error *e)
 		return rc;
 	if (realpath(path, s->root) == NULL)
 		return error_set_errno(e, errno, "%s", path);
-	for (i = 0; create && i < STORE_AREA_COUNT; i++) {
+	for (i = 0; i < STORE_AREA_COUNT; i++) {
 		n = snprintf(sub, sizeof(sub), "%s/%s", s->root, area_names[i]);
 		if (n < 0 || (size_t)n >= sizeof(sub))
 			return error_set(e, ERR_RANGE, "%s: path too long",
 			    s->root);
-		if (mkdir(sub, 0700) < 0 && errno != EEXIST)
+		if (create && mkdir(sub, 0700) < 0 && errno != EEXIST)
 			return error_set_errno(e, errno, "%s", sub);
+		/* each area is the user's alone too, whoever made it */
+		if (lstat(sub, &st) == 0 && !S_ISDIR(st.st_mode))
+			return error_set(e, ERR_PERM, "%s: not a directory of "
+			    "the store (a link?); refused", sub);
+		if ((rc = check_owned_dir(sub, e)) < 0 &&
+		    (create || rc != -ERR_NOTFOUND))
+			return rc;
 	}
 	return 0;
 }
@@ -488,7 +498,8 @@ store_read_json(const struct store *s, enum store_area a, const char *name,
 	if ((rc = fmt_path(path, sizeof(path), e, "%s/%s/%s.json", s->root,
 	    area_names[a], name)) < 0)
 		return rc;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO planted here must not hang the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? error_set(e, ERR_NOTFOUND,
 		    "%s: not in the store", name) :
@@ -564,7 +575,7 @@ store_session_live(const struct store *s, const char *id)
 
 	if (session_lock_path(s, id, path, sizeof(path), NULL) < 0)
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
@@ -630,6 +641,130 @@ store_guard_end(const struct store *s, const char *gid, int fd)
 	if (fmt_path(rec, sizeof(rec), NULL, "%s/sessions/%s.json", s->root,
 	    gid) == 0)
 		unlink(rec);
+}
+
+/* 1 when pid names no process (a pid that is not a number: gone too). */
+static int
+pid_gone(const json_t *pid)
+{
+	json_int_t v = json_is_integer(pid) ? json_integer_value(pid) : 0;
+
+	return v <= 1 || v > INT_MAX || (kill((pid_t)v, 0) < 0 &&
+	    errno == ESRCH);
+}
+
+/* A record of sessions/ whose process is gone: removed or marked. */
+static void
+sweep_record(const struct store *s, const char *sid,
+    struct store_swept *out)
+{
+	char *text, path[PATH_MAX], msg[96];
+	json_t *rec;
+	const char *state;
+
+	if (store_session_live(s, sid) ||
+	    store_read_json(s, STORE_SESSIONS, sid, &text, NULL) < 0)
+		return;
+	rec = json_loads(text, 0, NULL);
+	free(text);
+	state = json_string_value(json_object_get(rec, "state"));
+	if (rec == NULL || state == NULL || strcmp(state, "running") != 0 ||
+	    !pid_gone(json_object_get(rec, "pid"))) {
+		json_decref(rec);
+		return;
+	}
+	if (json_object_get(rec, "kind") != NULL) {
+		/* a guard: its job is over */
+		if (fmt_path(path, sizeof(path), NULL, "%s/sessions/%s.json",
+		    s->root, sid) == 0 && unlink(path) == 0)
+			out->records++;
+	} else {
+		snprintf(msg, sizeof(msg), "the ptmcp that ran it, pid %lld, "
+		    "died", (long long)json_integer_value(json_object_get(rec,
+		    "pid")));
+		json_object_set_new(rec, "state", json_string("failed"));
+		json_object_set_new(rec, "error", json_string(msg));
+		text = json_dumps(rec, JSON_COMPACT);
+		if (text != NULL && store_write_json(s, STORE_SESSIONS, sid,
+		    text, strlen(text), NULL) == 0)
+			out->sessions++;
+		free(text);
+	}
+	json_decref(rec);
+}
+
+/* A lock file nobody holds, made more than a minute ago. */
+static void
+sweep_lock(const struct store *s, const char *name, struct store_swept *out)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (fmt_path(path, sizeof(path), NULL, "%s/sessions/%s", s->root,
+	    name) < 0 || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    time(NULL) - st.st_mtime < 60)
+		return;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && unlink(path) == 0)
+		out->locks++;
+	close(fd);
+}
+
+static void
+sweep_sessions(const struct store *s, struct store_swept *out)
+{
+	char dir[PATH_MAX], sid[STORE_ID_SIZE];
+	struct dirent *d;
+	size_t len;
+	DIR *dp;
+
+	if (fmt_path(dir, sizeof(dir), NULL, "%s/sessions", s->root) < 0 ||
+	    (dp = opendir(dir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		len = strlen(d->d_name);
+		if (len != STORE_ID_SIZE - 1 + 5)
+			continue;
+		memcpy(sid, d->d_name, STORE_ID_SIZE - 1);
+		sid[STORE_ID_SIZE - 1] = '\0';
+		if (!store_id_valid(sid))
+			continue;
+		if (strcmp(d->d_name + STORE_ID_SIZE - 1, ".json") == 0)
+			sweep_record(s, sid, out);
+		else if (strcmp(d->d_name + STORE_ID_SIZE - 1, ".lock") == 0)
+			sweep_lock(s, d->d_name, out);
+	}
+	closedir(dp);
+}
+
+int
+store_sweep(const struct store *s, struct store_swept *out, struct error *e)
+{
+	char dir[PATH_MAX], derived[PATH_MAX];
+	struct dirent *d;
+	DIR *dp;
+	int lock;
+
+	memset(out, 0, sizeof(*out));
+	if ((lock = store_lock(s, 1, e)) < 0)
+		return lock;
+	if (fmt_path(dir, sizeof(dir), e, "%s/snapshots", s->root) == 0 &&
+	    (dp = opendir(dir)) != NULL) {
+		out->tmp_dirs += scratch_sweep_dead(dir, ".import-");
+		while ((d = readdir(dp)) != NULL)
+			if (store_id_valid(d->d_name) &&
+			    fmt_path(derived, sizeof(derived), NULL,
+			    "%s/%s/derived", dir, d->d_name) == 0)
+				out->tmp_dirs += scratch_sweep_dead(derived,
+				    ".tmp-");
+		closedir(dp);
+	}
+	sweep_sessions(s, out);
+	store_unlock(lock);
+	return 0;
 }
 
 /* What live sessions protect: named snapshots, and all from `since` on. */
@@ -1312,7 +1447,7 @@ copy_snapshot(const char *dir, char *tmp, struct error *e)
 	struct copy_ctx c = { .e = e };
 	char manifest[PATH_MAX];
 	struct stat st;
-	int rc;
+	int rc, owner;
 
 	if (realpath(dir, c.top) == NULL)
 		return error_set_errno(e, errno, "%s", dir);
@@ -1327,7 +1462,17 @@ copy_snapshot(const char *dir, char *tmp, struct error *e)
 		return rc;
 	if (mkdtemp(tmp) == NULL)
 		return error_set_errno(e, errno, "%s", tmp);
-	if ((rc = copy_tree(&c, c.top, tmp, 0)) < 0)
+	/* Owned while it is copied: a killed copy is swept (store_sweep). */
+	if ((rc = scratch_own(tmp, &owner, e)) < 0) {
+		PTKIT_DROP(cleanup_remove_tree(tmp));	/* rc says why */
+		return rc;
+	}
+	rc = copy_tree(&c, c.top, tmp, 0);
+	if (rc == 0)
+		rc = scratch_disown(tmp, owner, e);
+	else
+		close(owner);
+	if (rc < 0)
 		PTKIT_DROP(cleanup_remove_tree(tmp));	/* e says what failed */
 	return rc;
 }

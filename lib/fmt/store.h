@@ -252,6 +252,26 @@ int store_guard_begin(const struct store *s, const char *gid,
 /* Ends a guard: its lock, then its record.  fd < 0 does nothing. */
 void store_guard_end(const struct store *s, const char *gid, int fd);
 
+/* What store_sweep removed: a killed process's leftovers. */
+struct store_swept {
+	unsigned tmp_dirs;		/* derived/.tmp-XXXXXX, import temps */
+	unsigned records;		/* guards of dead processes */
+	unsigned sessions;		/* sessions left "running": now failed */
+	unsigned locks;			/* lock files nobody holds */
+};
+
+/*
+ * Sweeps what killed processes left in the store, under the exclusive
+ * store lock: temporary analysis and import directories whose owner
+ * (base/scratch) is dead; guard records whose lock nobody holds and whose
+ * pid is gone; session records still "running" whose process is gone,
+ * marked failed ("the ptmcp that ran it, pid N, died"); lock files
+ * nobody holds, older than a minute (a new one is locked at once).
+ * Counts go to *out.  Returns 0, or -ERR_IO.
+ */
+int store_sweep(const struct store *s, struct store_swept *out,
+    struct error *e) PTKIT_MUST_CHECK;
+
 struct store_entry {
 	char id[STORE_ID_SIZE];
 	uint64_t bytes;			/* regular files, apparent size */

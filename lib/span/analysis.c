@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "fmt/store.h"
 #include "span/spandir.h"
 #include "base/json.h"
@@ -148,6 +149,25 @@ open_index(struct analysis *a, struct error *e)
 	return 0;
 }
 
+/*
+ * Each file of the analysis that is there is a regular file of its own:
+ * a link planted in the directory (spans.jsonl -> /etc/passwd) or a FIFO
+ * is refused before any reader opens it (lib/base/beneath).
+ */
+static int
+check_files(const struct analysis *a, struct error *e)
+{
+	int f, rc;
+
+	for (f = 0; f < SPANDIR_FILE_NR; f++) {
+		rc = beneath_check(a->dir, spandir_file_name(f),
+		    "the analysis directory", e);
+		if (rc < 0 && rc != -ERR_NOTFOUND)
+			return rc;
+	}
+	return 0;
+}
+
 int
 analysis_open(struct analysis *a, const char *path, struct error *e)
 {
@@ -155,7 +175,7 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	int rc;
 
 	memset(a, 0, sizeof(*a));
-	if ((rc = find_dir(a, path, e)) < 0)
+	if ((rc = find_dir(a, path, e)) < 0 || (rc = check_files(a, e)) < 0)
 		return rc;
 	if ((rc = spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath),
 	    e)) < 0)

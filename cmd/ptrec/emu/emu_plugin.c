@@ -2146,6 +2146,14 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 		say("no dir=SCRATCH argument");
 		return -1;
 	}
+	/*
+	 * The first program of the traced process dies with ptrec (a
+	 * SIGKILL'd ptrec runs no cleanup to end it); an exec keeps the
+	 * request, and a fork child's program is the guest's to end.
+	 */
+	if (g.leader && g.exec_index == 0 &&
+	    prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == 1)
+		_exit(1);	/* ptrec died before the request was made */
 	g.origin = clock_ns(CLOCK_MONOTONIC);
 	if (config_read() < 0)
 		return -1;
