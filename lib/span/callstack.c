@@ -1254,6 +1254,10 @@ on_exec(struct callstack *cs, const struct blks_event *ev, uint64_t time)
 	struct thread *t = &cs->t;
 	int rc;
 
+	/* The frames after it start when the segment did, which only the
+	 * true stack's thread knows. */
+	if (t->virt)
+		return bail(cs);
 	if ((rc = close_stream_gap(cs, 0, time)) < 0 ||
 	    (rc = pop_to(cs, 0, time, CS_END_UNWOUND)) < 0)
 		return rc;
