@@ -107,7 +107,7 @@ void fn_totals_sort(struct fn_totals *t);
  * chunk before it applied), a THREAD record (its chunk about to be
  * applied), an END record (the same).
  */
-#define SPANS_CHUNK_BLOCKS (1u << 18)
+#define SPANS_CHUNK_BLOCKS (1u << 13)
 
 struct spans_par;
 struct codemap;
@@ -139,6 +139,13 @@ int spans_par_read(struct spans_par *p, struct blks_reader *rd,
 void spans_par_stats(const struct spans_par *p, struct codemap_stats *added,
     uint64_t *chunks, uint64_t *rebuilt);
 void spans_par_free(struct spans_par *p);
+
+/*
+ * A new file at path (created or truncated) whose writes a thread of its
+ * own makes (spool.c); fclose waits for them and fails, errno set, if
+ * one did.  NULL with errno when it cannot be made.
+ */
+FILE *spool_fopen(const char *path);
 
 /* Reads the stream from in and writes what o asks for.  Returns an exit
  * status (the error reported). */
