@@ -408,10 +408,7 @@ open_outputs(struct run *r)
 			report_error(tool, r->o->out_dir, &r->err, NULL);
 			return -1;
 		}
-		/* The span lines, most of the bytes: written beside the
-		 * engine (spool.c). */
-		if ((r->f[i] = i == F_SPANS ? spool_fopen(path) :
-		    fopen(path, "we")) == NULL) {
+		if ((r->f[i] = fopen(path, "we")) == NULL) {
 			report(tool, path, NULL, "%s", strerror(errno));
 			return -1;
 		}

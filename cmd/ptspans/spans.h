@@ -140,13 +140,6 @@ void spans_par_stats(const struct spans_par *p, struct codemap_stats *added,
     uint64_t *chunks, uint64_t *rebuilt);
 void spans_par_free(struct spans_par *p);
 
-/*
- * A new file at path (created or truncated) whose writes a thread of its
- * own makes (spool.c); fclose waits for them and fails, errno set, if
- * one did.  NULL with errno when it cannot be made.
- */
-FILE *spool_fopen(const char *path);
-
 /* Reads the stream from in and writes what o asks for.  Returns an exit
  * status (the error reported). */
 int spans_run(const struct spans_options *o, FILE *in);
