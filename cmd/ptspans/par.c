@@ -507,22 +507,31 @@ static int
 take_run(struct spans_par *p, struct chunk **c, struct blks_run *run,
     struct error *e)
 {
-	const uint8_t *from = run->p;
-	uint64_t ip = run->prev_ip, time = run->prev_time;
+	struct blks_run r = *run;	/* in registers: this loop sees every
+					   block */
+	const uint8_t *from = r.p;
+	uint64_t ip = r.prev_ip, time = r.prev_time;
+	uint64_t n = (*c)->blocks, want = p->chunk_blocks;
 	struct blks_block b;
 	int rc;
 
-	while (blks_run_next(run, &b)) {
-		if (++(*c)->blocks < p->chunk_blocks || b.time == TIME_UNKNOWN)
+	while (blks_run_next(&r, &b)) {
+		if (++n < want || b.time == TIME_UNKNOWN)
 			continue;
-		if ((rc = add_run(*c, from, (size_t)(run->p - from), ip, time,
-		    e)) < 0 || (rc = cut(p, c, &b, e)) < 0)
+		(*c)->blocks = n;
+		if ((rc = add_run(*c, from, (size_t)(r.p - from), ip, time,
+		    e)) < 0 || (rc = cut(p, c, &b, e)) < 0) {
+			*run = r;
 			return rc;
-		from = run->p;
-		ip = run->prev_ip;
-		time = run->prev_time;
+		}
+		n = 0;
+		from = r.p;
+		ip = r.prev_ip;
+		time = r.prev_time;
 	}
-	return add_run(*c, from, (size_t)(run->p - from), ip, time, e);
+	(*c)->blocks = n;
+	*run = r;
+	return add_run(*c, from, (size_t)(r.p - from), ip, time, e);
 }
 
 static int
