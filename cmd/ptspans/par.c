@@ -52,11 +52,24 @@ struct chunk {
 	char th_name[BLKS_TEXT_MAX + 1];
 	int has_end;
 	struct blks_end end;
+	/* What the thread's top frames were found to be (cs_chunk_top_fn),
+	 * taken when the chunk starts. */
+	int has_top;
+	struct cs_fn top_from, top_to;
 	/* The worker's. */
 	struct cs_chunk *res;
 	struct codemap_stats st;	/* its questions to the code */
 	int failed;
 	struct error err;
+};
+
+/* A thread whose top frame runs another function's code (cs_chunk_top_fn),
+ * by tid, direct mapped. */
+#define TOPS 64
+struct top_fn {
+	uint32_t tid;
+	int used;
+	struct cs_fn from, to;
 };
 
 struct worker {
@@ -82,6 +95,7 @@ struct spans_par {
 	size_t n_spare;
 	struct worker *w;
 	struct codemap_stats added;	/* applied chunks' questions */
+	struct top_fn top[TOPS];	/* under lock */
 	uint64_t chunks, rebuilt;
 };
 
@@ -158,7 +172,8 @@ static void
 run_chunk(struct worker *w, struct chunk *c)
 {
 	struct cs_chunk_start start = { c->tid, c->pid, c->space,
-	    c->mid ? &c->ctx : NULL, c->res };
+	    c->mid ? &c->ctx : NULL, c->res,
+	    c->has_top ? &c->top_from : NULL, c->has_top ? &c->top_to : NULL };
 	struct codemap_stats s0, s1;
 	int rc;
 
@@ -202,6 +217,15 @@ worker_main(void *arg)
 			continue;
 		}
 		c->state = CH_RUNNING;
+		{
+			const struct top_fn *tf = &p->top[c->tid % TOPS];
+
+			c->has_top = tf->used && tf->tid == c->tid;
+			if (c->has_top) {
+				c->top_from = tf->from;
+				c->top_to = tf->to;
+			}
+		}
 		pthread_mutex_unlock(&p->lock);
 		run_chunk(w, c);
 		pthread_mutex_lock(&p->lock);
@@ -424,6 +448,18 @@ apply_oldest(struct spans_par *p, struct error *e)
 	if ((rc = cs_chunk_apply(p->real, c->res, e)) == 1)
 		stats_add(&p->added, &c->st);
 	else if (rc == 0) {
+		struct cs_fn from, to;
+
+		if (cs_chunk_top_fn(p->real, c->res, &from, &to)) {
+			struct top_fn *tf = &p->top[c->tid % TOPS];
+
+			pthread_mutex_lock(&p->lock);
+			tf->tid = c->tid;
+			tf->used = 1;
+			tf->from = from;
+			tf->to = to;
+			pthread_mutex_unlock(&p->lock);
+		}
 		p->rebuilt++;
 		rc = feed_chunk(p->real, c, e);
 	}

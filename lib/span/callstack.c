@@ -344,6 +344,7 @@ bail(struct callstack *cs)
 }
 
 static int pop_all_prior(struct callstack *cs, uint64_t end_ns, uint8_t end);
+static int same_fn(const struct cs_fn *a, const struct cs_fn *b);
 static int no_fn_below(struct callstack *cs, const struct cs_fn *fn,
     const struct frame *top_frame);
 static void co_thread_record(struct cs_chunk *c, const struct blks_thread *th);
@@ -1692,6 +1693,8 @@ struct cs_chunk {
 	size_t n_text, cap_text;
 	struct assume *as;
 	size_t n_as, cap_as;
+	int has_top;			/* cs_chunk_start's top_from, top_to */
+	struct cs_fn top_from, top_to;
 	struct {
 		uint32_t j;
 		uint64_t lo;
@@ -1950,8 +1953,11 @@ return_to_prior(struct callstack *cs, uint64_t target, uint64_t time,
 	    (rc = co_pop(cs, IT_POP, time, CS_END_SEEN)) < 0)
 		return rc;
 	t->popped++;
-	if ((rc = fn_at(cs, t->space, target, &fn)) < 0 ||
-	    (rc = add_assume(cs->co, AS_FN, t->popped + 1, 0, &fn)) < 0)
+	if ((rc = fn_at(cs, t->space, target, &fn)) < 0)
+		return rc;
+	if (cs->co->has_top && same_fn(&fn, &cs->co->top_from))
+		fn = cs->co->top_to;
+	if ((rc = add_assume(cs->co, AS_FN, t->popped + 1, 0, &fn)) < 0)
 		return rc;
 	virt_frame(&t->f[0], t->popped + 1, &fn);
 	return 0;
@@ -2041,8 +2047,16 @@ cs_chunk_begin(struct callstack *cs, const struct cs_chunk_start *start,
 	t->have_time = 1;
 	t->last_time = b->time;
 	t->last_ip = b->end_ip;
-	if ((rc = fn_at(cs, t->space, b->ip, &fn)) < 0 ||
-	    (rc = add_assume(cs->co, AS_FN, 1, 0, &fn)) < 0)
+	if ((rc = fn_at(cs, t->space, b->ip, &fn)) < 0)
+		return rc;
+	if (start->top_from != NULL) {
+		cs->co->has_top = 1;
+		cs->co->top_from = *start->top_from;
+		cs->co->top_to = *start->top_to;
+	}
+	if (cs->co->has_top && same_fn(&fn, &cs->co->top_from))
+		fn = cs->co->top_to;
+	if ((rc = add_assume(cs->co, AS_FN, 1, 0, &fn)) < 0)
 		return rc;
 	virt_frame(&t->f[0], 1, &fn);
 	t->n = 1;
@@ -2172,6 +2186,27 @@ chunk_holds(const struct callstack *cs, const struct cs_chunk *c)
 	}
 	return c->t.vmax == INT64_MIN ||
 	    (int64_t)n0 + c->t.vmax < (int64_t)cs->max_depth;
+}
+
+int
+cs_chunk_top_fn(const struct callstack *cs, const struct cs_chunk *c,
+    struct cs_fn *from, struct cs_fn *to)
+{
+	const struct thread *t = &cs->t;
+
+	if (!c->mid || !t->open)
+		return 0;
+	for (size_t i = 0; i < c->n_as; i++) {
+		const struct assume *a = &c->as[i];
+
+		if (a->kind != AS_FN || a->j > t->n ||
+		    same_fn(&t->f[t->n - a->j].fn, &a->fn))
+			continue;
+		*from = a->fn;
+		*to = t->f[t->n - a->j].fn;
+		return 1;
+	}
+	return 0;
 }
 
 /* What the chunk added to the prior top goes to the true one. */

@@ -376,6 +376,11 @@ struct cs_chunk_start {
 	const struct blks_block *ctx;	/* NULL: the chunk opens the thread */
 	struct cs_chunk *reuse;		/* an applied result whose memory the
 					   chunk takes over, or NULL */
+	/* What cs_chunk_top_fn found: where the chunk takes a prior frame
+	 * to be of the function its code is in (at ctx's ip, or where a
+	 * return lands) and that is top_from, it takes top_to instead
+	 * (NULL: none). */
+	const struct cs_fn *top_from, *top_to;
 };
 
 int cs_chunk_begin(struct callstack *cs, const struct cs_chunk_start *start,
@@ -386,6 +391,17 @@ int cs_chunk_end(struct callstack *cs, struct cs_chunk **out,
 int cs_chunk_apply(struct callstack *cs, struct cs_chunk *c, struct error *e)
     PTKIT_MUST_CHECK;
 void cs_chunk_free(struct cs_chunk *c);
+
+/*
+ * For a chunk cs_chunk_apply refused: 1 when a prior frame is not of the
+ * function the chunk took it to be, with *from what it took and *to the
+ * frame's (a thread whose frame runs another function's code, such as
+ * one started in __clone, takes *to for the next chunks: cs_chunk_start's
+ * top_from, top_to); 0 when none is.  Call it before feeding the chunk
+ * to cs.
+ */
+int cs_chunk_top_fn(const struct callstack *cs, const struct cs_chunk *c,
+    struct cs_fn *from, struct cs_fn *to);
 
 /* Spans handed out so far. */
 uint64_t cs_spans(const struct callstack *cs);
