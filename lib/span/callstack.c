@@ -2310,7 +2310,9 @@ take_state(struct callstack *cs, const struct cs_chunk *c, size_t n0,
 			nf->inl = inl;
 			nf->cap_inl = w->f[k].n_inl;
 		}
-		memcpy(nf->inl, w->f[k].inl, w->f[k].n_inl * sizeof(*inl));
+		if (w->f[k].n_inl > 0)
+			memcpy(nf->inl, w->f[k].inl, w->f[k].n_inl *
+			    sizeof(*inl));
 		nf->n_inl = w->f[k].n_inl;
 		nf->id = true_id(t, n0, base, nf->id);
 		nf->parent = true_id(t, n0, base, nf->parent);
@@ -2374,7 +2376,7 @@ cs_chunk_apply(struct callstack *cs, struct cs_chunk *c, struct error *e)
 		switch (it->kind) {
 		case IT_SPAN:
 			s = it->u.s;
-			s.inl = c->inl + it->inl;
+			s.inl = it->n_inl ? c->inl + it->inl : NULL;
 			s.n_inl = it->n_inl;
 			s.id = true_id(t, n0, base, s.id);
 			s.parent = true_id(t, n0, base, s.parent);
