@@ -7,9 +7,17 @@
 # blocks/s (over wall time) and peak memory (GNU time's maximum resident
 # set).  Printed, never asserted.
 #
+# Then, end to end against perf script --itrace=cr (its fastest fields,
+# as bench/decode's row): ptdecode --decoder fast | ptspans to /dev/null
+# with the serial engine (-j 1) and on every core (-j default), on that
+# single-thread snapshot and on a 4-thread one whose rings hold as much
+# (spans/threads, 4 x 8 MiB); and ptspans -o DIR against ptspans to
+# stdout on the same stream.  Ratios are wall seconds.
+#
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
-# 40 x 100000, enough to wrap the 32 MiB ring); BENCH_KEEP=1 keeps the
-# snapshot.
+# 40 x 100000, enough to wrap the 32 MiB ring); BENCH_THREAD_CALLS the
+# 4-thread one's calls per thread (default 10000000, enough to wrap its
+# rings); BENCH_KEEP=1 keeps the snapshots.
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
@@ -86,3 +94,79 @@ awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v sp="$spans" \
 	    "/dev/null: %.2f s wall, %.2f s CPU, %.0f spans/s, " \
 	    "%.0f blocks/s, peak %.1f MiB\n", sp, b, m, w, u + s, sp / w,
 	    b / w, r / 1024 }'
+
+# ----------------------------------------------------------------------
+# End to end, and -o against stdout.
+
+# timed NAME CMD...: one run of CMD (stdout to /dev/null) into
+# $dir/NAME.wall and .cpu, and a printed row.
+timed() {
+	name=$1
+	shift
+	sync
+	/usr/bin/time -f '%e %U %S %M' -o "$dir/t.time" "$@" >/dev/null \
+	    2>"$dir/t.err" || { echo "spans: $name: failed"; return 0; }
+	read -r wall user sys rss <"$dir/t.time"
+	echo "$wall" >"$dir/$name.wall"
+	awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }' >"$dir/$name.cpu"
+	awk -v n="$name" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
+	    'BEGIN { printf "spans: %-44s %6.2f s wall %6.2f s CPU " \
+	    "peak %.1f MiB\n", n, w, u + s, r / 1024 }'
+}
+
+# ratio A B: B's wall seconds / A's, "n/a" when one did not run.
+ratio() {
+	if [ -s "$dir/$1.wall" ] && [ -s "$dir/$2.wall" ]; then
+		awk -v a="$(cat "$dir/$1.wall")" -v b="$(cat "$dir/$2.wall")" \
+		    'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }'
+	else
+		printf 'n/a'
+	fi
+}
+
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+printf '#!/bin/sh\nptdecode --decoder fast "$1" | ptspans -j "$2"\n' \
+    >"$dir/pipe.sh"
+printf '#!/bin/sh\nexec ptspans "$@" <"$BLOCKS"\n' >"$dir/alone.sh"
+
+# end_to_end TAG SNAPSHOT: perf and the pipeline, serial and parallel.
+end_to_end() {
+	tag=$1
+	if command -v perf >/dev/null 2>&1; then
+		timed "$tag perf script --itrace=cr" perf --buildid-dir \
+		    "$2/images" script -i "$2/perf.data" --itrace=cr \
+		    -F tid,ip,addr,flags
+	fi
+	timed "$tag fast | ptspans -j1" sh "$dir/pipe.sh" "$2" 1
+	timed "$tag fast | ptspans -j$jobs" sh "$dir/pipe.sh" "$2" "$jobs"
+	echo "spans: $tag: fast | ptspans -j1 over perf:" \
+	    "$(ratio "$tag fast | ptspans -j1" "$tag perf script --itrace=cr")x;" \
+	    "-j$jobs: $(ratio "$tag fast | ptspans -j$jobs" \
+	    "$tag perf script --itrace=cr")x (target >= $3);" \
+	    "-j$jobs over -j1: $(ratio "$tag fast | ptspans -j$jobs" \
+	    "$tag fast | ptspans -j1")x"
+}
+
+end_to_end "1 thread" "$dir/snap" 12
+
+# -o against stdout, on the stream on disk, both with -j default.
+rm -rf "$dir/o"
+BLOCKS=$dir/blocks timed "ptspans -j$jobs to stdout" sh "$dir/alone.sh" \
+    -j "$jobs"
+BLOCKS=$dir/blocks timed "ptspans -j$jobs -o DIR" sh "$dir/alone.sh" \
+    -j "$jobs" -o "$dir/o"
+rm -rf "$dir/o"
+BLOCKS=$dir/blocks timed "ptspans -j1 to stdout" sh "$dir/alone.sh" -j 1
+echo "spans: -o / stdout: $(ratio "ptspans -j$jobs to stdout" \
+    "ptspans -j$jobs -o DIR") (target <= 1.25); ptspans -j$jobs over -j1:" \
+    "$(ratio "ptspans -j$jobs to stdout" "ptspans -j1 to stdout")x"
+rm -f "$dir/blocks"
+
+threads=$PTKIT_BUILD/tests/fixtures/spans/threads
+if test -x "$threads" && ptrec --recorder emu -o "$dir/snap4" \
+    --aux-bytes 8M -- "$threads" 4 "${BENCH_THREAD_CALLS:-10000000}" \
+    >/dev/null 2>"$dir/rec4.err"; then
+	end_to_end "4 threads" "$dir/snap4" 15
+else
+	echo "spans: 4 threads: skipped: recording failed"
+fi

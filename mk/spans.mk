@@ -59,7 +59,8 @@ CHECK_DEPS += $(SPANS_FIX)/strip/debug/.done
 SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
 $(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/span/callstack.c \
-    lib/base/jsonw.c lib/base/error.c lib/span/spandir.c cmd/ptspans/write.c \
+    lib/base/jsonw.c lib/base/error.c lib/base/fdio.c lib/span/spandir.c \
+    cmd/ptspans/write.c \
     lib/span/callstack.h lib/span/spandir.h lib/fmt/blkstream.h \
     lib/fmt/blkstream_int.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "base/spawn.h"
 #include "tool/cli.h"
@@ -14,17 +15,18 @@
 
 static const struct tool_info tool = {
 	"ptspans",
-	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary] "
+	"ptspans [-j JOBS] [-o DIR] [--no-inline] [--format jsonl|summary] "
 	    "[--debug-dir DIR...]",
 };
 
-enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_HELP,
-	OPT_VERSION };
+enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_CHUNK,
+	OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "chunk-blocks", required_argument, NULL, OPT_CHUNK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -36,8 +38,19 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":j:o:", long_options, NULL)) !=
+	    -1) {
 		switch (c) {
+		case 'j':
+			if (cli_opt_u64(&tool, "-j", optarg, 1, 1024,
+			    &o->jobs) < 0)
+				return CLI_USAGE;
+			break;
+		case OPT_CHUNK:
+			if (cli_opt_u64(&tool, "--chunk-blocks", optarg, 1,
+			    UINT32_MAX, &o->chunk_blocks) < 0)
+				return CLI_USAGE;
+			break;
 		case 'o':
 			o->out_dir = optarg;
 			break;
@@ -82,6 +95,15 @@ main(int argc, char *argv[])
 	if ((p = parse_options(argc, argv, &o)) != CLI_RUN)
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
+	if (o.jobs == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		/* The parallel engine spends about 1.5 times the serial one's
+		 * CPU (cutting, passing and applying chunks): with fewer than
+		 * 4 cores, which ptdecode shares in a pipeline, it finished
+		 * later (ptspans(1), PARALLEL ENGINE). */
+		o.jobs = n >= 4 ? (uint64_t)n : 1;
+	}
 	if (cli_finish_pipe_on_sigint(&tool, "ptspans: interrupt: reading "
 	    "the block stream to its end; interrupt again to stop now\n") < 0)
 		return EXIT_FAIL;

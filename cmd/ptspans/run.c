@@ -78,6 +78,7 @@ struct run {
 	struct spandir_coverage *cov;
 	size_t n_cov, cap_cov;
 	struct spandir_quality q;
+	struct spans_par *par;		/* -j above 1 */
 	char tmp[PATH_MAX];
 	int cleanup_slot;
 	int owner_fd;			/* r->tmp's owner lock, or -1 */
@@ -479,6 +480,14 @@ fill_quality(const struct run *r, struct spandir_quality *q)
 
 	*q = r->q;
 	codemap_get_stats(r->cm, &cs);
+	if (r->par != NULL) {
+		struct codemap_stats add;
+		uint64_t chunks, rebuilt;
+
+		spans_par_stats(r->par, &add, &chunks, &rebuilt);
+		cs.inline_walk_failed += add.inline_walk_failed;
+		cs.insn_undecodable += add.insn_undecodable;
+	}
 	q->inline_walks_failed = cs.inline_walk_failed;
 	q->images = cs.images;
 	q->images_missing = cs.images_missing;
@@ -766,10 +775,70 @@ read_all(struct run *r)
 	return 0;
 }
 
+/* The serial read's work besides the engine, for the parallel engine. */
+static int
+par_map(void *ctx, const struct blks_map *m, struct error *e)
+{
+	struct run *r = ctx;
+
+	if (r->f[F_EVENTS] != NULL)
+		spandir_write_map(&r->w[F_EVENTS], m);
+	return codemap_add(r->cm, m, e);
+}
+
+static void
+par_thread(void *ctx, const struct blks_thread *th)
+{
+	struct run *r = ctx;
+
+	r->thread = *th;
+	snprintf(r->thread_name, sizeof(r->thread_name), "%s", th->name);
+	memset(&r->end, 0, sizeof(r->end));
+}
+
+static void
+par_end(void *ctx, const struct blks_end *end)
+{
+	struct run *r = ctx;
+
+	r->end = *end;
+}
+
+/* read_all on every core: par.c. */
+static int
+read_all_par(struct run *r)
+{
+	struct spans_par_config cfg = {
+		(unsigned)r->o->jobs, r->o->chunk_blocks, r->cm, r->cs,
+		{ r, par_map, par_thread, par_end },
+	};
+	int read_error;
+
+	if (spans_par_new(&r->par, &cfg, &r->err) < 0) {
+		report_error(tool, NULL, &r->err, NULL);
+		return -1;
+	}
+	if (spans_par_read(r->par, r->rd, &r->err, &read_error) < 0) {
+		/* The reader's messages name the stream themselves. */
+		report_error(tool, read_error ? NULL : "stdin", &r->err, NULL);
+		return -1;
+	}
+	if (getenv("PTKIT_SPANS_STATS") != NULL) {
+		struct codemap_stats add;
+		uint64_t chunks, rebuilt;
+
+		spans_par_stats(r->par, &add, &chunks, &rebuilt);
+		fprintf(stderr, "ptspans: %" PRIu64 " chunks, %" PRIu64
+		    " rebuilt by the serial engine\n", chunks, rebuilt);
+	}
+	return 0;
+}
+
 static void
 run_free(struct run *r)
 {
 	/* Its thread may still be writing spans.jsonl (an error path). */
+	spans_par_free(r->par);
 	spans_writer_free(r->sw);
 	for (int i = 0; i < F_NR; i++)
 		if (r->f[i] != NULL && r->f[i] != stdout)
@@ -804,7 +873,8 @@ spans_run(const struct spans_options *o, FILE *in)
 		run_free(&r);
 		return EXIT_FAIL;
 	}
-	if (setup(&r) < 0 || read_all(&r) < 0)
+	if (setup(&r) < 0 ||
+	    (o->jobs > 1 ? read_all_par(&r) : read_all(&r)) < 0)
 		goto out;
 	if (o->out_dir != NULL && finish_outputs(&r) < 0)
 		goto out;

@@ -19,6 +19,8 @@
 
 struct spans_options {
 	const char *out_dir;
+	uint64_t jobs;			/* -j: 1 the serial engine */
+	uint64_t chunk_blocks;		/* --chunk-blocks; 0 the default */
 	int no_inline;
 	int format;		/* 0 jsonl, 1 summary */
 	const char *debug_dirs[SPANS_DEBUG_DIRS_MAX];
@@ -95,6 +97,48 @@ const char *spans_fn_name(const struct cs_fn *fn, uint64_t entry, char *buf,
 void fn_totals_free(struct fn_totals *t);
 /* Sorts by self_insns, descending, then by key. */
 void fn_totals_sort(struct fn_totals *t);
+
+/*
+ * The parallel engine (par.c): records cut into chunks of chunk_blocks
+ * blocks (0: SPANS_CHUNK_BLOCKS), rebuilt by jobs workers, applied in
+ * stream order to real, the engine whose sink writes.  The hooks get
+ * what the serial run's reading did besides feeding the engine, each
+ * just before the engine makes what follows it: a MAP record (every
+ * chunk before it applied), a THREAD record (its chunk about to be
+ * applied), an END record (the same).
+ */
+#define SPANS_CHUNK_BLOCKS (1u << 13)
+
+struct spans_par;
+struct codemap;
+struct codemap_stats;
+
+struct spans_par_hooks {
+	void *ctx;
+	int (*map)(void *ctx, const struct blks_map *m, struct error *e);
+	void (*thread)(void *ctx, const struct blks_thread *th);
+	void (*end)(void *ctx, const struct blks_end *end);
+};
+
+struct spans_par_config {
+	unsigned jobs;
+	uint64_t chunk_blocks;
+	struct codemap *cm;
+	struct callstack *real;
+	struct spans_par_hooks hooks;
+};
+
+int spans_par_new(struct spans_par **out, const struct spans_par_config *cfg,
+    struct error *e);
+/* Reads rd to its end: 0, or <0 with e (*read_error: the reader's). */
+int spans_par_read(struct spans_par *p, struct blks_reader *rd,
+    struct error *e, int *read_error);
+/* The code questions of the chunks applied (the real engine's own are
+ * its code map's), how many chunks there were and how many of them the
+ * real engine rebuilt itself. */
+void spans_par_stats(const struct spans_par *p, struct codemap_stats *added,
+    uint64_t *chunks, uint64_t *rebuilt);
+void spans_par_free(struct spans_par *p);
 
 /* Reads the stream from in and writes what o asks for.  Returns an exit
  * status (the error reported). */

@@ -50,6 +50,19 @@ struct thread {
 	struct cs_gap gap;
 	char gap_text[BLKS_TEXT_MAX + 1];
 	struct cs_thread_stats st;
+	/*
+	 * A chunk begun mid-thread (cs_chunk_begin): f[0] is the virtual
+	 * frame, standing for the top of the frames the chunks before left
+	 * open (prior frame popped + 1); its counts are what this chunk adds
+	 * to that frame.  reset: the chunk closed every prior frame (a gap,
+	 * an exec), and knows the whole stack from then on.
+	 */
+	int virt, reset;
+	uint32_t popped;
+	int32_t relmax;			/* deepest push while virt, relative */
+	int64_t vmax;			/* most frames above the prior ones
+					   that are left, at a push while virt */
+	int gap_add_prior;		/* gap.frames_cut lacks the prior frames */
 };
 
 /*
@@ -87,9 +100,13 @@ struct fn_memo {
 
 #define FN_MEMO_BITS 11
 
+struct cs_chunk;
+
 struct callstack {
 	struct cs_code code;
 	struct cs_sink sink;
+	struct cs_chunk *co;		/* chunk mode: what the chunk made */
+	int bailed;			/* chunk mode: it needs the true stack */
 	size_t max_depth;
 	uint64_t next_id;
 	uint64_t spans;
@@ -157,6 +174,7 @@ cs_free(struct callstack *cs)
 	if (cs == NULL)
 		return;
 	frames_free(&cs->t);
+	cs_chunk_free(cs->co);
 	free(cs->memo);
 	free(cs->memo_runs);
 	free(cs->fn_memo);
@@ -313,6 +331,24 @@ top(struct thread *t)
 	return t->n ? &t->f[t->n - 1] : NULL;
 }
 
+/*
+ * A chunk met what only the true stack below it can answer: it stops,
+ * and is rebuilt by the engine that holds that stack (cs_chunk_apply
+ * says so).  Only in chunk mode, with the virtual frame there.
+ */
+static int
+bail(struct callstack *cs)
+{
+	cs->bailed = 1;
+	return -ERR_UNSUPPORTED;
+}
+
+static int pop_all_prior(struct callstack *cs, uint64_t end_ns, uint8_t end);
+static int same_fn(const struct cs_fn *a, const struct cs_fn *b);
+static int no_fn_below(struct callstack *cs, const struct cs_fn *fn,
+    const struct frame *top_frame);
+static void co_thread_record(struct cs_chunk *c, const struct blks_thread *th);
+
 static int
 grow(struct thread *t, struct error *e)
 {
@@ -377,6 +413,8 @@ pop(struct callstack *cs, uint64_t end_ns, uint8_t end)
 	uint64_t dur;
 	int rc;
 
+	if (t->virt && t->n == 1)
+		return bail(cs);
 	if (end_ns < f->start_ns)
 		end_ns = f->start_ns;
 	dur = end_ns - f->start_ns;
@@ -395,6 +433,11 @@ pop_to(struct callstack *cs, size_t keep, uint64_t end_ns, uint8_t end)
 {
 	int rc;
 
+	if (keep == 0 && cs->t.virt) {
+		if ((rc = pop_to(cs, 1, end_ns, end)) < 0)
+			return rc;
+		return pop_all_prior(cs, end_ns, end);
+	}
 	while (cs->t.n > keep)
 		if ((rc = pop(cs, end_ns, end)) < 0)
 			return rc;
@@ -410,6 +453,8 @@ cut_bottom(struct callstack *cs, struct error *e)
 	int rc;
 
 	(void)e;
+	if (t->virt)
+		return bail(cs);
 	for (size_t i = 0; i < half; i++) {
 		struct frame *f = &t->f[i];
 
@@ -455,7 +500,13 @@ push(struct callstack *cs, uint64_t ip, uint64_t time, uint8_t start,
 	f->tail_call = f->async = 0;
 	f->n_inl = 0;
 	t->n++;
-	if ((uint64_t)f->depth > t->st.max_depth_seen && f->depth > 0)
+	if (__builtin_expect(t->virt, 0)) {
+		/* Depths are relative to the prior top's (cs_chunk_apply). */
+		if (f->depth > t->relmax)
+			t->relmax = f->depth;
+		if ((int64_t)t->n - 2 - t->popped > t->vmax)
+			t->vmax = (int64_t)t->n - 2 - t->popped;
+	} else if ((uint64_t)f->depth > t->st.max_depth_seen && f->depth > 0)
 		t->st.max_depth_seen = (uint64_t)f->depth;
 	*out = f;
 	return 0;
@@ -473,6 +524,8 @@ push_below(struct callstack *cs, uint64_t ip, struct error *e)
 	struct frame nf, *f0;
 	int rc;
 
+	if (t->virt)
+		return bail(cs);
 	if (t->n == t->cap && (rc = grow(t, e)) < 0)
 		return rc;
 	memset(&nf, 0, sizeof(nf));
@@ -499,7 +552,7 @@ push_below(struct callstack *cs, uint64_t ip, struct error *e)
 
 /* Adds n instructions of inlined range inl to frame f. */
 static int
-add_inline(struct frame *f, const struct sym_inline *inl, uint32_t n,
+add_inline(struct frame *f, const struct sym_inline *inl, uint64_t n,
     struct error *e)
 {
 	struct cs_inline_count *c;
@@ -544,6 +597,9 @@ do_call(struct callstack *cs, const struct pending *p, uint64_t target,
 	return 0;
 }
 
+static int return_to_prior(struct callstack *cs, uint64_t target,
+    uint64_t time, struct error *e);
+
 static int
 do_return(struct callstack *cs, uint64_t target, uint64_t time,
     struct error *e)
@@ -554,7 +610,9 @@ do_return(struct callstack *cs, uint64_t target, uint64_t time,
 	int rc;
 
 	for (i = t->n; i-- > 0;)
-		if (t->f[i].retaddr == target && target != 0) {
+		if (i == 0 && t->virt)
+			return return_to_prior(cs, target, time, e);
+		else if (t->f[i].retaddr == target && target != 0) {
 			/* The bottom returns: its caller is found below it. */
 			if (i == 0 && (rc = push_below(cs, target, e)) < 0)
 				return rc;
@@ -612,6 +670,8 @@ longjmp_below(struct callstack *cs, uint64_t target, uint64_t time,
 	struct frame *f;
 	int rc;
 
+	if (t->virt)
+		return bail(cs);
 	if ((rc = pop_to(cs, 0, time, CS_END_UNWOUND)) < 0 ||
 	    (rc = push(cs, target, t->seg_start, t->origin, &f, e)) < 0)
 		return rc;
@@ -639,6 +699,10 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 		return rc;
 	if (fn.name == NULL)
 		return 0;
+	/* The prior top's frame changing: what it inherits is not known. */
+	if (t->virt && t->n == 1 && ((f->fn.flags & CS_FN_PLT) ||
+	    (target == fn.lo && !(fn.flags & CS_FN_COLD))))
+		return bail(cs);
 	if (f->fn.flags & CS_FN_PLT) {
 		/* The stub's jump to its target: the same call goes on. */
 		f->fn = fn;
@@ -659,15 +723,20 @@ do_jump(struct callstack *cs, const struct pending *p, uint64_t target,
 	}
 	/* Into the cold part of a function lower on the stack: an
 	 * exception's landing pad there (of the top's own: no change). */
-	if (fn.flags & CS_FN_COLD)
+	if (fn.flags & CS_FN_COLD) {
 		for (i = t->n; i-- > 0;)
 			if (cold_part_of(&fn, &t->f[i].fn))
 				return pop_to(cs, i + 1, p->time,
 				    CS_END_UNWOUND);
+		if (t->virt)
+			return bail(cs);	/* the frames below may */
+	}
 	/* longjmp: back into a function lower on the stack. */
 	for (i = t->n - 1; i-- > 0;)
 		if (t->f[i].fn.name != NULL && t->f[i].fn.lo == fn.lo)
 			return pop_to(cs, i + 1, p->time, CS_END_UNWOUND);
+	if (t->virt)
+		return no_fn_below(cs, &fn, f);
 	if ((f->fn.flags & CS_FN_LONGJMP) && t->f[0].retaddr == 0 &&
 	    !t->f[0].async)
 		return longjmp_below(cs, target, p->time, e);
@@ -1036,13 +1105,19 @@ on_disabled(struct callstack *cs, const struct blks_event *ev,
 	return 0;
 }
 
-/* The topmost signal frame that sigreturn to ip leaves, or -1. */
+/*
+ * The topmost signal frame that sigreturn to ip leaves, or -1; -2 when
+ * only the frames below a chunk's virtual frame could say.
+ */
 static long
 sigreturn_frame(const struct thread *t, uint64_t ip)
 {
-	for (size_t i = t->n; i-- > 0;)
+	for (size_t i = t->n; i-- > 0;) {
+		if (i == 0 && t->virt)
+			return -2;
 		if (t->f[i].async && t->f[i].resume == ip && ip != 0)
 			return (long)i;
+	}
 	return -1;
 }
 
@@ -1106,7 +1181,9 @@ on_enabled(struct callstack *cs, uint64_t ip, uint64_t time, struct error *e)
 	}
 	if (ip == t->dis_resume && ip != 0)
 		return 0;
-	if ((i = sigreturn_frame(t, ip)) >= 0)
+	if ((i = sigreturn_frame(t, ip)) == -2)
+		return bail(cs);
+	if (i >= 0)
 		return leave_signal(cs, i, ip, time);
 	if (t->dis_resume != 0 || t->dis_async)
 		return enter_signal(cs, ip, t->dis_resume, time, e);
@@ -1122,8 +1199,13 @@ on_gap(struct callstack *cs, uint8_t cause, uint64_t ip, uint64_t time,
 {
 	struct thread *t = &cs->t;
 	uint32_t cut = (uint32_t)t->n;
+	int add_prior = t->virt;
 	int rc;
 
+	if (t->virt && cause == CS_GAP_RING_START)
+		return bail(cs);
+	/* The prior frames are counted where the chunk is applied. */
+	cut -= (uint32_t)add_prior;
 	if ((rc = close_stream_gap(cs, 0, time)) < 0)
 		return rc;
 	t->pend.valid = 0;
@@ -1142,6 +1224,7 @@ on_gap(struct callstack *cs, uint8_t cause, uint64_t ip, uint64_t time,
 	t->gap.start_ns = time;
 	t->gap.end_ns = time;
 	t->gap.frames_cut = cause == CS_GAP_RING_START ? 0 : cut;
+	t->gap_add_prior = add_prior;
 	t->gap.errcode = errcode;
 	snprintf(t->gap_text, sizeof(t->gap_text), "%s", text ? text : "");
 	t->gap.text = t->gap_text;
@@ -1172,6 +1255,10 @@ on_exec(struct callstack *cs, const struct blks_event *ev, uint64_t time)
 	struct thread *t = &cs->t;
 	int rc;
 
+	/* The frames after it start when the segment did, which only the
+	 * true stack's thread knows. */
+	if (t->virt)
+		return bail(cs);
 	if ((rc = close_stream_gap(cs, 0, time)) < 0 ||
 	    (rc = pop_to(cs, 0, time, CS_END_UNWOUND)) < 0)
 		return rc;
@@ -1207,7 +1294,9 @@ on_event(struct callstack *cs, const struct blks_event *ev, struct error *e)
 		t->pend.valid = 0;
 		if (t->n == 0 || ev->ip == ev->at || ev->ip == 0)
 			return 0;
-		if ((i = sigreturn_frame(t, ev->ip)) >= 0)
+		if ((i = sigreturn_frame(t, ev->ip)) == -2)
+			return bail(cs);
+		if (i >= 0)
 			return leave_signal(cs, i, ev->ip, time);
 		return enter_signal(cs, ev->ip, ev->at, time, e);
 	default:
@@ -1525,6 +1614,8 @@ cs_feed(struct callstack *cs, const struct blks_record *r, struct error *e)
 		if (t->open)
 			return error_set(e, ERR_FORMAT, "thread %u opened "
 			    "inside thread %u", r->u.thread.tid, t->tid);
+		if (cs->co != NULL)
+			co_thread_record(cs->co, &r->u.thread);
 		return on_thread(cs, &r->u.thread);
 	case BLKS_END:
 		return t->open ? on_end(cs) : 0;
@@ -1545,4 +1636,795 @@ cs_feed(struct callstack *cs, const struct blks_record *r, struct error *e)
 	g = &r->u.gap;
 	return on_gap(cs, gap_cause(g->cause), g->ip, rec_time(t, g->time),
 	    g->errcode, g->text);
+}
+
+/* ----------------------------------------------------------------- */
+/* Chunks: see callstack.h, "Chunks". */
+
+#define VIRT_ID (1ull << 63)	/* | j: prior frame j's id, apply's to fill */
+
+enum { IT_SPAN, IT_GAP, IT_EVENT, IT_POP, IT_POP_ALL, IT_THREAD_END };
+
+/* What a chunk adds to a prior frame: the virtual frame's counts. */
+struct delta {
+	uint64_t self_insns, child_ns, child_insns;
+};
+
+/* One thing the chunk made, in the order the serial engine makes it. */
+struct item {
+	uint8_t kind;
+	uint8_t rel;			/* span: depth relative to prior top's */
+	uint8_t add_prior;		/* gap: frames_cut lacks prior frames */
+	uint8_t end;			/* pops: end cause */
+	uint64_t time;			/* pops: when */
+	size_t inl, n_inl;		/* span, pops: in c->inl */
+	size_t text;			/* gap: in c->text, SIZE_MAX none */
+	union {
+		struct cs_span s;
+		struct cs_gap g;
+		struct cs_event ev;
+		struct delta d;
+	} u;
+};
+
+/* What a chunk took a prior frame to be; apply checks each. */
+enum { AS_FN, AS_RET, AS_NO_FN };
+struct assume {
+	uint8_t kind;
+	uint32_t j;			/* prior frame j: 1 the top at begin */
+	uint64_t ret;			/* AS_RET: its return address; and it
+					   is not the bottom frame.  AS_NO_FN:
+					   no named frame below it is of the
+					   function entered at ret */
+	struct cs_fn fn;		/* AS_FN: its function */
+};
+
+#define NO_FN_SEEN 64			/* AS_NO_FN already taken, by lo */
+
+struct cs_chunk {
+	int mid;			/* begun mid-thread, after a block */
+	int bailed;
+	struct blks_thread th;		/* !mid: its THREAD record (no name) */
+	struct item *item;
+	size_t n_item, cap_item;
+	struct cs_inline_count *inl;
+	size_t n_inl, cap_inl;
+	char *text;
+	size_t n_text, cap_text;
+	struct assume *as;
+	size_t n_as, cap_as;
+	int has_top;			/* cs_chunk_start's top_from, top_to */
+	struct cs_fn top_from, top_to;
+	struct {
+		uint32_t j;
+		uint64_t lo;
+	} no_fn_seen[NO_FN_SEEN];
+	/* mid: the state the chunk took the thread to be in. */
+	struct pending pend0;
+	uint64_t last_time0, last_ip0;
+	uint32_t space0;
+	/* Where it ended: t.f holds the frames left (owned here). */
+	struct thread t;
+	struct cs_thread_stats end_st;	/* IT_THREAD_END's */
+	uint64_t ids, spans;		/* ids 1..ids pushed; spans made */
+};
+
+static int
+vec_room(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if ((np = realloc(*p, c * size)) == NULL)
+		return -ERR_NOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+static struct item *
+co_item(struct cs_chunk *c, uint8_t kind)
+{
+	struct item *it;
+
+	if (c->n_item == c->cap_item && vec_room((void **)&c->item,
+	    &c->cap_item, c->n_item + 1, sizeof(*c->item)) < 0)
+		return NULL;
+	/* Member by member: most items are spans, which set their own. */
+	it = &c->item[c->n_item++];
+	it->kind = kind;
+	it->rel = it->add_prior = it->end = 0;
+	it->time = 0;
+	it->inl = it->n_inl = 0;
+	it->text = SIZE_MAX;
+	return it;
+}
+
+static int
+co_inl(struct cs_chunk *c, const struct cs_inline_count *inl, size_t n,
+    struct item *it)
+{
+	if (vec_room((void **)&c->inl, &c->cap_inl, c->n_inl + n,
+	    sizeof(*c->inl)) < 0)
+		return -ERR_NOMEM;
+	if (n > 0)
+		memcpy(c->inl + c->n_inl, inl, n * sizeof(*inl));
+	it->inl = c->n_inl;
+	it->n_inl = n;
+	c->n_inl += n;
+	return 0;
+}
+
+static int
+co_span(void *ctx, const struct cs_span *s)
+{
+	struct callstack *cs = ctx;
+	struct item *it;
+
+	if ((it = co_item(cs->co, IT_SPAN)) == NULL)
+		return -ERR_NOMEM;
+	it->u.s = *s;
+	it->u.s.inl = NULL;
+	it->rel = (uint8_t)cs->t.virt;
+	return co_inl(cs->co, s->inl, s->n_inl, it);
+}
+
+static int
+co_gap(void *ctx, const struct cs_gap *g)
+{
+	struct callstack *cs = ctx;
+	struct cs_chunk *c = cs->co;
+	struct item *it;
+	size_t len;
+
+	if ((it = co_item(c, IT_GAP)) == NULL)
+		return -ERR_NOMEM;
+	it->u.g = *g;
+	it->u.g.text = NULL;
+	if (g == &cs->t.gap && cs->t.gap_add_prior) {
+		it->add_prior = 1;
+		cs->t.gap_add_prior = 0;
+	}
+	if (g->text != NULL) {
+		len = strlen(g->text) + 1;
+		if (vec_room((void **)&c->text, &c->cap_text, c->n_text + len,
+		    1) < 0)
+			return -ERR_NOMEM;
+		memcpy(c->text + c->n_text, g->text, len);
+		it->text = c->n_text;
+		c->n_text += len;
+	}
+	return 0;
+}
+
+static int
+co_event(void *ctx, const struct cs_event *ev)
+{
+	struct callstack *cs = ctx;
+	struct item *it;
+
+	if ((it = co_item(cs->co, IT_EVENT)) == NULL)
+		return -ERR_NOMEM;
+	it->u.ev = *ev;
+	return 0;
+}
+
+static int
+co_thread_end(void *ctx, const struct cs_thread_stats *st)
+{
+	struct callstack *cs = ctx;
+	struct item *it;
+
+	if ((it = co_item(cs->co, IT_THREAD_END)) == NULL)
+		return -ERR_NOMEM;
+	cs->co->end_st = *st;
+	if (cs->co->mid)
+		cs->co->end_st.blocks--;	/* cs_chunk_begin's one */
+	return 0;
+}
+
+static void
+co_thread_record(struct cs_chunk *c, const struct blks_thread *th)
+{
+	c->th = *th;
+	c->th.name = "";
+}
+
+static int
+add_assume(struct cs_chunk *c, uint8_t kind, uint32_t j, uint64_t ret,
+    const struct cs_fn *fn)
+{
+	struct assume *a;
+
+	if (vec_room((void **)&c->as, &c->cap_as, c->n_as + 1,
+	    sizeof(*c->as)) < 0)
+		return -ERR_NOMEM;
+	a = &c->as[c->n_as++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->j = j;
+	a->ret = ret;
+	if (fn != NULL)
+		a->fn = *fn;
+	return 0;
+}
+
+/*
+ * A jump into the middle of fn that no frame of the chunk is in: the
+ * serial engine would look for a frame of fn below (a longjmp) in the
+ * prior frames too.  Taken to find none (checked by apply); the same
+ * jump again takes nothing new.  The top in a longjmp function may
+ * jump below the bottom, which only the true stack knows.
+ */
+static int
+no_fn_below(struct callstack *cs, const struct cs_fn *fn,
+    const struct frame *top_frame)
+{
+	struct cs_chunk *c = cs->co;
+	uint32_t j = cs->t.popped + 1;
+	size_t h = (size_t)((fn->lo * 0x9e3779b97f4a7c15ull) >> 58);
+	int rc;
+
+	if (top_frame->fn.flags & CS_FN_LONGJMP)
+		return bail(cs);
+	if (c->no_fn_seen[h].j == j && c->no_fn_seen[h].lo == fn->lo)
+		return 0;
+	if ((rc = add_assume(c, AS_NO_FN, j, fn->lo, NULL)) < 0)
+		return rc;
+	c->no_fn_seen[h].j = j;
+	c->no_fn_seen[h].lo = fn->lo;
+	return 0;
+}
+
+/* f becomes the virtual frame of prior frame j, whose function is fn. */
+static void
+virt_frame(struct frame *f, uint32_t j, const struct cs_fn *fn)
+{
+	f->id = VIRT_ID | j;
+	f->parent = 0;
+	f->depth = -(int32_t)(j - 1);
+	f->fn = *fn;
+	f->entry = f->retaddr = f->call_site = f->resume = 0;
+	f->start_ns = f->child_ns = f->self_insns = f->child_insns = 0;
+	f->start = 0;
+	f->tail_call = f->async = 0;
+	f->n_inl = 0;
+}
+
+/* An item closing the prior top, with what the chunk added to it. */
+static int
+co_pop(struct callstack *cs, uint8_t kind, uint64_t end_ns, uint8_t end)
+{
+	struct frame *f = &cs->t.f[0];
+	struct item *it;
+
+	if ((it = co_item(cs->co, kind)) == NULL)
+		return -ERR_NOMEM;
+	it->time = end_ns;
+	it->end = end;
+	it->u.d.self_insns = f->self_insns;
+	it->u.d.child_ns = f->child_ns;
+	it->u.d.child_insns = f->child_insns;
+	return co_inl(cs->co, f->inl, f->n_inl, it);
+}
+
+/* Every prior frame ends (a gap, an exec, the end): the chunk knows the
+ * whole stack from here. */
+static int
+pop_all_prior(struct callstack *cs, uint64_t end_ns, uint8_t end)
+{
+	struct thread *t = &cs->t;
+	int rc;
+
+	if ((rc = co_pop(cs, IT_POP_ALL, end_ns, end)) < 0)
+		return rc;
+	t->f[0].n_inl = 0;
+	t->n = 0;
+	t->virt = 0;
+	t->reset = 1;
+	return 0;
+}
+
+/*
+ * A return no frame of the chunk matches: it returns from the prior top,
+ * as the serial engine finds when that frame's return address is the
+ * target and it is not the bottom one (assumed here, checked by apply).
+ * The caller's frame, the next prior one, is taken to be in the
+ * function the return lands in.
+ */
+static int
+return_to_prior(struct callstack *cs, uint64_t target, uint64_t time,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	struct cs_fn fn;
+	int rc;
+
+	(void)e;
+	if (target == 0)
+		return bail(cs);
+	if ((rc = pop_to(cs, 1, time, CS_END_UNWOUND)) < 0 ||
+	    (rc = add_assume(cs->co, AS_RET, t->popped + 1, target,
+	    NULL)) < 0 ||
+	    (rc = co_pop(cs, IT_POP, time, CS_END_SEEN)) < 0)
+		return rc;
+	t->popped++;
+	if ((rc = fn_at(cs, t->space, target, &fn)) < 0)
+		return rc;
+	if (cs->co->has_top && same_fn(&fn, &cs->co->top_from))
+		fn = cs->co->top_to;
+	if ((rc = add_assume(cs->co, AS_FN, t->popped + 1, 0, &fn)) < 0)
+		return rc;
+	virt_frame(&t->f[0], t->popped + 1, &fn);
+	return 0;
+}
+
+static void
+chunk_frames_free(struct cs_chunk *c)
+{
+	for (size_t i = 0; i < c->t.n; i++)
+		free(c->t.f[i].inl);
+	free(c->t.f);
+	c->t.f = NULL;
+	c->t.n = c->t.cap = 0;
+}
+
+/* c emptied for another chunk, keeping its buffers. */
+static void
+chunk_reset(struct cs_chunk *c)
+{
+	struct cs_chunk keep = *c;
+
+	chunk_frames_free(c);
+	memset(c, 0, sizeof(*c));
+	c->item = keep.item;
+	c->cap_item = keep.cap_item;
+	c->inl = keep.inl;
+	c->cap_inl = keep.cap_inl;
+	c->text = keep.text;
+	c->cap_text = keep.cap_text;
+	c->as = keep.as;
+	c->cap_as = keep.cap_as;
+}
+
+void
+cs_chunk_free(struct cs_chunk *c)
+{
+	if (c == NULL)
+		return;
+	chunk_frames_free(c);
+	free(c->item);
+	free(c->inl);
+	free(c->text);
+	free(c->as);
+	free(c);
+}
+
+int
+cs_chunk_begin(struct callstack *cs, const struct cs_chunk_start *start,
+    struct error *e)
+{
+	struct thread *t = &cs->t;
+	const struct blks_block *b = start->ctx;
+	struct cs_sink sink = { cs, co_span, co_gap, co_event, co_thread_end };
+	struct frame *f = t->f;
+	size_t cap = t->cap;
+	struct cs_fn fn;
+	int rc;
+
+	cs_chunk_free(cs->co);
+	if (start->reuse != NULL) {
+		cs->co = start->reuse;
+		chunk_reset(cs->co);
+	} else if ((cs->co = calloc(1, sizeof(*cs->co))) == NULL)
+		return error_set(e, ERR_NOMEM, "chunk");
+	cs->sink = sink;
+	cs->bailed = 0;
+	cs->next_id = 1;
+	cs->spans = 0;
+	memset(t, 0, sizeof(*t));
+	t->f = f;
+	t->cap = cap;
+	if (b == NULL)
+		return 0;		/* its first record is THREAD */
+	if (t->cap == 0 && (rc = grow(t, e)) < 0)
+		return rc;
+	cs->co->mid = 1;
+	t->open = 1;
+	t->tid = t->st.tid = start->tid;
+	t->pid = t->st.pid = start->pid;
+	t->space = start->space;
+	t->origin = CS_START_TRACE_START;
+	t->st.blocks = 1;		/* blocks came before: not the first */
+	t->virt = 1;
+	t->relmax = INT32_MIN;
+	t->vmax = INT64_MIN;
+	t->seg_known = 1;
+	t->have_time = 1;
+	t->last_time = b->time;
+	t->last_ip = b->end_ip;
+	if ((rc = fn_at(cs, t->space, b->ip, &fn)) < 0)
+		return rc;
+	if (start->top_from != NULL) {
+		cs->co->has_top = 1;
+		cs->co->top_from = *start->top_from;
+		cs->co->top_to = *start->top_to;
+	}
+	if (cs->co->has_top && same_fn(&fn, &cs->co->top_from))
+		fn = cs->co->top_to;
+	if ((rc = add_assume(cs->co, AS_FN, 1, 0, &fn)) < 0)
+		return rc;
+	virt_frame(&t->f[0], 1, &fn);
+	t->n = 1;
+	/* The branch that ended the block before: asked as the serial
+	 * engine asked it (the counters it moves are the caller's to
+	 * leave out). */
+	if (cs->code.block != NULL) {
+		struct cs_block_info bi;
+
+		bi.reuse = 0;
+		if ((rc = cs->code.block(cs->code.ctx, t->space, b->ip,
+		    b->end_ip, b->ninsn, &bi)) < 0)
+			return rc;
+		set_pending(cs, b, bi.end_known ? &bi.end : NULL, b->time);
+	} else {
+		struct cs_insn in;
+
+		rc = cs->code.insn != NULL ? cs->code.insn(cs->code.ctx,
+		    t->space, b->end_ip, &in) : 0;
+		if (rc < 0)
+			return rc;
+		set_pending(cs, b, rc == 1 ? &in : NULL, b->time);
+	}
+	t->st.unknown_insn = 0;
+	cs->co->pend0 = t->pend;
+	cs->co->last_time0 = b->time;
+	cs->co->last_ip0 = b->end_ip;
+	cs->co->space0 = t->space;
+	return 0;
+}
+
+int
+cs_chunk_bailed(const struct callstack *cs)
+{
+	return cs->bailed;
+}
+
+int
+cs_chunk_end(struct callstack *cs, struct cs_chunk **out, struct error *e)
+{
+	struct cs_chunk *c = cs->co;
+	struct thread *t = &cs->t;
+	struct frame *f;
+
+	*out = NULL;
+	if (c == NULL)
+		return error_set(e, ERR_INTERNAL, "no chunk begun");
+	cs->co = NULL;
+	c->bailed = cs->bailed;
+	if (!c->bailed) {
+		c->t = *t;
+		c->t.f = NULL;
+		c->t.n = c->t.cap = 0;
+		if (t->n > 0 &&
+		    (c->t.f = calloc(t->n, sizeof(*c->t.f))) == NULL) {
+			cs_chunk_free(c);
+			return error_set(e, ERR_NOMEM, "chunk frames");
+		}
+		for (size_t i = 0; i < t->n; i++) {
+			f = &c->t.f[i];
+			*f = t->f[i];
+			f->inl = NULL;
+			f->cap_inl = 0;
+			c->t.n = c->t.cap = i + 1;
+			if (f->n_inl == 0)
+				continue;
+			if ((f->inl = malloc(f->n_inl * sizeof(*f->inl))) ==
+			    NULL) {
+				f->n_inl = 0;
+				cs_chunk_free(c);
+				return error_set(e, ERR_NOMEM, "chunk frames");
+			}
+			memcpy(f->inl, t->f[i].inl, f->n_inl * sizeof(*f->inl));
+			f->cap_inl = f->n_inl;
+		}
+		if (c->mid)
+			c->t.st.blocks--;
+		c->ids = cs->next_id - 1;
+		c->spans = cs->spans;
+	}
+	t->open = 0;
+	t->n = 0;
+	t->virt = 0;
+	*out = c;
+	return 0;
+}
+
+static int
+same_fn(const struct cs_fn *a, const struct cs_fn *b)
+{
+	return a->lo == b->lo && a->hi == b->hi && a->name == b->name &&
+	    a->raw == b->raw && a->module == b->module &&
+	    a->module_base == b->module_base && a->flags == b->flags;
+}
+
+/* Whether what c took the stack of cs's thread to be holds. */
+static int
+chunk_holds(const struct callstack *cs, const struct cs_chunk *c)
+{
+	const struct thread *t = &cs->t;
+	size_t n0 = t->n;
+
+	if (!t->open || t->tid != c->t.tid || n0 == 0 || t->disabled ||
+	    t->gap_open || t->space != c->space0 ||
+	    t->last_time != c->last_time0 || t->last_ip != c->last_ip0 ||
+	    t->pend.valid != c->pend0.valid || t->pend.kind != c->pend0.kind ||
+	    t->pend.end_ip != c->pend0.end_ip ||
+	    t->pend.next_ip != c->pend0.next_ip ||
+	    t->pend.time != c->pend0.time)
+		return 0;
+	for (size_t i = 0; i < c->n_as; i++) {
+		const struct assume *a = &c->as[i];
+
+		if (a->j > n0)
+			return 0;
+		if (a->kind == AS_FN &&
+		    !same_fn(&t->f[n0 - a->j].fn, &a->fn))
+			return 0;
+		if (a->kind == AS_RET && (a->j == n0 ||
+		    t->f[n0 - a->j].retaddr != a->ret))
+			return 0;
+		if (a->kind == AS_NO_FN)
+			for (size_t k = n0 - a->j; k-- > 0;)
+				if (t->f[k].fn.name != NULL &&
+				    t->f[k].fn.lo == a->ret)
+					return 0;
+	}
+	return c->t.vmax == INT64_MIN ||
+	    (int64_t)n0 + c->t.vmax < (int64_t)cs->max_depth;
+}
+
+int
+cs_chunk_top_fn(const struct callstack *cs, const struct cs_chunk *c,
+    struct cs_fn *from, struct cs_fn *to)
+{
+	const struct thread *t = &cs->t;
+
+	if (!c->mid || !t->open)
+		return 0;
+	for (size_t i = 0; i < c->n_as; i++) {
+		const struct assume *a = &c->as[i];
+
+		if (a->kind != AS_FN || a->j > t->n ||
+		    same_fn(&t->f[t->n - a->j].fn, &a->fn))
+			continue;
+		*from = a->fn;
+		*to = t->f[t->n - a->j].fn;
+		return 1;
+	}
+	return 0;
+}
+
+/* What the chunk added to the prior top goes to the true one. */
+static int
+add_delta(struct callstack *cs, const struct cs_chunk *c, const struct delta *d,
+    size_t inl, size_t n_inl, struct error *e)
+{
+	struct frame *f = top(&cs->t);
+	int rc;
+
+	if (f == NULL)
+		return error_set(e, ERR_INTERNAL, "chunk: no frame to add to");
+	f->self_insns += d->self_insns;
+	f->child_ns += d->child_ns;
+	f->child_insns += d->child_insns;
+	for (size_t i = 0; i < n_inl; i++)
+		if ((rc = add_inline(f, c->inl[inl + i].inl,
+		    c->inl[inl + i].insns, e)) < 0)
+			return rc;
+	return 0;
+}
+
+/* The true thread's totals with the chunk's added (D: the prior top's
+ * depth, to which the chunk's relative depths are relative). */
+static void
+add_stats(struct cs_thread_stats *r, const struct cs_thread_stats *w,
+    const struct cs_chunk *c, int64_t d)
+{
+	r->blocks += w->blocks;
+	r->insns += w->insns;
+	r->spans += w->spans;
+	r->gaps += w->gaps;
+	r->gap_ns += w->gap_ns;
+	r->cut_frames += w->cut_frames;
+	r->unwound += w->unwound;
+	r->tail_calls += w->tail_calls;
+	r->signals += w->signals;
+	r->sigreturns += w->sigreturns;
+	r->ret_mismatch += w->ret_mismatch;
+	r->unknown_insn += w->unknown_insn;
+	r->unnamed += w->unnamed;
+	r->ring_start |= w->ring_start;
+	if (w->min_depth < r->min_depth)
+		r->min_depth = w->min_depth;
+	if (w->max_depth_seen > r->max_depth_seen)
+		r->max_depth_seen = w->max_depth_seen;
+	if (c->t.relmax != INT32_MIN && d + c->t.relmax > 0 &&
+	    (uint64_t)(d + c->t.relmax) > r->max_depth_seen)
+		r->max_depth_seen = (uint64_t)(d + c->t.relmax);
+	if (!c->mid)
+		r->first_ns = w->first_ns;
+	r->last_ns = w->last_ns;
+}
+
+/* Chunk ids to the analysis's: local ones after base, virtual ones the
+ * true prior frame's (still on the stack, at n0 - j). */
+static uint64_t
+true_id(const struct thread *t, size_t n0, uint64_t base, uint64_t id)
+{
+	if (id & VIRT_ID)
+		return t->f[n0 - (id & ~VIRT_ID)].id;
+	return id ? base + id : 0;
+}
+
+/* The thread goes on where the chunk left it. */
+static int
+take_state(struct callstack *cs, const struct cs_chunk *c, size_t n0,
+    uint64_t base, int64_t d, uint32_t pop_all_cut, struct error *e)
+{
+	struct thread *t = &cs->t;
+	const struct thread *w = &c->t;
+	struct frame *nf;
+	int rc;
+
+	if (w->virt && (rc = add_delta(cs, c, &(struct delta){
+	    w->f[0].self_insns, w->f[0].child_ns, w->f[0].child_insns },
+	    SIZE_MAX, 0, e)) < 0)
+		return rc;
+	if (w->virt)
+		for (size_t i = 0; i < w->f[0].n_inl; i++)
+			if ((rc = add_inline(top(t), w->f[0].inl[i].inl,
+			    w->f[0].inl[i].insns, e)) < 0)
+				return rc;
+	for (size_t k = w->virt ? 1 : 0; k < w->n; k++) {
+		struct cs_inline_count *inl;
+		size_t cap_inl;
+
+		if (t->n == t->cap && (rc = grow(t, e)) < 0)
+			return rc;
+		nf = &t->f[t->n];
+		inl = nf->inl;
+		cap_inl = nf->cap_inl;
+		*nf = w->f[k];
+		nf->inl = inl;
+		nf->cap_inl = cap_inl;
+		nf->n_inl = 0;
+		if (w->f[k].n_inl > cap_inl) {
+			if ((inl = realloc(nf->inl, w->f[k].n_inl *
+			    sizeof(*inl))) == NULL)
+				return error_set(e, ERR_NOMEM, "inline counts");
+			nf->inl = inl;
+			nf->cap_inl = w->f[k].n_inl;
+		}
+		if (w->f[k].n_inl > 0)
+			memcpy(nf->inl, w->f[k].inl, w->f[k].n_inl *
+			    sizeof(*inl));
+		nf->n_inl = w->f[k].n_inl;
+		nf->id = true_id(t, n0, base, nf->id);
+		nf->parent = true_id(t, n0, base, nf->parent);
+		if (w->virt)
+			nf->depth += (int32_t)d;
+		t->n++;
+	}
+	t->space = w->space;
+	if (w->reset || !c->mid) {
+		t->origin = w->origin;
+		t->seg_start = w->seg_start;
+		t->seg_known = w->seg_known;
+	}
+	t->last_time = w->last_time;
+	t->last_ip = w->last_ip;
+	t->have_time = w->have_time;
+	t->pend = w->pend;
+	t->disabled = w->disabled;
+	t->dis_async = w->dis_async;
+	t->dis_cause = w->dis_cause;
+	t->dis_resume = w->dis_resume;
+	t->dis_time = w->dis_time;
+	t->dis_ip = w->dis_ip;
+	t->gap_open = w->gap_open;
+	t->gap = w->gap;
+	memcpy(t->gap_text, w->gap_text, sizeof(t->gap_text));
+	t->gap.text = t->gap_text;
+	if (w->gap_add_prior)
+		t->gap.frames_cut += pop_all_cut;
+	add_stats(&t->st, &w->st, c, d);
+	return 0;
+}
+
+int
+cs_chunk_apply(struct callstack *cs, struct cs_chunk *c, struct error *e)
+{
+	struct thread *t = &cs->t;
+	uint64_t base = cs->next_id - 1;
+	uint32_t pop_all_cut = 0;
+	size_t n0;
+	int64_t d;
+	int rc;
+
+	if (c->bailed)
+		return 0;
+	if (!c->mid) {
+		if (t->open)
+			return 0;
+		if ((rc = on_thread(cs, &c->th)) < 0)
+			return rc;
+	} else if (!chunk_holds(cs, c))
+		return 0;
+	n0 = t->n;
+	d = n0 ? t->f[n0 - 1].depth : 0;
+	for (size_t i = 0; i < c->n_item; i++) {
+		const struct item *it = &c->item[i];
+		struct cs_span s;
+		struct cs_gap g;
+
+		rc = 0;
+		switch (it->kind) {
+		case IT_SPAN:
+			s = it->u.s;
+			s.inl = it->n_inl ? c->inl + it->inl : NULL;
+			s.n_inl = it->n_inl;
+			s.id = true_id(t, n0, base, s.id);
+			s.parent = true_id(t, n0, base, s.parent);
+			if (it->rel)
+				s.depth += (int32_t)d;
+			if (cs->sink.span != NULL)
+				rc = cs->sink.span(cs->sink.ctx, &s);
+			break;
+		case IT_GAP:
+			g = it->u.g;
+			g.text = it->text == SIZE_MAX ? NULL : c->text +
+			    it->text;
+			if (it->add_prior)
+				g.frames_cut += pop_all_cut;
+			if (cs->sink.gap != NULL)
+				rc = cs->sink.gap(cs->sink.ctx, &g);
+			break;
+		case IT_EVENT:
+			if (cs->sink.event != NULL)
+				rc = cs->sink.event(cs->sink.ctx, &it->u.ev);
+			break;
+		case IT_POP:
+		case IT_POP_ALL:
+			if ((rc = add_delta(cs, c, &it->u.d, it->inl,
+			    it->n_inl, e)) < 0)
+				return rc;
+			if (it->kind == IT_POP)
+				rc = pop(cs, it->time, it->end);
+			else {
+				pop_all_cut = (uint32_t)t->n;
+				rc = pop_to(cs, 0, it->time, it->end);
+			}
+			break;
+		case IT_THREAD_END:
+			add_stats(&t->st, &c->end_st, c, d);
+			t->open = 0;
+			t->n = 0;
+			if (cs->sink.thread_end != NULL)
+				rc = cs->sink.thread_end(cs->sink.ctx, &t->st);
+			break;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	if (t->open && (rc = take_state(cs, c, n0, base, d, pop_all_cut,
+	    e)) < 0)
+		return rc;
+	cs->spans += c->spans;
+	cs->next_id += c->ids;
+	return 1;
 }

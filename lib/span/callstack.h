@@ -325,6 +325,84 @@ int cs_feed_blocks(struct callstack *cs, const struct blks_block *b,
 int cs_feed_run(struct callstack *cs, struct blks_run *run, struct error *e)
     PTKIT_MUST_CHECK;
 
+/*
+ * Chunks (ptspans -j).  A thread's records may be cut, after any BLOCK
+ * record, into chunks that engines on other threads rebuild at once;
+ * one engine that holds the true stack then applies their results in
+ * stream order and hands out exactly what it would have made itself:
+ * the same spans, gaps, events and totals, in the same order, with the
+ * same ids.
+ *
+ * A chunk's engine (a worker) starts without the frames the chunks
+ * before it left open: one virtual frame stands for the top of them.
+ * What the chunk does to that frame is recorded, not done: its blocks'
+ * instructions, inline runs and callees' time add to it; a return no
+ * frame of the chunk matches returns from it (taken to be the frame
+ * whose return address is the target, and not the bottom one), and the
+ * next prior frame becomes the virtual one (taken to be in the function
+ * the return lands in); a gap, an exec or the end closes them all.
+ * Span ids are numbered from 1 in each chunk; a span whose parent or
+ * depth depends on a prior frame says so.  What needs more of the true
+ * stack than that (a tail call or a PLT stub's jump out of a prior
+ * frame, a longjmp, sigreturn or landing pad that may land below the
+ * chunk's frames, the retroactive callers below the bottom, a stack as
+ * deep as max_depth) stops the chunk: it bails, and the applying
+ * engine rebuilds it from its records itself.
+ *
+ * cs_chunk_begin starts a chunk on engine cs, which from then on only
+ * makes chunks (its sink is not called).  With start->ctx NULL the
+ * chunk's first record is a THREAD record; otherwise the chunk begins
+ * in thread tid of pid, whose code is space (blks_space), after block
+ * *ctx, the last record before it (a BLOCK with a known time: the cut
+ * must follow a block).  Records are then fed with cs_feed and
+ * cs_feed_run; an error for which cs_chunk_bailed() is true is the
+ * chunk bailing, not a failure.  cs_chunk_end hands the result over
+ * (*out, freed with cs_chunk_free or given back as start->reuse)
+ * whether it bailed or not.
+ *
+ * cs_chunk_apply, on the engine that holds the true state of the
+ * thread (having fed or applied everything before the chunk), checks
+ * what the chunk took for that state and the prior frames; when it
+ * holds, the chunk's spans, gaps, events and thread end go to that
+ * engine's sink and its state goes on from the chunk's end: 1.  When
+ * the chunk bailed or took something that does not hold: 0, and
+ * nothing changed; the caller feeds the chunk's records to cs itself.
+ * <0 on an error of the sink.
+ */
+struct cs_chunk;
+
+struct cs_chunk_start {
+	uint32_t tid, pid, space;
+	const struct blks_block *ctx;	/* NULL: the chunk opens the thread */
+	struct cs_chunk *reuse;		/* an applied result whose memory the
+					   chunk takes over, or NULL */
+	/* What cs_chunk_top_fn found: where the chunk takes a prior frame
+	 * to be of the function its code is in (at ctx's ip, or where a
+	 * return lands) and that is top_from, it takes top_to instead
+	 * (NULL: none). */
+	const struct cs_fn *top_from, *top_to;
+};
+
+int cs_chunk_begin(struct callstack *cs, const struct cs_chunk_start *start,
+    struct error *e) PTKIT_MUST_CHECK;
+int cs_chunk_bailed(const struct callstack *cs);
+int cs_chunk_end(struct callstack *cs, struct cs_chunk **out,
+    struct error *e) PTKIT_MUST_CHECK;
+int cs_chunk_apply(struct callstack *cs, struct cs_chunk *c, struct error *e)
+    PTKIT_MUST_CHECK;
+void cs_chunk_free(struct cs_chunk *c);
+
+/*
+ * For a chunk cs_chunk_apply refused: 1 when a prior frame is not of the
+ * function the chunk took it to be, with *from what it took and *to the
+ * frame's (a thread whose frame runs another function's code, such as
+ * one started in __clone, takes *to for the next chunks: cs_chunk_start's
+ * top_from, top_to); 0 when none is.  Call it before feeding the chunk
+ * to cs.
+ */
+int cs_chunk_top_fn(const struct callstack *cs, const struct cs_chunk *c,
+    struct cs_fn *from, struct cs_fn *to);
+
 /* Spans handed out so far. */
 uint64_t cs_spans(const struct callstack *cs);
 

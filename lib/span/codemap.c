@@ -31,7 +31,8 @@ struct image {
 	const uint8_t *bytes;		/* mapped file, or NULL */
 	size_t size;
 	const struct symtab *st;	/* owned by the symcache; may be NULL */
-	int tried;
+	int tried;			/* under load_lock */
+	int done;			/* loaded (or failed): atomic */
 	int claimed;			/* a thread loads it: under pre.lock */
 };
 
@@ -43,7 +44,8 @@ struct mapping {
 	int jit;			/* BLKS_MAP_JIT */
 	char *jit_symbols;		/* its JIT map's path, or NULL */
 	const struct symtab *jit_st;	/* loaded from it; may be NULL */
-	int jit_tried;
+	int jit_tried;			/* under load_lock */
+	int jit_done;			/* atomic */
 };
 
 struct insn_slot {
@@ -95,6 +97,27 @@ struct preload {
 	size_t head, n, cap;
 };
 
+/*
+ * The caches and counters of one engine's questions (codemap.h,
+ * codemap_view_new): the code map's own, or a worker's.
+ */
+struct codemap_view {
+	struct codemap *m;
+	size_t last_map;
+	struct insn_slot *icache;
+	struct fn_slot *fcache;
+	struct blk_slot *bcache;
+	struct blk_runs *bruns;		/* bcache's runs, same index */
+	struct cs_inline_run runs[CS_MAX_RUNS];	/* cb_block's answer */
+	struct codemap_stats st;	/* the insn, fn and inline counters */
+	/* Block cache hits, each one insn lookup and (inlines on, ninsn
+	 * not 0) one inline walk: added in codemap_view_stats, so that a
+	 * hit moves one counter. */
+	uint64_t blk_hits, blk_hits_unwalked;
+	uint64_t gen;			/* the m->gen the caches hold for */
+	int cached;			/* the caches may hold answers */
+};
+
 struct codemap {
 	struct codemap_options opt;
 	char *snapshot;
@@ -104,21 +127,13 @@ struct codemap {
 	size_t n_img, cap_img;
 	struct mapping *map;
 	size_t n_map, cap_map;
-	size_t last_map;
 	int overlap;			/* two mappings of a pid overlap */
-	struct insn_slot *icache;
-	struct fn_slot *fcache;
-	struct blk_slot *bcache;
-	struct blk_runs *bruns;		/* bcache's runs, same index */
-	struct cs_inline_run runs[CS_MAX_RUNS];	/* cb_block's answer */
-	struct codemap_stats st;
-	/* Block cache hits, each one insn lookup and (inlines on, ninsn
-	 * not 0) one inline walk: added in codemap_get_stats, so that a
-	 * hit moves one counter. */
-	uint64_t blk_hits, blk_hits_unwalked;
+	/* Images and JIT maps load on first need, from any view's thread. */
+	pthread_mutex_t load_lock;
+	struct codemap_view *v0;	/* codemap_code's */
+	struct codemap_stats st;	/* the image counters */
 	int walks;			/* inline walks are on */
 	uint64_t gen;			/* cs_code.gen: moved by codemap_add */
-	int cached;			/* the caches may hold answers */
 };
 
 /* ----------------------------------------------------------------- */
@@ -227,16 +242,13 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 		return error_set(e, ERR_NOMEM, "code map");
 	pthread_mutex_init(&m->pre.lock, NULL);
 	pthread_cond_init(&m->pre.cv, NULL);
+	pthread_mutex_init(&m->load_lock, NULL);
 	m->opt = *opt;
 	m->walks = !opt->no_inline && !opt->no_dwarf;
 	m->snapshot = strdup(opt->snapshot ? opt->snapshot : "");
-	m->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*m->icache));
-	m->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*m->fcache));
-	m->bcache = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*m->bcache));
-	m->bruns = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*m->bruns));
 	dirs = calloc(opt->n_debug_dirs + 1, sizeof(*dirs));
-	if (m->snapshot == NULL || m->icache == NULL || m->fcache == NULL ||
-	    m->bcache == NULL || m->bruns == NULL || dirs == NULL)
+	if (m->snapshot == NULL || dirs == NULL ||
+	    codemap_view_new(m, &m->v0, e) < 0)
 		goto nomem;
 	for (size_t i = 0; i < opt->n_debug_dirs; i++)
 		dirs[nd++] = (char *)opt->debug_dirs[i];
@@ -289,21 +301,84 @@ codemap_free(struct codemap *m)
 	}
 	free(m->img);
 	free(m->map);
-	free(m->icache);
-	free(m->fcache);
-	free(m->bcache);
-	free(m->bruns);
+	codemap_view_free(m->v0);
 	free(m->snapshot);
 	symcache_free(m->syms);
+	pthread_mutex_destroy(&m->load_lock);
 	free(m);
+}
+
+int
+codemap_view_new(struct codemap *m, struct codemap_view **out,
+    struct error *e)
+{
+	struct codemap_view *v;
+
+	*out = NULL;
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return error_set(e, ERR_NOMEM, "code map");
+	v->m = m;
+	v->gen = m->gen;
+	v->icache = calloc((size_t)1 << INSN_CACHE_BITS, sizeof(*v->icache));
+	v->fcache = calloc((size_t)1 << FN_CACHE_BITS, sizeof(*v->fcache));
+	v->bcache = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*v->bcache));
+	v->bruns = calloc((size_t)1 << BLK_CACHE_BITS, sizeof(*v->bruns));
+	if (v->icache == NULL || v->fcache == NULL || v->bcache == NULL ||
+	    v->bruns == NULL) {
+		codemap_view_free(v);
+		return error_set(e, ERR_NOMEM, "code map");
+	}
+	*out = v;
+	return 0;
+}
+
+void
+codemap_view_free(struct codemap_view *v)
+{
+	if (v == NULL)
+		return;
+	free(v->icache);
+	free(v->fcache);
+	free(v->bcache);
+	free(v->bruns);
+	free(v);
+}
+
+void
+codemap_view_stats(const struct codemap_view *v, struct codemap_stats *out)
+{
+	*out = v->st;
+	out->insn_lookups += v->blk_hits;
+	out->inline_walks += v->blk_hits - v->blk_hits_unwalked;
 }
 
 void
 codemap_get_stats(const struct codemap *m, struct codemap_stats *out)
 {
-	*out = m->st;
-	out->insn_lookups += m->blk_hits;
-	out->inline_walks += m->blk_hits - m->blk_hits_unwalked;
+	codemap_view_stats(m->v0, out);
+	out->images = m->st.images;
+	out->images_missing = m->st.images_missing;
+	out->images_no_symbols = m->st.images_no_symbols;
+}
+
+/* Empties v's caches when the mappings changed since they were filled. */
+static inline void
+view_fresh(struct codemap_view *v)
+{
+	if (__builtin_expect(v->gen == v->m->gen, 1))
+		return;
+	v->gen = v->m->gen;
+	/* (Untouched, the caches are calloc's zero pages: a MAP record
+	 * before any block costs no page faults.) */
+	if (!v->cached)
+		return;
+	v->cached = 0;
+	memset(v->icache, 0, ((size_t)1 << INSN_CACHE_BITS) *
+	    sizeof(*v->icache));
+	memset(v->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
+	    sizeof(*v->fcache));
+	memset(v->bcache, 0, ((size_t)1 << BLK_CACHE_BITS) *
+	    sizeof(*v->bcache));
 }
 
 /* ----------------------------------------------------------------- */
@@ -353,17 +428,30 @@ nomem:
 }
 
 /* Maps the file and loads its symbols, the first time it is needed. */
+static void image_load_locked(struct codemap *m, struct image *img);
+
 static void
 image_load(struct codemap *m, struct image *img)
+{
+	if (__atomic_load_n(&img->done, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&m->load_lock);
+	if (!img->tried) {
+		img->tried = 1;
+		image_load_locked(m, img);
+	}
+	__atomic_store_n(&img->done, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&m->load_lock);
+}
+
+static void
+image_load_locked(struct codemap *m, struct image *img)
 {
 	struct error e;
 	struct stat sb;
 	void *p;
 	int fd;
 
-	if (img->tried)
-		return;
-	img->tried = 1;
 	preload_claim(&m->pre, img);
 	if ((fd = open(img->path, O_RDONLY | O_CLOEXEC)) < 0) {
 		m->st.images_missing++;
@@ -430,31 +518,22 @@ codemap_add(struct codemap *m, const struct blks_map *map, struct error *e)
 		m->overlap = m->map[i].pid == mp->pid &&
 		    m->map[i].start < mp->end && mp->start < m->map[i].end;
 	m->n_map++;
-	/* New code at known addresses: cached answers may be stale. */
+	/* New code at known addresses: cached answers may be stale (every
+	 * view empties its caches at its next question). */
 	m->gen++;
-	if (!m->cached)
-		return 0;
-	/* (Untouched, the caches are calloc's zero pages: a MAP record
-	 * before any block costs no page faults.) */
-	m->cached = 0;
-	memset(m->icache, 0, ((size_t)1 << INSN_CACHE_BITS) *
-	    sizeof(*m->icache));
-	memset(m->fcache, 0, ((size_t)1 << FN_CACHE_BITS) *
-	    sizeof(*m->fcache));
-	memset(m->bcache, 0, ((size_t)1 << BLK_CACHE_BITS) *
-	    sizeof(*m->bcache));
 	return 0;
 }
 
 /* The mapping holding ip in pid (the latest added), or NULL. */
 static struct mapping *
-mapping_at(struct codemap *m, uint32_t pid, uint64_t ip)
+mapping_at(struct codemap_view *v, uint32_t pid, uint64_t ip)
 {
+	struct codemap *m = v->m;
 	struct mapping *mp;
 
 	/* The last one found, unless a later one may hide part of it. */
-	if (m->last_map < m->n_map && !m->overlap) {
-		mp = &m->map[m->last_map];
+	if (v->last_map < m->n_map && !m->overlap) {
+		mp = &m->map[v->last_map];
 		if (mp->pid == pid && ip >= mp->start && ip < mp->end) {
 			image_load(m, mp->img);
 			return mp;
@@ -463,7 +542,7 @@ mapping_at(struct codemap *m, uint32_t pid, uint64_t ip)
 	for (size_t i = m->n_map; i-- > 0;) {
 		mp = &m->map[i];
 		if (mp->pid == pid && ip >= mp->start && ip < mp->end) {
-			m->last_map = i;
+			v->last_map = i;
 			image_load(m, mp->img);
 			return mp;
 		}
@@ -521,23 +600,25 @@ hash_ip(uint64_t ip, uint32_t pid, unsigned bits)
 static int
 cb_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
 {
-	struct codemap *m = ctx;
-	struct insn_slot *s = &m->icache[hash_ip(ip, pid, INSN_CACHE_BITS)];
+	struct codemap_view *v = ctx;
+	struct insn_slot *s;
 	struct mapping *mp;
 	const uint8_t *b;
 	size_t avail;
 
-	m->st.insn_lookups++;
+	view_fresh(v);
+	s = &v->icache[hash_ip(ip, pid, INSN_CACHE_BITS)];
+	v->st.insn_lookups++;
 	if (s->valid && s->ip == ip && s->pid == pid) {
 		out->len = s->len;
 		out->kind = s->kind;
 		return 1;
 	}
-	m->st.insn_misses++;
-	if ((mp = mapping_at(m, pid, ip)) == NULL ||
-	    (b = bytes_at(m, mp, ip, &avail)) == NULL ||
+	v->st.insn_misses++;
+	if ((mp = mapping_at(v, pid, ip)) == NULL ||
+	    (b = bytes_at(v->m, mp, ip, &avail)) == NULL ||
 	    !decode_insn(b, avail, out)) {
-		m->st.insn_undecodable++;
+		v->st.insn_undecodable++;
 		return 0;
 	}
 	s->ip = ip;
@@ -545,7 +626,7 @@ cb_insn(void *ctx, uint32_t pid, uint64_t ip, struct cs_insn *out)
 	s->len = out->len;
 	s->kind = out->kind;
 	s->valid = 1;
-	m->cached = 1;
+	v->cached = 1;
 	return 1;
 }
 
@@ -570,19 +651,27 @@ table_of(struct codemap *m, struct mapping *mp)
 {
 	struct error e;
 
-	if (mp->jit_symbols != NULL && !mp->jit_tried) {
-		mp->jit_tried = 1;
-		error_clear(&e);
-		if (symcache_get(m->syms, mp->jit_symbols, 1, &mp->jit_st,
-		    &e) < 0)
-			mp->jit_st = NULL;
+	if (mp->jit_symbols != NULL &&
+	    !__atomic_load_n(&mp->jit_done, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&m->load_lock);
+		if (!mp->jit_tried) {
+			mp->jit_tried = 1;
+			error_clear(&e);
+			if (symcache_get(m->syms, mp->jit_symbols, 1,
+			    &mp->jit_st, &e) < 0)
+				mp->jit_st = NULL;
+		}
+		__atomic_store_n(&mp->jit_done, 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&m->load_lock);
 	}
 	return mp->jit_st != NULL ? mp->jit_st : mp->img->st;
 }
 
 static int
-lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
+lookup_fn(struct codemap_view *v, uint32_t pid, uint64_t ip,
+    struct cs_fn *out)
 {
+	struct codemap *m = v->m;
 	const struct symtab *st;
 	struct mapping *mp;
 	struct sym_mapping sm;
@@ -590,7 +679,7 @@ lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
 	uint64_t addr;
 
 	memset(out, 0, sizeof(*out));
-	if ((mp = mapping_at(m, pid, ip)) == NULL)
+	if ((mp = mapping_at(v, pid, ip)) == NULL)
 		return 0;
 	out->module = mp->jit ? CODEMAP_JIT_MODULE : mp->name;
 	out->module_base = mp->start - mp->pgoff;
@@ -618,19 +707,21 @@ lookup_fn(struct codemap *m, uint32_t pid, uint64_t ip, struct cs_fn *out)
 static int
 cb_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 {
-	struct codemap *m = ctx;
-	struct fn_slot *s = &m->fcache[hash_ip(ip, pid, FN_CACHE_BITS)];
+	struct codemap_view *v = ctx;
+	struct fn_slot *s;
 
-	m->st.fn_lookups++;
+	view_fresh(v);
+	s = &v->fcache[hash_ip(ip, pid, FN_CACHE_BITS)];
+	v->st.fn_lookups++;
 	if (!(s->valid && s->ip == ip && s->pid == pid)) {
-		m->st.fn_misses++;
+		v->st.fn_misses++;
 		s->ip = ip;
 		s->pid = pid;
 		s->valid = 1;
-		m->cached = 1;
-		s->found = lookup_fn(m, pid, ip, &s->fn);
+		v->cached = 1;
+		s->found = lookup_fn(v, pid, ip, &s->fn);
 		if (!s->found)
-			m->st.fn_unknown++;
+			v->st.fn_unknown++;
 	}
 	*out = s->fn;
 	return s->found;
@@ -641,7 +732,7 @@ cb_fn(void *ctx, uint32_t pid, uint64_t ip, struct cs_fn *out)
 
 /* Walks the block instruction by instruction (cb_inline_runs' miss). */
 static int
-walk_inline_runs(struct codemap *m, uint32_t pid, uint64_t ip,
+walk_inline_runs(struct codemap_view *m, uint32_t pid, uint64_t ip,
     uint64_t end_ip, uint32_t ninsn, struct cs_inline_run *runs, size_t max)
 {
 	struct mapping *mp;
@@ -694,21 +785,22 @@ static int
 cb_inline_runs(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, struct cs_inline_run *runs, size_t max)
 {
-	struct codemap *m = ctx;
+	struct codemap_view *m = ctx;
 
+	view_fresh(m);
 	m->st.inline_walks++;
 	return walk_inline_runs(m, pid, ip, end_ip, ninsn, runs, max);
 }
 
 /* Answers cb_block for a block the cache does not hold. */
 static void
-block_lookup(struct codemap *m, uint32_t pid, uint64_t ip, uint64_t end_ip,
+block_lookup(struct codemap_view *m, uint32_t pid, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, struct cs_block_info *out)
 {
 	int nr = 0;
 	uint32_t kept = 0;
 
-	if (m->walks && ninsn > 0)
+	if (m->m->walks && ninsn > 0)
 		nr = cb_inline_runs(m, pid, ip, end_ip, ninsn, m->runs,
 		    CS_MAX_RUNS);
 	/* Only runs through inlined code count: most blocks have none. */
@@ -729,18 +821,21 @@ static int
 cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
     uint32_t ninsn, struct cs_block_info *out)
 {
-	struct codemap *m = ctx;
+	struct codemap_view *m = ctx;
 	size_t slot = hash_ip(ip ^ (end_ip << 20) ^ ((uint64_t)ninsn << 44),
 	    pid, BLK_CACHE_BITS);
-	struct blk_slot *s = &m->bcache[slot];
+	struct blk_slot *s;
 	struct blk_runs *sr = &m->bruns[slot];
 	uint64_t failed, undecodable;
+
+	view_fresh(m);
+	s = &m->bcache[slot];
 
 	if (s->valid && s->ip == ip && s->end_ip == end_ip &&
 	    s->ninsn == ninsn && s->pid == pid && s->nr != BLK_WALK) {
 		m->blk_hits++;
 		if (s->replay) {
-			m->blk_hits_unwalked += !m->walks || ninsn == 0;
+			m->blk_hits_unwalked += !m->m->walks || ninsn == 0;
 			m->st.inline_walk_failed += s->failed;
 			m->st.insn_undecodable += s->undecodable;
 		}
@@ -764,7 +859,7 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 	s->end_kind = out->end.kind;
 	s->failed = (uint8_t)(m->st.inline_walk_failed - failed);
 	s->undecodable = (uint8_t)(m->st.insn_undecodable - undecodable);
-	s->replay = s->failed || s->undecodable || !m->walks || ninsn == 0;
+	s->replay = s->failed || s->undecodable || !m->m->walks || ninsn == 0;
 	out->reuse = (s->failed | s->undecodable) == 0;
 	s->nr = BLK_WALK;
 	if (out->n_runs <= BLK_CACHE_RUNS) {
@@ -778,14 +873,20 @@ cb_block(void *ctx, uint32_t pid, uint64_t ip, uint64_t end_ip,
 }
 
 void
-codemap_code(struct codemap *m, struct cs_code *out)
+codemap_view_code(struct codemap_view *v, struct cs_code *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->ctx = m;
+	out->ctx = v;
 	out->insn = cb_insn;
 	out->fn = cb_fn;
 	out->block = cb_block;
-	out->gen = &m->gen;
-	if (!m->opt.no_inline && !m->opt.no_dwarf)
+	out->gen = &v->m->gen;
+	if (!v->m->opt.no_inline && !v->m->opt.no_dwarf)
 		out->inline_runs = cb_inline_runs;
+}
+
+void
+codemap_code(struct codemap *m, struct cs_code *out)
+{
+	codemap_view_code(m->v0, out);
 }

@@ -33,8 +33,11 @@
  * starts no other.  A MAP record before any question leaves the caches
  * untouched (they are still empty).
  *
- * Not thread safe: one codemap per callstack engine (the loading thread
- * is internal).
+ * Threads: codemap_code's answers are for one engine at a time.  More
+ * engines at once (ptspans -j) each ask through a view of their own
+ * (codemap_view_new): its own caches and counters over the one set of
+ * mappings, images and symbol tables, which load once, whichever view
+ * needs them first.  codemap_add must not run while another thread asks.
  */
 #ifndef PTKIT_CODEMAP_H
 #define PTKIT_CODEMAP_H
@@ -92,7 +95,24 @@ int codemap_add(struct codemap *m, const struct blks_map *map,
  */
 void codemap_code(struct codemap *m, struct cs_code *out);
 
+/*
+ * The counters of codemap_code's questions, and the image counters
+ * (every view's images).
+ */
 void codemap_get_stats(const struct codemap *m, struct codemap_stats *out);
+
+/*
+ * A view: answers the same as codemap_code's, with caches and question
+ * counters of its own, for one more thread (lives no longer than m).
+ * codemap_view_stats gives its question counters (images are m's).
+ */
+struct codemap_view;
+int codemap_view_new(struct codemap *m, struct codemap_view **out,
+    struct error *e) PTKIT_MUST_CHECK;
+void codemap_view_code(struct codemap_view *v, struct cs_code *out);
+void codemap_view_stats(const struct codemap_view *v,
+    struct codemap_stats *out);
+void codemap_view_free(struct codemap_view *v);
 
 void codemap_free(struct codemap *m);
 
