@@ -13,6 +13,10 @@ static const char *const file_names[SPANDIR_FILE_NR] = {
 	"events.jsonl", "index.bin", "manifest.json",
 };
 
+/* index.bin checks causes against its own counts of them. */
+_Static_assert(CS_START_NR == SPANIDX_START_NR, "start causes");
+_Static_assert(CS_END_NR == SPANIDX_END_NR, "end causes");
+
 static const char *const start_names[CS_START_NR] = {
 	"seen", "ring_start", "gap", "trace_start", "signal", "return",
 };
