@@ -787,36 +787,66 @@ check_tables(struct spanidx *ix, const char *name, struct error *e)
 	return 0;
 }
 
-/* Every row, as row_check had it (a file not written by us may lie). */
+/* The largest value column c can hold, or UINT64_MAX past the range. */
+static uint64_t
+col_max(const struct spanidx *ix, unsigned c)
+{
+	const struct spanidx_packed *p = &ix->pc[c];
+
+	return p->base + p->mask < p->base ? UINT64_MAX : p->base + p->mask;
+}
+
+/*
+ * Every row, as row_check had it (a file not written by us may lie).
+ * What a column's range already rules out (a function number past the
+ * table, an unknown cause, a tid past 32 bits) is checked once for the
+ * column; the rest row by row.
+ */
 static int
 check_rows(const struct spanidx *ix, const char *name, struct error *e)
 {
+	const struct spanidx_packed *depth = &ix->pc[SPANIDX_P_DEPTH];
+	int funcs_ok = col_max(ix, SPANIDX_P_FUNC) < ix->n_funcs;
+	int causes_ok = col_max(ix, SPANIDX_P_START) < SPANIDX_START_NR &&
+	    col_max(ix, SPANIDX_P_END) < SPANIDX_END_NR &&
+	    col_max(ix, SPANIDX_P_FLAGS) <= SPANIDX_F_ALL;
+	int ids_ok = col_max(ix, SPANIDX_P_TID) <= UINT32_MAX &&
+	    col_max(ix, SPANIDX_P_PID) <= UINT32_MAX &&
+	    depth->mask <= UINT32_MAX &&
+	    (int64_t)depth->base == (int32_t)depth->base &&
+	    (int64_t)(depth->base + depth->mask) ==
+	    (int32_t)(depth->base + depth->mask) &&
+	    (int64_t)depth->base <= (int64_t)(depth->base + depth->mask);
+	int time_ok = col_max(ix, SPANIDX_P_START_NS) <= UINT64_MAX -
+	    col_max(ix, SPANIDX_P_DUR_NS);
+
 	for (uint64_t r = 0; r < ix->rows; r++) {
 		uint64_t id = spanidx_pget(ix, SPANIDX_P_ID, r);
 		uint64_t parent = spanidx_pget(ix, SPANIDX_P_PARENT, r);
-		uint64_t start = spanidx_pget(ix, SPANIDX_P_START_NS, r);
 		uint64_t dur = spanidx_pget(ix, SPANIDX_P_DUR_NS, r);
 		const char *why = NULL;
 
 		if (parent != 0 && parent == id)
 			why = "it is its own parent";
-		else if (spanidx_pget(ix, SPANIDX_P_FUNC, r) >= ix->n_funcs)
-			why = "its function is not in the table";
-		else if (start + dur < start)
-			why = "it ends past the clock's range";
 		else if (spanidx_pget(ix, SPANIDX_P_SELF_NS, r) > dur ||
 		    spanidx_pget(ix, SPANIDX_P_SELF_INSNS, r) >
 		    spanidx_pget(ix, SPANIDX_P_INSNS, r))
 			why = "its self figures exceed its totals";
-		else if (spanidx_pget(ix, SPANIDX_P_START, r) >=
+		else if (!funcs_ok &&
+		    spanidx_pget(ix, SPANIDX_P_FUNC, r) >= ix->n_funcs)
+			why = "its function is not in the table";
+		else if (!time_ok && spanidx_pget(ix, SPANIDX_P_START_NS, r) +
+		    dur < dur)
+			why = "it ends past the clock's range";
+		else if (!causes_ok && (spanidx_pget(ix, SPANIDX_P_START, r) >=
 		    SPANIDX_START_NR ||
 		    spanidx_pget(ix, SPANIDX_P_END, r) >= SPANIDX_END_NR ||
-		    spanidx_pget(ix, SPANIDX_P_FLAGS, r) > SPANIDX_F_ALL)
+		    spanidx_pget(ix, SPANIDX_P_FLAGS, r) > SPANIDX_F_ALL))
 			why = "its start, end or flags are unknown";
-		else if (spanidx_pget(ix, SPANIDX_P_TID, r) > UINT32_MAX ||
-		    spanidx_pget(ix, SPANIDX_P_PID, r) > UINT32_MAX ||
-		    (int64_t)spanidx_pget(ix, SPANIDX_P_DEPTH, r) != (int32_t)
-		    spanidx_pget(ix, SPANIDX_P_DEPTH, r))
+		else if (!ids_ok && (spanidx_pget(ix, SPANIDX_P_TID, r) >
+		    UINT32_MAX || spanidx_pget(ix, SPANIDX_P_PID, r) >
+		    UINT32_MAX || (int64_t)spanidx_pget(ix, SPANIDX_P_DEPTH,
+		    r) != (int32_t)spanidx_pget(ix, SPANIDX_P_DEPTH, r)))
 			why = "its tid, pid or depth is out of range";
 		if (why != NULL)
 			return error_set(e, ERR_FORMAT, "%s: damaged: row %"

@@ -239,6 +239,20 @@ test_forged(void)
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged parents");
 	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): it is its "
 	    "own parent", "message names the row and span");
+	/* The function column's base moved past the table. */
+	n = (write_rows(3), slurp(buf, sizeof(buf)));
+	{
+		uint64_t base;
+
+		memcpy(&base, buf + dir_off + SPANIDX_P_FUNC * 32 + 8, 8);
+		base += 2;
+		memcpy(buf + dir_off + SPANIDX_P_FUNC * 32 + 8, &base, 8);
+	}
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged functions");
+	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): its "
+	    "function is not in the table", "message names the row");
 	/* A column claiming 60 bits: not a width the format has. */
 	n = (write_rows(3), slurp(buf, sizeof(buf)));
 	bits_off = dir_off + SPANIDX_P_INSNS * 32 + 4;
