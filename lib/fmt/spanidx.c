@@ -9,7 +9,8 @@
  * threads u64, functions u64, string bytes u64, columns u32, 0 u32,
  * then the offsets of the column directory, the function table, the
  * thread table and the string table, the file's size, the XXH64 of bytes
- * [128, size), 16 zero bytes, and the XXH64 of bytes [0, 120).
+ * [128, size), the number and the offset of the call sites, and the
+ * XXH64 of bytes [0, 120).
  * Directory entry (32 bytes): column u32, bits u32, base u64, offset u64,
  * bytes u64.
  */
@@ -48,6 +49,8 @@
 #define H_STRTAB_OFF 80
 #define H_FILE_SIZE 88
 #define H_BODY_SUM 96
+#define H_SITES 104
+#define H_SITES_OFF 112
 #define H_HEAD_SUM 120
 
 static const char *const col_names[SPANIDX_NCOLS] = {
@@ -119,6 +122,11 @@ struct spanidx_writer {
 	size_t cap_fslot;
 	struct thread *thread;
 	size_t n_thread, cap_thread, last_thread;
+	uint64_t *site;			/* distinct call sites */
+	size_t n_site, cap_site;
+	uint32_t *sslot;		/* site numbers + 1, 0 free */
+	size_t cap_sslot;
+	uint64_t last_site_addr, last_site;
 };
 
 void
@@ -138,6 +146,8 @@ spanidx_writer_free(struct spanidx_writer *w)
 	free(w->func);
 	free(w->fslot);
 	free(w->thread);
+	free(w->site);
+	free(w->sslot);
 	free(w);
 }
 
@@ -166,9 +176,13 @@ spanidx_writer_new(struct spanidx_writer **out, struct error *e)
 	w->slot = calloc(w->cap_slot, sizeof(*w->slot));
 	w->cap_fslot = 1024;
 	w->fslot = calloc(w->cap_fslot, sizeof(*w->fslot));
+	w->cap_sslot = 1024;
+	w->sslot = calloc(w->cap_sslot, sizeof(*w->sslot));
+	w->last_site_addr = UINT64_MAX;
 	w->strtab_cap = 4096;
 	w->strtab = malloc(w->strtab_cap);
-	if (w->slot == NULL || w->fslot == NULL || w->strtab == NULL) {
+	if (w->slot == NULL || w->fslot == NULL || w->sslot == NULL ||
+	    w->strtab == NULL) {
 		spanidx_writer_free(w);
 		return error_set(e, ERR_NOMEM, "span index");
 	}
@@ -320,6 +334,64 @@ func_number(struct spanidx_writer *w, const struct func *f, uint64_t *num)
 	return 0;
 }
 
+static size_t
+site_hash(uint64_t a)
+{
+	a *= 0x9E3779B97F4A7C15ull;
+	return (size_t)(a ^ a >> 29);
+}
+
+/* The number of call site a in the table, adding it once. */
+static int
+site_number(struct spanidx_writer *w, uint64_t a, uint64_t *num)
+{
+	size_t j, mask = w->cap_sslot - 1;
+
+	if (a == w->last_site_addr) {
+		*num = w->last_site;
+		return 0;
+	}
+	for (j = site_hash(a) & mask; w->sslot[j] != 0; j = (j + 1) & mask)
+		if (w->site[w->sslot[j] - 1] == a) {
+			*num = w->sslot[j] - 1;
+			goto found;
+		}
+	if (w->n_site == UINT32_MAX - 1)
+		return -ERR_RANGE;
+	if (w->n_site == w->cap_site) {
+		size_t cap = w->cap_site ? w->cap_site * 2 : 256;
+		uint64_t *n = realloc(w->site, cap * sizeof(*n));
+
+		if (n == NULL)
+			return -ERR_NOMEM;
+		w->site = n;
+		w->cap_site = cap;
+	}
+	w->site[w->n_site] = a;
+	*num = w->n_site++;
+	w->sslot[j] = (uint32_t)w->n_site;
+	if (w->n_site * 2 > w->cap_sslot) {
+		size_t cap = w->cap_sslot * 2;
+		uint32_t *ns = calloc(cap, sizeof(*ns));
+
+		if (ns == NULL)
+			return -ERR_NOMEM;
+		for (size_t i = 0; i < w->n_site; i++) {
+			for (j = site_hash(w->site[i]) & (cap - 1); ns[j] != 0;
+			    j = (j + 1) & (cap - 1))
+				;
+			ns[j] = (uint32_t)i + 1;
+		}
+		free(w->sslot);
+		w->sslot = ns;
+		w->cap_sslot = cap;
+	}
+found:
+	w->last_site_addr = a;
+	w->last_site = *num;
+	return 0;
+}
+
 /* Counts a span of thread tid (threads are few: a scan from the last). */
 static int
 thread_count(struct spanidx_writer *w, uint32_t tid, uint32_t pid)
@@ -425,7 +497,7 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
     struct error *e)
 {
 	struct func f;
-	uint64_t num;
+	uint64_t num, site;
 	int rc, bad = 0;
 
 	if ((rc = row_check(r, e)) < 0)
@@ -436,6 +508,7 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
 		return error_set(e, -rc, "span index strings");
 	f.entry = r->entry;
 	if ((rc = func_number(w, &f, &num)) < 0 ||
+	    (rc = site_number(w, r->call_site, &site)) < 0 ||
 	    (rc = thread_count(w, r->tid, r->pid)) < 0)
 		return error_set(e, -rc, "span index tables");
 	bad |= spool_put(&w->col[SPANIDX_P_ID], r->id);
@@ -445,7 +518,7 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
 	bad |= spool_put(&w->col[SPANIDX_P_DEPTH],
 	    (uint64_t)((int64_t)r->depth + DEPTH_BIAS));
 	bad |= spool_put(&w->col[SPANIDX_P_FUNC], num);
-	bad |= spool_put(&w->col[SPANIDX_P_CALL_SITE], r->call_site);
+	bad |= spool_put(&w->col[SPANIDX_P_CALL_SITE], site);
 	bad |= spool_put(&w->col[SPANIDX_P_START_NS], r->start_ns);
 	bad |= spool_put(&w->col[SPANIDX_P_DUR_NS], r->end_ns - r->start_ns);
 	bad |= spool_put(&w->col[SPANIDX_P_SELF_NS], r->self_ns);
@@ -606,13 +679,14 @@ write_index(struct spanidx_writer *w, struct out *o)
 {
 	uint8_t hdr[SPANIDX_HEADER_SIZE] = { 0 };
 	uint8_t dir[SPANIDX_NPCOLS * DIR_ENTRY] = { 0 };
-	uint64_t off, funcs_off, threads_off, strtab_off, size;
+	uint64_t off, funcs_off, threads_off, sites_off, strtab_off, size;
 	uint64_t col_off[SPANIDX_NPCOLS];
 	unsigned bits[SPANIDX_NPCOLS];
 
 	funcs_off = SPANIDX_HEADER_SIZE + sizeof(dir);
 	threads_off = funcs_off + w->n_func * SPANIDX_FUNC_SIZE;
-	off = threads_off + w->n_thread * SPANIDX_THREAD_SIZE;
+	sites_off = threads_off + w->n_thread * SPANIDX_THREAD_SIZE;
+	off = sites_off + w->n_site * 8;
 	for (int i = 0; i < SPANIDX_NPCOLS; i++) {
 		uint8_t *d = dir + i * DIR_ENTRY;
 
@@ -641,6 +715,8 @@ write_index(struct spanidx_writer *w, struct out *o)
 	le_put_u64(hdr + H_THREADS_OFF, threads_off);
 	le_put_u64(hdr + H_STRTAB_OFF, strtab_off);
 	le_put_u64(hdr + H_FILE_SIZE, size);
+	le_put_u64(hdr + H_SITES, w->n_site);
+	le_put_u64(hdr + H_SITES_OFF, sites_off);
 	/* The header goes last, once the body's hash is known: a hole. */
 	o->off = SPANIDX_HEADER_SIZE;
 	if (lseek(o->fd, SPANIDX_HEADER_SIZE, SEEK_SET) < 0) {
@@ -666,6 +742,13 @@ write_index(struct spanidx_writer *w, struct out *o)
 		le_put_u32(t + 4, w->thread[i].pid);
 		le_put_u64(t + 8, w->thread[i].spans);
 		if (out_put(o, t, sizeof(t)) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < w->n_site; i++) {
+		uint8_t a[8];
+
+		le_put_u64(a, w->site[i]);
+		if (out_put(o, a, sizeof(a)) < 0)
 			return -1;
 	}
 	for (int i = 0; i < SPANIDX_NPCOLS; i++)
@@ -806,7 +889,8 @@ static int
 check_rows(const struct spanidx *ix, const char *name, struct error *e)
 {
 	const struct spanidx_packed *depth = &ix->pc[SPANIDX_P_DEPTH];
-	int funcs_ok = col_max(ix, SPANIDX_P_FUNC) < ix->n_funcs;
+	int funcs_ok = col_max(ix, SPANIDX_P_FUNC) < ix->n_funcs &&
+	    col_max(ix, SPANIDX_P_CALL_SITE) < ix->n_sites;
 	int causes_ok = col_max(ix, SPANIDX_P_START) < SPANIDX_START_NR &&
 	    col_max(ix, SPANIDX_P_END) < SPANIDX_END_NR &&
 	    col_max(ix, SPANIDX_P_FLAGS) <= SPANIDX_F_ALL;
@@ -835,6 +919,9 @@ check_rows(const struct spanidx *ix, const char *name, struct error *e)
 		else if (!funcs_ok &&
 		    spanidx_pget(ix, SPANIDX_P_FUNC, r) >= ix->n_funcs)
 			why = "its function is not in the table";
+		else if (!funcs_ok &&
+		    spanidx_pget(ix, SPANIDX_P_CALL_SITE, r) >= ix->n_sites)
+			why = "its call site is not in the table";
 		else if (!time_ok && spanidx_pget(ix, SPANIDX_P_START_NS, r) +
 		    dur < dur)
 			why = "it ends past the clock's range";
@@ -859,7 +946,7 @@ static int
 check_index(struct spanidx *ix, const char *name, struct error *e)
 {
 	const uint8_t *h = ix->base;
-	uint64_t size, dir_off, funcs_off, threads_off, st_off;
+	uint64_t size, dir_off, funcs_off, threads_off, sites_off, st_off;
 
 	if (ix->size < SPANIDX_HEADER_SIZE || memcmp(h, SPANIDX_MAGIC, 8))
 		return error_set(e, ERR_FORMAT, "%s: not a span index", name);
@@ -886,12 +973,15 @@ check_index(struct spanidx *ix, const char *name, struct error *e)
 	funcs_off = le_get_u64(h + H_FUNCS_OFF);
 	threads_off = le_get_u64(h + H_THREADS_OFF);
 	st_off = le_get_u64(h + H_STRTAB_OFF);
+	ix->n_sites = le_get_u64(h + H_SITES);
+	sites_off = le_get_u64(h + H_SITES_OFF);
 	if (le_get_u32(h + H_HSIZE) != SPANIDX_HEADER_SIZE ||
 	    le_get_u32(h + H_NCOLS) != SPANIDX_NPCOLS ||
 	    !inside(dir_off, SPANIDX_NPCOLS, DIR_ENTRY, ix->size) ||
 	    !inside(funcs_off, ix->n_funcs, SPANIDX_FUNC_SIZE, ix->size) ||
 	    !inside(threads_off, ix->n_threads, SPANIDX_THREAD_SIZE,
-	    ix->size) || (ix->rows > 0 && ix->n_funcs == 0))
+	    ix->size) || !inside(sites_off, ix->n_sites, 8, ix->size) ||
+	    (ix->rows > 0 && (ix->n_funcs == 0 || ix->n_sites == 0)))
 		return error_set(e, ERR_FORMAT, "%s: bad section table", name);
 	if (!inside(st_off, ix->strtab_size, 1, ix->size) ||
 	    ix->strtab_size == 0 || ix->base[st_off] != '\0' ||
@@ -900,6 +990,7 @@ check_index(struct spanidx *ix, const char *name, struct error *e)
 	ix->strtab = (const char *)ix->base + st_off;
 	ix->funcs = ix->base + funcs_off;
 	ix->threads = ix->base + threads_off;
+	ix->sites = ix->base + sites_off;
 	if (check_cols(ix, name, e) < 0 || check_tables(ix, name, e) < 0)
 		return -e->code;
 	return check_rows(ix, name, e);

@@ -8,7 +8,8 @@
  * offsets, an XXH64 of the header and one of everything after it), a
  * column directory, a function table (name, raw name, module, entry:
  * one entry per distinct function, so a span stores only its number), a
- * thread table (tid, pid, spans), the columns, and a string table of
+ * thread table (tid, pid, spans), a table of the distinct call sites
+ * (likewise), the columns, and a string table of
  * NUL-terminated strings (offset 0 is "").  Each column is bit-packed
  * against its smallest value (frame of reference: a value takes the bits
  * its column's range needs, so that rows stay fixed-width and are read
@@ -134,10 +135,11 @@ struct spanidx_packed {
 struct spanidx {
 	const uint8_t *base;		/* the mapping */
 	size_t size;
-	uint64_t rows, n_threads, n_funcs;
+	uint64_t rows, n_threads, n_funcs, n_sites;
 	struct spanidx_packed pc[SPANIDX_NPCOLS];
 	const uint8_t *funcs;		/* n_funcs entries */
 	const uint8_t *threads;		/* n_threads entries */
+	const uint8_t *sites;		/* n_sites call sites, u64 each */
 	const char *strtab;
 	uint64_t strtab_size;
 };
@@ -193,7 +195,6 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 		[SPANIDX_TID] = SPANIDX_P_TID,
 		[SPANIDX_PID] = SPANIDX_P_PID,
 		[SPANIDX_DEPTH] = SPANIDX_P_DEPTH,
-		[SPANIDX_CALL_SITE] = SPANIDX_P_CALL_SITE,
 		[SPANIDX_START_NS] = SPANIDX_P_START_NS,
 		[SPANIDX_SELF_NS] = SPANIDX_P_SELF_NS,
 		[SPANIDX_INSNS] = SPANIDX_P_INSNS,
@@ -206,6 +207,11 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 	uint64_t v;
 
 	switch (col) {
+	case SPANIDX_CALL_SITE:
+		v = spanidx_pget(ix, SPANIDX_P_CALL_SITE, row);
+		memcpy(&v, ix->sites + (v < ix->n_sites ? v : 0) * 8,
+		    sizeof(v));
+		return v;
 	case SPANIDX_END_NS:
 		return spanidx_pget(ix, SPANIDX_P_START_NS, row) +
 		    spanidx_pget(ix, SPANIDX_P_DUR_NS, row);
