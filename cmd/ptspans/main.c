@@ -12,15 +12,16 @@
 
 static const struct tool_info tool = {
 	"ptspans",
-	"ptspans [-o DIR] [--no-inline] [--format jsonl|summary] "
-	    "[--debug-dir DIR...]",
+	"ptspans [-o DIR] [--no-inline] [--no-compress] "
+	    "[--format jsonl|summary] [--debug-dir DIR...]",
 };
 
-enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_HELP,
+enum { OPT_NO_INLINE = 256, OPT_NO_COMPRESS, OPT_FORMAT, OPT_DEBUG_DIR, OPT_HELP,
 	OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -41,6 +42,9 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 			break;
 		case OPT_NO_INLINE:
 			o->no_inline = 1;
+			break;
+		case OPT_NO_COMPRESS:
+			o->no_compress = 1;
 			break;
 		case OPT_FORMAT:
 			if ((o->format = cli_opt_choice(&tool, "--format",

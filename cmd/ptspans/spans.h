@@ -20,6 +20,7 @@
 struct spans_options {
 	const char *out_dir;
 	int no_inline;
+	int no_compress;	/* spans.jsonl plain, not spans.jsonl.zst */
 	int format;		/* 0 jsonl, 1 summary */
 	const char *debug_dirs[SPANS_DEBUG_DIRS_MAX];
 	size_t n_debug_dirs;

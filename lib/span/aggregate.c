@@ -453,7 +453,7 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 static int
 read_inline(struct hot *h)
 {
-	char path[PATH_MAX + 16];
+	const char *fname;
 	struct keymap names = { 0 };
 	char *line = NULL;
 	size_t cap = 0;
@@ -463,26 +463,30 @@ read_inline(struct hot *h)
 	FILE *in;
 	int rc = 0;
 
-	snprintf(path, sizeof(path), "%s/inline.jsonl", h->a->dir);
-	if ((in = fopen(path, "re")) == NULL)
-		return errno == ENOENT ? 0 :
-		    error_set_errno(h->e, errno, "inline.jsonl");
+	if ((in = analysis_open_jsonl(h->a, SPANDIR_INLINE, &fname,
+	    h->e)) == NULL)
+		return h->e->code == ERR_NOTFOUND ? 0 : -h->e->code;
 	while (rc == 0 && (n = getline(&line, &cap, in)) > 0) {
 		lineno++;
 		o = json_loadb(line, (size_t)n, 0, NULL);
 		rc = o == NULL ? -ERR_FORMAT : inline_record(h, &names, o);
 		json_decref(o);
 	}
+	if (rc == 0 && ferror(in))
+		rc = -ERR_IO;
 	free(line);
 	fclose(in);
 	keymap_free(&names);
 	if (h->n_inl > 0)
 		qsort(h->inl, h->n_inl, sizeof(*h->inl), by_span);
 	if (rc == -ERR_FORMAT)
-		return error_set(h->e, ERR_FORMAT, "inline.jsonl line %" PRIu64
-		    ": not an inline record", lineno);
+		return error_set(h->e, ERR_FORMAT, "%s line %" PRIu64
+		    ": not an inline record", fname, lineno);
+	if (rc == -ERR_IO)
+		return error_set(h->e, ERR_IO, "%s: %s", fname,
+		    strerror(EBADMSG));
 	if (rc < 0)
-		return error_set(h->e, -rc, "inline.jsonl");
+		return error_set(h->e, -rc, "%s", fname);
 	return 0;
 }
 
@@ -648,7 +652,8 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
     const struct agg_filter *f, struct agg_host **out, size_t *n,
     struct error *e)
 {
-	char path[PATH_MAX + 16], *line = NULL;
+	const char *fname;
+	char *line = NULL;
 	struct agg_host *h = NULL, *grown;
 	size_t cap = 0, lcap = 0, kept = 0;
 	ssize_t len;
@@ -657,10 +662,8 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
 
 	*out = NULL;
 	*n = 0;
-	snprintf(path, sizeof(path), "%s/inline.jsonl", a->dir);
-	if ((in = fopen(path, "re")) == NULL)
-		return errno == ENOENT ? 0 :
-		    error_set_errno(e, errno, "inline.jsonl");
+	if ((in = analysis_open_jsonl(a, SPANDIR_INLINE, &fname, e)) == NULL)
+		return e->code == ERR_NOTFOUND ? 0 : -e->code;
 	while ((len = getline(&line, &lcap, in)) > 0) {
 		const char *name;
 
@@ -695,6 +698,11 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
 		json_decref(o);
 	}
 	free(line);
+	if (ferror(in)) {
+		fclose(in);
+		free(h);
+		return error_set(e, ERR_IO, "%s: %s", fname, strerror(EBADMSG));
+	}
 	fclose(in);
 	/* One entry per span, its instances summed. */
 	if (*n > 0) {

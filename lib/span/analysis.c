@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fmt/store.h"
+#include "fmt/zstdfile.h"
 #include "span/spandir.h"
 #include "base/json.h"
 
@@ -25,14 +26,16 @@ is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* Whether file f is in dir (its stat in *sb when sb is not NULL). */
+/* Whether file f is in dir, in either form (its stat in *sb when sb is
+ * not NULL). */
 static int
 has(const char *dir, enum spandir_file f, struct stat *sb)
 {
 	char path[PATH_MAX + 64];
+	const char *name;
 	struct stat tmp;
 
-	return spandir_path(dir, f, path, sizeof(path), NULL) == 0 &&
+	return spandir_find(dir, f, path, sizeof(path), &name) == 0 &&
 	    stat(path, sb ? sb : &tmp) == 0;
 }
 
@@ -179,6 +182,22 @@ analysis_close(struct analysis *a)
 	a->manifest = NULL;
 }
 
+FILE *
+analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
+    const char **name, struct error *e)
+{
+	char path[PATH_MAX + 32];
+	int rc;
+
+	*name = spandir_file_name(f);
+	if ((rc = spandir_find(a->dir, f, path, sizeof(path), name)) < 0) {
+		error_set(e, -rc, "%s: %s", *name, rc == -ERR_NOTFOUND ?
+		    "no such file" : "path too long");
+		return NULL;
+	}
+	return zstdfile_open_read(path, e);
+}
+
 const char *
 analysis_fn(const struct analysis *a, uint64_t r)
 {
@@ -195,7 +214,8 @@ analysis_module(const struct analysis *a, uint64_t r)
 /* Rebuilding index.bin from spans.jsonl */
 
 static int64_t
-rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
+rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
+    struct error *e)
 {
 	struct spanidx_row row;
 	json_error_t je;
@@ -212,8 +232,8 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 		    !json_is_object(o) || spandir_span_row(o, &row) < 0) {
 			json_decref(o);
 			free(line);
-			return error_set(e, ERR_FORMAT, "spans.jsonl line %"
-			    PRIu64 ": not a span record", lineno);
+			return error_set(e, ERR_FORMAT, "%s line %" PRIu64 ": "
+			    "not a span record", name, lineno);
 		}
 		if (spanidx_add(w, &row, e) < 0) {
 			json_decref(o);
@@ -225,33 +245,33 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 	}
 	free(line);
 	if (ferror(in))
-		return error_set_errno(e, errno, "%s",
-		    spandir_file_name(SPANDIR_SPANS));
+		return error_set_errno(e, errno, "%s", name);
 	return rows;
 }
 
 /*
- * The index of dir's spans.jsonl, written to fd; the rows in *rows.
- * Returns 0 or a negative code with e.
+ * The index of dir's spans.jsonl (or spans.jsonl.zst), written to fd; the
+ * rows in *rows, the file's name in *src_name.  Returns 0 or a negative
+ * code with e.
  */
 static int
 rebuild_to(const char *dir, int fd, const char *name, int64_t *rows,
-    struct error *e)
+    const char **src_name, struct error *e)
 {
 	char src[PATH_MAX + 16];
 	struct spanidx_writer *w;
 	FILE *in;
 
-	if (spandir_path(dir, SPANDIR_SPANS, src, sizeof(src), e) < 0)
-		return -e->code;
-	if ((in = fopen(src, "re")) == NULL)
-		return error_set_errno(e, errno, "%s",
-		    spandir_file_name(SPANDIR_SPANS));
+	*src_name = spandir_file_name(SPANDIR_SPANS);
+	if (spandir_find(dir, SPANDIR_SPANS, src, sizeof(src), src_name) < 0)
+		return error_set(e, ERR_NOTFOUND, "no %s", *src_name);
+	if ((in = zstdfile_open_read(src, e)) == NULL)
+		return error_prefix(e, "%s", *src_name);
 	if (spanidx_writer_new(&w, e) < 0) {
 		fclose(in);
 		return -e->code;
 	}
-	*rows = rebuild_from(in, w, e);
+	*rows = rebuild_from(in, *src_name, w, e);
 	fclose(in);
 	if (*rows < 0) {
 		spanidx_writer_free(w);
@@ -283,7 +303,7 @@ static int
 rebuild(struct analysis *a, struct error *e)
 {
 	char dst[PATH_MAX + 16], tmp[PATH_MAX + 32];
-	const char *name = spandir_file_name(SPANDIR_INDEX);
+	const char *name = spandir_file_name(SPANDIR_INDEX), *src;
 	int64_t rows = 0, want = manifest_spans(a);
 	int fd, rc;
 
@@ -295,12 +315,11 @@ rebuild(struct analysis *a, struct error *e)
 		if ((fd = memfd_create(name, MFD_CLOEXEC)) < 0)
 			return error_set_errno(e, errno, "%s in memory", name);
 	}
-	rc = rebuild_to(a->dir, fd, name, &rows, e);
+	rc = rebuild_to(a->dir, fd, name, &rows, &src, e);
 	if (rc == 0 && want >= 0 && rows != want)
 		rc = error_set(e, ERR_FORMAT, "%s holds %" PRId64 " spans, "
 		    "the manifest says %" PRId64 ": it was cut short or "
-		    "changed (run ptspans again)",
-		    spandir_file_name(SPANDIR_SPANS), rows, want);
+		    "changed (run ptspans again)", src, rows, want);
 	if (rc == 0)
 		rc = spanidx_open_fd(&a->ix, fd, name, e);
 	close(fd);

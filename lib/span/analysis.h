@@ -19,11 +19,13 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "base/error.h"
 #include "fmt/spanidx.h"
+#include "span/spandir.h"
 
 struct analysis {
 	char dir[PATH_MAX];		/* the analysis directory itself */
@@ -50,6 +52,16 @@ struct analysis {
 int analysis_open(struct analysis *a, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
 void analysis_close(struct analysis *a);
+
+/*
+ * File f of the analysis (a JSON Lines file) opened for reading, in
+ * whichever form it has (compressed or plain), its file name in *name.
+ * Returns the stream, or NULL with e: -ERR_NOTFOUND (neither form),
+ * -ERR_IO, -ERR_NOMEM.  A damaged compressed file reads as a stream
+ * error (ferror).
+ */
+FILE *analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
+    const char **name, struct error *e);
 
 /* Convenience accessors of row r. */
 static inline uint64_t

@@ -2,7 +2,8 @@
 # An analysis verifies itself before ptquery answers from it: a damaged
 # index.bin (bits flipped in its header and its body) is rebuilt from a
 # whole spans.jsonl with the same answer, or is an error without one; a
-# spans.jsonl cut at a line boundary is an error naming both counts; an
+# spans.jsonl cut at a line boundary is an error naming both counts, a
+# spans.jsonl.zst cut short an error too; an
 # analysis without its manifest is incomplete; a read-only analysis whose
 # index is missing or stale answers from an index rebuilt in memory.
 # Never a short or wrong answer with exit status 0.
@@ -72,6 +73,18 @@ test_expect_success 'spans.jsonl cut at a line boundary: an error naming the cou
 	test ! -e a/index.bin && : >a/spans.jsonl &&
 	must_exit 1 ptquery a --kind threads 2>err &&
 	test_eq "ptquery: a: spans.jsonl holds 0 spans, the manifest says 60: it was cut short or changed (run ptspans again)" "$(cat err)"
+'
+
+test_expect_success 'spans.jsonl.zst: rebuilt from; cut short, an error' '
+	gen a && ptquery a --kind hotpaths >want &&
+	zstd -q --rm a/spans.jsonl && rm a/index.bin &&
+	ptquery a --kind hotpaths >out 2>err &&
+	test_eq "ptquery: warning: a: index.bin missing: rebuilt from spans.jsonl" "$(cat err)" &&
+	test_cmp want out &&
+	size=$(stat -c %s a/spans.jsonl.zst) &&
+	head -c $((size - 20)) a/spans.jsonl.zst >cut && mv cut a/spans.jsonl.zst &&
+	must_exit 1 ptquery a --kind hotpaths >out 2>err && test ! -s out &&
+	test_eq "ptquery: a: spans.jsonl.zst: Bad message" "$(cat err)"
 '
 
 test_expect_success 'an index.bin of another count and no spans.jsonl: an error' '

@@ -19,7 +19,7 @@ test_expect_success 'make -j2 -f ptkit.mk analyses every snapshot' '
 	cd "$TEST_ROOT" &&
 	make -s -j2 -f "$MK" STORE=store >out 2>err &&
 	for s in store/snapshots/*; do
-		test -f $s/derived/default/spans.jsonl &&
+		test -f $s/derived/default/spans.jsonl.zst &&
 		test -f $s/derived/default/index.bin &&
 		jq -e ".snapshot_id" $s/derived/default/manifest.json >/dev/null ||
 		return 1
