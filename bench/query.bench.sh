@@ -6,7 +6,9 @@
 # time and the peak memory (GNU time's maximum resident set, which counts
 # the pages of index.bin the query touched).  Printed, never asserted.
 # The goal: hotpaths over 10 M spans under 1 s warm, memory independent
-# of the span count beyond the mapping (compare BENCH_SPANS=1000000).
+# of the span count beyond the mapping (compare BENCH_SPANS=1000000);
+# BENCH_SPANS=100000000 for the 100 M-span goals (summary and hotpaths
+# under 1 s, a timeline of one function and at under 0.2 s).
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
@@ -33,8 +35,10 @@ trap 'exit 130' INT TERM
 /usr/bin/time -f '%e %M' -o "$dir/gen.time" "$gen" "$dir/a" "$spans" \
     1000 4 >/dev/null
 read -r gs gk <"$dir/gen.time"
-echo "query: generated $spans spans in ${gs}s (index.bin $(($(stat -c %s \
-    "$dir/a/index.bin") / 1048576)) MiB, generator peak ${gk} KiB)"
+ix=$(stat -c %s "$dir/a/index.bin")
+echo "query: generated $spans spans in ${gs}s (index.bin $((ix / 1048576))" \
+    "MiB, $(awk -v b="$ix" -v n="$spans" 'BEGIN { printf "%.1f", b / n }')" \
+    "B/span, generator peak ${gk} KiB)"
 
 # measure NAME ARGS...: best of $repeat warm runs.
 measure() {

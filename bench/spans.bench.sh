@@ -73,7 +73,22 @@ run() {
 		    "peak %.1f MiB\n", n, sp, b, w, u + s, sp / w, b / w,
 		    r / 1024 }'
 	echo "spans=$spans blocks=$blocks" >"$dir/$name.counts"
+	room "$name" "$spans"
 	rm -rf "${dir:?}/$name"
+}
+
+# room NAME SPANS: the analysis directory's size, in bytes a span per
+# file, and its ratio to the PT bytes it came from (threads.jsonl's
+# trace_bytes; the goal is at most 3 times).
+room() {
+	pt=$(sed -n 's/.*"trace_bytes":\([0-9]*\).*/\1/p' \
+	    "$dir/$1/threads.jsonl" | awk '{ s += $1 } END { print s + 0 }')
+	du -b "$dir/$1"/* | awk -v n="$1" -v sp="$2" -v pt="$pt" '
+	{ t += $1; sub(".*/", "", $2); f = f sprintf(" %s %.1f", $2,
+	    sp ? $1 / sp : 0) }
+	END { printf "spans: %-9s analysis %.0f bytes, %.1f B/span (%s), " \
+	    "%.2fx the %.0f PT bytes\n", n, t, sp ? t / sp : 0, substr(f, 2),
+	    pt ? t / pt : 0, pt }'
 }
 
 run inline

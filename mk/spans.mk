@@ -78,17 +78,19 @@ FUZZ_RUNS += fuzz-spans
 # The analysis readers' fuzzer: manifest.json, spans.jsonl and index.bin
 # of an analysis directory cut from the input, opened (index.bin rebuilt
 # when missing or stale) and read back as ptquery does.  Seeds: the
-# files of a real analysis, whole and damaged.
+# files of a real analysis, whole and damaged, and an index.bin whose
+# checksums the target makes right (so the row checks are reached).
 ANALYSIS_FUZZ := $(BUILD)/fuzz/fuzz_analysis
 ANALYSIS_FUZZ_SRCS := tests/fuzz/fuzz_analysis.c lib/span/analysis.c \
     lib/span/spandir.c lib/fmt/spanidx.c lib/fmt/store.c lib/fmt/manifest.c \
     lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/base/cleanup.c \
-    lib/base/signals.c lib/base/beneath.c lib/base/scratch.c lib/base/fdio.c
+    lib/base/signals.c lib/base/beneath.c lib/base/scratch.c lib/base/fdio.c \
+    lib/base/xxh64.c lib/fmt/zstdfile.c
 $(ANALYSIS_FUZZ): $(ANALYSIS_FUZZ_SRCS) lib/span/analysis.h \
     lib/span/spandir.h lib/fmt/spanidx.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(ANALYSIS_FUZZ_SRCS) \
-	    $(shell pkg-config --libs jansson 2>/dev/null) -lm
+	    $(shell pkg-config --libs jansson 2>/dev/null) -lzstd -lm
 
 fuzz-analysis: $(ANALYSIS_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-analysis

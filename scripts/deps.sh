@@ -22,10 +22,11 @@ libdeflate-dev"
 # Running and testing: qemu-user runs the emu recorder, linux-perf is the
 # reference decoder the tests compare with and the perf recorder, perl
 # runs prove, jq, mandoc (the man pages' lint), dwz and libc6-dbg make
-# test fixtures and check outputs, nodejs runs the MCP SDK conformance
+# test fixtures and check outputs, zstd reads the compressed spans the
+# tests check with jq, nodejs runs the MCP SDK conformance
 # client and the Chrome trace consumers (the NodeSource nodejs package
 # carries npm; Debian's needs the npm package too, else those tests skip).
-TEST_PACKAGES="libc6-dbg qemu-user linux-perf jq mandoc perl dwz nodejs"
+TEST_PACKAGES="libc6-dbg qemu-user linux-perf jq mandoc perl dwz nodejs zstd"
 
 usage() {
 	echo "usage: deps.sh [--if-missing | --build | --if-missing-build |" \

@@ -566,7 +566,11 @@ main(int argc, char *argv[])
 		free(o.exclude);
 		return EXIT_FAIL;
 	}
-	if (a.rebuilt[0] != '\0')
+	if (a.rebuilt[0] != '\0' && a.unsaved[0] != '\0')
+		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
+		    "spans.jsonl in memory (not saved: %s)", a.rebuilt,
+		    a.unsaved);
+	else if (a.rebuilt[0] != '\0')
 		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
 	if ((o.has_pid && pid_threads(&a, &o) < 0) ||

@@ -15,15 +15,16 @@
 
 static const struct tool_info tool = {
 	"ptspans",
-	"ptspans [-j JOBS] [-o DIR] [--no-inline] [--format jsonl|summary] "
-	    "[--debug-dir DIR...]",
+	"ptspans [-j JOBS] [-o DIR] [--no-inline] [--no-compress] "
+	    "[--format jsonl|summary] [--debug-dir DIR...]",
 };
 
-enum { OPT_NO_INLINE = 256, OPT_FORMAT, OPT_DEBUG_DIR, OPT_CHUNK,
-	OPT_HELP, OPT_VERSION };
+enum { OPT_NO_INLINE = 256, OPT_NO_COMPRESS, OPT_FORMAT, OPT_DEBUG_DIR,
+	OPT_CHUNK, OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
 	{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "chunk-blocks", required_argument, NULL, OPT_CHUNK },
@@ -56,6 +57,9 @@ parse_options(int argc, char *argv[], struct spans_options *o)
 			break;
 		case OPT_NO_INLINE:
 			o->no_inline = 1;
+			break;
+		case OPT_NO_COMPRESS:
+			o->no_compress = 1;
 			break;
 		case OPT_FORMAT:
 			if ((o->format = cli_opt_choice(&tool, "--format",

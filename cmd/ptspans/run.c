@@ -23,6 +23,7 @@
 #include "tool/report.h"
 #include "fmt/spanidx.h"
 #include "fmt/store.h"
+#include "fmt/zstdfile.h"
 #include "spans.h"
 
 static const char *const tool = "ptspans";
@@ -416,7 +417,16 @@ open_outputs(struct run *r)
 			report_error(tool, r->o->out_dir, &r->err, NULL);
 			return -1;
 		}
-		if ((r->f[i] = fopen(path, "we")) == NULL) {
+		if (spandir_zst_name((enum spandir_file)i) != NULL &&
+		    !r->o->no_compress) {
+			/* The same lines in a 25th of the room. */
+			strcat(path, SPANDIR_ZST);
+			if ((r->f[i] = zstdfile_open_write(path, ZSTDFILE_LEVEL,
+			    &e)) == NULL) {
+				report_error(tool, path, &e, NULL);
+				return -1;
+			}
+		} else if ((r->f[i] = fopen(path, "we")) == NULL) {
 			report(tool, path, NULL, "%s", strerror(errno));
 			return -1;
 		}
@@ -507,6 +517,7 @@ write_manifest(struct run *r)
 		.snapshot = snap, .decoder = blks_decoder_name(h->decoder),
 		.inline_on = !r->o->no_inline, .time = h, .quality = &q,
 		.threads = r->cov, .n_threads = r->n_cov,
+		.jsonl_zst = !r->o->no_compress,
 	};
 	struct manifest m;
 	struct error e;

@@ -22,6 +22,7 @@ struct spans_options {
 	uint64_t jobs;			/* -j: 1 the serial engine */
 	uint64_t chunk_blocks;		/* --chunk-blocks; 0 the default */
 	int no_inline;
+	int no_compress;	/* spans.jsonl plain, not spans.jsonl.zst */
 	int format;		/* 0 jsonl, 1 summary */
 	const char *debug_dirs[SPANS_DEBUG_DIRS_MAX];
 	size_t n_debug_dirs;

@@ -160,44 +160,35 @@ group_row(struct agg *g, struct keymap *m, uint64_t key, const char *name,
 }
 
 
-/* The columns every aggregate reads, as arrays. */
+/* The columns every aggregate reads, through the index's accessors. */
 struct cols {
-	const uint64_t *start, *end, *self_ns, *insns, *self_insns;
-	const uint32_t *tid, *fn, *module;
-	const uint8_t *cause;
+	const struct spanidx *ix;
 };
 
 static void
 cols_init(struct cols *c, const struct analysis *a)
 {
-	c->start = analysis_u64s(a, SPANIDX_START_NS);
-	c->end = analysis_u64s(a, SPANIDX_END_NS);
-	c->self_ns = analysis_u64s(a, SPANIDX_SELF_NS);
-	c->insns = analysis_u64s(a, SPANIDX_INSNS);
-	c->self_insns = analysis_u64s(a, SPANIDX_SELF_INSNS);
-	c->tid = analysis_u32s(a, SPANIDX_TID);
-	c->fn = analysis_u32s(a, SPANIDX_FN);
-	c->module = analysis_u32s(a, SPANIDX_MODULE);
-	c->cause = analysis_u8s(a, SPANIDX_START);
+	c->ix = &a->ix;
 }
 
 static void
 add_span(struct agg_row *r, const struct cols *c, uint64_t row,
     int outermost)
 {
-	uint64_t dur = c->end[row] - c->start[row];
+	uint64_t dur = spanidx_u64(c->ix, SPANIDX_END_NS, row) -
+	    spanidx_u64(c->ix, SPANIDX_START_NS, row);
 
 	r->spans++;
-	r->calls += c->cause[row] == CS_START_SEEN;
-	r->self_ns += c->self_ns[row];
-	r->self_insns += c->self_insns[row];
+	r->calls += spanidx_u8(c->ix, SPANIDX_START, row) == CS_START_SEEN;
+	r->self_ns += spanidx_u64(c->ix, SPANIDX_SELF_NS, row);
+	r->self_insns += spanidx_u64(c->ix, SPANIDX_SELF_INSNS, row);
 	r->sum_ns += dur;
 	if (dur > r->max_ns)
 		r->max_ns = dur;
 	if (outermost) {
 		r->outer++;
 		r->total_ns += dur;
-		r->insns += c->insns[row];
+		r->insns += spanidx_u64(c->ix, SPANIDX_INSNS, row);
 	}
 }
 
@@ -222,11 +213,14 @@ agg_filter_tid(const struct agg_filter *f, uint32_t tid)
 static int
 filter_pass(const struct cols *c, const struct agg_filter *f, uint64_t row)
 {
+	uint64_t start;
+
 	if (f == NULL)
 		return 1;
-	if (!agg_filter_tid(f, c->tid[row]))
+	if (!agg_filter_tid(f, spanidx_u32(c->ix, SPANIDX_TID, row)))
 		return 0;
-	return c->start[row] >= f->from_ns && c->start[row] < f->to_ns;
+	start = spanidx_u64(c->ix, SPANIDX_START_NS, row);
+	return start >= f->from_ns && start < f->to_ns;
 }
 
 int
@@ -326,8 +320,8 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 {
 	struct hot *h = ctx;
 	const struct spanidx *ix = &h->a->ix;
-	uint32_t fn = h->c.fn[v->row];
-	uint32_t mod = h->c.module[v->row];
+	uint32_t fn = spanidx_u32(h->c.ix, SPANIDX_FN, v->row);
+	uint32_t mod = spanidx_u32(h->c.ix, SPANIDX_MODULE, v->row);
 	uint64_t key = h->group == AGG_MODULE ? mod :
 	    (uint64_t)fn << 32 | mod;
 	struct agg_row *r;
@@ -351,10 +345,11 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 	if (!filter_pass(&h->c, h->f, v->row))
 		return 0;
 	if (h->f != NULL && !h->f->incomplete &&
-	    agg_incomplete(h->c.cause[v->row])) {
+	    agg_incomplete(spanidx_u8(h->c.ix, SPANIDX_START, v->row))) {
 		r->incomplete++;
 		h->out->incomplete_spans++;
-		h->out->incomplete_self_ns += h->c.self_ns[v->row];
+		h->out->incomplete_self_ns += spanidx_u64(h->c.ix,
+		    SPANIDX_SELF_NS, v->row);
 		return 0;
 	}
 	add_span(r, &h->c, v->row, outer);
@@ -459,7 +454,7 @@ inline_record(struct hot *h, struct keymap *names, const json_t *o)
 static int
 read_inline(struct hot *h)
 {
-	char path[PATH_MAX + 16];
+	const char *fname;
 	struct keymap names = { 0 };
 	char *line = NULL;
 	size_t cap = 0;
@@ -469,26 +464,30 @@ read_inline(struct hot *h)
 	FILE *in;
 	int rc = 0;
 
-	snprintf(path, sizeof(path), "%s/inline.jsonl", h->a->dir);
-	if ((in = fopen(path, "re")) == NULL)
-		return errno == ENOENT ? 0 :
-		    error_set_errno(h->e, errno, "inline.jsonl");
+	if ((in = analysis_open_jsonl(h->a, SPANDIR_INLINE, &fname,
+	    h->e)) == NULL)
+		return h->e->code == ERR_NOTFOUND ? 0 : -h->e->code;
 	while (rc == 0 && (n = getline(&line, &cap, in)) > 0) {
 		lineno++;
 		o = json_loadb(line, (size_t)n, 0, NULL);
 		rc = o == NULL ? -ERR_FORMAT : inline_record(h, &names, o);
 		json_decref(o);
 	}
+	if (rc == 0 && ferror(in))
+		rc = -ERR_IO;
 	free(line);
 	fclose(in);
 	keymap_free(&names);
 	if (h->n_inl > 0)
 		qsort(h->inl, h->n_inl, sizeof(*h->inl), by_span);
 	if (rc == -ERR_FORMAT)
-		return error_set(h->e, ERR_FORMAT, "inline.jsonl line %" PRIu64
-		    ": not an inline record", lineno);
+		return error_set(h->e, ERR_FORMAT, "%s line %" PRIu64
+		    ": not an inline record", fname, lineno);
+	if (rc == -ERR_IO)
+		return error_set(h->e, ERR_IO, "%s: %s", fname,
+		    strerror(EBADMSG));
 	if (rc < 0)
-		return error_set(h->e, -rc, "inline.jsonl");
+		return error_set(h->e, -rc, "%s", fname);
 	return 0;
 }
 
@@ -654,7 +653,8 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
     const struct agg_filter *f, struct agg_host **out, size_t *n,
     struct error *e)
 {
-	char path[PATH_MAX + 16], *line = NULL;
+	const char *fname;
+	char *line = NULL;
 	struct agg_host *h = NULL, *grown;
 	size_t cap = 0, lcap = 0, kept = 0;
 	ssize_t len;
@@ -663,10 +663,8 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
 
 	*out = NULL;
 	*n = 0;
-	snprintf(path, sizeof(path), "%s/inline.jsonl", a->dir);
-	if ((in = fopen(path, "re")) == NULL)
-		return errno == ENOENT ? 0 :
-		    error_set_errno(e, errno, "inline.jsonl");
+	if ((in = analysis_open_jsonl(a, SPANDIR_INLINE, &fname, e)) == NULL)
+		return e->code == ERR_NOTFOUND ? 0 : -e->code;
 	while ((len = getline(&line, &lcap, in)) > 0) {
 		const char *name;
 
@@ -701,6 +699,11 @@ agg_inline_hosts(const struct analysis *a, const char *fn,
 		json_decref(o);
 	}
 	free(line);
+	if (ferror(in)) {
+		fclose(in);
+		free(h);
+		return error_set(e, ERR_IO, "%s: %s", fname, strerror(EBADMSG));
+	}
 	fclose(in);
 	/* One entry per span, its instances summed. */
 	if (*n > 0) {
@@ -778,15 +781,15 @@ calls_visit(void *ctx, const struct analysis_visit *v)
 		    spanidx_u64(&c->a->ix, SPANIDX_ID, v->row));
 		const struct spanidx *ix = &c->a->ix;
 		struct agg_row *r;
-		uint32_t idx;
+		uint32_t idx, fn, mod;
 
 		if (h == NULL)
 			return 0;
 		/* The function it was inlined into is its caller. */
-		r = group_row(c->callers, &c->kcallers, (uint64_t)c->c.fn[
-		    v->row] << 32 | c->c.module[v->row], spanidx_str(ix,
-		    c->c.fn[v->row]), spanidx_str(ix, c->c.module[v->row]),
-		    &idx);
+		fn = spanidx_u32(ix, SPANIDX_FN, v->row);
+		mod = spanidx_u32(ix, SPANIDX_MODULE, v->row);
+		r = group_row(c->callers, &c->kcallers, (uint64_t)fn << 32 |
+		    mod, spanidx_str(ix, fn), spanidx_str(ix, mod), &idx);
 		if (r == NULL)
 			return error_set(c->e, ERR_NOMEM, "calls");
 		r->calls += h->instances;
@@ -796,13 +799,14 @@ calls_visit(void *ctx, const struct analysis_visit *v)
 		c->seen++;
 		return 0;
 	}
-	if (c->c.fn[v->row] == c->fn) {
+	if (spanidx_u32(c->c.ix, SPANIDX_FN, v->row) == c->fn) {
 		c->seen++;
 		rc = calls_add(c, c->callers, &c->kcallers,
 		    v->depth ? v->stack[v->depth - 1] : 0, v->depth > 0,
 		    v->row);
 	}
-	if (rc == 0 && v->depth > 0 && c->c.fn[v->stack[v->depth - 1]] == c->fn)
+	if (rc == 0 && v->depth > 0 && spanidx_u32(c->c.ix, SPANIDX_FN,
+	    v->stack[v->depth - 1]) == c->fn)
 		rc = calls_add(c, c->callees, &c->kcallees, v->row, 1, v->row);
 	return rc;
 }

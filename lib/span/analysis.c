@@ -4,6 +4,7 @@
 #include "span/analysis.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "base/beneath.h"
 #include "fmt/store.h"
+#include "fmt/zstdfile.h"
 #include "span/spandir.h"
 #include "base/json.h"
 
@@ -25,14 +27,16 @@ is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* Whether file f is in dir (its stat in *sb when sb is not NULL). */
+/* Whether file f is in dir, in either form (its stat in *sb when sb is
+ * not NULL). */
 static int
 has(const char *dir, enum spandir_file f, struct stat *sb)
 {
 	char path[PATH_MAX + 64];
+	const char *name;
 	struct stat tmp;
 
-	return spandir_path(dir, f, path, sizeof(path), NULL) == 0 &&
+	return spandir_find(dir, f, path, sizeof(path), &name) == 0 &&
 	    stat(path, sb ? sb : &tmp) == 0;
 }
 
@@ -73,12 +77,24 @@ analysis_manifest_str(const struct analysis *a, const char *path,
 	return spandir_manifest_str(a->manifest, path, dflt);
 }
 
+static int rebuild(struct analysis *a, struct error *e);
+
+/* The manifest's span count, or -1 when it does not say. */
+static int64_t
+manifest_spans(const struct analysis *a)
+{
+	const json_t *v = spandir_manifest_member(a->manifest, SPANDIR_M_SPANS);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ?
+	    (int64_t)json_integer_value(v) : -1;
+}
+
 /* Whether the open index must be rebuilt; says why in a->rebuilt. */
 static int
 index_stale(struct analysis *a)
 {
 	struct stat si, sj;
-	uint64_t want;
+	int64_t want = manifest_spans(a);
 
 	if (has(a->dir, SPANDIR_SPANS, &sj) &&
 	    has(a->dir, SPANDIR_INDEX, &si) &&
@@ -89,23 +105,12 @@ index_stale(struct analysis *a)
 		    "older than spans.jsonl");
 		return 1;
 	}
-	want = analysis_manifest_u64(a, SPANDIR_M_SPANS, a->ix.rows);
-	if (want != a->ix.rows && has(a->dir, SPANDIR_SPANS, NULL)) {
+	if (want >= 0 && (uint64_t)want != a->ix.rows) {
 		snprintf(a->rebuilt, sizeof(a->rebuilt), "holds %" PRIu64
-		    " spans, the manifest says %" PRIu64, a->ix.rows, want);
+		    " spans, the manifest says %" PRId64, a->ix.rows, want);
 		return 1;
 	}
 	return 0;
-}
-
-/* The writer aligns every column; the array accessors rely on it. */
-static int
-columns_aligned(const struct spanidx *ix)
-{
-	for (unsigned c = 0; c < SPANIDX_NCOLS; c++)
-		if ((uintptr_t)ix->col[c] % 8 != 0)
-			return 0;
-	return 1;
 }
 
 static int
@@ -119,10 +124,6 @@ open_index(struct analysis *a, struct error *e)
 	    e)) < 0)
 		return rc;
 	rc = spanidx_open(&a->ix, path, &ie);
-	if (rc == 0 && !columns_aligned(&a->ix)) {
-		spanidx_close(&a->ix);
-		rc = error_set(&ie, ERR_FORMAT, "columns not 8-byte aligned");
-	}
 	if (rc == 0 && !index_stale(a))
 		return 0;
 	if (rc == 0)
@@ -138,15 +139,13 @@ open_index(struct analysis *a, struct error *e)
 		snprintf(a->rebuilt, sizeof(a->rebuilt), "%s", why);
 	}
 	if (!has(a->dir, SPANDIR_SPANS, NULL)) {
-		if (rc < 0)
-			*e = ie;
-		return rc < 0 ? rc : error_set(e, ERR_INTERNAL, "stale");
+		/* Nothing to rebuild from: the index's fault is the error. */
+		return error_set(e, rc < 0 ? -rc : ERR_FORMAT, "%s %s%s and "
+		    "there is no %s to rebuild it from",
+		    spandir_file_name(SPANDIR_INDEX), rc < 0 ? "unreadable: " :
+		    "", a->rebuilt, spandir_file_name(SPANDIR_SPANS));
 	}
-	if (analysis_rebuild_index(a->dir, e) < 0)
-		return -e->code;
-	if ((rc = spanidx_open(&a->ix, path, e)) < 0)
-		return rc;
-	return 0;
+	return rebuild(a, e);
 }
 
 /*
@@ -180,8 +179,12 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	if ((rc = spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath),
 	    e)) < 0)
 		return rc;
-	if (has(a->dir, SPANDIR_MANIFEST, NULL) &&
-	    (a->manifest = json_read_file(mpath, e)) == NULL)
+	/* ptspans writes the manifest last: without it nothing is whole. */
+	if (!has(a->dir, SPANDIR_MANIFEST, NULL))
+		return error_set(e, ERR_FORMAT, "incomplete analysis: no %s "
+		    "(ptspans did not finish: run it again)",
+		    spandir_file_name(SPANDIR_MANIFEST));
+	if ((a->manifest = json_read_file(mpath, e)) == NULL)
 		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
 	if ((rc = open_index(a, e)) < 0) {
 		json_decref(a->manifest);
@@ -197,6 +200,22 @@ analysis_close(struct analysis *a)
 	spanidx_close(&a->ix);
 	json_decref(a->manifest);
 	a->manifest = NULL;
+}
+
+FILE *
+analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
+    const char **name, struct error *e)
+{
+	char path[PATH_MAX + 32];
+	int rc;
+
+	*name = spandir_file_name(f);
+	if ((rc = spandir_find(a->dir, f, path, sizeof(path), name)) < 0) {
+		error_set(e, -rc, "%s: %s", *name, rc == -ERR_NOTFOUND ?
+		    "no such file" : "path too long");
+		return NULL;
+	}
+	return zstdfile_open_read(path, e);
 }
 
 const char *
@@ -215,7 +234,8 @@ analysis_module(const struct analysis *a, uint64_t r)
 /* Rebuilding index.bin from spans.jsonl */
 
 static int64_t
-rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
+rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
+    struct error *e)
 {
 	struct spanidx_row row;
 	json_error_t je;
@@ -232,8 +252,8 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 		    !json_is_object(o) || spandir_span_row(o, &row) < 0) {
 			json_decref(o);
 			free(line);
-			return error_set(e, ERR_FORMAT, "spans.jsonl line %"
-			    PRIu64 ": not a span record", lineno);
+			return error_set(e, ERR_FORMAT, "%s line %" PRIu64 ": "
+			    "not a span record", name, lineno);
 		}
 		if (spanidx_add(w, &row, e) < 0) {
 			json_decref(o);
@@ -245,48 +265,95 @@ rebuild_from(FILE *in, struct spanidx_writer *w, struct error *e)
 	}
 	free(line);
 	if (ferror(in))
-		return error_set_errno(e, errno, "%s",
-		    spandir_file_name(SPANDIR_SPANS));
+		return error_set_errno(e, errno, "%s", name);
 	return rows;
 }
 
-int64_t
-analysis_rebuild_index(const char *dir, struct error *e)
+/*
+ * The index of dir's spans.jsonl (or spans.jsonl.zst), written to fd; the
+ * rows in *rows, the file's name in *src_name.  Returns 0 or a negative
+ * code with e.
+ */
+static int
+rebuild_to(const char *dir, int fd, const char *name, int64_t *rows,
+    const char **src_name, struct error *e)
 {
-	char src[PATH_MAX + 16], dst[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	char src[PATH_MAX + 16];
 	struct spanidx_writer *w;
 	FILE *in;
-	int64_t rows;
 
-	if (spandir_path(dir, SPANDIR_SPANS, src, sizeof(src), e) < 0 ||
-	    spandir_path(dir, SPANDIR_INDEX, dst, sizeof(dst), e) < 0)
-		return -e->code;
-	snprintf(tmp, sizeof(tmp), "%s/.index.bin.%ld", dir, (long)getpid());
-	if ((in = fopen(src, "re")) == NULL)
-		return error_set_errno(e, errno, "%s",
-		    spandir_file_name(SPANDIR_SPANS));
+	*src_name = spandir_file_name(SPANDIR_SPANS);
+	if (spandir_find(dir, SPANDIR_SPANS, src, sizeof(src), src_name) < 0)
+		return error_set(e, ERR_NOTFOUND, "no %s", *src_name);
+	if ((in = zstdfile_open_read(src, e)) == NULL)
+		return error_prefix(e, "%s", *src_name);
 	if (spanidx_writer_new(&w, e) < 0) {
 		fclose(in);
 		return -e->code;
 	}
-	rows = rebuild_from(in, w, e);
+	*rows = rebuild_from(in, *src_name, w, e);
 	fclose(in);
-	if (rows < 0) {
+	if (*rows < 0) {
 		spanidx_writer_free(w);
-		return rows;
+		return (int)*rows;
 	}
-	if (spanidx_writer_finish(w, tmp, e) < 0) {
-		unlink(tmp);
-		return -e->code;
-	}
-	if (rename(tmp, dst) < 0) {
-		int err = errno;
+	return spanidx_writer_finish_fd(w, fd, name, e);
+}
 
-		unlink(tmp);
-		return error_set_errno(e, err, "%s",
-		    spandir_file_name(SPANDIR_INDEX));
+/* dir/.index.bin.PID, opened for a rebuild; -1 with errno when not. */
+static int
+open_beside(const char *dir, char *tmp, size_t size)
+{
+	if (snprintf(tmp, size, "%s/.index.bin.%ld", dir, (long)getpid()) >=
+	    (int)size) {
+		errno = ENAMETOOLONG;
+		return -1;
 	}
-	return rows;
+	return open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+}
+
+/*
+ * Rebuilds the index into a->ix: into the directory when it can be
+ * written, else into memory (a read-only analysis still answers; why it
+ * was not saved is in a->unsaved).  A spans.jsonl of another number of
+ * spans than the manifest says is refused, never indexed.
+ */
+static int
+rebuild(struct analysis *a, struct error *e)
+{
+	char dst[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	const char *name = spandir_file_name(SPANDIR_INDEX), *src;
+	int64_t rows = 0, want = manifest_spans(a);
+	int fd, rc;
+
+	if (spandir_path(a->dir, SPANDIR_INDEX, dst, sizeof(dst), e) < 0)
+		return -e->code;
+	if ((fd = open_beside(a->dir, tmp, sizeof(tmp))) < 0) {
+		snprintf(a->unsaved, sizeof(a->unsaved), "%s", strerror(errno));
+		tmp[0] = '\0';
+		if ((fd = memfd_create(name, MFD_CLOEXEC)) < 0)
+			return error_set_errno(e, errno, "%s in memory", name);
+	}
+	rc = rebuild_to(a->dir, fd, name, &rows, &src, e);
+	if (rc == 0 && want >= 0 && rows != want)
+		rc = error_set(e, ERR_FORMAT, "%s holds %" PRId64 " spans, "
+		    "the manifest says %" PRId64 ": it was cut short or "
+		    "changed (run ptspans again)", src, rows, want);
+	if (rc == 0)
+		rc = spanidx_open_fd(&a->ix, fd, name, e);
+	close(fd);
+	if (rc < 0) {
+		if (tmp[0] != '\0')
+			unlink(tmp);
+		return rc;
+	}
+	if (tmp[0] != '\0' && rename(tmp, dst) < 0) {
+		/* The mapping outlives the name: answer from it anyway. */
+		snprintf(a->unsaved, sizeof(a->unsaved), "%s", strerror(errno));
+		unlink(tmp);
+	}
+	return 0;
 }
 
 /* ----------------------------------------------------------------- */
@@ -297,51 +364,21 @@ struct frame {
 	uint32_t tid;
 };
 
-/*
- * A walk reads every page of the columns aggregates use, backwards: fault
- * them in ahead (one system call per column instead of a fault every few
- * pages).  Only advice: without MADV_POPULATE_READ nothing changes.
- */
-static void
-prefault(const struct analysis *a)
-{
-#ifdef MADV_POPULATE_READ
-	static const unsigned cols[] = { SPANIDX_ID, SPANIDX_PARENT,
-	    SPANIDX_TID, SPANIDX_FN, SPANIDX_MODULE, SPANIDX_START_NS,
-	    SPANIDX_END_NS, SPANIDX_SELF_NS, SPANIDX_INSNS,
-	    SPANIDX_SELF_INSNS, SPANIDX_START };
-	static const unsigned width[] = { 8, 8, 4, 4, 4, 8, 8, 8, 8, 8, 1 };
-
-	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
-		uintptr_t p = (uintptr_t)a->ix.col[cols[i]];
-		uintptr_t page = p & ~(uintptr_t)4095;
-
-		(void)madvise((void *)page, p - page + a->ix.rows * width[i],
-		    MADV_POPULATE_READ);
-	}
-#else
-	(void)a;
-#endif
-}
-
 int
 analysis_walk(const struct analysis *a,
     int (*visit)(void *ctx, const struct analysis_visit *v), void *ctx,
     struct error *e)
 {
-	const uint64_t *parents = analysis_u64s(a, SPANIDX_PARENT);
-	const uint64_t *ids = analysis_u64s(a, SPANIDX_ID);
-	const uint32_t *tids = analysis_u32s(a, SPANIDX_TID);
+	const struct spanidx *ix = &a->ix;
 	struct frame *st = NULL;
 	uint64_t *rows = NULL;
 	size_t n = 0, cap = 0;
 	struct analysis_visit v;
 	int rc = 0;
 
-	prefault(a);
 	for (uint64_t r = a->ix.rows; r-- > 0;) {
-		uint64_t parent = parents[r];
-		uint32_t tid = tids[r];
+		uint64_t parent = spanidx_u64(ix, SPANIDX_PARENT, r);
+		uint32_t tid = spanidx_u32(ix, SPANIDX_TID, r);
 
 		while (n > 0 && (st[n - 1].id != parent || st[n - 1].tid != tid))
 			n--;
@@ -366,7 +403,7 @@ analysis_walk(const struct analysis *a,
 		if ((rc = visit(ctx, &v)) < 0)
 			break;
 		st[n].row = r;
-		st[n].id = ids[r];
+		st[n].id = spanidx_u64(ix, SPANIDX_ID, r);
 		st[n].tid = tid;
 		rows[n] = r;
 		n++;

@@ -2,10 +2,13 @@
  * analysis: an analysis directory (man ptkit-spans.5) opened for reading.
  *
  * Owns finding the directory (an analysis directory, or a snapshot
- * directory whose derived/default/ is used), its manifest.json, and the
+ * directory whose derived/default/ is used), its manifest.json (without
+ * which an analysis is incomplete: what a killed ptspans leaves), and the
  * mapping of index.bin, which it rebuilds from spans.jsonl when the index
- * is missing, unreadable, older than spans.jsonl or holds another number
- * of spans than the manifest says.  It also owns the one walk every
+ * is missing, damaged, older than spans.jsonl or holds another number of
+ * spans than the manifest says; a rebuild that finds another number of
+ * spans in spans.jsonl than the manifest says is an error, and one that
+ * cannot write into the directory (read-only) keeps the index in memory.  It also owns the one walk every
  * aggregate needs: the spans of each thread with their ancestors, in
  * O(max depth) memory (analysis_walk).  ptquery and ptdiff use it.  The
  * directory's format (file names, record members, the manifest) is
@@ -16,11 +19,13 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
 #include "base/error.h"
 #include "fmt/spanidx.h"
+#include "span/spandir.h"
 
 struct analysis {
 	char dir[PATH_MAX];		/* the analysis directory itself */
@@ -30,54 +35,39 @@ struct analysis {
 	 * "missing", "older than spans.jsonl", "holds 3 spans, the manifest
 	 * says 4" or the reader's complaint. */
 	char rebuilt[ERROR_MSG_MAX];
+	/* Why the rebuilt index is only in memory ("" when it was saved):
+	 * the error of writing it into the directory. */
+	char unsaved[ERROR_MSG_MAX];
 };
 
 /*
  * Opens path (analysis or snapshot directory) into a.  Returns 0, or
  * -ERR_NOTFOUND (no such directory, or neither index.bin nor spans.jsonl:
  * "not an analysis directory"), -ERR_FORMAT (spans.jsonl or manifest.json
- * unreadable; e says line and why), -ERR_IO, -ERR_NOMEM.  On failure
- * nothing is left open.
+ * unreadable, no manifest.json, spans.jsonl holding another number of
+ * spans than the manifest, index.bin damaged with nothing to rebuild it
+ * from; e says which and why), -ERR_IO, -ERR_NOMEM.  On failure nothing
+ * is left open.
  */
 int analysis_open(struct analysis *a, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
 void analysis_close(struct analysis *a);
 
 /*
- * Rebuilds dir/index.bin from dir/spans.jsonl (written beside it and
- * renamed into place).  Returns the number of rows (>= 0), or -ERR_IO,
- * -ERR_FORMAT (e: "spans.jsonl line N: why"), -ERR_NOMEM.
+ * File f of the analysis (a JSON Lines file) opened for reading, in
+ * whichever form it has (compressed or plain), its file name in *name.
+ * Returns the stream, or NULL with e: -ERR_NOTFOUND (neither form),
+ * -ERR_IO, -ERR_NOMEM.  A damaged compressed file reads as a stream
+ * error (ferror).
  */
-int64_t analysis_rebuild_index(const char *dir, struct error *e);
+FILE *analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
+    const char **name, struct error *e);
 
 /* Convenience accessors of row r. */
 static inline uint64_t
 analysis_rows(const struct analysis *a)
 {
 	return a->ix.rows;
-}
-
-/*
- * The columns as arrays, for loops over millions of rows (index.bin
- * aligns every column to 8 bytes and the mapping is page aligned, so the
- * host's little-endian values can be read in place).
- */
-static inline const uint64_t *
-analysis_u64s(const struct analysis *a, unsigned col)
-{
-	return (const uint64_t *)a->ix.col[col];
-}
-
-static inline const uint32_t *
-analysis_u32s(const struct analysis *a, unsigned col)
-{
-	return (const uint32_t *)a->ix.col[col];
-}
-
-static inline const uint8_t *
-analysis_u8s(const struct analysis *a, unsigned col)
-{
-	return (const uint8_t *)a->ix.col[col];
 }
 
 const char *analysis_fn(const struct analysis *a, uint64_t r);

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sym/symtab.h"
 
@@ -12,6 +13,10 @@ static const char *const file_names[SPANDIR_FILE_NR] = {
 	"spans.jsonl", "inline.jsonl", "gaps.jsonl", "threads.jsonl",
 	"events.jsonl", "index.bin", "manifest.json",
 };
+
+/* index.bin checks causes against its own counts of them. */
+_Static_assert(CS_START_NR == SPANIDX_START_NR, "start causes");
+_Static_assert(CS_END_NR == SPANIDX_END_NR, "end causes");
 
 static const char *const start_names[CS_START_NR] = {
 	"seen", "ring_start", "gap", "trace_start", "signal", "return",
@@ -42,6 +47,37 @@ spandir_path(const char *dir, enum spandir_file f, char *buf, size_t size,
 	if (n < 0 || (size_t)n >= size)
 		return error_set(e, ERR_RANGE, "%s: path too long", dir);
 	return 0;
+}
+
+const char *
+spandir_zst_name(enum spandir_file f)
+{
+	if (f == SPANDIR_SPANS)
+		return "spans.jsonl" SPANDIR_ZST;
+	return f == SPANDIR_INLINE ? "inline.jsonl" SPANDIR_ZST : NULL;
+}
+
+int
+spandir_find(const char *dir, enum spandir_file f, char *buf, size_t size,
+    const char **name)
+{
+	const char *forms[2] = { spandir_zst_name(f), spandir_file_name(f) };
+	struct stat sb;
+
+	for (int i = 0; i < 2; i++) {
+		int n;
+
+		if (forms[i] == NULL)
+			continue;
+		n = snprintf(buf, size, "%s/%s", dir, forms[i]);
+		if (n < 0 || (size_t)n >= size)
+			return -ERR_RANGE;
+		if (stat(buf, &sb) == 0) {
+			*name = forms[i];
+			return 0;
+		}
+	}
+	return -ERR_NOTFOUND;
 }
 
 const char *
@@ -473,7 +509,9 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 	jsonw_key(&w, "files");
 	jsonw_array_begin(&w);
 	for (int i = 0; i <= SPANDIR_INDEX; i++)
-		jsonw_string(&w, file_names[i]);
+		jsonw_string(&w, m->jsonl_zst && spandir_zst_name(
+		    (enum spandir_file)i) != NULL ? spandir_zst_name(
+		    (enum spandir_file)i) : file_names[i]);
 	jsonw_array_end(&w);
 	jsonw_object_end(&w);
 	jsonw_newline(&w);

@@ -56,6 +56,23 @@ int spandir_path(const char *dir, enum spandir_file f, char *buf,
     size_t size, struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * spans.jsonl and inline.jsonl, the large files, are written
+ * zstd-compressed by default, as spans.jsonl.zst and inline.jsonl.zst
+ * (SPANDIR_ZST appended); readers take either form.  The name of f's
+ * compressed form, or NULL when f is only ever plain.
+ */
+#define SPANDIR_ZST ".zst"
+const char *spandir_zst_name(enum spandir_file f);
+
+/*
+ * The path of the form of f that dir holds (the compressed one first) in
+ * buf, and its file name in *name.  Returns 0, -ERR_NOTFOUND (neither)
+ * or -ERR_RANGE.
+ */
+int spandir_find(const char *dir, enum spandir_file f, char *buf,
+    size_t size, const char **name) PTKIT_MUST_CHECK;
+
+/*
  * The words of the records.  *_name returns "unknown" past the table;
  * *_of returns the number of a name, or -1.
  */
@@ -176,6 +193,7 @@ struct spandir_manifest {
 	const struct spandir_quality *quality;
 	const struct spandir_coverage *threads;
 	size_t n_threads;
+	int jsonl_zst;			/* spans, inline written compressed */
 };
 
 /* Writes the manifest to f (not closed).  Returns jsonw_finish's value. */

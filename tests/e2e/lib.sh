@@ -123,6 +123,27 @@ test_eq() {
 	fi
 }
 
+# spans_jsonl DIR, inline_jsonl DIR: the span (inline) records of the
+# analysis DIR on stdout, whichever form it holds (spans.jsonl.zst as
+# ptspans writes it, or plain spans.jsonl).  Without either, a line jq
+# refuses, so that a pipe into jq fails rather than reads nothing.
+analysis_jsonl() {
+	if [ -f "$1/$2.zst" ]; then
+		zstd -dc -- "$1/$2.zst"
+	elif [ -f "$1/$2" ]; then
+		cat -- "$1/$2"
+	else
+		echo "$1: no $2 or $2.zst"
+		return 1
+	fi
+}
+spans_jsonl() {
+	analysis_jsonl "$1" spans.jsonl
+}
+inline_jsonl() {
+	analysis_jsonl "$1" inline.jsonl
+}
+
 test_done() {
 	echo "1..$test_count"
 	if [ $test_failed -gt 0 ]; then

@@ -14,7 +14,7 @@ test_expect_success 'ptspans -o makes missing parents' '
 	ptrec -o snap -- /bin/true >/dev/null 2>&1 &&
 	ptdecode snap 2>/dev/null | ptspans -o x/y/derived/default >out &&
 	test_eq x/y/derived/default "$(cat out)" &&
-	test -f x/y/derived/default/spans.jsonl
+	test -f x/y/derived/default/spans.jsonl.zst
 '
 
 test_expect_success 'a file in the way is reported, nothing is left' '

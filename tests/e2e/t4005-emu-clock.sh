@@ -19,8 +19,8 @@ spans_of() {
 		ptdecode snap >blocks 2>decode.err &&
 		ptspans -o an <blocks >/dev/null || return 1
 	fi
-	jq -r --arg fn "$1" 'select(.fn == $fn) |
-	    "\(.tid) \(.start_ns) \(.end_ns)"' an/spans.jsonl | sort -n -k2
+	spans_jsonl an | jq -r --arg fn "$1" 'select(.fn == $fn) |
+	    "\(.tid) \(.start_ns) \(.end_ns)"' | sort -n -k2
 }
 
 # printed WORD: the number the fixture printed after WORD.

@@ -32,7 +32,7 @@ check_counts() {
 	test -s want &&
 	ptdecode snap >blocks 2>decode.err &&
 	ptspans -o an <blocks >/dev/null &&
-	jq -r 'select(.start == "seen") | "\(.pid) \(.fn)"' an/spans.jsonl |
+	spans_jsonl an | jq -r 'select(.start == "seen") | "\(.pid) \(.fn)"' |
 	    sort | uniq -c | awk '{ print $2, $3, $1 }' >spans.counts &&
 	perf --buildid-dir snap/images script -i snap/perf.data --itrace=cr \
 	    -F pid,flags,ip,sym,addr 2>perf.err |

@@ -39,7 +39,7 @@ EOF
 check_counts() {
 	grep -E '^(count|tail)	' snap/output.log >truth &&
 	test -s truth &&
-	jq -r -f "$TEST_ROOT/seen.jq" an/spans.jsonl >seen &&
+	spans_jsonl an | jq -r -f "$TEST_ROOT/seen.jq" >seen &&
 	perf --buildid-dir snap/images script -i snap/perf.data \
 	    --itrace=cr -F flags,ip,sym,addr 2>perf.err |
 	    awk '$1 == "call" { print $NF }' >perf.calls &&
@@ -60,15 +60,13 @@ check_counts() {
 # check_edges: every span says how its edges were seen, from the known
 # causes; inline counts sum to each span's inline_insns <= self_insns.
 check_edges() {
-	jq -e -s 'all(.[]; (.start | IN("seen", "ring_start", "gap",
+	spans_jsonl an | jq -e -s 'all(.[]; (.start | IN("seen", "ring_start", "gap",
 	    "trace_start", "signal", "return")) and (.end | IN("seen",
 	    "unwound", "snapshot_end", "gap", "sigreturn")) and .v == 1
 	    and .inline_insns <= .self_insns and .dur_ns == .end_ns - .start_ns
-	    and .self_ns <= .dur_ns and .self_insns <= .insns)' \
-	    an/spans.jsonl >/dev/null &&
-	jq -r 'select(.inline_insns > 0) | "\(.id) \(.inline_insns)"' \
-	    an/spans.jsonl | sort >want.inl &&
-	jq -r '"\(.span) \(.insns)"' an/inline.jsonl |
+	    and .self_ns <= .dur_ns and .self_insns <= .insns)' >/dev/null &&
+	spans_jsonl an | jq -r 'select(.inline_insns > 0) | "\(.id) \(.inline_insns)"' | sort >want.inl &&
+	inline_jsonl an | jq -r '"\(.span) \(.insns)"' |
 	    awk '{ s[$1] += $2 } END { for (k in s) print k, s[k] }' |
 	    sort >got.inl &&
 	test -s want.inl &&
@@ -77,15 +75,14 @@ check_edges() {
 
 test_expect_success 'tree: recursion, tail calls, longjmp, inlines' "
 	analyse \"$FIX/tree\" 12 &&
-	cp blocks an/spans.jsonl \"$TEST_ROOT\" &&
+	cp blocks \"$TEST_ROOT\" &&
+	spans_jsonl an >\"$TEST_ROOT/spans.jsonl\" &&
 	check_counts && test \$(wc -l <compared) = 6 &&
 	check_edges &&
-	jq -e -s 'all(.[] | select(.fn == \"tail_b\"); .tail_call)' \
-	    an/spans.jsonl >/dev/null &&
-	test \$(jq -r 'select(.fn == \"deep\" and .end == \"unwound\") | .id' \
-	    an/spans.jsonl | wc -l) = 66 &&
-	jq -e -s '[.[] | select(.fn == \"twice\" or .fn == \"mix\")] |
-	    length > 0' an/inline.jsonl >/dev/null &&
+	spans_jsonl an | jq -e -s 'all(.[] | select(.fn == \"tail_b\"); .tail_call)' >/dev/null &&
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"deep\" and .end == \"unwound\") | .id' | wc -l) = 66 &&
+	inline_jsonl an | jq -e -s '[.[] | select(.fn == \"twice\" or .fn == \"mix\")] |
+	    length > 0' >/dev/null &&
 	jq -e '.quality.ret_mismatch == 0 and .quality.spans_unnamed <= 2
 	    and .analysis_id == \"default\"' an/manifest.json &&
 	jq -e -s 'any(.[]; .kind == \"trigger\" and .trigger == \"exit\")' \
@@ -98,15 +95,13 @@ test_expect_success 'lto: helpers inlined across files, counted exactly' "
 	analyse \"$FIX/lto\" 6 &&
 	check_counts &&
 	check_edges &&
-	jq -r 'select(.fn == \"outer\") | .id' an/spans.jsonl | sort >outer &&
+	spans_jsonl an | jq -r 'select(.fn == \"outer\") | .id' | sort >outer &&
 	test \$(wc -l <outer) = 6 &&
-	jq -r 'select(.fn == \"lto_scale\" and .insns > 0) | .span' \
-	    an/inline.jsonl | sort >scale &&
-	jq -r 'select(.fn == \"lto_offset\" and .insns > 0) | .span' \
-	    an/inline.jsonl | sort >offset &&
+	inline_jsonl an | jq -r 'select(.fn == \"lto_scale\" and .insns > 0) | .span' | sort >scale &&
+	inline_jsonl an | jq -r 'select(.fn == \"lto_offset\" and .insns > 0) | .span' | sort >offset &&
 	test_cmp outer scale && test_cmp outer offset &&
-	test \$(jq -r 'select(.fn == \"outer\") |
-	    \"\\(.self_insns) \\(.inline_insns)\"' an/spans.jsonl |
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"outer\") |
+	    \"\\(.self_insns) \\(.inline_insns)\"' |
 	    sort -u | wc -l) = 1
 "
 
@@ -114,20 +109,20 @@ test_expect_success 'cxx: exceptions through three frames, templates' "
 	analyse \"$FIX/cxx\" 8 &&
 	check_counts && test \$(wc -l <compared) = 4 &&
 	check_edges &&
-	test \$(jq -r 'select(.fn == \"thrower(int)\" and .end == \"unwound\")
-	    | .id' an/spans.jsonl | wc -l) = 4 &&
-	test \$(jq -r 'select(.fn == \"level2(int)\" and .end == \"unwound\")
-	    | .id' an/spans.jsonl | wc -l) = 4 &&
-	test \$(jq -r 'select(.fn == \"level1(int)\" and .end == \"seen\")
-	    | .id' an/spans.jsonl | wc -l) = 8
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"thrower(int)\" and .end == \"unwound\")
+	    | .id' | wc -l) = 4 &&
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"level2(int)\" and .end == \"unwound\")
+	    | .id' | wc -l) = 4 &&
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"level1(int)\" and .end == \"seen\")
+	    | .id' | wc -l) = 8
 "
 
 test_expect_success 'sig: a handler as an async frame, sigreturn' "
 	analyse \"$FIX/sig\" 7 &&
 	check_counts &&
-	test \$(jq -r 'select(.fn == \"handler\" and .start == \"signal\" and
-	    .async) | .id' an/spans.jsonl | wc -l) = 7 &&
-	test \$(jq -r 'select(.end == \"sigreturn\") | .id' an/spans.jsonl |
+	test \$(spans_jsonl an | jq -r 'select(.fn == \"handler\" and .start == \"signal\" and
+	    .async) | .id' | wc -l) = 7 &&
+	test \$(spans_jsonl an | jq -r 'select(.end == \"sigreturn\") | .id' |
 	    wc -l) = 7 &&
 	test \$(jq -r 'select(.kind == \"signal\") | .tid' an/events.jsonl |
 	    wc -l) = 7 &&
@@ -140,7 +135,7 @@ for n in 2 8; do
 		analyse \"$FIX/threads\" $n 20 &&
 		check_counts &&
 		test \$(wc -l <an/threads.jsonl) = $((n + 1)) &&
-		test \$(jq -r 'select(.fn == \"body\") | .tid' an/spans.jsonl |
+		test \$(spans_jsonl an | jq -r 'select(.fn == \"body\") | .tid' |
 		    sort -u | wc -l) = $n &&
 		jq -e '.threads | length == $((n + 1))' an/manifest.json
 	"
@@ -149,8 +144,8 @@ done
 test_expect_success 'dl: calls into a dlopened library' "
 	analyse \"$FIX/dl\" 9 &&
 	check_counts &&
-	jq -e -s 'all(.[] | select(.fn == \"plugin_helper\"); .module |
-	    endswith(\"libspansdl.so\"))' an/spans.jsonl >/dev/null &&
+	spans_jsonl an | jq -e -s 'all(.[] | select(.fn == \"plugin_helper\"); .module |
+	    endswith(\"libspansdl.so\"))' >/dev/null &&
 	jq -e -s 'any(.[]; .kind == \"mmap\" and
 	    (.name | endswith(\"libspansdl.so\")))' an/events.jsonl >/dev/null
 "
@@ -188,7 +183,7 @@ test_expect_success 'stripped binary: --debug-dir where the snapshot has none' "
 test_expect_success 'ring wrap: callers below the bottom, parity in window' "
 	analyse 64K \"$FIX/tree\" 1500 &&
 	jq -e '.threads[0].wrapped' snap/manifest.json >/dev/null &&
-	jq -r -f \"$TEST_ROOT/seen.jq\" an/spans.jsonl >seen &&
+	spans_jsonl an | jq -r -f \"$TEST_ROOT/seen.jq\" >seen &&
 	perf --buildid-dir snap/images script -i snap/perf.data \
 	    --itrace=cr -F flags,ip,sym,addr 2>perf.err |
 	    awk '\$1 == \"call\" { print \$NF }' >perf.calls &&
@@ -197,8 +192,8 @@ test_expect_success 'ring wrap: callers below the bottom, parity in window' "
 		    \"\$f \$(grep -c \"^\$f	call\$\" seen)\" || return 1
 	done &&
 	test \$(grep -c '^fib	call' seen) -gt 1000 &&
-	jq -e -s 'any(.[]; .fn == \"main\" and .start == \"ring_start\" and
-	    .depth < 0)' an/spans.jsonl >/dev/null &&
+	spans_jsonl an | jq -e -s 'any(.[]; .fn == \"main\" and .start == \"ring_start\" and
+	    .depth < 0)' >/dev/null &&
 	jq -e '.quality.wrapped_threads == 1 and .quality.min_depth < 0' \
 	    an/manifest.json &&
 	check_edges

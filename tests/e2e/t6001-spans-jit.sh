@@ -41,9 +41,8 @@ record() {
 # check_counts: "count" lines against every [jit] span of the function,
 # "calls" lines against those a call entered and against perf's calls.
 check_counts() {
-	jq -r 'select(.module == "[jit]") |
-	    [.fn, (if .tail_call then "tail" else "call" end), .start] | @tsv' \
-	    an/spans.jsonl >seen &&
+	spans_jsonl an | jq -r 'select(.module == "[jit]") |
+	    [.fn, (if .tail_call then "tail" else "call" end), .start] | @tsv' >seen &&
 	perf --buildid-dir snap/images script -i snap/perf.data \
 	    --itrace=cr -F flags,ip,sym,addr 2>perf.err |
 	    awk '$1 == "call" { print $NF }' >perf.calls &&
@@ -89,8 +88,7 @@ test_expect_success 'RWX JIT: spans and perf calls equal the program (native and
 	ptdecode --decoder perf snap 2>/dev/null | ptspans >perf.spans &&
 	jq -r 'select(.module == \"[jit]\") | [.fn, .tail_call] | @tsv' \
 	    perf.spans | sort | uniq -c >via-perf &&
-	jq -r 'select(.module == \"[jit]\") | [.fn, .tail_call] | @tsv' \
-	    an/spans.jsonl | sort | uniq -c >via-native &&
+	spans_jsonl an | jq -r 'select(.module == \"[jit]\") | [.fn, .tail_call] | @tsv' | sort | uniq -c >via-native &&
 	test \$(wc -l <via-native) = 4 &&
 	test_cmp via-native via-perf
 "
@@ -110,7 +108,7 @@ test_expect_success 'spans are named from the archived map, not the image' "
 	sed 's/ jit_/ renamed_/' snap/jit/perf-\$pid.map >renamed &&
 	cp renamed snap/jit/perf-\$pid.map &&
 	ptdecode snap | ptspans -o an2 >/dev/null &&
-	jq -r 'select(.module == \"[jit]\") | .fn' an2/spans.jsonl |
+	spans_jsonl an2 | jq -r 'select(.module == \"[jit]\") | .fn' |
 	    sort | uniq -c | awk '{ print \$2, \$1 }' >got &&
 	printf 'renamed_inc 18\\nrenamed_thrice 3\\nrenamed_twice 6\\n' >want &&
 	test_cmp want got

@@ -39,10 +39,10 @@ test_expect_success 'spans open at the ring start begin at its first instant' '
 	test "$first" -gt 0 &&
 	jq -s -e --argjson f "$first" "map(select(.cause == \"ring_start\"))
 	    | length == 1 and .[0].end_ns == \$f" "$W/an/gaps.jsonl" &&
-	jq -s -e --argjson f "$first" --argjson l "$last" "
+	spans_jsonl "$W/an" | jq -s -e --argjson f "$first" --argjson l "$last" "
 	    (map(select(.start == \"ring_start\")) | length > 0 and
 	     all(.start_ns == \$f)) and
-	    all(.start_ns >= \$f and .end_ns <= \$l)" "$W/an/spans.jsonl"
+	    all(.start_ns >= \$f and .end_ns <= \$l)"
 '
 
 test_expect_success 'coverage is the history not in gaps, not 0' '
@@ -94,14 +94,14 @@ test_expect_success 'with --incomplete, self_insns equal perf per function' '
 
 test_expect_success 'incomplete spans stay out of the ranking, and it says so' '
 	# Functions whose every span is incomplete (main, its callers).
-	jq -s -r "group_by(.fn)[] | select(all(.start == \"ring_start\" or
-	    .start == \"gap\")) | .[0].fn" "$W/an/spans.jsonl" >incomplete.fns &&
+	spans_jsonl "$W/an" | jq -s -r "group_by(.fn)[] | select(all(.start == \"ring_start\" or
+	    .start == \"gap\")) | .[0].fn" >incomplete.fns &&
 	grep -q -x main incomplete.fns &&
-	n=$(jq -s "map(select(.start == \"ring_start\" or .start == \"gap\"))
-	    | length" "$W/an/spans.jsonl") &&
+	n=$(spans_jsonl "$W/an" | jq -s "map(select(.start == \"ring_start\" or .start == \"gap\"))
+	    | length") &&
 	test "$n" -gt 0 &&
-	ns=$(jq -s "map(select(.start == \"ring_start\" or .start == \"gap\")
-	    | .self_ns) | add" "$W/an/spans.jsonl") &&
+	ns=$(spans_jsonl "$W/an" | jq -s "map(select(.start == \"ring_start\" or .start == \"gap\")
+	    | .self_ns) | add") &&
 	ptquery "$W/an" --kind hotpaths --sort self_insns --format json \
 	    --limit 1000 >hot.json 2>hot.err &&
 	echo "ptquery: warning: $W/an: $n incomplete spans (begun before the history the analysis holds) left out of the ranking: --incomplete counts them" >want.err &&
@@ -113,8 +113,8 @@ test_expect_success 'incomplete spans stay out of the ranking, and it says so' '
 	perf --buildid-dir "$W/snap/images" script -i "$W/snap/perf.data" \
 	    --itrace=i1i -F ip,sym,dso 2>perf.err |
 	awk -f "$TEST_ROOT/perf-insns.awk" | sort >perf.counts &&
-	jq -r "select(.start == \"ring_start\" or .start == \"gap\") |
-	    \"\(.fn) \(.self_insns)\"" "$W/an/spans.jsonl" >incomplete.insns &&
+	spans_jsonl "$W/an" | jq -r "select(.start == \"ring_start\" or .start == \"gap\") |
+	    \"\(.fn) \(.self_insns)\"" >incomplete.insns &&
 	awk "NR == FNR { left[\$1] += \$2; next }
 	    { print \$1, \$2 - left[\$1] }" incomplete.insns perf.counts |
 	sort -k2,2nr | head -n 1 | cut -d" " -f1 >perf.top &&
@@ -173,13 +173,13 @@ test_expect_success 'frames below the bottom that no symbol holds are unknown' '
 	ptspans -o an <blocks >out &&
 	jq -e ".quality.wrapped_threads == 1" an/manifest.json &&
 	# Below the bottom: no entry; in the stripped program: no symbol.
-	jq -s -e "map(select(.entry == null and .raw == null and
+	spans_jsonl an | jq -s -e "map(select(.entry == null and .raw == null and
 	    (.module | endswith(\"/bare\")))) | length > 0 and
-	    all(.fn == \"unknown\")" an/spans.jsonl &&
+	    all(.fn == \"unknown\")" &&
 	# Frames entered by a call keep module+offset of their entry.
-	jq -s -e "map(select(.entry != null and .raw == null and
+	spans_jsonl an | jq -s -e "map(select(.entry != null and .raw == null and
 	    (.module | endswith(\"/bare\")))) | length > 0 and
-	    all(.fn | test(\"^bare\\\\+0x[0-9a-f]{1,6}\$\"))" an/spans.jsonl
+	    all(.fn | test(\"^bare\\\\+0x[0-9a-f]{1,6}\$\"))"
 '
 
 test_done

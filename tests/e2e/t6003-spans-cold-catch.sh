@@ -37,7 +37,7 @@ test_expect_success 'the landing pad is in main.cold' '
 test_expect_success 'calls equal the program'"'"'s counts' '
 	grep "^count	" "$S/snap/output.log" | cut -f2,3 | sort >want &&
 	test "$(wc -l <want)" -eq 3 &&
-	jq -r "select(.start == \"seen\") | .fn" "$S/an/spans.jsonl" |
+	spans_jsonl "$S/an" | jq -r "select(.start == \"seen\") | .fn" |
 	sort | uniq -c | awk "{ n = \$1; \$1 = \"\"; sub(/^ /, \"\");
 	    print \$0 \"\t\" n }" | grep -E "^(thrower\(int\)|work\(int\)|rare\(\))	" |
 	sort >got &&
@@ -48,7 +48,7 @@ test_expect_success 'each catch is main'"'"'s, __cxa_throw ends where it lands' 
 	caught=$(awk -F"\t" "\$1 == \"caught\" { print \$3 }" \
 	    "$S/snap/output.log") &&
 	test "$caught" -eq 5 &&
-	jq -s -e --argjson n "$caught" "INDEX(.id) as \$by |
+	spans_jsonl "$S/an" | jq -s -e --argjson n "$caught" "INDEX(.id) as \$by |
 	    (map(select(.fn == \"__cxa_begin_catch\")) | sort_by(.start_ns))
 	    as \$catches |
 	    (map(select(.fn == \"__cxa_throw\")) | sort_by(.start_ns))
@@ -58,7 +58,7 @@ test_expect_success 'each catch is main'"'"'s, __cxa_throw ends where it lands' 
 	    all(\$throws[]; .end == \"unwound\") and
 	    all(range(\$n); \$throws[.].end_ns <= \$catches[.].start_ns) and
 	    all(.[]; .fn != \"_Unwind_RaiseException\" or .end == \"unwound\")
-	    " "$S/an/spans.jsonl" &&
+	    " &&
 	# perf counts the same catches.
 	perf --buildid-dir "$S/snap/images" script -i "$S/snap/perf.data" \
 	    --itrace=cr -F ip,sym,addr 2>perf.err |

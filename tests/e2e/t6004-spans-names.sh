@@ -23,9 +23,9 @@ test_expect_success 'free is free, called as often as the program says' '
 	ptspans -o "$S/an" <"$S/blocks" >"$S/out" &&
 	n=$(awk -F"\t" "\$2 == \"free\" { print \$3 }" "$S/snap/output.log") &&
 	test "$n" -eq 7 &&
-	jq -s -e --argjson n "$n" "
+	spans_jsonl "$S/an" | jq -s -e --argjson n "$n" "
 	    (map(select(.fn == \"free\" and .start == \"seen\")) | length)
-	    == \$n and all(.[]; .fn != \"cfree\")" "$S/an/spans.jsonl" &&
+	    == \$n and all(.[]; .fn != \"cfree\")" &&
 	# perf calls the same address cfree@GLIBC_2.2.5: entered as often
 	# (from the PLT stub, which perf names _init+0x30).
 	perf --buildid-dir "$S/snap/images" script -i "$S/snap/perf.data" \
@@ -39,10 +39,9 @@ test_expect_success 'the first frame is ld.so'"'"'s _start, as perf names it' '
 	perf --buildid-dir "$S/snap/images" script -i "$S/snap/perf.data" \
 	    --itrace=i1i -F ip,sym,dso 2>perf.err | head -n 1 >first &&
 	grep -q " _start (.*/ld-linux-x86-64\.so\.2)\$" first &&
-	jq -s -e "map(select(.start == \"trace_start\")) | length == 1 and
-	    .[0].fn == \"_start\" and (.[0].module | endswith(\"/ld-linux-x86-64.so.2\"))" \
-	    "$S/an/spans.jsonl" &&
-	! jq -r ".fn" "$S/an/spans.jsonl" | grep -q "^ld-linux-x86-64\.so\.2+"
+	spans_jsonl "$S/an" | jq -s -e "map(select(.start == \"trace_start\")) | length == 1 and
+	    .[0].fn == \"_start\" and (.[0].module | endswith(\"/ld-linux-x86-64.so.2\"))" &&
+	! spans_jsonl "$S/an" | jq -r ".fn" | grep -q "^ld-linux-x86-64\.so\.2+"
 '
 
 test_done

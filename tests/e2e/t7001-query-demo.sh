@@ -49,7 +49,7 @@ test_expect_success 'at: the first checksum call sits under main' "
 
 test_expect_success 'folded sums exactly to the spans self time' "
 	ptquery $A --kind hotpaths --format folded >out &&
-	want=\$(jq -s 'map(.self_ns) | add' $A/spans.jsonl) &&
+	want=\$(spans_jsonl $A | jq -s 'map(.self_ns) | add') &&
 	got=\$(awk '{ s += \$NF } END { print s }' out) &&
 	test_eq \"\$want\" \"\$got\" &&
 	grep -q ';main;fib;fib ' out
@@ -58,11 +58,11 @@ test_expect_success 'folded sums exactly to the spans self time' "
 # Instructions: every span counts, also those that took 0 ns under emu.
 test_expect_success 'folded --weight insns sums to the self instructions' "
 	ptquery $A --kind hotpaths --format folded --weight insns >out &&
-	want=\$(jq -s 'map(.self_insns) | add' $A/spans.jsonl) &&
+	want=\$(spans_jsonl $A | jq -s 'map(.self_insns) | add') &&
 	got=\$(awk '{ s += \$NF } END { print s }' out) &&
 	test_eq \"\$want\" \"\$got\" &&
-	test \"\$(jq -s '[.[] | select(.self_ns == 0 and .self_insns > 0)] |
-	    length' $A/spans.jsonl)\" -gt 0 &&
+	test \"\$(spans_jsonl $A | jq -s '[.[] | select(.self_ns == 0 and .self_insns > 0)] |
+	    length')\" -gt 0 &&
 	must_exit 2 ptquery $A --kind hotpaths --weight insns 2>err &&
 	test_eq 'ptquery: --weight applies to --format folded only' \
 	    \"\$(head -1 err)\"
@@ -76,7 +76,7 @@ test_expect_success 'summary: trigger, window, top functions' "
 	top=\$(ptquery $A --kind hotpaths --sort self_ns --limit 1 |
 	    sed -n '1s/.* name=//p') &&
 	grep -q \"^top rank=1 .* name=\$top\\\$\" out &&
-	n=\$(wc -l <$A/spans.jsonl) &&
+	n=\$(spans_jsonl $A | wc -l) &&
 	grep -q \"^quality spans=\$n \" out
 "
 
@@ -84,13 +84,13 @@ test_expect_success 'chrome on real spans nests strictly' "
 	ptquery $A --kind timeline --format chrome >out &&
 	jq -e -f $PTKIT_SRC/tests/e2e/query-nested.jq out &&
 	test \$(jq '[.traceEvents[] | select(.ph == \"X\")] | length' out) = \
-	    \$(wc -l <$A/spans.jsonl)
+	    \$(spans_jsonl $A | wc -l)
 "
 
 test_expect_success 'fxt on real spans: every record parses, one slice a span' "
 	ptquery $A --kind timeline --format fxt >out.fxt &&
 	$FXTREAD out.fxt >out &&
-	n=\$(wc -l <$A/spans.jsonl) &&
+	n=\$(spans_jsonl $A | wc -l) &&
 	grep -q \" threads=1 kobjs=2 events=\$((n * 2)) slices=\$n dropped=0\\\$\" out
 "
 
@@ -112,14 +112,14 @@ test_expect_success 'paging hotpaths and timeline yields every row once' "
 
 test_expect_success 'inline grouping agrees with inline.jsonl' "
 	ptquery $A --kind hotpaths --group inline --format json >out &&
-	jq -s -c 'group_by(.fn) | map({name: .[0].fn, calls: length,
+	inline_jsonl $A | jq -s -c 'group_by(.fn) | map({name: .[0].fn, calls: length,
 	    insns: (map(.total_insns) | add), self: (map(.insns) | add)}) |
-	    sort_by(.name) | .[]' $A/inline.jsonl >want &&
+	    sort_by(.name) | .[]' >want &&
 	jq -c '[.rows[] | select(.note == \"inlined\") | {name, calls, insns,
 	    self: .self_insns}] | sort_by(.name) | .[]' out >got &&
 	test -s want && test_cmp want got &&
 	ptquery $A --kind hotpaths --format json >fn.json &&
-	jq -s 'map(.self_insns - .inline_insns) | add' $A/spans.jsonl >want &&
+	spans_jsonl $A | jq -s 'map(.self_insns - .inline_insns) | add' >want &&
 	jq '[.rows[] | select(.note != \"inlined\") | .self_insns] | add' \
 	    out >got &&
 	test_cmp want got

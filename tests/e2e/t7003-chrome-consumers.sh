@@ -33,7 +33,7 @@ analyse() {
 
 # pairs NAME: (tid, function, caller) of every span, as spans.jsonl says.
 pairs() {
-	jq -r '[.id, .parent // 0, .tid, .fn] | @tsv' "$1.an/spans.jsonl" |
+	spans_jsonl "$1.an" | jq -r '[.id, .parent // 0, .tid, .fn] | @tsv' |
 	    awk -F'\t' '{ fn[$1] = $4; p[$1] = $2; t[$1] = $3 }
 	    END { for (i in fn) print t[i] "\t" fn[i] "\t" \
 	    ((p[i] in fn) ? fn[p[i]] : "-") }' | LC_ALL=C sort
@@ -54,16 +54,14 @@ consumers_agree() {
 
 test_expect_success 'threads: every span of every thread placed as ptkit does' '
 	analyse threads "$SPANS_FIX/threads" &&
-	test "$(jq -s "[.[].tid] | unique | length" threads.an/spans.jsonl)" -gt 2 &&
+	test "$(spans_jsonl threads.an | jq -s "[.[].tid] | unique | length")" -gt 2 &&
 	consumers_agree threads
 '
 
 test_expect_success 'recursion, and zero-duration spans among them' '
 	analyse branchy "$EMU_FIX/branchy" &&
-	test "$(jq -s "[.[] | select(.dur_ns == 0)] | length" \
-	    branchy.an/spans.jsonl)" -gt 100 &&
-	test "$(jq -s "[.[] | select(.fn == \"recurse\")] | length" \
-	    branchy.an/spans.jsonl)" -gt 100 &&
+	test "$(spans_jsonl branchy.an | jq -s "[.[] | select(.dur_ns == 0)] | length")" -gt 100 &&
+	test "$(spans_jsonl branchy.an | jq -s "[.[] | select(.fn == \"recurse\")] | length")" -gt 100 &&
 	consumers_agree branchy &&
 	# one function only: each span under its nearest exported caller
 	ptquery branchy.an --kind timeline --function recurse --format chrome \
@@ -71,20 +69,19 @@ test_expect_success 'recursion, and zero-duration spans among them' '
 	node "$C/engine-nesting.mjs" page.json >page.engine &&
 	test_eq 0 "$(awk -F"\t" "\$3 != \"-\" && \$3 != \"recurse\"" \
 	    page.engine | wc -l)" &&
-	test_eq "$(jq -s "[.[] | select(.fn == \"recurse\")] | length" \
-	    branchy.an/spans.jsonl)" "$(wc -l <page.engine)" &&
+	test_eq "$(spans_jsonl branchy.an | jq -s "[.[] | select(.fn == \"recurse\")] | length")" "$(wc -l <page.engine)" &&
 	test "$(awk -F"\t" "\$3 == \"recurse\"" page.engine | wc -l)" -gt 0
 '
 
 test_expect_success 'C++ with exceptions: unwound frames placed too' '
 	analyse cxx "$SPANS_FIX/cxx" &&
-	jq -e -s "any(.[]; .end == \"unwound\")" cxx.an/spans.jsonl >/dev/null &&
+	spans_jsonl cxx.an | jq -e -s "any(.[]; .end == \"unwound\")" >/dev/null &&
 	consumers_agree cxx
 '
 
 test_expect_success 'processes: each on its own pid, named' '
 	analyse forks "$EMU_FIX/forks" fork &&
-	test "$(jq -s "[.[].pid] | unique | length" forks.an/spans.jsonl)" = 2 &&
+	test "$(spans_jsonl forks.an | jq -s "[.[].pid] | unique | length")" = 2 &&
 	consumers_agree forks &&
 	test_eq 2 "$(jq "[.traceEvents[] | select(.name == \"process_name\")] |
 	    length" forks.json)"

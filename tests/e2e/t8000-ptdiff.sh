@@ -106,7 +106,7 @@ test_expect_success 'markdown: a table row for heavy' '
 # longest span of either analysis.
 test_expect_success '--min-ns above every total ignores every row' '
 	cd "$TEST_ROOT" &&
-	max=$(cat a.an/spans.jsonl c.an/spans.jsonl | jq -s "map(.dur_ns) | max") &&
+	max=$({ spans_jsonl a.an; spans_jsonl c.an; } | jq -s "map(.dur_ns) | max") &&
 	must_exit 0 ptdiff --min-ns $((max + 1)) a.an c.an >out &&
 	grep -q "^summary rows=0 changed=0 crossed=0 ignored=[1-9]" out
 '

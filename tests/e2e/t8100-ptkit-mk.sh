@@ -19,7 +19,7 @@ test_expect_success 'make -j2 -f ptkit.mk analyses every snapshot' '
 	cd "$TEST_ROOT" &&
 	make -s -j2 -f "$MK" STORE=store >out 2>err &&
 	for s in store/snapshots/*; do
-		test -f $s/derived/default/spans.jsonl &&
+		test -f $s/derived/default/spans.jsonl.zst &&
 		test -f $s/derived/default/index.bin &&
 		jq -e ".snapshot_id" $s/derived/default/manifest.json >/dev/null ||
 		return 1
@@ -29,8 +29,7 @@ test_expect_success 'make -j2 -f ptkit.mk analyses every snapshot' '
 test_expect_success 'the analyses are real: heavy ran once in each' '
 	cd "$TEST_ROOT" &&
 	for s in store/snapshots/*; do
-		test_eq 1 "$(jq -r "select(.fn == \"heavy\") | .fn" \
-		    $s/derived/default/spans.jsonl | wc -l)" || return 1
+		test_eq 1 "$(spans_jsonl $s/derived/default | jq -r "select(.fn == \"heavy\") | .fn" | wc -l)" || return 1
 	done
 '
 

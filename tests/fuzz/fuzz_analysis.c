@@ -6,9 +6,11 @@
  * a leak or undefined behaviour.
  *
  * Input: one byte saying which files exist (bit 0 manifest.json, bit 1
- * spans.jsonl, bit 2 index.bin), then their bytes in that order,
- * separated by the line "@@" (a part missing is empty).  Without
- * index.bin the reader rebuilds it from spans.jsonl.
+ * spans.jsonl, bit 2 index.bin) and whether index.bin's size and
+ * checksums are made right before it is read (bit 3: as a forger would,
+ * so that the fuzzer reaches the checks behind them), then their bytes in
+ * that order, separated by the line "@@" (a part missing is empty).
+ * Without index.bin the reader rebuilds it from spans.jsonl.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
+#include "base/le.h"
+#include "base/xxh64.h"
 #include "span/analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,6 +38,27 @@ put(const char *dir, const char *name, const uint8_t *p, size_t n)
 		return -1;
 	rc = n > 0 && fwrite(p, 1, n, f) != n ? -1 : 0;
 	return fclose(f) != 0 ? -1 : rc;
+}
+
+/* index.bin with its size field and both checksums made to match. */
+static int
+put_sealed(const char *dir, const uint8_t *p, size_t n)
+{
+	uint8_t *copy;
+	int rc;
+
+	if (n < SPANIDX_HEADER_SIZE)
+		return put(dir, "index.bin", p, n);
+	if ((copy = malloc(n)) == NULL)
+		return -1;
+	memcpy(copy, p, n);
+	le_put_u64(copy + 88, n);
+	le_put_u64(copy + 96, xxh64(copy + SPANIDX_HEADER_SIZE,
+	    n - SPANIDX_HEADER_SIZE, 0));
+	le_put_u64(copy + 120, xxh64(copy, 120, 0));
+	rc = put(dir, "index.bin", copy, n);
+	free(copy);
+	return rc;
 }
 
 static int
@@ -66,8 +91,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    NULL;
 		if (sep == NULL)
 			sep = end;
-		if ((which & (1u << i)) && put(dir, names[i], p,
-		    (size_t)(sep - p)) < 0)
+		if ((which & (1u << i)) && (i == 2 && (which & 8) ?
+		    put_sealed(dir, p, (size_t)(sep - p)) :
+		    put(dir, names[i], p, (size_t)(sep - p))) < 0)
 			goto out;
 		p = sep < end ? sep + 4 : end;
 	}

@@ -1,7 +1,7 @@
 /*
  * lib/analysis and lib/aggregate on a small index written with the
- * spanidx writer: the walk's ancestor stacks, hotpaths figures
- * (recursion counted once in total_ns), module grouping, filters,
+ * spanidx writer, beside its manifest: the walk's ancestor stacks,
+ * hotpaths figures (recursion counted once in total_ns), module grouping, filters,
  * callers and callees, and opening errors.
  */
 #include <inttypes.h>
@@ -43,6 +43,7 @@ write_index(const char *dir)
 	struct spanidx_row r;
 	struct error e;
 	char path[256];
+	FILE *f;
 
 	if (spanidx_writer_new(&w, &e) < 0)
 		return -1;
@@ -62,6 +63,16 @@ write_index(const char *dir)
 		r.start = spans[i].cause;
 		if (spanidx_add(w, &r, &e) < 0)
 			return -1;
+	}
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	if ((f = fopen(path, "w")) == NULL) {
+		spanidx_writer_free(w);
+		return -1;
+	}
+	fprintf(f, "{\"v\":1,\"quality\":{\"spans\":%zu}}\n", NSPANS);
+	if (fclose(f) != 0) {
+		spanidx_writer_free(w);
+		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/index.bin", dir);
 	return spanidx_writer_finish(w, path, &e);

@@ -1,7 +1,8 @@
 /*
  * Unit tests of lib/spanidx: rows written come back from the mapped file
- * column by column, strings are shared, and damaged files are refused
- * with the reason.
+ * column by column at every width, strings are shared, and damaged or
+ * forged files (flipped bits, resealed checksums) are refused with the
+ * reason; the writer refuses rows the reader would.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/xxh64.h"
 #include "fmt/spanidx.h"
 #include "tap.h"
 
@@ -104,12 +106,49 @@ corrupt(long off, const void *bytes, size_t n)
 	fclose(f);
 }
 
+/* The file's bytes, read whole into buf (at most size); the length. */
+static size_t
+slurp(uint8_t *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, size, f);
+	fclose(f);
+	return n;
+}
+
+static void
+spill(const uint8_t *buf, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return;
+	fwrite(buf, 1, n, f);
+	fclose(f);
+}
+
+/* Both checksums made right again, as a forger would. */
+static void
+reseal(uint8_t *buf, size_t n)
+{
+	uint64_t body = xxh64(buf + SPANIDX_HEADER_SIZE,
+	    n - SPANIDX_HEADER_SIZE, 0), head;
+
+	memcpy(buf + 96, &body, 8);
+	head = xxh64(buf, 120, 0);
+	memcpy(buf + 120, &head, 8);
+}
+
 static void
 test_damage(void)
 {
 	struct spanidx ix;
 	struct error e;
-	uint32_t v2 = 2;
+	uint32_t v9 = 9;
 	uint64_t huge = 1ull << 40;
 
 	IS_INT(spanidx_open(&ix, "/nonexistent/index.bin", &e), -ERR_NOTFOUND,
@@ -118,22 +157,210 @@ test_damage(void)
 	corrupt(0, "XXXX", 4);
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "bad magic refused");
 	write_rows(3);
-	corrupt(8, &v2, 4);
+	corrupt(8, &v9, 4);
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_UNSUPPORTED,
-	    "version 2 refused");
+	    "version 9 refused");
 	write_rows(3);
 	corrupt(16, &huge, 8);
-	IS_INT(spanidx_open(&ix, path, &e), -ERR_TRUNCATED,
-	    "rows past the end refused");
-	OK(strstr(e.msg, "runs past the end") != NULL, "message: %s", e.msg);
-	write_rows(3);
-	corrupt(64, "zz", 2);
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT,
-	    "a renamed column refused");
-	IS_STR(strrchr(e.msg, ':'), ": no column id", "message names it");
-	if (truncate(path, 40) == 0)
+	    "a changed row count refused");
+	OK(strstr(e.msg, "damaged: the header's checksum does not match") !=
+	    NULL, "message: %s", e.msg);
+	write_rows(3);
+	corrupt(300, "zz", 2);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT,
+	    "a changed body refused");
+	IS_STR(strchr(e.msg, ':'), ": damaged: the checksum does not match",
+	    "message says so");
+	write_rows(3);
+	if (truncate(path, 200) == 0)
 		IS_INT(spanidx_open(&ix, path, &e), -ERR_TRUNCATED,
 		    "a cut file refused");
+	OK(strstr(e.msg, "200 bytes, the header says") != NULL,
+	    "message: %s", e.msg);
+	if (truncate(path, 40) == 0)
+		IS_INT(spanidx_open(&ix, path, &e), -ERR_TRUNCATED,
+		    "a file shorter than a header refused");
+}
+
+/* Every single-bit flip of a small index: refused, never read. */
+static void
+test_bit_flips(void)
+{
+	static uint8_t good[4096], bad[4096];
+	size_t n, opened = 0;
+	struct spanidx ix;
+	struct error e;
+
+	write_rows(5);
+	n = slurp(good, sizeof(good));
+	OK(n > SPANIDX_HEADER_SIZE && n < sizeof(good), "%zu bytes", n);
+	for (size_t bit = 0; bit < n * 8; bit++) {
+		memcpy(bad, good, n);
+		bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		spill(bad, n);
+		if (spanidx_open(&ix, path, &e) == 0) {
+			opened++;
+			spanidx_close(&ix);
+		} else if (e.msg[0] == '\0')
+			opened += 1000000;	/* an error must say why */
+	}
+	IS_U64(opened, 0, "none of %zu flipped bits opens", n * 8);
+}
+
+/* Forged files with good checksums: the row checks catch them. */
+static void
+test_forged(void)
+{
+	static uint8_t buf[4096];
+	struct spanidx ix;
+	struct error e;
+	uint64_t dir_off, bits_off;
+	uint32_t bits;
+	size_t n;
+
+	write_rows(3);
+	n = slurp(buf, sizeof(buf));
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), 0, "resealed unchanged: opens");
+	spanidx_close(&ix);
+	/* The parent column's base raised by one: row 1 its own parent. */
+	memcpy(&dir_off, buf + 56, 8);
+	{
+		uint64_t base;
+
+		memcpy(&base, buf + dir_off + SPANIDX_P_PARENT * 32 + 8, 8);
+		base += 1;
+		memcpy(buf + dir_off + SPANIDX_P_PARENT * 32 + 8, &base, 8);
+	}
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged parents");
+	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): it is its "
+	    "own parent", "message names the row and span");
+	/* The function column's base moved past the table. */
+	n = (write_rows(3), slurp(buf, sizeof(buf)));
+	{
+		uint64_t base;
+
+		memcpy(&base, buf + dir_off + SPANIDX_P_FUNC * 32 + 8, 8);
+		base += 2;
+		memcpy(buf + dir_off + SPANIDX_P_FUNC * 32 + 8, &base, 8);
+	}
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged functions");
+	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): its "
+	    "function is not in the table", "message names the row");
+	/* A column claiming 60 bits: not a width the format has. */
+	n = (write_rows(3), slurp(buf, sizeof(buf)));
+	bits_off = dir_off + SPANIDX_P_INSNS * 32 + 4;
+	bits = 60;
+	memcpy(buf + bits_off, &bits, 4);
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "a 60-bit column");
+	IS_STR(strchr(e.msg, ':'), ": column insns has 60 bits",
+	    "message names the column");
+}
+
+/* Values of every width come back, and the writer refuses what the
+ * reader would. */
+static void
+test_codec(void)
+{
+	static const uint64_t wide[] = { 0, 1, 0x7f, 0x1ffffffffull,
+	    (1ull << 56) - 1, 1ull << 56, UINT64_MAX / 2 };
+	struct spanidx_writer *w;
+	struct spanidx_row r;
+	struct spanidx ix;
+	struct error e;
+	uint64_t x = 88172645463325252ull, wrong = 0;
+	enum { N = 5000 };
+
+	IS_INT(spanidx_writer_new(&w, &e), 0, "writer");
+	for (uint64_t i = 0; i < N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memset(&r, 0, sizeof(r));
+		r.id = i + 1;
+		r.parent = i ? x % (i + 1) : 0;	/* 0: none; never i + 1 */
+		r.tid = (uint32_t)(x >> 40);
+		r.pid = 4000000000u;
+		r.depth = (int32_t)(x % 2001) - 1000;
+		r.fn = i % 3 ? "f" : "g";
+		r.entry = wide[i % 7];
+		r.call_site = x;
+		r.start_ns = wide[(i + 1) % 7];
+		r.end_ns = r.start_ns + (x & 0xffff);
+		r.self_ns = (x & 0xffff) / 2;
+		r.insns = wide[(i + 2) % 7];
+		r.self_insns = r.insns / 3;
+		r.start = (uint8_t)(i % SPANIDX_START_NR);
+		r.end = (uint8_t)(i % SPANIDX_END_NR);
+		r.flags = (uint8_t)(i % 8);
+		if (spanidx_add(w, &r, &e) < 0)
+			break;
+	}
+	IS_INT(spanidx_writer_finish(w, path, &e), 0, "%d rows written", N);
+	IS_INT(spanidx_open(&ix, path, &e), 0, "and open: %s", e.msg);
+	x = 88172645463325252ull;
+	for (uint64_t i = 0; i < N && ix.rows == N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		wrong += spanidx_u64(&ix, SPANIDX_ID, i) != i + 1;
+		wrong += spanidx_u64(&ix, SPANIDX_PARENT, i) !=
+		    (i ? x % (i + 1) : 0);
+		wrong += spanidx_u32(&ix, SPANIDX_TID, i) != (uint32_t)(x >> 40);
+		wrong += spanidx_u32(&ix, SPANIDX_PID, i) != 4000000000u;
+		wrong += spanidx_i32(&ix, SPANIDX_DEPTH, i) !=
+		    (int32_t)(x % 2001) - 1000;
+		wrong += strcmp(spanidx_str(&ix, spanidx_u32(&ix, SPANIDX_FN,
+		    i)), i % 3 ? "f" : "g") != 0;
+		wrong += spanidx_u64(&ix, SPANIDX_ENTRY, i) != wide[i % 7];
+		wrong += spanidx_u64(&ix, SPANIDX_CALL_SITE, i) != x;
+		wrong += spanidx_u64(&ix, SPANIDX_START_NS, i) !=
+		    wide[(i + 1) % 7];
+		wrong += spanidx_u64(&ix, SPANIDX_END_NS, i) !=
+		    wide[(i + 1) % 7] + (x & 0xffff);
+		wrong += spanidx_u64(&ix, SPANIDX_SELF_NS, i) !=
+		    (x & 0xffff) / 2;
+		wrong += spanidx_u64(&ix, SPANIDX_INSNS, i) != wide[(i + 2) % 7];
+		wrong += spanidx_u8(&ix, SPANIDX_START, i) !=
+		    i % SPANIDX_START_NR;
+		wrong += spanidx_u8(&ix, SPANIDX_END, i) != i % SPANIDX_END_NR;
+		wrong += spanidx_u8(&ix, SPANIDX_FLAGS, i) != i % 8;
+	}
+	IS_U64(ix.rows, N, "every row");
+	IS_U64(wrong, 0, "every value of every width read back");
+	IS_U64(ix.n_funcs, 14, "one function per name and entry");
+	IS_INT(ix.pc[SPANIDX_P_PID].bits, 0, "a constant column takes no bits");
+	IS_INT(ix.pc[SPANIDX_P_START_NS].bits, 64, "57 bits and more: 64");
+	IS_INT(ix.pc[SPANIDX_P_DEPTH].bits, 11, "depths -1000..1000: 11 bits");
+	spanidx_close(&ix);
+
+	IS_INT(spanidx_writer_new(&w, &e), 0, "writer");
+	memset(&r, 0, sizeof(r));
+	r.id = 5;
+	r.start_ns = 10;
+	r.end_ns = 9;
+	IS_INT(spanidx_add(w, &r, &e), -ERR_RANGE, "an end before the start");
+	IS_STR(e.msg, "span 5 ends at 9 ns, before it starts at 10 ns",
+	    "says which span");
+	r.end_ns = 20;
+	r.parent = 5;
+	IS_INT(spanidx_add(w, &r, &e), -ERR_RANGE, "its own parent");
+	IS_STR(e.msg, "span 5 is its own parent", "says which span");
+	r.parent = 0;
+	r.self_ns = 11;
+	IS_INT(spanidx_add(w, &r, &e), -ERR_RANGE, "self beyond the span");
+	r.self_ns = 0;
+	r.end = SPANIDX_END_NR;
+	IS_INT(spanidx_add(w, &r, &e), -ERR_RANGE, "an unknown end cause");
+	spanidx_writer_free(w);
 }
 
 int
@@ -146,6 +373,9 @@ main(void)
 	test_round_trip();
 	test_empty();
 	test_damage();
+	test_bit_flips();
+	test_forged();
+	test_codec();
 	unlink(path);
 	return tap_done();
 }

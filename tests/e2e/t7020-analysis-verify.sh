@@ -1,0 +1,135 @@
+#!/bin/sh
+# An analysis verifies itself before ptquery answers from it: a damaged
+# index.bin (bits flipped in its header and its body) is rebuilt from a
+# whole spans.jsonl with the same answer, or is an error without one; a
+# spans.jsonl cut at a line boundary is an error naming both counts, a
+# spans.jsonl.zst cut short an error too; an
+# analysis without its manifest is incomplete; a read-only analysis whose
+# index is missing or stale answers from an index rebuilt in memory.
+# Never a short or wrong answer with exit status 0.
+. "$(dirname "$0")/lib.sh"
+
+GEN=$PTKIT_BUILD/bench/gen_analysis
+
+# gen DIR: 60 spans of 5 functions on 2 threads, with spans.jsonl.
+gen() {
+	"$GEN" "$1" 60 5 2 jsonl >/dev/null
+}
+
+# flip FILE OFFSET: one bit of the byte at OFFSET changed, in place.
+flip() {
+	flip_b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ') &&
+	printf "\\$(printf '%03o' $((flip_b ^ 16)))" |
+	    dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+test_expect_success 'a flipped bit in the header or the body: rebuilt, same answer' '
+	gen a && ptquery a --kind hotpaths >want 2>err && test ! -s err &&
+	flip a/index.bin 20 &&
+	ptquery a --kind hotpaths >out 2>err &&
+	test_eq "ptquery: warning: a: index.bin damaged: the header'"'"'s checksum does not match: rebuilt from spans.jsonl" "$(cat err)" &&
+	test_cmp want out &&
+	size=$(stat -c %s a/index.bin) &&
+	flip a/index.bin $((size / 2)) &&
+	ptquery a --kind hotpaths >out 2>err &&
+	test_eq "ptquery: warning: a: index.bin damaged: the checksum does not match: rebuilt from spans.jsonl" "$(cat err)" &&
+	test_cmp want out &&
+	ptquery a --kind hotpaths >out 2>err && test ! -s err
+'
+
+test_expect_success 'a damaged index.bin without spans.jsonl is an error' '
+	gen a && rm a/spans.jsonl && ptquery a --kind hotpaths >want &&
+	flip a/index.bin 300 &&
+	must_exit 1 ptquery a --kind hotpaths >out 2>err &&
+	test ! -s out &&
+	test_eq "ptquery: a: index.bin unreadable: damaged: the checksum does not match and there is no spans.jsonl to rebuild it from" "$(cat err)"
+'
+
+test_expect_success 'every flipped byte: an error or the same answer, never another' '
+	gen a && rm a/spans.jsonl && cp a/index.bin good &&
+	ptquery a --kind hotpaths >want &&
+	size=$(stat -c %s good) && off=0 && wrong=0 && n=0 &&
+	while [ $off -lt $size ]; do
+		cp good a/index.bin && flip a/index.bin $off &&
+		if ptquery a --kind hotpaths >out 2>err; then
+			cmp -s want out || wrong=$((wrong + 1))
+		else
+			test $? -eq 1 && grep -q "^ptquery: a: index.bin unreadable: " err ||
+			    wrong=$((wrong + 1))
+		fi
+		n=$((n + 1)) && off=$((off + 7))
+	done &&
+	test_eq "0 wrong of $n" "$wrong wrong of $n"
+'
+
+test_expect_success 'spans.jsonl cut at a line boundary: an error naming the counts' '
+	gen a && head -n 40 a/spans.jsonl >cut && mv cut a/spans.jsonl &&
+	must_exit 1 ptquery a --kind hotpaths >out 2>err &&
+	test ! -s out &&
+	test_eq "ptquery: a: spans.jsonl holds 40 spans, the manifest says 60: it was cut short or changed (run ptspans again)" "$(cat err)" &&
+	rm a/index.bin &&
+	must_exit 1 ptquery a --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: a: spans.jsonl holds 40 spans, the manifest says 60: it was cut short or changed (run ptspans again)" "$(cat err)" &&
+	test ! -e a/index.bin && : >a/spans.jsonl &&
+	must_exit 1 ptquery a --kind threads 2>err &&
+	test_eq "ptquery: a: spans.jsonl holds 0 spans, the manifest says 60: it was cut short or changed (run ptspans again)" "$(cat err)"
+'
+
+test_expect_success 'spans.jsonl.zst: rebuilt from; cut short, an error' '
+	gen a && ptquery a --kind hotpaths >want &&
+	zstd -q --rm a/spans.jsonl && rm a/index.bin &&
+	ptquery a --kind hotpaths >out 2>err &&
+	test_eq "ptquery: warning: a: index.bin missing: rebuilt from spans.jsonl" "$(cat err)" &&
+	test_cmp want out &&
+	size=$(stat -c %s a/spans.jsonl.zst) &&
+	head -c $((size - 20)) a/spans.jsonl.zst >cut && mv cut a/spans.jsonl.zst &&
+	must_exit 1 ptquery a --kind hotpaths >out 2>err && test ! -s out &&
+	test_eq "ptquery: a: spans.jsonl.zst: Bad message" "$(cat err)"
+'
+
+test_expect_success 'an index.bin of another count and no spans.jsonl: an error' '
+	gen a && gen b && rm b/spans.jsonl && "$GEN" c 5 1 1 >/dev/null &&
+	cp c/index.bin b/index.bin &&
+	must_exit 1 ptquery b --kind hotpaths >out 2>err && test ! -s out &&
+	test_eq "ptquery: b: index.bin holds 5 spans, the manifest says 60 and there is no spans.jsonl to rebuild it from" "$(cat err)"
+'
+
+test_expect_success 'no manifest.json: an incomplete analysis' '
+	gen a && rm a/manifest.json &&
+	must_exit 1 ptquery a --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: a: incomplete analysis: no manifest.json (ptspans did not finish: run it again)" "$(cat err)" &&
+	mkdir k && : >k/spans.jsonl &&
+	must_exit 1 ptquery k --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: k: incomplete analysis: no manifest.json (ptspans did not finish: run it again)" "$(cat err)" &&
+	must_exit 2 ptdiff a a >out 2>err && test ! -s out &&
+	test_eq "ptdiff: a: incomplete analysis: no manifest.json (ptspans did not finish: run it again)" "$(cat err)"
+'
+
+# ro DIR CMD...: CMD with DIR mounted read-only (a user namespace).
+ro() {
+	ro_dir=$1
+	shift
+	unshare -rm sh -c 'mount -o bind,ro "$0" "$0" && exec "$@"' \
+	    "$ro_dir" "$@"
+}
+
+if ! unshare -rm sh -c 'mount -o bind,ro . .' 2>/dev/null; then
+	test_skip "a read-only analysis answers from memory" \
+	    "no user namespaces for a read-only mount"
+else
+test_expect_success 'read-only, index.bin missing or stale: answered from memory' '
+	gen a && ptquery a --kind hotpaths >want &&
+	ptquery a --kind at --tid 1000 --at 20 >want.at &&
+	rm a/index.bin &&
+	ro "$PWD/a" ptquery "$PWD/a" --kind hotpaths >out 2>err &&
+	test_eq "ptquery: warning: $PWD/a: index.bin missing: rebuilt from spans.jsonl in memory (not saved: Read-only file system)" "$(cat err)" &&
+	test_cmp want out && test ! -e a/index.bin &&
+	ls -A a >files && ! grep -q "^\.index" files &&
+	ptquery a --kind summary >/dev/null 2>&1 && touch a/spans.jsonl &&
+	ro "$PWD/a" ptquery "$PWD/a" --kind at --tid 1000 --at 20 >out 2>err &&
+	test_eq "ptquery: warning: $PWD/a: index.bin older than spans.jsonl: rebuilt from spans.jsonl in memory (not saved: Read-only file system)" "$(cat err)" &&
+	test_cmp want.at out
+'
+fi
+
+test_done
