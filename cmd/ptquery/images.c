@@ -182,8 +182,6 @@ kind_images(const struct analysis *a, const struct query_options *o)
 	}
 	/* functions: distinct names per image */
 	{
-		const uint32_t *fn = analysis_u32s(a, SPANIDX_FN);
-		const uint32_t *md = analysis_u32s(a, SPANIDX_MODULE);
 		json_t *seen = json_object();
 		char key[32];
 
@@ -191,18 +189,19 @@ kind_images(const struct analysis *a, const struct query_options *o)
 			goto nomem;
 		for (uint64_t row = 0; row < ix->rows; row++) {
 			uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, row);
+			uint32_t md = spanidx_u32(ix, SPANIDX_MODULE, row);
 			struct image_row *r;
 
 			if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID,
 			    row)) || st < o->from_ns || st >= o->to_ns)
 				continue;
-			snprintf(key, sizeof(key), "%" PRIu32 ":%" PRIu32, md[row],
-			    fn[row]);
+			snprintf(key, sizeof(key), "%" PRIu32 ":%" PRIu32, md,
+			    spanidx_u32(ix, SPANIDX_FN, row));
 			if (json_object_get(seen, key) != NULL)
 				continue;
 			if (json_object_set_new(seen, key, json_true()) < 0 ||
-			    (r = image_row(&im, md[row] ? spanidx_str(ix,
-			    md[row]) : "-")) == NULL) {
+			    (r = image_row(&im, md ? spanidx_str(ix,
+			    md) : "-")) == NULL) {
 				json_decref(seen);
 				goto nomem;
 			}

@@ -35,19 +35,19 @@ member_u64(const json_t *o, const char *key)
 int
 inlines_read(const struct analysis *a, struct inlines *in)
 {
-	char path[PATH_MAX + 32], *line = NULL;
+	char *line = NULL;
+	const char *path;
 	size_t cap = 0, rcap = 0;
 	uint64_t lineno = 0;
 	ssize_t len;
+	struct error e;
 	FILE *f;
 
 	memset(in, 0, sizeof(*in));
-	if (spandir_path(a->dir, SPANDIR_INLINE, path, sizeof(path), NULL) < 0)
-		return 0;
-	if ((f = fopen(path, "re")) == NULL) {
-		if (errno == ENOENT)
+	if ((f = analysis_open_jsonl(a, SPANDIR_INLINE, &path, &e)) == NULL) {
+		if (e.code == ERR_NOTFOUND)
 			return 0;	/* an analysis made with --no-inline */
-		report(query_tool, path, NULL, "%s", strerror(errno));
+		report_error(query_tool, a->dir, &e, NULL);
 		return -1;
 	}
 	while ((len = getline(&line, &cap, f)) > 0) {
@@ -90,6 +90,13 @@ fail_rec:
 		return -1;
 	}
 	free(line);
+	if (ferror(f)) {	/* a damaged compressed file, or a read error */
+		report(query_tool, a->dir, NULL, "%s: %s", path,
+		    strerror(errno ? errno : EIO));
+		fclose(f);
+		inlines_free(in);
+		return -1;
+	}
 	fclose(f);
 	qsort(in->rec, in->n, sizeof(*in->rec), by_span);
 	return 0;

@@ -368,7 +368,6 @@ static int
 check_modules(const struct analysis *a, const struct query_options *o)
 {
 	const struct spanidx *ix = &a->ix;
-	const uint32_t *mod = analysis_u32s(a, SPANIDX_MODULE);
 	uint32_t *seen = NULL, *grown;
 	size_t n = 0, i, k;
 	int rc = 0;
@@ -376,7 +375,9 @@ check_modules(const struct analysis *a, const struct query_options *o)
 	if (!query_module_filtered(o))
 		return 0;
 	for (uint64_t r = 0; r < ix->rows; r++) {
-		for (i = 0; i < n && seen[i] != mod[r]; i++)
+		uint32_t mod = spanidx_u32(ix, SPANIDX_MODULE, r);
+
+		for (i = 0; i < n && seen[i] != mod; i++)
 			;
 		if (i < n)
 			continue;
@@ -386,7 +387,7 @@ check_modules(const struct analysis *a, const struct query_options *o)
 			return -1;
 		}
 		seen = grown;
-		seen[n++] = mod[r];
+		seen[n++] = mod;
 	}
 	for (k = 0; k < o->n_modules + o->n_exclude && rc == 0; k++) {
 		const char *name = k < o->n_modules ? o->modules[k] :

@@ -159,8 +159,15 @@ check_files(const struct analysis *a, struct error *e)
 	int f, rc;
 
 	for (f = 0; f < SPANDIR_FILE_NR; f++) {
+		const char *zst = spandir_zst_name(f);
+
 		rc = beneath_check(a->dir, spandir_file_name(f),
 		    "the analysis directory", e);
+		if (rc < 0 && rc != -ERR_NOTFOUND)
+			return rc;
+		if (zst == NULL)
+			continue;
+		rc = beneath_check(a->dir, zst, "the analysis directory", e);
 		if (rc < 0 && rc != -ERR_NOTFOUND)
 			return rc;
 	}

@@ -64,7 +64,7 @@ test_expect_success 'derived/default/spans.jsonl -> /etc/passwd: a query refuses
 	id=$(PTKIT_STORE=$PWD/s ptmcp import "$TEST_ROOT/snap") &&
 	PTKIT_STORE=$PWD/s ptmcp decode $id >/dev/null 2>&1 &&
 	a=s/snapshots/$id/derived/default &&
-	rm $a/spans.jsonl $a/index.bin && ln -s /etc/passwd $a/spans.jsonl &&
+	rm $a/spans.jsonl.zst $a/index.bin && ln -s /etc/passwd $a/spans.jsonl &&
 	must_exit 1 env PTKIT_STORE=$PWD/s ptmcp query $id --kind summary \
 	    >out 2>err &&
 	echo "ptquery: $PWD/$a: spans.jsonl: leads outside the analysis directory" >want &&

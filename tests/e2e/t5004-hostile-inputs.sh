@@ -26,9 +26,9 @@ for f in manifest.json perf.data; do
 	"
 done
 
-for f in spans.jsonl index.bin manifest.json; do
+for f in spans.jsonl spans.jsonl.zst index.bin manifest.json; do
 	test_expect_success "a FIFO as the analysis's $f: refused at once" "
-		cp -r \"\$AN\" a && rm a/$f && mkfifo a/$f &&
+		cp -r \"\$AN\" a && rm -f a/$f a/spans.jsonl.zst && mkfifo a/$f &&
 		must_exit 1 timeout 10 ptquery a --kind summary >/dev/null 2>err &&
 		echo 'ptquery: a: $f: not a regular file (a FIFO, a device?); refused' >want &&
 		test_cmp want err &&
@@ -39,7 +39,7 @@ for f in spans.jsonl index.bin manifest.json; do
 done
 
 test_expect_success 'spans.jsonl -> /etc/passwd: refused, nothing of it quoted' '
-	cp -r "$AN" a && rm a/spans.jsonl a/index.bin &&
+	cp -r "$AN" a && rm a/spans.jsonl.zst a/index.bin &&
 	ln -s /etc/passwd a/spans.jsonl &&
 	must_exit 1 ptquery a --kind summary >out 2>err &&
 	echo "ptquery: a: spans.jsonl: leads outside the analysis directory" >want &&

@@ -108,7 +108,7 @@ test_expect_success 'ptspans -o with stdout on /dev/full: exit 1, the analysis k
 	must_exit 1 ptspans -o an <"$TEST_ROOT/blk" >/dev/full 2>err &&
 	echo "ptspans: stdout: write failed: No space left on device" >want &&
 	test_cmp want err &&
-	test -s an/spans.jsonl
+	test -s an/spans.jsonl.zst
 '
 
 test_expect_success 'ptmcp list on /dev/full: exit 1, and why' '

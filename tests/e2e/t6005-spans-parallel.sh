@@ -17,7 +17,7 @@ if ! command -v jq >/dev/null 2>&1; then
 	test_done
 fi
 
-FILES="spans.jsonl inline.jsonl gaps.jsonl threads.jsonl events.jsonl
+FILES="spans.jsonl.zst inline.jsonl.zst gaps.jsonl threads.jsonl events.jsonl
 index.bin manifest.json"
 
 # same NAME [AUX] PROGRAM ARGS...: recorded, decoded, and spanned by the
@@ -35,7 +35,7 @@ same() {
 	ptdecode "$d/snap" >"$d/blocks" 2>"$d/decode.err" &&
 	ptspans -j 1 -o "$d/j1" <"$d/blocks" >/dev/null &&
 	ptspans -j 1 <"$d/blocks" >"$d/j1.stdout" &&
-	test -s "$d/j1/spans.jsonl" || return 1
+	test -s "$d/j1/spans.jsonl.zst" || return 1
 	for shape in "4" "2 --chunk-blocks 3"; do
 		# shellcheck disable=SC2086
 		ptspans -j $shape -o "$d/jn" <"$d/blocks" >/dev/null || return 1

@@ -39,7 +39,7 @@ test_expect_success 'a killed ptspans -o: its temporary directory is swept' '
 	test_eq "an" "$(cat out)" &&
 	test_eq "" "$(ls -d an.ptspans-* 2>/dev/null)" &&
 	test_eq 1 "$(ls -d other.ptspans-* | wc -l)" &&
-	test -s an/spans.jsonl &&
+	test -s an/spans.jsonl.zst &&
 	ls -A an >files &&
 	! grep -q owner files &&
 	kill -9 $(cat other.pid) && exec 4>&-

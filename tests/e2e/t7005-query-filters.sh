@@ -16,7 +16,8 @@ fi
 AGENT=$PTKIT_BUILD/tests/fixtures/mcp/agent
 S=$TEST_ROOT/snap
 A=$S/derived/default
-J=$A/spans.jsonl
+J=$TEST_ROOT/spans.plain
+I=$TEST_ROOT/inline.plain
 
 # jq_n FILTER: the number of spans of spans.jsonl that FILTER selects.
 jq_n() {
@@ -36,6 +37,7 @@ test_expect_success 'record, decode and span the agent program' "
 	ptrec --recorder emu -o $S -- $AGENT >/dev/null 2>rec.err &&
 	mkdir -p $S/derived &&
 	ptdecode $S 2>dec.err | ptspans -o $A >/dev/null &&
+	spans_jsonl $A >$J && inline_jsonl $A >$I &&
 	jq -n '[inputs.tid] | unique | length' $J >n && test_eq 2 \"\$(cat n)\" &&
 	main=\$(jq -n -r '[inputs | select(.fn == \"main\")][0].tid' $J) &&
 	spin=\$(jq -n -r '[inputs | select(.fn == \"spin\")][0].tid' $J) &&

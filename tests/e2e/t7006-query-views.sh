@@ -20,12 +20,14 @@ SRC=$PTKIT_SRC/tests/fixtures/mcp/agent.c
 C=$PTKIT_BUILD/trace-consumers
 S=$TEST_ROOT/snap
 A=$S/derived/default
-J=$A/spans.jsonl
+J=$TEST_ROOT/spans.plain
+I=$TEST_ROOT/inline.plain
 
 test_expect_success 'record, decode and span the agent program' "
 	ptrec --recorder emu -o $S -- $AGENT >/dev/null 2>rec.err &&
 	mkdir -p $S/derived &&
 	ptdecode $S 2>dec.err | ptspans -o $A >/dev/null &&
+	spans_jsonl $A >$J && inline_jsonl $A >$I &&
 	grep -qx 'score 40' $S/output.log
 "
 
@@ -120,7 +122,7 @@ test_expect_success 'insns: each row with its instruction' "
 test_expect_success 'folded --inline: inlined calls as frames, the sums exact' "
 	ptquery $A --kind hotpaths --format folded --weight insns --inline >fi &&
 	test_eq \"\$(jq -s 'map(.self_insns) | add' $J)\" \"\$(awk '{ s += \$NF } END { print s }' fi)\" &&
-	test_eq \"\$(jq -s 'map(select(.fn == \"mix32\") | .insns) | add' $A/inline.jsonl)\" \"\$(awk '\$1 ~ /;mix32\$/ { s += \$NF } END { print s }' fi)\" &&
+	test_eq \"\$(jq -s 'map(select(.fn == \"mix32\") | .insns) | add' $I)\" \"\$(awk '\$1 ~ /;mix32\$/ { s += \$NF } END { print s }' fi)\" &&
 	ptquery $A --kind hotpaths --format folded --inline >fn &&
 	test_eq \"\$(jq -s 'map(.self_ns) | add' $J)\" \"\$(awk '{ s += \$NF } END { print s }' fn)\" &&
 	grep -q ';score.constprop.0;mix32 ' fn &&
@@ -138,7 +140,7 @@ test_expect_success 'timeline --inline: each span with its inlined calls' "
 	ptquery $A --kind timeline --function score --inline --format json >out &&
 	jq -e '.total_rows == 40 and (.rows | all(.inline | test(\"^mix32:[0-9]+\$\")))' out &&
 	id=\$(jq '.rows[0].id' out) &&
-	test_eq \"\$(jq .rows[0].inline out)\" \"\$(jq -s 'map(select(.span == '\$id')) | \"mix32:\" + (.[0].insns | tostring)' $A/inline.jsonl)\" &&
+	test_eq \"\$(jq .rows[0].inline out)\" \"\$(jq -s 'map(select(.span == '\$id')) | \"mix32:\" + (.[0].insns | tostring)' $I)\" &&
 	ptquery $A --kind timeline --function step --limit 1 --inline >text &&
 	grep -q ' inline=-\$' text
 "
@@ -157,7 +159,7 @@ test_expect_success 'chrome --inline: the consumers nest inlined calls inside th
 		test_cmp /dev/null ss.err && test_cmp want ss
 	fi &&
 	ptquery $A --kind timeline --inline --format chrome >all.json &&
-	test_eq \"\$(( \$(jq -s length $J) + \$(jq -s length $A/inline.jsonl) ))\" \"\$(jq '[.traceEvents[] | select(.ph == \"X\")] | length' all.json)\"
+	test_eq \"\$(( \$(jq -s length $J) + \$(jq -s length $I) ))\" \"\$(jq '[.traceEvents[] | select(.ph == \"X\")] | length' all.json)\"
 "
 
 test_expect_success '--inline and --min-share where they do not apply' "

@@ -23,12 +23,13 @@ analyse() {
 	name=$1
 	shift
 	ptrec --recorder emu -o "$name" -- "$@" >/dev/null 2>"$name.rec" &&
-	ptdecode "$name" 2>/dev/null | ptspans -o "$name.an" >/dev/null
+	ptdecode "$name" 2>/dev/null | ptspans -o "$name.an" >/dev/null &&
+	spans_jsonl "$name.an" >"$name.spans"
 }
 
 # pairs NAME: (tid, function, caller) of every span, as spans.jsonl says.
 pairs() {
-	jq -r '[.id, .parent // 0, .tid, .fn] | @tsv' "$1.an/spans.jsonl" |
+	spans_jsonl "$1.an" | jq -r '[.id, .parent // 0, .tid, .fn] | @tsv' |
 	    awk -F'\t' '{ fn[$1] = $4; p[$1] = $2; t[$1] = $3 }
 	    END { for (i in fn) print t[i] "\t" fn[i] "\t" \
 	    ((p[i] in fn) ? fn[p[i]] : "-") }' | LC_ALL=C sort
@@ -44,18 +45,18 @@ perfetto_agrees() {
 	"$FXTREAD" "$1.fxt" -n >"$1.out" &&
 	sed '$d' "$1.out" | LC_ALL=C sort >"$1.perfetto" &&
 	test_cmp "$1.ptkit" "$1.perfetto" &&
-	n=$(wc -l <"$1.an/spans.jsonl") &&
+	n=$(spans_jsonl "$1.an" | wc -l) &&
 	tail -n 1 "$1.out" | grep -q " events=$((n * 2)) slices=$n dropped=0\$"
 }
 
 test_expect_success 'threads: every span of every thread placed as ptkit does' '
 	analyse threads "$SPANS_FIX/threads" &&
-	test "$(jq -s "[.[].tid] | unique | length" threads.an/spans.jsonl)" -gt 2 &&
+	test "$(spans_jsonl threads.an | jq -s "[.[].tid] | unique | length")" -gt 2 &&
 	perfetto_agrees threads &&
 	# each thread named once, in its process
 	"$FXTREAD" threads.fxt -p | grep "^thread " | awk "{ print \$2, \$3 }" |
 	    LC_ALL=C sort >named &&
-	jq -r "\"\(.tid) \(.pid)\"" threads.an/spans.jsonl | LC_ALL=C sort -u \
+	spans_jsonl threads.an | jq -r "\"\(.tid) \(.pid)\"" | LC_ALL=C sort -u \
 	    >want &&
 	test_cmp want named
 '
@@ -63,14 +64,14 @@ test_expect_success 'threads: every span of every thread placed as ptkit does' '
 test_expect_success 'recursion, and zero-duration spans among them' '
 	analyse branchy "$EMU_FIX/branchy" &&
 	test "$(jq -s "[.[] | select(.dur_ns == 0)] | length" \
-	    branchy.an/spans.jsonl)" -gt 100 &&
+	    branchy.spans)" -gt 100 &&
 	test "$(jq -s "[.[] | select(.fn == \"recurse\")] | length" \
-	    branchy.an/spans.jsonl)" -gt 100 &&
+	    branchy.spans)" -gt 100 &&
 	perfetto_agrees branchy &&
 	# times are the spans own, to the nanosecond
 	"$FXTREAD" branchy.fxt -e | sed "\$d" | awk "{ print \$1, \$2, \$3 }" |
 	    LC_ALL=C sort >got &&
-	jq -r "\"\(.tid) \(.start_ns) \(.end_ns)\"" branchy.an/spans.jsonl |
+	spans_jsonl branchy.an | jq -r "\"\(.tid) \(.start_ns) \(.end_ns)\"" |
 	    LC_ALL=C sort >want &&
 	test_cmp want got &&
 	# one function only: each span under its nearest exported caller
@@ -80,24 +81,24 @@ test_expect_success 'recursion, and zero-duration spans among them' '
 	test_eq 0 "$(awk -F"\t" "\$3 != \"-\" && \$3 != \"recurse\"" \
 	    page.perfetto | wc -l)" &&
 	test_eq "$(jq -s "[.[] | select(.fn == \"recurse\")] | length" \
-	    branchy.an/spans.jsonl)" "$(wc -l <page.perfetto)" &&
+	    branchy.spans)" "$(wc -l <page.perfetto)" &&
 	test "$(awk -F"\t" "\$3 == \"recurse\"" page.perfetto | wc -l)" -gt 0
 '
 
 test_expect_success 'C++ with exceptions: unwound frames placed too' '
 	analyse cxx "$SPANS_FIX/cxx" &&
-	jq -e -s "any(.[]; .end == \"unwound\")" cxx.an/spans.jsonl >/dev/null &&
+	spans_jsonl cxx.an | jq -e -s "any(.[]; .end == \"unwound\")" >/dev/null &&
 	perfetto_agrees cxx
 '
 
 test_expect_success 'processes: each on its own pid, named' '
 	analyse forks "$EMU_FIX/forks" fork &&
-	test "$(jq -s "[.[].pid] | unique | length" forks.an/spans.jsonl)" = 2 &&
+	test "$(spans_jsonl forks.an | jq -s "[.[].pid] | unique | length")" = 2 &&
 	perfetto_agrees forks &&
 	"$FXTREAD" forks.fxt -p >names &&
 	test_eq 2 "$(grep -c "^process " names)" &&
 	grep "^process " names | awk "{ print \$2 }" | LC_ALL=C sort >got &&
-	jq -r .pid forks.an/spans.jsonl | LC_ALL=C sort -u >want &&
+	spans_jsonl forks.an | jq -r .pid | LC_ALL=C sort -u >want &&
 	test_cmp want got
 '
 
@@ -117,21 +118,21 @@ test_expect_success 'deeper than Perfetto keeps: said, and the rest nested' '
 	cc -O1 -o deepcalls "$TEST_ROOT/deep.c" &&
 	analyse deep ./deepcalls &&
 	test_eq 600 "$(jq -s "[.[] | select(.fn == \"down\")] | length" \
-	    deep.an/spans.jsonl)" &&
+	    deep.spans)" &&
 	ptquery deep.an --kind timeline --format fxt >deep.fxt 2>deep.err &&
 	deeper=$(jq -s "[.[] | select(.depth >= 512)] | length" \
-	    deep.an/spans.jsonl) &&
+	    deep.spans) &&
 	test "$deeper" -gt 0 &&
 	echo "ptquery: warning: fxt: $deeper spans nested deeper than 512" \
 	    "levels written as complete events, which Perfetto'"'"'s" \
 	    "importer drops" >want &&
 	test_cmp want deep.err &&
 	"$FXTREAD" deep.fxt -n >deep.out &&
-	n=$(wc -l <deep.an/spans.jsonl) &&
+	n=$(spans_jsonl deep.an | wc -l) &&
 	tail -n 1 deep.out | grep -q " slices=$((n - deeper)) dropped=$deeper\$" &&
 	sed "\$d" deep.out | LC_ALL=C sort >got &&
 	jq -r "[.id, .parent // 0, .tid, .fn, .depth] | @tsv" \
-	    deep.an/spans.jsonl | awk -F"\t" "{ fn[\$1] = \$4; p[\$1] = \$2;
+	    deep.spans | awk -F"\t" "{ fn[\$1] = \$4; p[\$1] = \$2;
 	    t[\$1] = \$3; d[\$1] = \$5 } END { for (i in fn) if (d[i] < 512)
 	    print t[i] \"\t\" fn[i] \"\t\" ((p[i] in fn) ? fn[p[i]] : \"-\") }" |
 	    LC_ALL=C sort >want &&
@@ -140,7 +141,7 @@ test_expect_success 'deeper than Perfetto keeps: said, and the rest nested' '
 
 test_expect_success 'a page of fxt says where the rest begins' '
 	analyse threads "$SPANS_FIX/threads" &&
-	n=$(wc -l <threads.an/spans.jsonl) &&
+	n=$(spans_jsonl threads.an | wc -l) &&
 	ptquery threads.an --kind timeline --format fxt --limit 10 \
 	    >page.fxt 2>err &&
 	echo "ptquery: warning: fxt: wrote spans 0 to 10 of $n; the rest with --cursor o10" >want &&
