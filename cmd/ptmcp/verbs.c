@@ -137,6 +137,17 @@ show_report(const struct store *s, const char *id)
 	return report_close_stdout(T, EXIT_OK);
 }
 
+/* Whether id, a snapshot id given on the command line, is one; says so. */
+static int
+id_argument_ok(const char *id)
+{
+	if (store_id_valid(id))
+		return 1;
+	report(T, id, "ids look like 20261129T101500Z-0123abcd",
+	    "not a valid id");
+	return 0;
+}
+
 int
 verb_show(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
@@ -153,11 +164,8 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 		cli_usage_error(t, "show takes one ID");
 		return EXIT_USAGE;
 	}
-	if (!store_id_valid(argv[1])) {
-		report(T, argv[1], "ids look like 20261129T101500Z-0123abcd",
-		    "not a valid id");
+	if (!id_argument_ok(argv[1]))
 		return EXIT_FAIL;
-	}
 	if (open_store(&s, store_path, 0) < 0)
 		return EXIT_FAIL;
 	rc = store_resolve(&s, STORE_SNAPSHOTS, argv[1], dir, sizeof(dir), &e);
@@ -232,11 +240,8 @@ verb_export(const struct tool_info *t, const char *store_path, int argc,
 		cli_usage_error(t, "export takes an ID and a DIR");
 		return EXIT_USAGE;
 	}
-	if (!store_id_valid(argv[1])) {
-		report(T, argv[1], "ids look like 20261129T101500Z-0123abcd",
-		    "not a valid id");
+	if (!id_argument_ok(argv[1]))
 		return EXIT_FAIL;
-	}
 	if (open_store(&s, store_path, 0) < 0)
 		return EXIT_FAIL;
 	if (store_id_new(gid, &e) < 0 || store_export(&s, argv[1], gid,

@@ -369,29 +369,6 @@ chrome_meta(const char *what, uint32_t pid, uint32_t tid, const char *label,
 	*first = 0;
 }
 
-/*
- * One span: no per-span args, which speedscope would fold into the frame
- * name (no two frames would merge); the span is found by time and thread
- * with ptquery --kind at.
- */
-static void
-chrome_span(const struct analysis *a, uint64_t r, uint64_t start,
-    uint64_t end, int *first)
-{
-	const struct spanidx *ix = &a->ix;
-
-	printf("%s\n{\"ph\":\"X\",", *first ? "" : ",");
-	chrome_str("name", analysis_fn(a, r));
-	putchar(',');
-	chrome_str("cat", base_name(analysis_module(a, r)));
-	printf(",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32,
-	    spanidx_u32(ix, SPANIDX_PID, r), spanidx_u32(ix, SPANIDX_TID, r));
-	chrome_us("ts", start);
-	chrome_us("dur", end - start);
-	putchar('}');
-	*first = 0;
-}
-
 /* Names each process (by its first thread's label) and thread once. */
 static void
 chrome_names(const struct analysis *a, const struct threads *th,
@@ -420,10 +397,14 @@ chrome_names(const struct analysis *a, const struct threads *th,
 	}
 }
 
-/* An inlined call's event: its function, in its span's module and
- * thread. */
+/*
+ * One event: a span (fn its function) or an inlined call in it (fn the
+ * inlined function), in the span's module and thread.  No per-span args,
+ * which speedscope would fold into the frame name (no two frames would
+ * merge); the span is found by time and thread with ptquery --kind at.
+ */
 static void
-chrome_inline(const struct analysis *a, uint64_t r, const char *fn,
+chrome_event(const struct analysis *a, uint64_t r, const char *fn,
     uint64_t start, uint64_t end, int *first)
 {
 	const struct spanidx *ix = &a->ix;
@@ -534,9 +515,10 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 		size_t x = order[i];
 
 		if (x < n)
-			chrome_span(a, rows[x], start[x], end[x], &first);
+			chrome_event(a, rows[x], analysis_fn(a, rows[x]),
+			    start[x], end[x], &first);
 		else
-			chrome_inline(a, host[x - n], rec[x - n]->fn, start[x],
+			chrome_event(a, host[x - n], rec[x - n]->fn, start[x],
 			    end[x], &first);
 	}
 	printf("\n],");
