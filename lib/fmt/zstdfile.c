@@ -80,12 +80,6 @@ zin_close(void *cookie)
 FILE *
 zstdfile_open_read(const char *path, struct error *e)
 {
-	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	cookie_io_functions_t io = { .read = zin_read, .close = zin_close };
-	uint8_t head[4];
-	struct zin *z;
-	ssize_t n;
-	FILE *f;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
@@ -97,11 +91,26 @@ zstdfile_open_read(const char *path, struct error *e)
 			error_set_errno(e, err, "%s", path);
 		return NULL;
 	}
+	return zstdfile_open_read_fd(fd, path, e);
+}
+
+FILE *
+zstdfile_open_read_fd(int fd, const char *path, struct error *e)
+{
+	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	cookie_io_functions_t io = { .read = zin_read, .close = zin_close };
+	uint8_t head[4];
+	struct zin *z;
+	ssize_t n;
+	FILE *f;
+
 	n = pread(fd, head, sizeof(head), 0);
 	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, 4) != 0) {
-		close(fd);
-		if ((f = fopen(path, "re")) == NULL)
+		/* plain: read from the start, through the same descriptor */
+		if ((f = fdopen(fd, "r")) == NULL) {
 			error_set_errno(e, errno, "%s", path);
+			close(fd);
+		}
 		return f;
 	}
 	if ((z = calloc(1, sizeof(*z))) == NULL ||

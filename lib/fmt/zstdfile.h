@@ -26,6 +26,11 @@
  */
 FILE *zstdfile_open_read(const char *path, struct error *e);
 
+/* As zstdfile_open_read, from fd (an open file, at offset 0, which the
+ * stream owns from here on, or which is closed on failure), named path
+ * in messages. */
+FILE *zstdfile_open_read_fd(int fd, const char *path, struct error *e);
+
 /*
  * Creates (or truncates) path and returns a stream that compresses into
  * it at level, on a thread of zstd's own when the library has them (so

@@ -118,12 +118,25 @@ open_index(struct analysis *a, struct error *e)
 {
 	char path[PATH_MAX + 16];
 	struct error ie;
-	int rc;
+	int rc, fd;
 
 	if ((rc = spandir_path(a->dir, SPANDIR_INDEX, path, sizeof(path),
 	    e)) < 0)
 		return rc;
-	rc = spanidx_open(&a->ix, path, &ie);
+	/* Mapped from the descriptor checked beneath the analysis: no link
+	 * swapped in after check_files is followed. */
+	fd = beneath_open_at(a->dir, spandir_file_name(SPANDIR_INDEX),
+	    BENEATH_FILE, 0, "the analysis directory", &ie);
+	if (fd == -ERR_PERM) {
+		*e = ie;
+		return fd;
+	}
+	if (fd < 0) {
+		rc = fd;
+	} else {
+		rc = spanidx_open_fd(&a->ix, fd, path, &ie);
+		close(fd);
+	}
 	if (rc == 0 && !index_stale(a))
 		return 0;
 	if (rc == 0)
@@ -177,21 +190,22 @@ check_files(const struct analysis *a, struct error *e)
 int
 analysis_open(struct analysis *a, const char *path, struct error *e)
 {
-	char mpath[PATH_MAX + 16];
-	int rc;
+	int rc, fd;
 
 	memset(a, 0, sizeof(*a));
 	if ((rc = find_dir(a, path, e)) < 0 || (rc = check_files(a, e)) < 0)
-		return rc;
-	if ((rc = spandir_path(a->dir, SPANDIR_MANIFEST, mpath, sizeof(mpath),
-	    e)) < 0)
 		return rc;
 	/* ptspans writes the manifest last: without it nothing is whole. */
 	if (!has(a->dir, SPANDIR_MANIFEST, NULL))
 		return error_set(e, ERR_FORMAT, "incomplete analysis: no %s "
 		    "(ptspans did not finish: run it again)",
 		    spandir_file_name(SPANDIR_MANIFEST));
-	if ((a->manifest = json_read_file(mpath, e)) == NULL)
+	if ((fd = beneath_open_at(a->dir, spandir_file_name(SPANDIR_MANIFEST),
+	    BENEATH_FILE, 0, "the analysis directory", e)) < 0)
+		return fd;
+	a->manifest = json_read_fd(fd, e);
+	close(fd);
+	if (a->manifest == NULL)
 		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
 	if ((rc = open_index(a, e)) < 0) {
 		json_decref(a->manifest);
@@ -214,7 +228,7 @@ analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
     const char **name, struct error *e)
 {
 	char path[PATH_MAX + 32];
-	int rc;
+	int rc, fd;
 
 	*name = spandir_file_name(f);
 	if ((rc = spandir_find(a->dir, f, path, sizeof(path), name)) < 0) {
@@ -222,7 +236,12 @@ analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
 		    "no such file" : "path too long");
 		return NULL;
 	}
-	return zstdfile_open_read(path, e);
+	/* Read through the descriptor checked beneath the analysis: no
+	 * link swapped in after check_files is followed. */
+	if ((fd = beneath_open_at(a->dir, *name, BENEATH_FILE, 0,
+	    "the analysis directory", e)) < 0)
+		return NULL;
+	return zstdfile_open_read_fd(fd, path, e);
 }
 
 const char *
