@@ -753,7 +753,8 @@ static int
 jsonl_read(const struct analysis *a, enum spandir_file file,
     const struct query_options *o, int windowed, struct jsonl_rows *j)
 {
-	char path[PATH_MAX + 32], *line = NULL;
+	char *line = NULL;
+	const char *name;
 	size_t cap = 0;
 	uint64_t lineno = 0;
 	ssize_t len;
@@ -761,12 +762,8 @@ jsonl_read(const struct analysis *a, enum spandir_file file,
 	FILE *f;
 	json_t *v;
 
-	if (spandir_path(a->dir, file, path, sizeof(path), &e) < 0) {
-		report_error(query_tool, NULL, &e, NULL);
-		return EXIT_FAIL;
-	}
-	if ((f = fopen(path, "re")) == NULL) {
-		report(query_tool, path, NULL, "%s", strerror(errno));
+	if ((f = analysis_open_jsonl(a, file, &name, &e)) == NULL) {
+		report_error(query_tool, a->dir, &e, NULL);
 		return EXIT_FAIL;
 	}
 	while ((len = getline(&line, &cap, f)) > 0) {
@@ -775,8 +772,8 @@ jsonl_read(const struct analysis *a, enum spandir_file file,
 		lineno++;
 		if ((v = json_loadb(line, (size_t)len, 0, NULL)) == NULL ||
 		    !json_is_object(v)) {
-			report(query_tool, path, NULL, "line %" PRIu64
-			    ": not a JSON object", lineno);
+			report(query_tool, a->dir, NULL, "%s line %" PRIu64
+			    ": not a JSON object", name, lineno);
 			json_decref(v);
 			free(line);
 			fclose(f);

@@ -295,15 +295,16 @@ threads_free(struct threads *th)
 static void
 threads_read(const struct analysis *a, struct threads *th)
 {
-	char path[PATH_MAX + 32], *line = NULL;
+	char *line = NULL;
+	const char *name;
 	size_t cap = 0;
 	ssize_t len;
+	struct error e;
 	FILE *f;
 
 	memset(th, 0, sizeof(*th));
-	if (spandir_path(a->dir, SPANDIR_THREADS, path, sizeof(path),
-	    NULL) < 0 || (f = fopen(path, "re")) == NULL)
-		return;
+	if ((f = analysis_open_jsonl(a, SPANDIR_THREADS, &name, &e)) == NULL)
+		return;		/* threads unnamed: their ids still say them */
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_t *v = json_loadb(line, (size_t)len, 0, NULL);
 		const json_t *nm = json_object_get(v, SPANDIR_REC_NAME);

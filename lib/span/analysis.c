@@ -307,11 +307,15 @@ rebuild_to(const char *dir, int fd, const char *name, int64_t *rows,
 	char src[PATH_MAX + 16];
 	struct spanidx_writer *w;
 	FILE *in;
+	int src_fd;
 
 	*src_name = spandir_file_name(SPANDIR_SPANS);
 	if (spandir_find(dir, SPANDIR_SPANS, src, sizeof(src), src_name) < 0)
 		return error_set(e, ERR_NOTFOUND, "no %s", *src_name);
-	if ((in = zstdfile_open_read(src, e)) == NULL)
+	if ((src_fd = beneath_open_at(dir, *src_name, BENEATH_FILE, 0,
+	    "the analysis directory", e)) < 0)
+		return src_fd;		/* e names the file */
+	if ((in = zstdfile_open_read_fd(src_fd, src, e)) == NULL)
 		return error_prefix(e, "%s", *src_name);
 	if (spanidx_writer_new(&w, e) < 0) {
 		fclose(in);
