@@ -1107,7 +1107,10 @@ store_list_analyses(const struct store *s, const char *sid,
 		return errno == ENOENT || errno == ENOTDIR ? 0 :
 		    error_set_errno(e, errno, "%s", sid);
 	while ((d = readdir(dp)) != NULL) {
-		if (!store_analysis_id_valid(d->d_name) ||
+		size_t len = strlen(d->d_name);
+
+		if (len >= sizeof(v[0].id) ||
+		    !store_analysis_id_valid(d->d_name) ||
 		    fmt_path(path, sizeof(path), NULL, "%s/%s", dir,
 		    d->d_name) < 0 || lstat(path, &st) < 0 ||
 		    !S_ISDIR(st.st_mode))
@@ -1122,7 +1125,7 @@ store_list_analyses(const struct store *s, const char *sid,
 			}
 			v = grown;
 		}
-		snprintf(v[*n].id, sizeof(v[*n].id), "%s", d->d_name);
+		memcpy(v[*n].id, d->d_name, len + 1);	/* fits: checked */
 		if (store_du(path, &v[*n].bytes, NULL) < 0)
 			v[*n].bytes = 0;
 		(*n)++;
