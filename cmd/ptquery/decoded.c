@@ -528,7 +528,8 @@ run_branches(struct decoded *d, const char *snap, struct dec_rows *r)
 	for (size_t i = 0; i < nt && !d->cut; i++)
 		if (decode(d, snap, tids[i], lo[i], hi[i] + 1) < 0)
 			return -1;
-	qsort(d->br, d->n_br, sizeof(*d->br), by_ip);
+	if (d->n_br > 0)	/* br is NULL when no branch was seen */
+		qsort(d->br, d->n_br, sizeof(*d->br), by_ip);
 	return 0;
 }
 

@@ -33,7 +33,10 @@ drive() {
 		n=$((n + 1))
 		printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":$n,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}" >&5
 		k=0
-		until jq -ce "select(.id == $n)" $name.out >$name.last 2>/dev/null; do
+		# jq -e exits 0 on an empty input (a server still starting):
+		# the answer is there only when something was selected
+		until jq -ce "select(.id == $n)" $name.out >$name.last \
+		    2>/dev/null && test -s $name.last; do
 			k=$((k + 1))
 			[ $k -gt 600 ] && { echo "$1: no answer" >>$name.bad; return 1; }
 			sleep 0.1
