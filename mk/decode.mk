@@ -11,7 +11,8 @@ DEC_FUZZ_DIR := $(BUILD)/fuzz
 
 $(DEC_FUZZ_DIR)/fuzz_blkstream: tests/fuzz/fuzz_blkstream.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c \
-    lib/base/jsonw.c lib/base/error.c lib/fmt/blkstream.h lib/fmt/blkstream_int.h
+    lib/base/jsonw.c lib/base/error.c lib/base/fdio.c lib/fmt/blkstream.h \
+    lib/fmt/blkstream_int.h lib/base/fdio.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(filter %.c,$^)
 
@@ -24,7 +25,7 @@ fuzz-blkstream: $(DEC_FUZZ_DIR)/fuzz_blkstream
 $(DEC_FUZZ_DIR)/fuzz_ptdec: tests/fuzz/fuzz_ptdec.c lib/dec/ptdec.c \
     lib/dec/ptdec_ipt.c lib/dec/bbcache.c lib/dec/x86class.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/base/jsonw.c \
-    lib/base/error.c \
+    lib/base/error.c lib/base/fdio.c \
     lib/dec/ptdec.h lib/dec/ptimages.h lib/dec/bbcache.h lib/fmt/blkstream.h \
     lib/fmt/blkstream_int.h lib/dec/x86class.h
 	@mkdir -p $(@D)

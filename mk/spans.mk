@@ -60,12 +60,13 @@ SPANS_FUZZ := $(BUILD)/fuzz/fuzz_spans
 $(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/span/callstack.c \
     lib/base/jsonw.c lib/base/error.c lib/base/fdio.c lib/span/spandir.c \
-    cmd/ptspans/write.c \
+    lib/base/scratch.c lib/base/cleanup.c lib/base/signals.c \
+    lib/fmt/zstdfile.c cmd/ptspans/write.c \
     lib/span/callstack.h lib/span/spandir.h lib/fmt/blkstream.h \
     lib/fmt/blkstream_int.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -iquote cmd/ptspans -o $@ $(filter %.c,$^) \
-	    $(shell pkg-config --libs jansson 2>/dev/null)
+	    $(shell pkg-config --libs jansson 2>/dev/null) -lzstd
 
 fuzz-spans: $(SPANS_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-spans
@@ -85,7 +86,7 @@ ANALYSIS_FUZZ_SRCS := tests/fuzz/fuzz_analysis.c lib/span/analysis.c \
     lib/span/spandir.c lib/fmt/spanidx.c lib/fmt/store.c lib/fmt/manifest.c \
     lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/base/cleanup.c \
     lib/base/signals.c lib/base/beneath.c lib/base/scratch.c lib/base/fdio.c \
-    lib/base/xxh64.c lib/fmt/zstdfile.c
+    lib/base/xxh64.c lib/fmt/zstdfile.c lib/base/mkpath.c
 $(ANALYSIS_FUZZ): $(ANALYSIS_FUZZ_SRCS) lib/span/analysis.h \
     lib/span/spandir.h lib/fmt/spanidx.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
