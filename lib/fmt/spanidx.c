@@ -290,6 +290,37 @@ func_eq(const struct func *a, const struct func *b)
 	    a->entry == b->entry;
 }
 
+/*
+ * Doubles the slot table *slots (*cap slots, each an entry's number + 1,
+ * 0 empty) of a table of n entries, placing entry i by hash_of(w, i).
+ */
+static int
+slots_grow(const struct spanidx_writer *w, uint32_t **slots, size_t *cap,
+    size_t n, size_t (*hash_of)(const struct spanidx_writer *, size_t))
+{
+	size_t ncap = *cap * 2, j;
+	uint32_t *ns = calloc(ncap, sizeof(*ns));
+
+	if (ns == NULL)
+		return -ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (j = hash_of(w, i) & (ncap - 1); ns[j] != 0;
+		    j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = (uint32_t)i + 1;
+	}
+	free(*slots);
+	*slots = ns;
+	*cap = ncap;
+	return 0;
+}
+
+static size_t
+func_hash_of(const struct spanidx_writer *w, size_t i)
+{
+	return func_hash(&w->func[i]);
+}
+
 /* The number of function f in the table, adding it once. */
 static int
 func_number(struct spanidx_writer *w, const struct func *f, uint64_t *num)
@@ -315,22 +346,9 @@ func_number(struct spanidx_writer *w, const struct func *f, uint64_t *num)
 	w->func[w->n_func] = *f;
 	*num = w->n_func++;
 	w->fslot[j] = (uint32_t)w->n_func;
-	if (w->n_func * 2 > w->cap_fslot) {
-		size_t cap = w->cap_fslot * 2;
-		uint32_t *ns = calloc(cap, sizeof(*ns));
-
-		if (ns == NULL)
-			return -ERR_NOMEM;
-		for (size_t i = 0; i < w->n_func; i++) {
-			for (j = func_hash(&w->func[i]) & (cap - 1); ns[j] != 0;
-			    j = (j + 1) & (cap - 1))
-				;
-			ns[j] = (uint32_t)i + 1;
-		}
-		free(w->fslot);
-		w->fslot = ns;
-		w->cap_fslot = cap;
-	}
+	if (w->n_func * 2 > w->cap_fslot)
+		return slots_grow(w, &w->fslot, &w->cap_fslot, w->n_func,
+		    func_hash_of);
 	return 0;
 }
 
@@ -341,11 +359,18 @@ site_hash(uint64_t a)
 	return (size_t)(a ^ a >> 29);
 }
 
+static size_t
+site_hash_of(const struct spanidx_writer *w, size_t i)
+{
+	return site_hash(w->site[i]);
+}
+
 /* The number of call site a in the table, adding it once. */
 static int
 site_number(struct spanidx_writer *w, uint64_t a, uint64_t *num)
 {
 	size_t j, mask = w->cap_sslot - 1;
+	int rc;
 
 	if (a == w->last_site_addr) {
 		*num = w->last_site;
@@ -370,22 +395,10 @@ site_number(struct spanidx_writer *w, uint64_t a, uint64_t *num)
 	w->site[w->n_site] = a;
 	*num = w->n_site++;
 	w->sslot[j] = (uint32_t)w->n_site;
-	if (w->n_site * 2 > w->cap_sslot) {
-		size_t cap = w->cap_sslot * 2;
-		uint32_t *ns = calloc(cap, sizeof(*ns));
-
-		if (ns == NULL)
-			return -ERR_NOMEM;
-		for (size_t i = 0; i < w->n_site; i++) {
-			for (j = site_hash(w->site[i]) & (cap - 1); ns[j] != 0;
-			    j = (j + 1) & (cap - 1))
-				;
-			ns[j] = (uint32_t)i + 1;
-		}
-		free(w->sslot);
-		w->sslot = ns;
-		w->cap_sslot = cap;
-	}
+	if (w->n_site * 2 > w->cap_sslot &&
+	    (rc = slots_grow(w, &w->sslot, &w->cap_sslot, w->n_site,
+	    site_hash_of)) < 0)
+		return rc;
 found:
 	w->last_site_addr = a;
 	w->last_site = *num;
