@@ -2,7 +2,8 @@
 #
 # check-long runs what is too slow for make check: the whole mutation
 # campaign (tests/faults/mutate.sh, 40 damages of each kind to each file
-# a reader reads; make check runs a sample of it as t5005) and the two
+# a reader reads, strict: an analysis's file that answers otherwise with
+# exit 0 fails; make check runs a sample of it as t5005) and the two
 # servers racing on one store for a minute (t0921, 20 s in make check).
 MUTATE_N ?= 40
 

@@ -98,9 +98,10 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 SYM_LIB_SRCS := lib/sym/symtab.c lib/sym/symelf.c lib/sym/dwarfinfo.c \
 	lib/sym/dwarfinfo_lazy.c lib/sym/dwarfimg.c lib/sym/debugfind.c \
-	lib/sym/demangle.c lib/sym/jitmap.c lib/base/error.c
+	lib/sym/demangle.c lib/sym/jitmap.c lib/base/error.c lib/base/beneath.c
 SYM_LIB_HDRS := lib/sym/symtab.h lib/sym/symtab_int.h lib/sym/dwarfinfo_int.h \
-	lib/sym/dwarfimg.h lib/sym/debugfind.h lib/sym/demangle.h lib/base/error.h
+	lib/sym/dwarfimg.h lib/sym/debugfind.h lib/sym/demangle.h lib/base/error.h \
+	lib/base/beneath.h
 
 $(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap: $(BUILD)/fuzz/%: \
     tests/fuzz/%.c $(SYM_LIB_SRCS) $(SYM_LIB_HDRS) | $(DEPS_STAMP)

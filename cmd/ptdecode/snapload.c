@@ -51,33 +51,77 @@ member(const struct snap *s, const char *rel, char **out, struct error *e)
 	return 1;
 }
 
+/*
+ * The archived file rel, opened beneath the snapshot the first time it is
+ * asked for and kept open: 1 with *out ("DIR/REL", the name the block
+ * stream gives it) and *fd (the snap's), 0 when it is not there, or
+ * -ERR_PERM (a link or a path out of the snapshot), -ERR_IO, -ERR_NOMEM.
+ */
+static int
+member_fd(struct snap *s, const char *rel, char **out, int *fd,
+    struct error *e)
+{
+	struct snap_file *f;
+	int rc;
+
+	*out = NULL;
+	*fd = -1;
+	for (size_t i = 0; i < s->nr_files && *fd < 0; i++)
+		if (strcmp(s->files[i].rel, rel) == 0)
+			*fd = s->files[i].fd;
+	if (*fd < 0) {
+		if (s->nr_files == s->cap_files) {
+			size_t cap = s->cap_files * 2 + 16;
+
+			if ((f = realloc(s->files, cap * sizeof(*f))) == NULL)
+				return error_set(e, ERR_NOMEM, "%s", rel);
+			s->files = f;
+			s->cap_files = cap;
+		}
+		if ((rc = snapshot_member_open(s->dir, rel, e)) < 0)
+			return rc == -ERR_NOTFOUND ? 0 : rc;
+		f = &s->files[s->nr_files];
+		if ((f->rel = strdup(rel)) == NULL) {
+			close(rc);
+			return error_set(e, ERR_NOMEM, "%s", rel);
+		}
+		f->fd = *fd = rc;
+		s->nr_files++;
+	}
+	if ((*out = path_join(s->dir, rel)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", rel);
+	return 1;
+}
+
 /* The archive copy of a mapped file by the manifest's path table. */
 static int
-archived_by_path(const struct snap *s, const char *name, char **out,
+archived_by_path(struct snap *s, const char *name, char **out, int *fd,
     struct error *e)
 {
 	const struct manifest_image *im = manifest_find_image(&s->man, name);
 
 	*out = NULL;
+	*fd = -1;
 	if (im == NULL || im->archived == NULL)
 		return 0;
-	return member(s, im->archived, out, e);
+	return member_fd(s, im->archived, out, fd, e);
 }
 
 /* The archive copy by build-id, in perf's build-id cache layout. */
 static int
-archived_by_build_id(const struct snap *s, const uint8_t *id, size_t size,
-    char **out, struct error *e)
+archived_by_build_id(struct snap *s, const uint8_t *id, size_t size,
+    char **out, int *fd, struct error *e)
 {
 	char hex[2 * PERFDATA_BUILD_ID_MAX + 1], rel[128];
 
 	*out = NULL;
+	*fd = -1;
 	if (size < 2 || size > PERFDATA_BUILD_ID_MAX)
 		return 0;
 	snapshot_hex(id, size, hex);
 	snprintf(rel, sizeof(rel), "images/.build-id/%.2s/%s/elf", hex,
 	    hex + 2);
-	return member(s, rel, out, e);
+	return member_fd(s, rel, out, fd, e);
 }
 
 /* The build-id HEADER_BUILD_ID gives for a file name, if any. */
@@ -101,12 +145,14 @@ note_first(char *buf, size_t size, unsigned count, const char *name)
 
 /*
  * Decides which file backs mapping m; sets flags.  Returns 0 and a new
- * string in *out, or -ERR_PERM (an archived file that leads out of the
+ * string in *out, with *fd the archived file's descriptor (-1 for a live
+ * or missing one), or -ERR_PERM (an archived file that leads out of the
  * snapshot), -ERR_NOMEM.
  */
 static int
 resolve_image(struct snap *s, const struct perfdata_mmap *m, uint32_t *flags,
-    const uint8_t **bid, uint8_t *bid_size, char **out, struct error *e)
+    const uint8_t **bid, uint8_t *bid_size, char **out, int *fd,
+    struct error *e)
 {
 	const struct perfdata_build_id *hb = header_build_id(s->pd,
 	    m->filename);
@@ -115,8 +161,8 @@ resolve_image(struct snap *s, const struct perfdata_mmap *m, uint32_t *flags,
 	*bid = m->build_id_size ? m->build_id : hb ? hb->id : NULL;
 	*bid_size = m->build_id_size ? m->build_id_size : hb ? hb->size : 0;
 	*flags = 0;
-	if ((rc = archived_by_path(s, m->filename, out, e)) != 0 ||
-	    (rc = archived_by_build_id(s, *bid, *bid_size, out, e)) != 0)
+	if ((rc = archived_by_path(s, m->filename, out, fd, e)) != 0 ||
+	    (rc = archived_by_build_id(s, *bid, *bid_size, out, fd, e)) != 0)
 		return rc < 0 ? rc : 0;
 	if (m->filename[0] == '/' && readable(m->filename)) {
 		*flags = BLKS_MAP_LIVE;
@@ -217,7 +263,7 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	uint8_t bid_size;
 	struct error ie;
 	char *image, *name, *symbols;
-	int rc;
+	int rc, fd = -1;
 
 	if (s->nr_maps == s->cap_maps) {
 		size_t cap = s->cap_maps * 2 + 16;
@@ -232,7 +278,7 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	bm = &s->maps[s->nr_maps];
 	image = symbols = NULL;
 	if ((rc = resolve_image(s, m, &bm->flags, &bid, &bid_size, &image,
-	    e)) < 0 || (rc = is_jit_map(m) ? jit_symbols(s, pid, &symbols, e) :
+	    &fd, e)) < 0 || (rc = is_jit_map(m) ? jit_symbols(s, pid, &symbols, e) :
 	    (symbols = strdup("")) == NULL ? error_set(e, ERR_NOMEM,
 	    "image map") : 0) < 0) {
 		free(image);
@@ -260,8 +306,14 @@ add_map(struct snap *s, const struct perfdata_mmap *m, uint32_t pid,
 	s->nr_maps++;
 	if (bm->flags & BLKS_MAP_MISSING)
 		return 0;
-	if (ptdec_images_add(&s->images, blks_space(pid, exec), m->addr,
-	    m->len, m->pgoff, image, &ie) == -ERR_NOMEM)
+	/* An archived file through its descriptor; a live one as named
+	 * (and an archived one too where /proc is not there to do it). */
+	rc = fd < 0 ? -ERR_UNSUPPORTED : ptdec_images_add_fd(&s->images,
+	    blks_space(pid, exec), m->addr, m->len, m->pgoff, fd, image, &ie);
+	if (rc == -ERR_UNSUPPORTED)
+		rc = ptdec_images_add(&s->images, blks_space(pid, exec),
+		    m->addr, m->len, m->pgoff, image, &ie);
+	if (rc == -ERR_NOMEM)
 		return error_set(e, ERR_NOMEM, "%s", ie.msg);
 	return 0;
 }
@@ -541,6 +593,12 @@ snap_free(struct snap *s)
 	free(s->threads);
 	if (s->images.iscache != NULL)
 		ptdec_images_fini(&s->images);
+	/* after the sections, which libipt may map again until then */
+	for (size_t i = 0; i < s->nr_files; i++) {
+		close(s->files[i].fd);
+		free(s->files[i].rel);
+	}
+	free(s->files);
 	perfdata_free(s->pd);
 	manifest_free(&s->man);
 	free(s->dir);

@@ -4,7 +4,9 @@
  * Owns: reading manifest.json and perf.data (through lib/manifest and
  * lib/perfdata), resolving every executable mapping to a file to read
  * (the snapshot's archive first, by path then by build-id; the live
- * filesystem only as a counted fallback), loading those into the shared
+ * filesystem only as a counted fallback; an archived file is opened once,
+ * beneath the snapshot, and read through that descriptor only), loading
+ * those into the shared
  * image section cache, the MAP records, the thread list with each
  * thread's trace, and the decode parameters (CPU identity, MTC and
  * nominal frequency, CPUID 0x15 ratio, TIME_CONV, capture start).
@@ -28,8 +30,16 @@ struct snap_thread {
 	const struct perfdata_queue *queue;
 };
 
+/* An archived file of the snapshot, open for the decode's life. */
+struct snap_file {
+	char *rel;			/* as the manifest names it */
+	int fd;
+};
+
 struct snap {
 	char *dir;			/* absolute */
+	struct snap_file *files;	/* opened beneath dir, once each */
+	size_t nr_files, cap_files;
 	struct manifest man;
 	struct perfdata *pd;
 	struct ptdec_images images;

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -537,7 +538,8 @@ int
 kind_decoded(const struct analysis *a, const struct query_options *o)
 {
 	struct codemap_options co = { 0 };
-	char snap[PATH_MAX];
+	struct symtab_options so = { 0 };
+	char snap[PATH_MAX], root[PATH_MAX];
 	struct decoded d;
 	struct dec_rows r;
 	struct table t = { NULL, NULL, 0, 0, &r, NULL, NULL, "" };
@@ -577,10 +579,15 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 	r.d = &d;
 	d.a = a;
 	d.o = o;
-	co.snapshot = snap;
+	/* ptdecode names the archived images by the snapshot's real path:
+	 * files under it open beneath it, never by their path */
+	if (realpath(snap, root) == NULL)
+		snprintf(root, sizeof(root), "%s", snap);
+	so.root = root;
+	co.snapshot = root;
 	co.no_inline = 1;
 	d.map = calloc(MAX_MAPS, sizeof(*d.map));
-	d.sc = symcache_new(NULL);
+	d.sc = symcache_new(&so);
 	if (d.map == NULL || d.sc == NULL || codemap_new(&d.cm, &co, &e) < 0) {
 		report(query_tool, NULL, NULL, "out of memory");
 		goto out;

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmt/manifest.h"
 #include "fmt/perfdata.h"
@@ -71,13 +72,19 @@ query_images_open(struct query_images *qi, const struct analysis *a)
 	char path[PATH_MAX + 32];
 	struct symtab_options so = { 0 };
 	struct error e;
+	int fd, rc = 0;
 
 	memset(qi, 0, sizeof(*qi));
 	manifest_init(&qi->m);
 	if (query_snapshot_dir(a, qi->snap, sizeof(qi->snap)) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/manifest.json", qi->snap);
-	if (manifest_read(path, &qi->m, &e) < 0) {
+	/* opened beneath the snapshot, as its other files are */
+	if ((fd = snapshot_member_open(qi->snap, SNAPSHOT_MANIFEST, &e)) >= 0) {
+		rc = manifest_read_fd(fd, path, &qi->m, &e);
+		close(fd);
+	}
+	if (fd < 0 || rc < 0) {
 		report_error(query_tool, qi->snap, &e, NULL);
 		return -1;
 	}
@@ -86,6 +93,8 @@ query_images_open(struct query_images *qi, const struct analysis *a)
 	qi->dirs[0] = qi->debug_dir;
 	so.debug_dirs = qi->dirs;
 	so.n_debug_dirs = 1;
+	/* The archived images (and their debuginfo) open beneath it. */
+	so.root = qi->snap;
 	if ((qi->sc = symcache_new(&so)) == NULL) {
 		report(query_tool, NULL, NULL, "out of memory");
 		return -1;

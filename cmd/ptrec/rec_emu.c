@@ -22,6 +22,7 @@
 #include "base/cleanup.h"
 #include "base/signals.h"
 #include "elfsym.h"
+#include "emu_guard.h"
 #include "emu_handoff.h"
 #include "emu_snapshot.h"
 #include "tool/progress.h"
@@ -67,6 +68,7 @@ struct recorder {
 	char ctlbuf[1024];
 	size_t ctllen;
 	struct spawn sp;
+	struct emu_guard guard;		/* ends qemu's forks if we are killed */
 	struct capture_output co;	/* the program's stdout and stderr */
 	/* --trigger-line: the lines of the output that matched, and the line
 	 * snapshots the plugin took (their output.log waits for the line) */
@@ -951,6 +953,23 @@ prepare(struct recorder *r)
 	return 0;
 }
 
+/*
+ * The guardian, before qemu starts: qemu's first process dies with us by
+ * PR_SET_PDEATHSIG, but the processes the program forks do not (a fork
+ * clears it), and a SIGKILL runs none of our cleanup.
+ */
+static int
+start_guard(struct recorder *r)
+{
+	struct error e;
+
+	if (emu_guard_start(&r->guard, r->scr.path, &e) < 0) {
+		report_error(TOOL, NULL, &e, NULL);
+		return -1;
+	}
+	return 0;
+}
+
 int
 rec_emu_run(const struct rec_options *o)
 {
@@ -967,10 +986,11 @@ rec_emu_run(const struct rec_options *o)
 	r->co.read_fd[0] = r->co.read_fd[1] = -1;
 	r->co.write_fd[0] = r->co.write_fd[1] = -1;
 	r->scr.slot = -1;
+	r->guard.fd = -1;
 	memset(&p, 0, sizeof(p));
 	r->start_wall_ns = clock_ns(CLOCK_REALTIME);
 	progress_init(&r->prog, stderr, -1);
-	if (prepare(r) == 0 && catch_signals() == 0 &&
+	if (prepare(r) == 0 && catch_signals() == 0 && start_guard(r) == 0 &&
 	    (r->clock_wall_ns = clock_wall_origin(r), start_program(r)) == 0) {
 		run_loop(r, &p);
 		finish(r, &p);
@@ -982,6 +1002,9 @@ rec_emu_run(const struct rec_options *o)
 			r->failed = 1;
 		status = r->snapshots > 0 ? EXIT_OK : EXIT_FAIL;
 	}
+	/* Ended normally (or never started it): what runs on is the
+	 * program's. */
+	emu_guard_release(&r->guard);
 	free(r->argv);
 	capture_output_close(&r->co);
 	capture_lines_free(&r->lines);

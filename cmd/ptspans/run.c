@@ -590,12 +590,27 @@ write_trigger(struct run *r)
 	manifest_free(&m);
 }
 
+/* Files of the snapshot the code map refused (a link on the way): their
+ * code counts as missing (images_missing), and why is said here. */
+static void
+warn_refused(const struct run *r)
+{
+	struct error first;
+	uint64_t n = codemap_refused(r->cm, &first);
+
+	if (n > 0)
+		report_warning(tool, r->hdr->snapshot, "%s (%" PRIu64 " file%s "
+		    "of the snapshot refused; their code counts as missing)",
+		    first.msg, n, n == 1 ? "" : "s");
+}
+
 static int
 finish_outputs(struct run *r)
 {
 	char path[PATH_MAX + 32];
 	int bad = 0;
 
+	warn_refused(r);
 	write_trigger(r);
 	if (spans_writer_flush(r->sw) < 0)
 		bad = 1;

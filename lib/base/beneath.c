@@ -237,6 +237,32 @@ beneath_open_input(const char *path, struct error *e)
 	return fd;
 }
 
+const char *
+beneath_inside(const char *root, const char *path)
+{
+	size_t n = root != NULL ? strlen(root) : 0;
+
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (n == 0 || strncmp(path, root, n) != 0 || path[n] != '/')
+		return NULL;
+	path += n;
+	while (*path == '/')
+		path++;
+	return path;
+}
+
+int
+beneath_open_under(const char *root, const char *path, const char *what,
+    struct error *e)
+{
+	const char *rel = beneath_inside(root, path);
+
+	if (rel != NULL)
+		return beneath_open_at(root, rel, BENEATH_FILE, 0, what, e);
+	return beneath_open_input(path, e);
+}
+
 int
 beneath_check(const char *root, const char *rel, const char *what,
     struct error *e)

@@ -67,6 +67,25 @@ int beneath_open_at(const char *root, const char *rel, enum beneath_kind kind,
 int beneath_open_input(const char *path, struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * Opens path for reading by the rule its place asks for: a path inside
+ * root (root, a '/', then the rest: a snapshot's file as a block stream
+ * or a symbol table names it) is opened beneath root as beneath_open_at
+ * does, what (the root's name in messages) saying where; any other path
+ * (root NULL or "", a file of the system) as beneath_open_input does.
+ * For readers that get whole paths, so that a file of an untrusted
+ * directory is never opened by its path.  Returns as those do.
+ */
+int beneath_open_under(const char *root, const char *path, const char *what,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * The rest of path after root and a '/' when path lies inside root as
+ * spelled (no resolving: beneath_open_at then refuses what leads out),
+ * else NULL (root NULL or "" too).
+ */
+const char *beneath_inside(const char *root, const char *path);
+
+/*
  * 0 if rel is a regular file beneath root as beneath_open finds it, else
  * as beneath_open fails: the check for a reader that opens by path.
  */

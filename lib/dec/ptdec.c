@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ----------------------------------------------------------------- */
 /* Images */
@@ -30,9 +32,11 @@ ptdec_images_init(struct ptdec_images *im, struct error *e)
 	return 0;
 }
 
-int
-ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
-    uint64_t size, uint64_t offset, const char *file, struct error *e)
+/* file: what libipt opens; name: what messages call it. */
+static int
+images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, const char *file, const char *name,
+    struct error *e)
 {
 	struct ptdec_section *s;
 	int isid, isid_mode[PTDEC_NARROW_MODES];
@@ -44,7 +48,7 @@ ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
 			isid = isid_mode[m];
 	if (isid < 0)
 		return error_set(e, ERR_NOTFOUND,
-		    "%s: cannot map offset %#llx (+%#llx) at %#llx: %s", file,
+		    "%s: cannot map offset %#llx (+%#llx) at %#llx: %s", name,
 		    (unsigned long long)offset, (unsigned long long)size,
 		    (unsigned long long)vaddr, pt_errstr(pt_errcode(isid)));
 	if (im->nr == im->cap) {
@@ -63,6 +67,34 @@ ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
 	s->isid = isid;
 	memcpy(s->isid_mode, isid_mode, sizeof(isid_mode));
 	return 0;
+}
+
+int
+ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, const char *file, struct error *e)
+{
+	return images_add(im, pid, vaddr, size, offset, file, file, e);
+}
+
+int
+ptdec_images_add_fd(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, int fd, const char *name,
+    struct error *e)
+{
+	char path[64];
+	struct stat by_path, by_fd;
+
+	/*
+	 * libipt opens its sections by name (when they are added and again
+	 * when mapped): the descriptor's entry in /proc is a name that
+	 * reopens this very file, whatever is swapped in at its path.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (stat(path, &by_path) != 0 || fstat(fd, &by_fd) != 0 ||
+	    by_path.st_dev != by_fd.st_dev || by_path.st_ino != by_fd.st_ino)
+		return error_set(e, ERR_UNSUPPORTED, "%s: no /proc/self/fd to "
+		    "read it through its descriptor", name);
+	return images_add(im, pid, vaddr, size, offset, path, name, e);
 }
 
 void

@@ -108,6 +108,18 @@ int ptdec_images_add(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
     uint64_t size, uint64_t offset, const char *file, struct error *e)
     PTKIT_MUST_CHECK;
 
+/*
+ * ptdec_images_add of the file open on fd (which must stay open until
+ * ptdec_images_fini), name naming it in messages: for a file that was
+ * checked when it was opened (beneath its snapshot), so that no later
+ * open by its path can reach another.  Returns as ptdec_images_add, or
+ * -ERR_UNSUPPORTED when /proc/self/fd is not there (libipt takes only
+ * names): the caller then decides whether the path will do.
+ */
+int ptdec_images_add_fd(struct ptdec_images *im, uint32_t pid, uint64_t vaddr,
+    uint64_t size, uint64_t offset, int fd, const char *name,
+    struct error *e) PTKIT_MUST_CHECK;
+
 void ptdec_images_fini(struct ptdec_images *im);
 
 /* Everything a decoder needs besides the trace. */

@@ -488,7 +488,7 @@ open_debug(struct snapshot *s, const char *hex, const char *image)
 		return -1;
 	if (elf_version(EV_CURRENT) != EV_NONE &&
 	    (elf = elf_begin(ifd, ELF_C_READ_MMAP, NULL)) != NULL) {
-		if (debugfind(elf, image, roots, 1, DEBUGFIND_NO_SYSTEM,
+		if (debugfind(elf, image, NULL, roots, 1, DEBUGFIND_NO_SYSTEM,
 		    &found, &ie) == 1)
 			fd = open(found, O_RDONLY | O_CLOEXEC);
 		elf_end(elf);

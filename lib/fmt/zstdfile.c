@@ -226,6 +226,21 @@ zstdfile_open_write(const char *path, int level, struct error *e)
 	}
 	/* Only advice: a library without threads compresses inline. */
 	(void)ZSTD_CCtx_setParameter(z->cc, ZSTD_c_nbWorkers, 1);
+	/*
+	 * A content checksum in every frame: without it a flipped bit can
+	 * decompress to other JSON that parses, and a reader answers from
+	 * it; with it the read fails (EBADMSG) at the frame's end.
+	 */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cc, ZSTD_c_checksumFlag,
+	    1))) {
+		ZSTD_freeCCtx(z->cc);
+		free(z->buf);
+		free(z);
+		close(fd);
+		error_set(e, ERR_UNSUPPORTED, "%s: zstd without checksums",
+		    path);
+		return NULL;
+	}
 	z->fd = fd;
 	z->cap = ZSTD_CStreamOutSize();
 	if ((f = fopencookie(z, "w", io)) == NULL) {

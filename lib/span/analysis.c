@@ -207,6 +207,16 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	close(fd);
 	if (a->manifest == NULL)
 		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
+	/* The count spans.jsonl and index.bin are checked against: without
+	 * it (a damaged name, a damaged number) they would answer unchecked,
+	 * and the summary would say 0 spans. */
+	if (manifest_spans(a) < 0) {
+		json_decref(a->manifest);
+		a->manifest = NULL;
+		return error_set(e, ERR_FORMAT, "%s: quality.spans is missing "
+		    "or not a count: the manifest is damaged (run ptspans "
+		    "again)", spandir_file_name(SPANDIR_MANIFEST));
+	}
 	if ((rc = open_index(a, e)) < 0) {
 		json_decref(a->manifest);
 		a->manifest = NULL;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "dec/x86class.h"
 #include "sym/symcache.h"
 #include "sym/symtab.h"
@@ -134,6 +135,10 @@ struct codemap {
 	struct codemap_stats st;	/* the image counters */
 	int walks;			/* inline walks are on */
 	uint64_t gen;			/* cs_code.gen: moved by codemap_add */
+	/* Files of the snapshot refused (a link on the way): under
+	 * load_lock; the first one's reason. */
+	uint64_t n_refused;
+	struct error refused;
 };
 
 /* ----------------------------------------------------------------- */
@@ -264,6 +269,8 @@ codemap_new(struct codemap **out, const struct codemap_options *opt,
 	so.debug_dirs = (const char *const *)dirs;
 	so.n_debug_dirs = nd;
 	so.flags = opt->no_dwarf ? SYMTAB_NO_DWARF : 0;
+	/* The snapshot's files are opened beneath it, never by path. */
+	so.root = m->snapshot[0] != '\0' ? m->snapshot : NULL;
 	m->syms = symcache_new(&so);
 	if (m->snapshot[0] != '\0')
 		free(dirs[nd - 1]);
@@ -352,6 +359,14 @@ codemap_view_stats(const struct codemap_view *v, struct codemap_stats *out)
 	out->inline_walks += v->blk_hits - v->blk_hits_unwalked;
 }
 
+uint64_t
+codemap_refused(const struct codemap *m, struct error *first)
+{
+	if (m->n_refused > 0 && first != NULL)
+		*first = m->refused;
+	return m->n_refused;
+}
+
 void
 codemap_get_stats(const struct codemap *m, struct codemap_stats *out)
 {
@@ -427,6 +442,16 @@ nomem:
 	return NULL;
 }
 
+/* Counts a refusal of a file of the snapshot; load_lock held. */
+static void
+note_refused(struct codemap *m, int rc, const struct error *e)
+{
+	if (rc != -ERR_PERM)
+		return;
+	if (m->n_refused++ == 0)
+		m->refused = *e;
+}
+
 /* Maps the file and loads its symbols, the first time it is needed. */
 static void image_load_locked(struct codemap *m, struct image *img);
 
@@ -450,10 +475,13 @@ image_load_locked(struct codemap *m, struct image *img)
 	struct error e;
 	struct stat sb;
 	void *p;
-	int fd;
+	int fd, rc;
 
 	preload_claim(&m->pre, img);
-	if ((fd = open(img->path, O_RDONLY | O_CLOEXEC)) < 0) {
+	error_clear(&e);
+	if ((fd = beneath_open_under(m->snapshot, img->path,
+	    "the snapshot directory", &e)) < 0) {
+		note_refused(m, fd, &e);
 		m->st.images_missing++;
 		return;
 	}
@@ -471,8 +499,10 @@ image_load_locked(struct codemap *m, struct image *img)
 		return;
 	}
 	error_clear(&e);
-	if (symcache_get(m->syms, img->path, 0, &img->st, &e) < 0)
+	if ((rc = symcache_get(m->syms, img->path, 0, &img->st, &e)) < 0) {
+		note_refused(m, rc, &e);
 		img->st = NULL;
+	}
 	if (img->st == NULL)
 		m->st.images_no_symbols++;
 }
@@ -650,6 +680,7 @@ static const struct symtab *
 table_of(struct codemap *m, struct mapping *mp)
 {
 	struct error e;
+	int rc;
 
 	if (mp->jit_symbols != NULL &&
 	    !__atomic_load_n(&mp->jit_done, __ATOMIC_ACQUIRE)) {
@@ -657,9 +688,11 @@ table_of(struct codemap *m, struct mapping *mp)
 		if (!mp->jit_tried) {
 			mp->jit_tried = 1;
 			error_clear(&e);
-			if (symcache_get(m->syms, mp->jit_symbols, 1,
-			    &mp->jit_st, &e) < 0)
+			if ((rc = symcache_get(m->syms, mp->jit_symbols, 1,
+			    &mp->jit_st, &e)) < 0) {
+				note_refused(m, rc, &e);
 				mp->jit_st = NULL;
+			}
 		}
 		__atomic_store_n(&mp->jit_done, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&m->load_lock);

@@ -59,7 +59,8 @@ struct codemap;
 #define CODEMAP_JIT_MODULE "[jit]"
 
 struct codemap_options {
-	const char *snapshot;		/* relative image paths resolve here */
+	const char *snapshot;		/* relative image paths resolve here;
+					   its files open beneath it */
 	const char *const *debug_dirs;	/* extra debuginfo roots */
 	size_t n_debug_dirs;
 	int no_inline;			/* no DWARF inline lookups */
@@ -100,6 +101,15 @@ void codemap_code(struct codemap *m, struct cs_code *out);
  * (every view's images).
  */
 void codemap_get_stats(const struct codemap *m, struct codemap_stats *out);
+
+/*
+ * How many files of the snapshot (images, JIT maps, debuginfo) were
+ * refused because a link or a path out of it lay on the way (they count
+ * as missing or without symbols too), and the first one's reason in
+ * *first ("REL: a symbolic link on the way; ..."), when there was one.
+ * For after the run: the loads may still go on while views ask.
+ */
+uint64_t codemap_refused(const struct codemap *m, struct error *first);
 
 /*
  * A view: answers the same as codemap_code's, with caches and question

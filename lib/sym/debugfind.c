@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
+#include "sym/symtab_int.h"
+
 /* What a candidate must match. */
 struct want {
 	const unsigned char *id;
@@ -17,6 +20,7 @@ struct want {
 	int check_crc;
 	uint32_t crc;
 	struct stat image;		/* to refuse the image itself */
+	const char *root;		/* files inside it open beneath it */
 };
 
 uint32_t
@@ -75,9 +79,11 @@ candidate_matches(const char *path, const struct want *w)
 	size_t len;
 	uint32_t crc;
 	Elf *elf;
+	struct error ignored;
 	int fd, ok = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A candidate that cannot be opened (or is refused) is none. */
+	fd = symfile_open(w->root, path, &ignored);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -174,8 +180,13 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 		return 0;
 	w->check_crc = 1;
 	w->crc = crc;
-	/* The directory of the file itself, not of a symbolic link to it. */
-	real = realpath(image_path, NULL);
+	/*
+	 * The directory of the file itself, not of a symbolic link to it;
+	 * inside root no link was followed to the image, and resolving one
+	 * swapped in since would lead the search out.
+	 */
+	real = beneath_inside(w->root, image_path) != NULL ? NULL :
+	    realpath(image_path, NULL);
 	if (real != NULL)
 		image_path = real;
 	slash = strrchr(image_path, '/');
@@ -201,8 +212,9 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 }
 
 int
-debugfind(Elf *elf, const char *image_path, const char *const *roots,
-    size_t n_roots, unsigned flags, char **out, struct error *e)
+debugfind(Elf *elf, const char *image_path, const char *root,
+    const char *const *roots, size_t n_roots, unsigned flags, char **out,
+    struct error *e)
 {
 	struct want w;
 	size_t i;
@@ -210,6 +222,7 @@ debugfind(Elf *elf, const char *image_path, const char *const *roots,
 
 	*out = NULL;
 	memset(&w, 0, sizeof(w));
+	w.root = root;
 	if (stat(image_path, &w.image) != 0)
 		memset(&w.image, 0, sizeof(w.image));
 	w.id_len = debugfind_build_id(elf, &w.id);
@@ -227,8 +240,8 @@ debugfind(Elf *elf, const char *image_path, const char *const *roots,
 
 int
 debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
-    const char *debug_path, const char *const *roots, size_t n_roots,
-    unsigned flags, char **out, struct error *e)
+    const char *debug_path, const char *root, const char *const *roots,
+    size_t n_roots, unsigned flags, char **out, struct error *e)
 {
 	struct want w;
 	const char *slash;
@@ -243,6 +256,7 @@ debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
 	w.id = id;
 	w.id_len = id_len;
 	w.image.st_ino = (ino_t)-1;
+	w.root = root;
 	for (i = 0; rc == 0 && i < n_roots; i++)
 		rc = find_by_build_id(roots[i], &w, out, e);
 	if (rc == 0 && !(flags & DEBUGFIND_NO_SYSTEM))

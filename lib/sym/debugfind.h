@@ -11,7 +11,9 @@
  *      and /usr/lib/debug, where DIR is the image's directory.
  * A candidate is accepted when its build-id equals the image's (when both
  * have one), otherwise when its CRC-32 equals the debuglink's.  A file
- * equal to the image itself is never returned.
+ * equal to the image itself is never returned.  A candidate inside root
+ * (symtab_options.root: the snapshot the image came from) is opened
+ * beneath it, as lib/sym opens every file there (symfile_open).
  */
 #ifndef PTKIT_DEBUGFIND_H
 #define PTKIT_DEBUGFIND_H
@@ -35,9 +37,9 @@ enum debugfind_flag {
  * Returns 1 and *out (a malloc'd path the caller frees), 0 when there is
  * none, -ERR_NOMEM.
  */
-int debugfind(Elf *elf, const char *image_path, const char *const *roots,
-    size_t n_roots, unsigned flags, char **out, struct error *e)
-    PTKIT_MUST_CHECK;
+int debugfind(Elf *elf, const char *image_path, const char *root,
+    const char *const *roots, size_t n_roots, unsigned flags, char **out,
+    struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Finds a dwz supplementary file (.gnu_debugaltlink: name and build-id)
@@ -47,8 +49,9 @@ int debugfind(Elf *elf, const char *image_path, const char *const *roots,
  * 0 when not found, -ERR_NOMEM.
  */
 int debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
-    const char *debug_path, const char *const *roots, size_t n_roots,
-    unsigned flags, char **out, struct error *e) PTKIT_MUST_CHECK;
+    const char *debug_path, const char *root, const char *const *roots,
+    size_t n_roots, unsigned flags, char **out, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * The build-id of elf: returns its length (> 0) and points *id into elf's

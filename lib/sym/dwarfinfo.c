@@ -678,6 +678,7 @@ dwi_alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
 {
 	const char *name;
 	const void *id;
+	struct error ignored;
 	char *path = NULL;
 	unsigned flags = 0;
 	ssize_t n;
@@ -688,11 +689,12 @@ dwi_alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
 		return 0;
 	if (opt->flags & SYMTAB_NO_SYSTEM_DEBUG)
 		flags |= DEBUGFIND_NO_SYSTEM;
-	rc = debugfind_alt(name, id, (size_t)n, dw_path, opt->debug_dirs,
-	    opt->n_debug_dirs, flags, &path, e);
+	rc = debugfind_alt(name, id, (size_t)n, dw_path, opt->root,
+	    opt->debug_dirs, opt->n_debug_dirs, flags, &path, e);
 	if (rc <= 0)
 		return rc;
-	a->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not found there is as good as none: the error is not kept. */
+	a->fd = symfile_open(opt->root, path, &ignored);
 	free(path);
 	if (a->fd < 0)
 		return 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym/symtab_int.h"
 
@@ -111,17 +112,27 @@ read_map(struct symtab *st, FILE *f, const char *path, struct error *e)
 int
 symtab_open_jitmap(const char *path, struct symtab **out, struct error *e)
 {
-	struct symtab *st;
-	FILE *f;
-	int rc;
+	int fd;
 
 	*out = NULL;
-	f = fopen(path, "re");
-	if (f == NULL) {
-		if (errno == ENOENT)
-			return error_set(e, ERR_NOTFOUND, "%s: no such file",
-			    path);
-		return error_set_errno(e, errno, "%s", path);
+	if ((fd = symfile_open(NULL, path, e)) < 0)
+		return fd;
+	return symtab_open_jitmap_fd(fd, path, out, e);
+}
+
+int
+symtab_open_jitmap_fd(int fd, const char *path, struct symtab **out,
+    struct error *e)
+{
+	struct symtab *st;
+	FILE *f;
+	int rc, saved;
+
+	*out = NULL;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		saved = errno;
+		close(fd);
+		return error_set_errno(e, saved, "%s", path);
 	}
 	st = calloc(1, sizeof(*st));
 	if (st == NULL || (st->path = strdup(path)) == NULL) {

@@ -4,6 +4,7 @@
  * debuginfo) does not stop threads that want other images.
  */
 #include "sym/symcache.h"
+#include "sym/symtab_int.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct symcache {
 	struct cache_entry *head;
 	struct symtab_options opt;
 	char **dirs;
+	char *root;
 };
 
 struct symcache *
@@ -39,6 +41,9 @@ symcache_new(const struct symtab_options *opt)
 	if (opt == NULL)
 		return c;
 	c->opt.flags = opt->flags;
+	if (opt->root != NULL && (c->root = strdup(opt->root)) == NULL)
+		goto fail;
+	c->opt.root = c->root;
 	if (opt->n_debug_dirs == 0)
 		return c;
 	c->dirs = calloc(opt->n_debug_dirs, sizeof(*c->dirs));
@@ -81,6 +86,17 @@ entry_for(struct symcache *c, const char *path, int jit)
 	return en;
 }
 
+/* A JIT map, opened as lib/sym opens every file (beneath the root). */
+static int
+open_jitmap(const struct symcache *c, const char *path, struct symtab **out,
+    struct error *e)
+{
+	int fd = symfile_open(c->opt.root, path, e);
+
+	*out = NULL;
+	return fd < 0 ? fd : symtab_open_jitmap_fd(fd, path, out, e);
+}
+
 int
 symcache_get(struct symcache *c, const char *path, int jit,
     const struct symtab **out, struct error *e)
@@ -96,7 +112,7 @@ symcache_get(struct symcache *c, const char *path, int jit,
 	if (!en->loaded) {
 		error_clear(&en->err);
 		if (jit)
-			en->rc = symtab_open_jitmap(path, &en->st, &en->err);
+			en->rc = open_jitmap(c, path, &en->st, &en->err);
 		else
 			en->rc = symtab_open(path, &c->opt, &en->st, &en->err);
 		en->loaded = 1;
@@ -128,6 +144,7 @@ symcache_free(struct symcache *c)
 	for (i = 0; c->dirs != NULL && i < c->opt.n_debug_dirs; i++)
 		free(c->dirs[i]);
 	free(c->dirs);
+	free(c->root);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -21,8 +21,8 @@ struct symcache;
 
 /*
  * A new, empty cache whose images load with opt (copied, including the
- * debug_dirs strings; NULL for the defaults).  Returns NULL when out of
- * memory.
+ * debug_dirs strings and root; NULL for the defaults).  Returns NULL
+ * when out of memory.
  */
 struct symcache *symcache_new(const struct symtab_options *opt);
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
 #include "sym/debugfind.h"
 #include "sym/demangle.h"
 #include "sym/symtab_int.h"
@@ -806,20 +807,41 @@ elf_check_bounds(Elf *elf, off_t fsize, const char *path, struct error *e)
 	return 0;
 }
 
-static int
-elf_file_open(struct elf_file *f, const char *path, struct error *e)
+int
+symfile_open(const char *root, const char *path, struct error *e)
 {
-	struct stat sb;
-	int rc;
+	const char *rel = beneath_inside(root, path);
+	int fd, saved;
 
-	f->elf = NULL;
-	f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
+	if (rel != NULL)
+		return beneath_open_at(root, rel, BENEATH_FILE, 0,
+		    "the snapshot directory", e);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT)
 			return error_set(e, ERR_NOTFOUND, "%s: no such file",
 			    path);
 		return error_set_errno(e, errno, "%s", path);
 	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		saved = errno;
+		close(fd);
+		return error_set_errno(e, saved, "%s", path);
+	}
+	return fd;
+}
+
+static int
+elf_file_open(struct elf_file *f, const char *root, const char *path,
+    struct error *e)
+{
+	struct stat sb;
+	int rc;
+
+	f->elf = NULL;
+	f->fd = symfile_open(root, path, e);
+	if (f->fd < 0)
+		return f->fd;
 	if (fstat(f->fd, &sb) != 0) {
 		rc = error_set_errno(e, errno, "%s", path);
 		goto fail;
@@ -877,12 +899,12 @@ open_debuginfo(struct symtab *st, struct elf_file *main_f,
 		flags |= DEBUGFIND_NO_SYSTEM;
 	if (opt->flags & SYMTAB_NO_DEBUGLINK)
 		flags |= DEBUGFIND_NO_DEBUGLINK;
-	rc = debugfind(main_f->elf, st->path, opt->debug_dirs,
+	rc = debugfind(main_f->elf, st->path, opt->root, opt->debug_dirs,
 	    opt->n_debug_dirs, flags, &path, e);
 	if (rc <= 0)
 		return rc;
 	/* A debuginfo file that does not open is as good as none. */
-	if (elf_file_open(dbg, path, &ignored) != 0) {
+	if (elf_file_open(dbg, opt->root, path, &ignored) != 0) {
 		free(path);
 		return 0;
 	}
@@ -940,7 +962,7 @@ symtab_open(const char *path, const struct symtab_options *opt,
 	if (opt == NULL)
 		opt = &defaults;
 	elf_version(EV_CURRENT);
-	rc = elf_file_open(&main_f, path, e);
+	rc = elf_file_open(&main_f, opt->root, path, e);
 	if (rc != 0)
 		return rc;
 	st = calloc(1, sizeof(*st));

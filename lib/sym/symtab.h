@@ -92,6 +92,15 @@ struct symtab_options {
 	const char *const *debug_dirs;
 	size_t n_debug_dirs;
 	unsigned flags;			/* enum symtab_flag */
+	/*
+	 * A snapshot directory whose files are not to be trusted, or NULL:
+	 * every file under it (an archived image, its debuginfo under
+	 * images/.build-id, a dwz file, a JIT map) is opened beneath it
+	 * (lib/base/beneath: no "..", no symbolic link on the way, a
+	 * regular file only), so that a link planted or swapped in there
+	 * never leads the reader elsewhere; files outside it open as named.
+	 */
+	const char *root;
 };
 
 enum sym_flag {
@@ -191,6 +200,11 @@ int symtab_open(const char *path, const struct symtab_options *opt,
  * is not empty), -ERR_NOMEM.
  */
 int symtab_open_jitmap(const char *path, struct symtab **out,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/* symtab_open_jitmap of the file open on fd (taken over, closed in every
+ * case), path naming it. */
+int symtab_open_jitmap_fd(int fd, const char *path, struct symtab **out,
     struct error *e) PTKIT_MUST_CHECK;
 
 /* Frees st and everything it owns.  NULL is accepted. */

@@ -122,6 +122,17 @@ struct elf_file {
 
 void elf_file_close(struct elf_file *f);
 
+/*
+ * Opens path for reading as every file of lib/sym is opened: beneath
+ * root when it lies there (symtab_options.root; NULL: none), else as
+ * named (O_NONBLOCK for the open, so that a FIFO does not hang it; the
+ * caller checks what it is).  Returns the descriptor (blocking), or
+ * -ERR_NOTFOUND ("PATH: no such file"), -ERR_PERM (beneath_open's
+ * refusals, naming the file as it lies in root), -ERR_IO.
+ */
+int symfile_open(const char *root, const char *path, struct error *e)
+    PTKIT_MUST_CHECK;
+
 struct dwarf_lazy;
 
 struct symtab {

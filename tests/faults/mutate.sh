@@ -9,8 +9,9 @@
 #
 #   perf.data, manifest.json (the snapshot's)   ptdecode SNAP
 #   the block stream                            ptspans -o DIR
-#   spans.jsonl, index.bin, manifest.json       ptquery DIR --kind hotpaths
-#     (the analysis's)                                and --kind summary
+#   spans.jsonl.zst, index.bin, manifest.json   ptquery DIR --kind hotpaths
+#     (the analysis's), and spans.jsonl of one        and --kind summary
+#     written with --no-compress
 #
 # Each file gets N of each kind of damage (default 3): truncations (in
 # the middle, one byte short, at 0 and 1: the first N + 1 of them, then N
@@ -23,9 +24,12 @@
 # counted gaps, a changed number in a manifest changes what it says), or
 # exits 1 with a message on stderr that starts with the tool's name and
 # quotes nothing long.  It fails on a signal, a timeout, a sanitizer's
-# report, any other exit status, or exit 1 without a clear message.  With
-# MUTATE_STRICT=1 a "changed" answer from an analysis's files (which are
-# to verify themselves) fails too.
+# report, any other exit status, or exit 1 without a clear message.  A
+# "changed" answer from an analysis's files fails too: they verify
+# themselves (index.bin's header and checksum, spans.jsonl against the
+# manifest's count), so damage there is an error or the same answer,
+# never another one; MUTATE_STRICT=0 lets it pass, to see what else
+# fails.
 #
 # Prints one TAP line per file (its runs and how they ended) and the
 # failing runs' commands and output as diagnostics; exits 1 if any failed.
@@ -56,7 +60,8 @@ cd "$WORK" || exit 1
 
 "$MKSNAP" -o snap -e truth -- "$FIX/snap_work" >/dev/null 2>&1 &&
 ptdecode snap >blk 2>/dev/null &&
-ptspans -o an <blk >/dev/null 2>&1 || {
+ptspans -o an <blk >/dev/null 2>&1 &&
+ptspans --no-compress -o plain <blk >/dev/null 2>&1 || {
 	echo "Bail out! the baseline snapshot and analysis could not be made"
 	exit 1
 }
@@ -70,12 +75,16 @@ answer_query() {
 }
 rm -rf m && cp -R snap m && BASE_DECODE=$(answer_decode m)
 rm -rf m && cp -R an m && BASE_QUERY=$(answer_query m)
+rm -rf m && cp -R plain m && BASE_PLAIN=$(answer_query m)
 rm -rf m && cp -R an m.out && BASE_SPANS=$(answer_query m.out)
 rm -rf m.out
 
-# offsets COUNT SIZE SALT: COUNT pseudo-random offsets below SIZE.
+# offsets COUNT SIZE SALT: COUNT pseudo-random offsets below SIZE, SALT
+# (1, 2, 3: one per kind of damage) making each kind's its own.  The
+# seed is a number: mawk's srand takes a string such as "1f" as the same
+# seed whatever it says, which made -s and the salts change nothing.
 offsets() {
-	awk -v n="$1" -v size="$2" -v seed="$SEED$3" 'BEGIN {
+	awk -v n="$1" -v size="$2" -v seed="$((SEED * 4 + $3))" 'BEGIN {
 		srand(seed); for (i = 0; i < n; i++) print int(rand() * size)
 	}'
 }
@@ -87,10 +96,10 @@ plan() {
 	{
 		printf 'trunc %d\ntrunc %d\ntrunc 0\ntrunc 1\n' $((size / 2)) \
 		    $((size - 1)) | head -n $((N + 1 > 4 ? 4 : N + 1))
-		offsets "$N" "$size" t | sed 's/^/trunc /'
+		offsets "$N" "$size" 1 | sed 's/^/trunc /'
 	}
-	offsets "$N" $((size * 8)) f | sed 's/^/flip /'
-	offsets "$N" "$size" o | awk '{ print (NR == 1 ? "ones " : "noise ") $1 }'
+	offsets "$N" $((size * 8)) 2 | sed 's/^/flip /'
+	offsets "$N" "$size" 3 | awk '{ print (NR == 1 ? "ones " : "noise ") $1 }'
 }
 
 # apply FILE KIND OFFSET
@@ -136,9 +145,15 @@ judge() {
 }
 
 t=0 bad_files=0
-# campaign LABEL DIR-TO-COPY FILE-IN-IT TOOL STRICT
+# campaign LABEL DIR-TO-COPY FILE-IN-IT TOOL STRICT [BASELINE]: BASELINE
+# is ptquery's undamaged answer, BASE_QUERY unless given.
 campaign() {
-	label=$1 src=$2 rel=$3 tool=$4 strict=$5
+	label=$1 src=$2 rel=$3 tool=$4 strict=$5 base=${6:-$BASE_QUERY}
+	test -f "$src/$rel" || {
+		t=$((t + 1)) bad_files=$((bad_files + 1))
+		echo "not ok $t - $label: $src/$rel is not there to damage"
+		return
+	}
 	t=$((t + 1))
 	same=0 changed=0 failed=0 bad=0 runs=0
 	plan "$src/$rel" >plan.txt
@@ -162,7 +177,7 @@ campaign() {
 			{ timeout 60 ptquery m --kind hotpaths --format json &&
 			    timeout 60 ptquery m --kind summary; } >out 2>err
 			rc=$?
-			[ $rc -eq 0 ] && [ "$(cksum <out)" = "$BASE_QUERY" ] &&
+			[ $rc -eq 0 ] && [ "$(cksum <out)" = "$base" ] &&
 			    eq=1 || eq=0 ;;
 		esac
 		verdict=$(judge "$tool" "$rc" err "$eq" "$strict")
@@ -190,8 +205,11 @@ mkdir -p stream && cp blk stream/blk
 campaign "snapshot perf.data" snap perf.data ptdecode 0
 campaign "snapshot manifest.json" snap manifest.json ptdecode 0
 campaign "block stream" stream blk ptspans 0
-campaign "analysis spans.jsonl" an spans.jsonl ptquery "${MUTATE_STRICT:-0}"
-campaign "analysis index.bin" an index.bin ptquery "${MUTATE_STRICT:-0}"
-campaign "analysis manifest.json" an manifest.json ptquery "${MUTATE_STRICT:-0}"
+STRICT=${MUTATE_STRICT:-1}
+campaign "analysis spans.jsonl.zst" an spans.jsonl.zst ptquery "$STRICT"
+campaign "analysis spans.jsonl" plain spans.jsonl ptquery "$STRICT" \
+    "$BASE_PLAIN"
+campaign "analysis index.bin" an index.bin ptquery "$STRICT"
+campaign "analysis manifest.json" an manifest.json ptquery "$STRICT"
 echo "1..$t"
 [ $bad_files -eq 0 ]

@@ -145,6 +145,40 @@ main(void)
 	if (fd >= 0)
 		close(fd);
 
+	/* Whole paths: inside the root beneath it, elsewhere as named. */
+	snprintf(p, sizeof(p), "%s/root", top);
+	IS_STR(beneath_inside(p, "/elsewhere/a/f") ? "inside" : "outside",
+	    "outside", "inside: another directory is not");
+	snprintf(q, sizeof(q), "%s/root2/a/f", top);
+	IS_STR(beneath_inside(p, q) ? "inside" : "outside", "outside",
+	    "inside: nor a directory whose name starts the same");
+	snprintf(q, sizeof(q), "%s/root//a/f", top);
+	IS_STR(beneath_inside(p, q), "a/f", "inside: the rest, past the /s");
+	IS_STR(beneath_inside(NULL, q) ? "inside" : "outside", "outside",
+	    "inside: no root, nothing is");
+	snprintf(q, sizeof(q), "%s/root/alias", top);
+	IS_INT(beneath_open_under(p, q, "the root", &e), -ERR_PERM,
+	    "under: a link inside the root is not followed");
+	IS_STR(e.msg, "alias: a symbolic link on the way; links are not "
+	    "followed inside the root", "under: the message names it");
+	snprintf(q, sizeof(q), "%s/root/a/../out", top);
+	IS_INT(beneath_open_under(p, q, "the root", &e), -ERR_PERM,
+	    "under: a .. inside the root is refused");
+	snprintf(q, sizeof(q), "%s/root/a/f", top);
+	fd = beneath_open_under(p, q, "the root", &e);
+	OK(fd >= 0, "under: a file of the root opens");
+	if (fd >= 0)
+		close(fd);
+	snprintf(q, sizeof(q), "%s/root/alias", top);
+	snprintf(p, sizeof(p), "%s/other", top);
+	fd = beneath_open_under(p, q, "the root", &e);
+	OK(fd >= 0, "under: outside the root a link is followed, as named");
+	if (fd >= 0)
+		close(fd);
+	snprintf(q, sizeof(q), "%s/root/fifo", top);
+	IS_INT(beneath_open_under(p, q, "the root", &e), -ERR_PERM,
+	    "under: and a FIFO there refused without blocking");
+
 	close(root);
 	snprintf(q, sizeof(q), "rm -rf %s", top);
 	if (system(q) != 0)

@@ -1533,6 +1533,90 @@ test_cache(void)
 	symcache_free(c);
 }
 
+/*
+ * symtab_options.root: the files of a snapshot open beneath it.  A link
+ * there (planted, or swapped in after a check) is never followed: not
+ * to the image, not to its debuginfo, not to a JIT map.
+ */
+static void
+test_root(const char *tmp)
+{
+	struct symtab_options opt = { NULL, 0, SYMTAB_NO_SYSTEM_DEBUG };
+	const char *roots[1];
+	struct symcache *c;
+	const struct symtab *cst;
+	struct symtab *st = NULL;
+	struct error e;
+	char snap[4096], dir[4200], dbg[4300], img[4300], real[4300];
+	char map[4300], *id;
+
+	id = build_id_hex(fix("inl-pie"));
+	if (id == NULL)
+		return;
+	snprintf(snap, sizeof(snap), "%s/rootsnap", tmp);
+	snprintf(dir, sizeof(dir), "%s/images/.build-id/%.2s/%s", snap, id,
+	    id + 2);
+	free(id);
+	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
+	snprintf(img, sizeof(img), "%s/images/elf", snap);
+	snprintf(real, sizeof(real), "%s/images/elf.real", snap);
+	free(run("mkdir", "-p", dir, (char *)NULL));
+	free(run("cp", fix("strip/link/inl.debug"), dbg, (char *)NULL));
+	free(run("cp", fix("strip/bid/inl"), img, (char *)NULL));
+	snprintf(dir, sizeof(dir), "%s/images", snap);
+	roots[0] = dir;
+	opt.debug_dirs = roots;
+	opt.n_debug_dirs = 1;
+	opt.root = snap;
+	IS_INT(symtab_open(img, &opt, &st, &e), 0, "root: an image opens");
+	IS_STR(st ? symtab_debug_path(st) : NULL, dbg,
+	    "root: its debuginfo found beneath the snapshot");
+	symtab_free(st);
+	st = NULL;
+
+	/* The debuginfo swapped for a link (to the very same bytes). */
+	snprintf(map, sizeof(map), "%s/outside.debug", tmp);
+	OK(rename(dbg, map) == 0 && symlink(map, dbg) == 0,
+	    "root: debug is now a link out");
+	IS_INT(symtab_open(img, &opt, &st, &e), 0,
+	    "root: the image still opens");
+	OK(st != NULL && symtab_debug_path(st) == NULL &&
+	    symtab_find(st, "static_worker") == NULL,
+	    "root: but the linked debuginfo is not read");
+	symtab_free(st);
+	st = NULL;
+
+	/* The image itself a link that stays inside the snapshot. */
+	OK(rename(img, real) == 0 && symlink("elf.real", img) == 0,
+	    "root: elf is now a link");
+	IS_INT(symtab_open(img, &opt, &st, &e), -ERR_PERM,
+	    "root: a linked image is refused");
+	IS_STR(e.msg, "images/elf: a symbolic link on the way; links are not "
+	    "followed inside the snapshot directory", "root: naming it");
+	opt.root = NULL;
+	IS_INT(symtab_open(img, &opt, &st, &e), 0,
+	    "no root: the same link is followed, as named");
+	symtab_free(st);
+	st = NULL;
+
+	/* A JIT map, through the cache, as the code map asks for it. */
+	snprintf(real, sizeof(real), "%s/perf-1.map", tmp);
+	write_file(real, "1000 10 jitted\n", 15);
+	snprintf(map, sizeof(map), "%s/jit.map", snap);
+	OK(symlink(real, map) == 0, "root: a JIT map linked out");
+	opt.root = snap;
+	c = symcache_new(&opt);
+	OK(c != NULL, "root: a cache");
+	if (c != NULL) {
+		IS_INT(symcache_get(c, map, 1, &cst, &e), -ERR_PERM,
+		    "root: the linked JIT map is refused");
+		IS_STR(e.msg, "jit.map: leads outside the snapshot directory",
+		    "root: naming it");
+		symcache_free(c);
+	}
+	free(run("rm", "-rf", snap, (char *)NULL));
+}
+
 int
 main(void)
 {
@@ -1564,6 +1648,7 @@ main(void)
 	test_perf_names(tmp);
 	test_jitmap(tmp);
 	test_errors(tmp);
+	test_root(tmp);
 	test_cache();
 	free(run("rm", "-rf", tmp, (char *)NULL));
 	return tap_done();

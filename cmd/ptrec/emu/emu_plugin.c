@@ -156,6 +156,15 @@ static struct {
 	uint64_t snap_time;
 	uint64_t snaps_done;
 	volatile int off;		/* tracing has stopped for good */
+	/*
+	 * The program's first instruction (its first thread's clock), from
+	 * which --after-ms, --max-capture-ms and --min-capture-ms count:
+	 * the clock's origin is ptrec's start, before qemu even loaded, and
+	 * on a busy machine qemu's start alone can outlast a deadline.
+	 * UINT64_MAX until that thread starts; an exec'd program reads it
+	 * from the scratch directory (START_FILE).
+	 */
+	uint64_t start_clock;
 	uint64_t deadline;		/* --after-ms / --max-capture-ms */
 	int deadline_is_max;
 	uint64_t tail_deadline;		/* --tail-ms after a hit or a line */
@@ -742,6 +751,8 @@ comm_record(uint64_t time, int tid, const char *name)
 	sideband("comm 0x%" PRIx64 " %d %d %.15s", time, g.pid, tid, name);
 }
 
+static void start_arm(uint64_t clock);
+
 static struct slot *
 slot_create(unsigned int vcpu)
 {
@@ -758,6 +769,9 @@ slot_create(unsigned int vcpu)
 	if (g.vcpu_clock[vcpu] > clock)
 		clock = g.vcpu_clock[vcpu];
 	pthread_mutex_lock(&g.lock);
+	/* The program's first thread: its time triggers start now. */
+	if (g.start_clock == UINT64_MAX)
+		start_arm(clock);
 	/*
 	 * Under the lock snapshot_request counts the slots by: a snapshot
 	 * asked before this counts this ring out, so it must not go in.
@@ -1105,7 +1119,8 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 static int
 capture_started(const struct slot *s)
 {
-	return s->th.clock >= CLOCK_BASE + g.min_ns;
+	return g.start_clock != UINT64_MAX &&
+	    s->th.clock >= g.start_clock + g.min_ns;
 }
 
 static void tail_arm(struct slot *s);
@@ -1155,8 +1170,8 @@ deadline_fire(struct slot *me, uint64_t ip)
 	} else if (now >= g.deadline) {
 		/* --after-ms: and again each period for --repeat */
 		g.deadline = g.after_ns > 0 ? now + g.after_ns : UINT64_MAX;
-		if (g.max_ns > 0 && g.deadline > CLOCK_BASE + g.max_ns) {
-			g.deadline = CLOCK_BASE + g.max_ns;
+		if (g.max_ns > 0 && g.deadline > g.start_clock + g.max_ns) {
+			g.deadline = g.start_clock + g.max_ns;
 			g.deadline_is_max = 1;
 		}
 		reason = "after-ms";
@@ -2018,15 +2033,64 @@ config_read(void)
 	return 0;
 }
 
+/* Where the program's start clock is kept for the programs it execs. */
+#define START_FILE "start"
+
+/* The time triggers' deadlines, once the start is known. */
 static void
 deadline_init(void)
 {
 	g.deadline = UINT64_MAX;
+	g.deadline_is_max = 0;
+	if (g.start_clock == UINT64_MAX)
+		return;		/* armed when the first thread starts */
 	if (g.after_ns > 0)
-		g.deadline = CLOCK_BASE + g.after_ns;
-	if (g.max_ns > 0 && CLOCK_BASE + g.max_ns < g.deadline) {
-		g.deadline = CLOCK_BASE + g.max_ns;
+		g.deadline = g.start_clock + g.after_ns;
+	if (g.max_ns > 0 && g.start_clock + g.max_ns < g.deadline) {
+		g.deadline = g.start_clock + g.max_ns;
 		g.deadline_is_max = 1;
+	}
+}
+
+/*
+ * The start of the program, at its first thread (g.lock held): the
+ * deadlines count from here, and so do the programs it execs.
+ */
+static void
+start_arm(uint64_t clock)
+{
+	char path[PATH_MAX + 16], num[32];
+	int fd, n;
+
+	g.start_clock = clock;
+	deadline_init();
+	timer_kick();
+	snprintf(path, sizeof(path), "%s/" START_FILE, g.dir);
+	n = snprintf(num, sizeof(num), "%" PRIu64 "\n", clock);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) < 0 || write(fd, num, (size_t)n) != n)
+		say("%s: %s: an exec'd program's time triggers count from "
+		    "its own start", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* An exec'd program: the start its first program armed. */
+static void
+start_read(void)
+{
+	char path[PATH_MAX + 16], num[32];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" START_FILE, g.dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, num, sizeof(num) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		num[n] = '\0';
+		g.start_clock = strtoull(num, NULL, 10);
 	}
 }
 
@@ -2149,7 +2213,8 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 	/*
 	 * The first program of the traced process dies with ptrec (a
 	 * SIGKILL'd ptrec runs no cleanup to end it); an exec keeps the
-	 * request, and a fork child's program is the guest's to end.
+	 * request; a fork child loses it, and ptrec's guardian ends those
+	 * (cmd/ptrec/emu_guard).
 	 */
 	if (g.leader && g.exec_index == 0 &&
 	    prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == 1)
@@ -2157,6 +2222,9 @@ qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 	g.origin = clock_ns(CLOCK_MONOTONIC);
 	if (config_read() < 0)
 		return -1;
+	g.start_clock = UINT64_MAX;
+	if (g.exec_index > 0)
+		start_read();
 	deadline_init();
 	g.pid = getpid();
 	/*
