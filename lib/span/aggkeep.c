@@ -58,12 +58,11 @@ strings_add(struct strings *t, const char *s)
 	if (t->len + n > t->cap) {
 		size_t cap = t->cap * 2 > t->len + n ? t->cap * 2 :
 		    t->len + n + 4096;
-		char *b = realloc(t->buf, cap);
+		char *b;
 
-		if (b == NULL || cap > UINT32_MAX) {
-			free(b == t->buf ? NULL : b);
+		/* Offsets are u32: a table past them is refused. */
+		if (cap > UINT32_MAX || (b = realloc(t->buf, cap)) == NULL)
 			return -1;
-		}
 		t->buf = b;
 		t->cap = cap;
 	}
