@@ -283,7 +283,11 @@ struct hot {
 	/* Building the kept aggregates: each passing span goes to its
 	 * thread's entry instead of the group's row. */
 	struct agg_split *split;
-	struct keymap ents, thr;
+	struct keymap thr;
+	/* Per thread (by its place in split->thr), each group's entry + 1:
+	 * an index, where a hash of (thread, group) cost a probe a span. */
+	uint32_t **ent_of;
+	size_t *cap_of, n_of;
 	struct error *e;
 };
 
@@ -424,45 +428,76 @@ split_thread(struct agg_split *s, struct keymap *m, uint32_t tid,
 	return 0;
 }
 
+/* The entry slot of group g of thread t (its place), grown to hold g. */
+static uint32_t *
+split_slot(struct hot *h, size_t t, uint32_t g)
+{
+	if (t >= h->n_of) {
+		size_t n = t + 16;
+		uint32_t **e = realloc(h->ent_of, n * sizeof(*e));
+		size_t *c;
+
+		if (e == NULL)
+			return NULL;
+		h->ent_of = e;
+		if ((c = realloc(h->cap_of, n * sizeof(*c))) == NULL)
+			return NULL;
+		h->cap_of = c;
+		for (size_t i = h->n_of; i < n; i++) {
+			h->ent_of[i] = NULL;
+			h->cap_of[i] = 0;
+		}
+		h->n_of = n;
+	}
+	if (g >= h->cap_of[t]) {
+		size_t cap = h->cap_of[t] ? h->cap_of[t] * 2 : 64;
+		uint32_t *e;
+
+		while (cap <= g)
+			cap *= 2;
+		if ((e = realloc(h->ent_of[t], cap * sizeof(*e))) == NULL)
+			return NULL;
+		memset(e + h->cap_of[t], 0, (cap - h->cap_of[t]) * sizeof(*e));
+		h->ent_of[t] = e;
+		h->cap_of[t] = cap;
+	}
+	return &h->ent_of[t][g];
+}
+
 static int
 split_add(struct hot *h, uint64_t row, uint32_t g, int outer)
 {
 	struct agg_split *s = h->split;
 	uint32_t tid = spanidx_u32(h->c.ix, SPANIDX_TID, row);
-	uint64_t key = (uint64_t)tid << 32 | g;
-	size_t slot;
-	int rc;
+	uint32_t *slot;
 
-	if (h->group == AGG_FUNCTION && split_thread(s, &h->thr, tid,
-	    spanidx_u32(h->c.ix, SPANIDX_PID, row)) < 0)
+	if (split_thread(s, &h->thr, tid, spanidx_u32(h->c.ix, SPANIDX_PID,
+	    row)) < 0)
 		return error_set(h->e, ERR_NOMEM, "aggregates");
 	if (!filter_pass(&h->c, h->f, row)) {
 		s->late++;
 		return 0;
 	}
-	if ((rc = keymap_get(&h->ents, key, &slot)) < 0)
+	if ((slot = split_slot(h, s->last_thr, g)) == NULL)
 		return error_set(h->e, ERR_NOMEM, "aggregates");
-	if (rc == 0) {
+	if (*slot == 0) {
 		if (s->n_ent == s->cap_ent) {
 			size_t cap = s->cap_ent ? s->cap_ent * 2 : 256;
 			struct agg_split_entry *n = realloc(s->ent, cap *
 			    sizeof(*n));
 
-			if (n == NULL) {
-				h->ents.key[slot] = NO_KEY;
-				h->ents.n--;
+			if (n == NULL)
 				return error_set(h->e, ERR_NOMEM, "aggregates");
-			}
 			s->ent = n;
 			s->cap_ent = cap;
 		}
 		memset(&s->ent[s->n_ent], 0, sizeof(s->ent[0]));
 		s->ent[s->n_ent].tid = tid;
 		s->ent[s->n_ent].group = g;
-		h->ents.val[slot] = (uint32_t)s->n_ent++;
+		*slot = (uint32_t)++s->n_ent;
 	}
-	add_span(&s->ent[h->ents.val[slot]].fig[agg_incomplete(spanidx_u8(
-	    h->c.ix, SPANIDX_START, row)) ? 1 : 0], &h->c, row, outer);
+	add_span(&s->ent[*slot - 1].fig[agg_incomplete(spanidx_u8(h->c.ix,
+	    SPANIDX_START, row)) ? 1 : 0], &h->c, row, outer);
 	return 0;
 }
 
@@ -509,8 +544,11 @@ static void
 split_hot_free(struct hot *h)
 {
 	keymap_free(&h->groups);
-	keymap_free(&h->ents);
 	keymap_free(&h->thr);
+	for (size_t i = 0; i < h->n_of; i++)
+		free(h->ent_of[i]);
+	free(h->ent_of);
+	free(h->cap_of);
 	free(h->slot_at);
 	free(h->active);
 }

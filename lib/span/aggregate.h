@@ -168,7 +168,7 @@ struct agg_split {
 	struct agg groups;		/* names only, no figures */
 	struct agg_split_entry *ent;
 	size_t n_ent, cap_ent;
-	struct agg_split_thread *thr;	/* threads with spans (AGG_FUNCTION) */
+	struct agg_split_thread *thr;	/* threads with spans */
 	size_t n_thr, cap_thr, last_thr;
 	uint64_t late;
 };
