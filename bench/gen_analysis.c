@@ -4,7 +4,7 @@
  * THREADS threads (default 4) calling FUNCS distinct functions (default
  * 1000) in trees of fan-out 3, depth up to 8, with exact times (every
  * span: 2 ns before its callees, 3 ns after; one instruction a ns).
- * index.bin, manifest.json, threads.jsonl and empty gaps.jsonl and
+ * index.bin, aggregates.bin, manifest.json, threads.jsonl and empty gaps.jsonl and
  * inline.jsonl are always written; spans.jsonl only with "jsonl" (at
  * 10 M spans it would take gigabytes the bench does not need).
  */
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "fmt/spanidx.h"
+#include "span/aggkeep.h"
 
 struct gen {
 	struct spanidx_writer *w;
@@ -167,6 +168,7 @@ main(int argc, char *argv[])
 	if (g.jsonl != NULL && fclose(g.jsonl) != 0)
 		g.bad = 1;
 	if (g.bad || spanidx_writer_finish(g.w, path, &g.e) < 0 ||
+	    aggkeep_write_dir(argv[1], &g.e) < 0 ||
 	    write_text(argv[1], "manifest.json", manifest) < 0 ||
 	    write_text(argv[1], "threads.jsonl", threads) < 0 ||
 	    write_text(argv[1], "gaps.jsonl", "") < 0 ||

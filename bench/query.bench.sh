@@ -1,19 +1,23 @@
 #!/bin/sh
-# ptquery latency over a synthetic analysis of BENCH_SPANS spans
-# (default 10 M, 4 threads, 1000 functions; bench/gen_analysis.c): each
-# query is run once cold-ish (right after generation, the index in the
-# page cache) and then BENCH_REPEAT times warm; prints the best warm wall
-# time and the peak memory (GNU time's maximum resident set, which counts
-# the pages of index.bin the query touched).  Printed, never asserted.
-# The goal: hotpaths over 10 M spans under 1 s warm, memory independent
-# of the span count beyond the mapping (compare BENCH_SPANS=1000000);
-# BENCH_SPANS=100000000 for the 100 M-span goals (summary and hotpaths
-# under 1 s, a timeline of one function and at under 0.2 s).
+# ptquery latency over synthetic analyses (bench/gen_analysis.c; 4
+# threads, 1000 functions): BENCH_SPANS spans (default 10 M), generated
+# afresh, every kind below; then BENCH_LARGE spans (default 100 M; 0
+# skips it), generated once into $PTKIT_BUILD/bench/query-N (1.6 GB,
+# minutes) and reused by later runs, summary, hotpaths, a timeline of one
+# function and at.  Each query is run once to warm the page cache and
+# then BENCH_REPEAT times; prints the best warm wall time and the peak
+# memory (GNU time's maximum resident set, which counts the pages of
+# index.bin the query touched, and the largest anonymous RSS).  Printed,
+# never asserted.  The goals at 100 M spans: summary and hotpaths under
+# 1 s (they read the totals kept in aggregates.bin), a timeline of one
+# function and at under 0.2 s, memory independent of the span count
+# beyond the mapping.
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
 gen=$PTKIT_BUILD/bench/gen_analysis
 spans=${BENCH_SPANS:-10000000}
+large=${BENCH_LARGE:-100000000}
 repeat=${BENCH_REPEAT:-3}
 
 if ! test -x /usr/bin/time; then
@@ -32,23 +36,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-/usr/bin/time -f '%e %M' -o "$dir/gen.time" "$gen" "$dir/a" "$spans" \
-    1000 4 >/dev/null
-read -r gs gk <"$dir/gen.time"
-ix=$(stat -c %s "$dir/a/index.bin")
-echo "query: generated $spans spans in ${gs}s (index.bin $((ix / 1048576))" \
-    "MiB, $(awk -v b="$ix" -v n="$spans" 'BEGIN { printf "%.1f", b / n }')" \
-    "B/span, generator peak ${gk} KiB)"
+# generated N DIR: DIR (an analysis of N spans) made and described.
+generated() {
+	/usr/bin/time -f '%e %M' -o "$dir/gen.time" "$gen" "$2" "$1" \
+	    1000 4 >/dev/null
+	read -r gs gk <"$dir/gen.time"
+	ix=$(stat -c %s "$2/index.bin")
+	echo "query: generated $1 spans in ${gs}s (index.bin" \
+	    "$((ix / 1048576)) MiB, $(awk -v b="$ix" -v n="$1" \
+	    'BEGIN { printf "%.1f", b / n }') B/span, aggregates.bin" \
+	    "$(($(stat -c %s "$2/aggregates.bin") / 1024)) KiB, generator" \
+	    "peak ${gk} KiB)"
+}
+generated "$spans" "$dir/a"
+a=$dir/a
 
 # measure NAME ARGS...: best of $repeat warm runs.
 measure() {
 	name=$1
 	shift
-	ptquery "$dir/a" "$@" >/dev/null
+	ptquery "$a" "$@" >/dev/null
 	best= kb=
 	i=0
 	while [ $i -lt "$repeat" ]; do
-		/usr/bin/time -f '%e %M' -o "$dir/t" ptquery "$dir/a" "$@" \
+		/usr/bin/time -f '%e %M' -o "$dir/t" ptquery "$a" "$@" \
 		    >"$dir/out"
 		read -r s k <"$dir/t"
 		if [ -z "$best" ] || [ "$(echo "$s < $best" | bc)" = 1 ]; then
@@ -64,7 +75,7 @@ measure() {
 
 # peak_anon ARGS...: the largest RssAnon of one run, polled every 10 ms.
 peak_anon() {
-	ptquery "$dir/a" "$@" >/dev/null &
+	ptquery "$a" "$@" >/dev/null &
 	pid=$!
 	peak=0
 	while v=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' \
@@ -76,8 +87,12 @@ peak_anon() {
 	echo "$peak"
 }
 
-mid=$(($(sed -n 's/.*"last_ns":\([0-9]*\).*/\1/p' "$dir/a/threads.jsonl" |
-    head -n 1) / 2))
+mid_of() {
+	echo $(($(sed -n 's/.*"last_ns":\([0-9]*\).*/\1/p' \
+	    "$1/threads.jsonl" | head -n 1) / 2))
+}
+mid=$(mid_of "$a")
+echo "query: $spans spans"
 measure "summary" --kind summary
 measure "hotpaths (function, all spans)" --kind hotpaths --limit 20
 measure "hotpaths --group module" --kind hotpaths --group module
@@ -87,3 +102,20 @@ measure "timeline --tid 1000 window 1 us" --kind timeline --tid 1000 \
     --from "$mid" --to $((mid + 1000))
 measure "at --at mid-capture" --kind at --at "$mid"
 measure "calls --function fn_1" --kind calls --function fn_1
+
+[ "$large" != 0 ] || exit 0
+a=$PTKIT_BUILD/bench/query-$large
+if ! [ -f "$a/manifest.json" ] || ! [ -f "$a/aggregates.bin" ]; then
+	rm -rf "$a" "$a.tmp"
+	generated "$large" "$a.tmp"
+	mv "$a.tmp" "$a"
+else
+	echo "query: reusing $a"
+fi
+mid=$(mid_of "$a")
+echo "query: $large spans"
+measure "summary" --kind summary
+measure "hotpaths (function, all spans)" --kind hotpaths --limit 20
+measure "timeline --function fn_1 --limit 100" --kind timeline \
+    --function fn_1 --limit 100
+measure "at --at mid-capture" --kind at --at "$mid"

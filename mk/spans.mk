@@ -86,12 +86,14 @@ ANALYSIS_FUZZ_SRCS := tests/fuzz/fuzz_analysis.c lib/span/analysis.c \
     lib/span/spandir.c lib/fmt/spanidx.c lib/fmt/store.c lib/fmt/manifest.c \
     lib/base/json.c lib/base/jsonw.c lib/base/error.c lib/base/cleanup.c \
     lib/base/signals.c lib/base/beneath.c lib/base/scratch.c lib/base/fdio.c \
-    lib/base/xxh64.c lib/fmt/zstdfile.c lib/base/mkpath.c
+    lib/base/xxh64.c lib/fmt/zstdfile.c lib/base/mkpath.c \
+    lib/span/aggkeep.c lib/span/aggregate.c lib/sym/demangle.c
 $(ANALYSIS_FUZZ): $(ANALYSIS_FUZZ_SRCS) lib/span/analysis.h \
-    lib/span/spandir.h lib/fmt/spanidx.h | $(DEPS_STAMP)
+    lib/span/spandir.h lib/fmt/spanidx.h lib/span/aggkeep.h \
+    lib/span/aggregate.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(ANALYSIS_FUZZ_SRCS) \
-	    $(shell pkg-config --libs jansson 2>/dev/null) -lzstd -lm
+	    $(shell pkg-config --libs jansson 2>/dev/null) -lzstd -liberty -lm
 
 fuzz-analysis: $(ANALYSIS_FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus-analysis

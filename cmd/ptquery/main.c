@@ -428,7 +428,9 @@ check_threads(const struct analysis *a, const struct query_options *o)
 	char list[512];
 	uint64_t r;
 
-	if (o->has_tid) {
+	/* A thread the kept aggregates have (main opened the index when
+	 * they did not have it). */
+	if (o->has_tid && !a->index_deferred) {
 		for (r = 0; r < ix->rows; r++)
 			if (spanidx_u32(ix, SPANIDX_TID, r) == o->tid)
 				break;
@@ -504,6 +506,21 @@ resolve_function(const struct analysis *a, struct query_options *o)
 	return -1;
 }
 
+/*
+ * Whether the query needs only the totals the analysis keeps (so that
+ * the index is not opened): summary and hotpaths by function or module
+ * of the whole trace or one thread, without a window, --function,
+ * --pid or --module (whose checks read the spans).
+ */
+static int
+totals_only(const struct query_options *o)
+{
+	return (o->kind == K_SUMMARY || (o->kind == K_HOTPATHS &&
+	    o->format != F_FOLDED && o->group != AGG_INLINE &&
+	    o->function == NULL)) && !o->has_pid && o->n_modules == 0 &&
+	    o->n_exclude == 0 && o->from_ns == 0 && o->to_ns == INT64_MAX;
+}
+
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -561,7 +578,11 @@ main(int argc, char *argv[])
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
 	}
-	if (analysis_open(&a, o.analysis, &e) < 0) {
+	if (analysis_open_for(&a, o.analysis, totals_only(&o) ?
+	    ANALYSIS_TOTALS : ANALYSIS_ALL, &e) < 0 ||
+	    (a.index_deferred && o.has_tid &&
+	    aggkeep_pid_of(&a.kept, (uint32_t)o.tid, NULL) < 0 &&
+	    analysis_open_index(&a, &e) < 0)) {
 		report_error(tool.name, o.analysis, &e, NULL);
 		free(o.modules);
 		free(o.exclude);
@@ -574,6 +595,11 @@ main(int argc, char *argv[])
 	else if (a.rebuilt[0] != '\0')
 		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
+	/* Only the kinds that would have answered from it. */
+	if (a.kept_refused[0] != '\0' && (o.kind == K_SUMMARY ||
+	    o.kind == K_HOTPATHS))
+		report_warning(tool.name, a.dir, "%s: totals found by walking "
+		    "every span instead", a.kept_refused);
 	if ((o.has_pid && pid_threads(&a, &o) < 0) ||
 	    check_threads(&a, &o) < 0) {
 		rc = EXIT_FAIL;

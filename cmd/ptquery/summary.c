@@ -147,6 +147,11 @@ summary_pids(struct summary *s)
 	}
 	for (i = 0; i < n; i++)
 		tid[i] = thread_tid(json_array_get(th, i));
+	/* The kept aggregates know each thread's process. */
+	for (i = 0; a->kept.base != NULL && i < n; i++)
+		s->pid[i] = aggkeep_pid(&a->kept, (uint32_t)tid[i]);
+	if (a->kept.base != NULL)
+		left = 0;
 	for (uint64_t r = 0; r < a->ix.rows && left > 0; r++) {
 		uint64_t t = spanidx_u32(&a->ix, SPANIDX_TID, r);
 

@@ -22,6 +22,7 @@
 #include "base/pipebuf.h"
 #include "tool/report.h"
 #include "fmt/spanidx.h"
+#include "span/aggkeep.h"
 #include "fmt/store.h"
 #include "fmt/zstdfile.h"
 #include "spans.h"
@@ -638,6 +639,11 @@ finish_outputs(struct run *r)
 		return -1;
 	}
 	r->ix = NULL;
+	/* The totals queries of the whole trace read instead of the spans. */
+	if (aggkeep_write_dir(r->tmp, &r->err) < 0) {
+		report_error(tool, r->o->out_dir, &r->err, NULL);
+		return -1;
+	}
 	if (write_manifest(r) < 0)
 		return -1;
 	if (r->owner_fd >= 0) {

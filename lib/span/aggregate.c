@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "span/aggkeep.h"
 #include "span/callstack.h"
 #include "sym/demangle.h"
 
@@ -279,6 +280,14 @@ struct hot {
 	size_t cap_at, n_at;
 	uint32_t *active;
 	size_t cap_active;
+	/* Building the kept aggregates: each passing span goes to its
+	 * thread's entry instead of the group's row. */
+	struct agg_split *split;
+	struct keymap thr;
+	/* Per thread (by its place in split->thr), each group's entry + 1:
+	 * an index, where a hash of (thread, group) cost a probe a span. */
+	uint32_t **ent_of;
+	size_t *cap_of, n_of;
 	struct error *e;
 };
 
@@ -315,6 +324,8 @@ hot_track(struct hot *h, size_t depth, uint32_t g)
 	return 0;
 }
 
+static int split_add(struct hot *h, uint64_t row, uint32_t g, int outer);
+
 static int
 hot_visit(void *ctx, const struct analysis_visit *v)
 {
@@ -342,6 +353,8 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 	outer = g >= h->cap_active || h->active[g] == 0;
 	if (hot_track(h, v->depth, g) < 0)
 		return error_set(h->e, ERR_NOMEM, "hotpaths");
+	if (h->split != NULL)
+		return split_add(h, v->row, g, outer);
 	if (!filter_pass(&h->c, h->f, v->row))
 		return 0;
 	if (h->f != NULL && !h->f->incomplete &&
@@ -374,6 +387,193 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 		}
 	}
 	return 0;
+}
+
+/* ----------------------------------------------------------------- */
+/* Per thread, for the kept aggregates */
+
+static int
+split_thread(struct agg_split *s, struct keymap *m, uint32_t tid,
+    uint32_t pid)
+{
+	size_t slot;
+	int rc;
+
+	if (s->n_thr > 0 && s->thr[s->last_thr].tid == tid) {
+		s->thr[s->last_thr].pid = pid;
+		return 0;
+	}
+	if ((rc = keymap_get(m, tid, &slot)) < 0)
+		return rc;
+	if (rc == 0) {
+		if (s->n_thr == s->cap_thr) {
+			size_t cap = s->cap_thr ? s->cap_thr * 2 : 16;
+			struct agg_split_thread *n = realloc(s->thr, cap *
+			    sizeof(*n));
+
+			if (n == NULL) {
+				m->key[slot] = NO_KEY;
+				m->n--;
+				return -ERR_NOMEM;
+			}
+			s->thr = n;
+			s->cap_thr = cap;
+		}
+		m->val[slot] = (uint32_t)s->n_thr;
+		s->thr[s->n_thr++].tid = tid;
+	}
+	s->last_thr = m->val[slot];
+	/* Visited backwards: the last write is the thread's first row. */
+	s->thr[s->last_thr].pid = pid;
+	return 0;
+}
+
+/* The entry slot of group g of thread t (its place), grown to hold g. */
+static uint32_t *
+split_slot(struct hot *h, size_t t, uint32_t g)
+{
+	if (t >= h->n_of) {
+		size_t n = t + 16;
+		uint32_t **e = realloc(h->ent_of, n * sizeof(*e));
+		size_t *c;
+
+		if (e == NULL)
+			return NULL;
+		h->ent_of = e;
+		if ((c = realloc(h->cap_of, n * sizeof(*c))) == NULL)
+			return NULL;
+		h->cap_of = c;
+		for (size_t i = h->n_of; i < n; i++) {
+			h->ent_of[i] = NULL;
+			h->cap_of[i] = 0;
+		}
+		h->n_of = n;
+	}
+	if (g >= h->cap_of[t]) {
+		size_t cap = h->cap_of[t] ? h->cap_of[t] * 2 : 64;
+		uint32_t *e;
+
+		while (cap <= g)
+			cap *= 2;
+		if ((e = realloc(h->ent_of[t], cap * sizeof(*e))) == NULL)
+			return NULL;
+		memset(e + h->cap_of[t], 0, (cap - h->cap_of[t]) * sizeof(*e));
+		h->ent_of[t] = e;
+		h->cap_of[t] = cap;
+	}
+	return &h->ent_of[t][g];
+}
+
+static int
+split_add(struct hot *h, uint64_t row, uint32_t g, int outer)
+{
+	struct agg_split *s = h->split;
+	uint32_t tid = spanidx_u32(h->c.ix, SPANIDX_TID, row);
+	uint32_t *slot;
+
+	if (split_thread(s, &h->thr, tid, spanidx_u32(h->c.ix, SPANIDX_PID,
+	    row)) < 0)
+		return error_set(h->e, ERR_NOMEM, "aggregates");
+	if (!filter_pass(&h->c, h->f, row)) {
+		s->late++;
+		return 0;
+	}
+	if ((slot = split_slot(h, s->last_thr, g)) == NULL)
+		return error_set(h->e, ERR_NOMEM, "aggregates");
+	if (*slot == 0) {
+		if (s->n_ent == s->cap_ent) {
+			size_t cap = s->cap_ent ? s->cap_ent * 2 : 256;
+			struct agg_split_entry *n = realloc(s->ent, cap *
+			    sizeof(*n));
+
+			if (n == NULL)
+				return error_set(h->e, ERR_NOMEM, "aggregates");
+			s->ent = n;
+			s->cap_ent = cap;
+		}
+		memset(&s->ent[s->n_ent], 0, sizeof(s->ent[0]));
+		s->ent[s->n_ent].tid = tid;
+		s->ent[s->n_ent].group = g;
+		*slot = (uint32_t)++s->n_ent;
+	}
+	add_span(&s->ent[*slot - 1].fig[agg_incomplete(spanidx_u8(h->c.ix,
+	    SPANIDX_START, row)) ? 1 : 0], &h->c, row, outer);
+	return 0;
+}
+
+void
+agg_split_free(struct agg_split *s)
+{
+	agg_free(&s->groups);
+	free(s->ent);
+	free(s->thr);
+	memset(s, 0, sizeof(*s));
+}
+
+struct split_walk {
+	struct hot fn, mod;
+};
+
+static int
+split_visit(void *ctx, const struct analysis_visit *v)
+{
+	struct split_walk *w = ctx;
+	int rc = hot_visit(&w->fn, v);
+
+	return rc < 0 ? rc : hot_visit(&w->mod, v);
+}
+
+static void
+split_hot(struct hot *h, const struct analysis *a, enum agg_group group,
+    const struct agg_filter *window, struct agg_split *s, struct error *e)
+{
+	memset(s, 0, sizeof(*s));
+	memset(h, 0, sizeof(*h));
+	h->a = a;
+	cols_init(&h->c, a);
+	h->last_key = NO_KEY;
+	h->f = window;
+	h->group = group;
+	h->out = &s->groups;
+	h->inside = -1;
+	h->split = s;
+	h->e = e;
+}
+
+static void
+split_hot_free(struct hot *h)
+{
+	keymap_free(&h->groups);
+	keymap_free(&h->thr);
+	for (size_t i = 0; i < h->n_of; i++)
+		free(h->ent_of[i]);
+	free(h->ent_of);
+	free(h->cap_of);
+	free(h->slot_at);
+	free(h->active);
+}
+
+int
+agg_split_walk(struct agg_split *fn, struct agg_split *mod,
+    const struct analysis *a, struct error *e)
+{
+	/* The spans every query without --from and --to counts: incomplete
+	 * ones too, kept apart, so that either choice is answered. */
+	const struct agg_filter window = { .from_ns = 0,
+	    .to_ns = AGG_WINDOW_END, .incomplete = 1 };
+	struct split_walk w;
+	int rc;
+
+	split_hot(&w.fn, a, AGG_FUNCTION, &window, fn, e);
+	split_hot(&w.mod, a, AGG_MODULE, &window, mod, e);
+	rc = analysis_walk(a, split_visit, &w, e);
+	split_hot_free(&w.fn);
+	split_hot_free(&w.mod);
+	if (rc < 0) {
+		agg_split_free(fn);
+		agg_split_free(mod);
+	}
+	return rc;
 }
 
 static uint64_t
@@ -499,6 +699,13 @@ agg_hotpaths(struct agg *out, const struct analysis *a,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* The whole trace or some threads, no window: what ptspans kept. */
+	if (group != AGG_INLINE && a->kept.base != NULL &&
+	    (rc = aggkeep_answer(&a->kept, out, (int)group, f, e)) != 0)
+		return rc < 0 ? rc : 0;
+	if (a->index_deferred)		/* never an answer from no spans */
+		return error_set(e, ERR_INTERNAL, "hotpaths: the index was "
+		    "not opened");
 	memset(&h, 0, sizeof(h));
 	h.a = a;
 	cols_init(&h.c, a);

@@ -15,6 +15,9 @@
  *                         and the longest
  * Memory is bounded by the number of distinct groups and the deepest
  * stack, never by the number of spans (the spans stay in the mapping).
+ * Function and module totals of the whole trace or of some threads come
+ * from the aggregates ptspans kept (span/aggkeep, made by agg_split_walk
+ * below) when the analysis has them: the same figures without a walk.
  */
 #ifndef PTKIT_AGGREGATE_H
 #define PTKIT_AGGREGATE_H
@@ -139,6 +142,41 @@ int agg_inline_hosts(const struct analysis *a, const char *fn,
 /* The entry of span in h (n entries, as agg_inline_hosts made), or NULL. */
 const struct agg_host *agg_host_find(const struct agg_host *h, size_t n,
     uint64_t span);
+
+/*
+ * The figures of each thread's spans of each group, for span/aggkeep to
+ * keep with the analysis: groups in the order agg_hotpaths makes its rows
+ * (the walk's), an entry per thread and group that has spans, its
+ * complete spans' figures in fig[0] and its incomplete ones' in fig[1]
+ * (outermost as the walk of every span says), so that any set of threads,
+ * with or without --incomplete, sums to what agg_hotpaths finds.  Spans
+ * starting at or past AGG_WINDOW_END (no query without --to counts them)
+ * are in no entry, counted in late.
+ */
+#define AGG_WINDOW_END ((uint64_t)INT64_MAX)
+
+struct agg_split_entry {
+	uint32_t tid, group;
+	struct agg_row fig[2];
+};
+
+struct agg_split_thread {
+	uint32_t tid, pid;		/* pid: that of its first row */
+};
+
+struct agg_split {
+	struct agg groups;		/* names only, no figures */
+	struct agg_split_entry *ent;
+	size_t n_ent, cap_ent;
+	struct agg_split_thread *thr;	/* threads with spans */
+	size_t n_thr, cap_thr, last_thr;
+	uint64_t late;
+};
+
+/* Both groupings (AGG_FUNCTION, AGG_MODULE) in one walk of every span. */
+int agg_split_walk(struct agg_split *fn, struct agg_split *mod,
+    const struct analysis *a, struct error *e) PTKIT_MUST_CHECK;
+void agg_split_free(struct agg_split *s);
 
 /* The string table offset of s in the index, or -1 when it has none. */
 int64_t agg_find_string(const struct analysis *a, const char *s);

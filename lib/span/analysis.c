@@ -187,8 +187,98 @@ check_files(const struct analysis *a, struct error *e)
 	return 0;
 }
 
+/* Whether the manifest's "files" names f: an analysis written since f
+ * was added to the format. */
+static int
+manifest_lists(const struct analysis *a, enum spandir_file f)
+{
+	const json_t *files = json_object_get(a->manifest, "files"), *v;
+	size_t i;
+
+	json_array_foreach(files, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    spandir_file_name(f)) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The kept aggregates, when they can be answered from: not after the
+ * index was rebuilt (spans.jsonl changed, or the index was damaged: the
+ * aggregates were made from what is gone), not older than spans.jsonl,
+ * and checked against the index.  Why not is in a->kept_refused; an
+ * analysis older than the file is answered by the walk, silently.
+ */
+static void
+open_kept(struct analysis *a)
+{
+	struct stat sa, sj;
+	struct error ke;
+	int rc;
+
+	if (a->rebuilt[0] != '\0')
+		return;
+	if (has(a->dir, SPANDIR_SPANS, &sj) &&
+	    has(a->dir, SPANDIR_AGGREGATES, &sa) &&
+	    (sa.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
+	    (sa.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
+	    sa.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))) {
+		snprintf(a->kept_refused, sizeof(a->kept_refused), "%s: older "
+		    "than spans.jsonl",
+		    spandir_file_name(SPANDIR_AGGREGATES));
+		return;
+	}
+	rc = aggkeep_open(&a->kept, a->dir, a->ix.rows, &ke);
+	if (rc == -ERR_NOTFOUND && !manifest_lists(a, SPANDIR_AGGREGATES))
+		return;
+	if (rc < 0)
+		snprintf(a->kept_refused, sizeof(a->kept_refused), "%s",
+		    ke.msg[0] ? ke.msg : err_str(rc));
+}
+
+/*
+ * The kept aggregates alone, checked against the manifest's span count
+ * (they were checked against the index when they were made from it):
+ * what a query of totals needs.  Returns 0 when they can answer.
+ */
+static int
+open_kept_alone(struct analysis *a)
+{
+	struct stat sa, sj;
+	struct error ke;
+	int64_t want = manifest_spans(a);
+
+	if (want < 0 || (has(a->dir, SPANDIR_SPANS, &sj) &&
+	    (!has(a->dir, SPANDIR_AGGREGATES, &sa) ||
+	    sa.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
+	    (sa.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
+	    sa.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))))
+		return -1;
+	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, &ke);
+}
+
+int
+analysis_open_index(struct analysis *a, struct error *e)
+{
+	if (!a->index_deferred)
+		return 0;
+	a->index_deferred = 0;
+	aggkeep_close(&a->kept);
+	if (open_index(a, e) < 0)
+		return -e->code;
+	open_kept(a);
+	return 0;
+}
+
 int
 analysis_open(struct analysis *a, const char *path, struct error *e)
+{
+	return analysis_open_for(a, path, ANALYSIS_ALL, e);
+}
+
+int
+analysis_open_for(struct analysis *a, const char *path,
+    enum analysis_need need, struct error *e)
 {
 	int rc, fd;
 
@@ -217,17 +307,23 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 		    "or not a count: the manifest is damaged (run ptspans "
 		    "again)", spandir_file_name(SPANDIR_MANIFEST));
 	}
+	if (need == ANALYSIS_TOTALS && open_kept_alone(a) == 0) {
+		a->index_deferred = 1;
+		return 0;
+	}
 	if ((rc = open_index(a, e)) < 0) {
 		json_decref(a->manifest);
 		a->manifest = NULL;
 		return rc;
 	}
+	open_kept(a);
 	return 0;
 }
 
 void
 analysis_close(struct analysis *a)
 {
+	aggkeep_close(&a->kept);
 	spanidx_close(&a->ix);
 	json_decref(a->manifest);
 	a->manifest = NULL;

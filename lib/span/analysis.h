@@ -10,7 +10,10 @@
  * spans in spans.jsonl than the manifest says is an error, and one that
  * cannot write into the directory (read-only) keeps the index in memory.  It also owns the one walk every
  * aggregate needs: the spans of each thread with their ancestors, in
- * O(max depth) memory (analysis_walk).  ptquery and ptdiff use it.  The
+ * O(max depth) memory (analysis_walk), and opening the aggregates kept
+ * with it (span/aggkeep), which are refused when the manifest names them
+ * and they are missing, damaged, older than spans.jsonl or of another
+ * index (the walk answers then).  ptquery and ptdiff use it.  The
  * directory's format (file names, record members, the manifest) is
  * span/spandir's; the snapshot's derived/default/ is fmt/store's.
  */
@@ -25,6 +28,7 @@
 
 #include "base/error.h"
 #include "fmt/spanidx.h"
+#include "span/aggkeep.h"
 #include "span/spandir.h"
 
 struct analysis {
@@ -38,6 +42,13 @@ struct analysis {
 	/* Why the rebuilt index is only in memory ("" when it was saved):
 	 * the error of writing it into the directory. */
 	char unsaved[ERROR_MSG_MAX];
+	/* aggregates.bin (span/aggkeep), kept.base NULL when it is not
+	 * answered from: an analysis written before it (silently), an index
+	 * rebuilt, or a file refused, whose reason is in kept_refused. */
+	struct aggkeep kept;
+	char kept_refused[ERROR_MSG_MAX];
+	/* Opened for totals: ix is not open yet (analysis_open_index). */
+	int index_deferred;
 };
 
 /*
@@ -54,6 +65,24 @@ int analysis_open(struct analysis *a, const char *path, struct error *e)
 void analysis_close(struct analysis *a);
 
 /*
+ * What the caller will read: ANALYSIS_ALL (the index; analysis_open), or
+ * ANALYSIS_TOTALS, the function and module totals of the whole trace or
+ * of threads (agg_hotpaths without a window or inline rows), for which
+ * the kept aggregates suffice: when they are there and whole, the index
+ * is neither opened nor checked (index_deferred is set, analysis_rows is
+ * theirs) until analysis_open_index; otherwise as ANALYSIS_ALL.
+ */
+enum analysis_need { ANALYSIS_ALL, ANALYSIS_TOTALS };
+
+int analysis_open_for(struct analysis *a, const char *path,
+    enum analysis_need need, struct error *e) PTKIT_MUST_CHECK;
+
+/* Opens and checks the index an ANALYSIS_TOTALS open deferred (else
+ * nothing).  Returns 0 or as analysis_open. */
+int analysis_open_index(struct analysis *a, struct error *e)
+    PTKIT_MUST_CHECK;
+
+/*
  * File f of the analysis (a JSON Lines file) opened for reading, in
  * whichever form it has (compressed or plain), its file name in *name.
  * Returns the stream, or NULL with e: -ERR_NOTFOUND (neither form),
@@ -67,7 +96,7 @@ FILE *analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
 static inline uint64_t
 analysis_rows(const struct analysis *a)
 {
-	return a->ix.rows;
+	return a->index_deferred ? a->kept.spans : a->ix.rows;
 }
 
 const char *analysis_fn(const struct analysis *a, uint64_t r);

@@ -11,7 +11,7 @@
 
 static const char *const file_names[SPANDIR_FILE_NR] = {
 	"spans.jsonl", "inline.jsonl", "gaps.jsonl", "threads.jsonl",
-	"events.jsonl", "index.bin", "manifest.json",
+	"events.jsonl", "index.bin", "aggregates.bin", "manifest.json",
 };
 
 /* index.bin checks causes against its own counts of them. */
@@ -508,7 +508,7 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 	jsonw_array_end(&w);
 	jsonw_key(&w, "files");
 	jsonw_array_begin(&w);
-	for (int i = 0; i <= SPANDIR_INDEX; i++)
+	for (int i = 0; i <= SPANDIR_AGGREGATES; i++)
 		jsonw_string(&w, m->jsonl_zst && spandir_zst_name(
 		    (enum spandir_file)i) != NULL ? spandir_zst_name(
 		    (enum spandir_file)i) : file_names[i]);

@@ -45,6 +45,7 @@ enum spandir_file {
 	SPANDIR_EVENTS,			/* events.jsonl */
 	SPANDIR_JSONL_NR,		/* the JSON Lines files end here */
 	SPANDIR_INDEX = SPANDIR_JSONL_NR, /* index.bin */
+	SPANDIR_AGGREGATES,		/* aggregates.bin (span/aggkeep) */
 	SPANDIR_MANIFEST,		/* manifest.json (not in "files") */
 	SPANDIR_FILE_NR
 };

@@ -6,11 +6,14 @@
  * a leak or undefined behaviour.
  *
  * Input: one byte saying which files exist (bit 0 manifest.json, bit 1
- * spans.jsonl, bit 2 index.bin) and whether index.bin's size and
- * checksums are made right before it is read (bit 3: as a forger would,
- * so that the fuzzer reaches the checks behind them), then their bytes in
+ * spans.jsonl, bit 2 index.bin, bit 4 aggregates.bin) and whether
+ * index.bin's size and checksums are made right before it is read (bit
+ * 3: as a forger would, so that the fuzzer reaches the checks behind
+ * them; bit 5 likewise aggregates.bin's checksum), then their bytes in
  * that order, separated by the line "@@" (a part missing is empty).
- * Without index.bin the reader rebuilds it from spans.jsonl.
+ * Without index.bin the reader rebuilds it from spans.jsonl.  The totals
+ * are asked for as summary and hotpaths ask (span/aggkeep when it holds
+ * them), opened both ways.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -22,6 +25,7 @@
 #include "base/cleanup.h"
 #include "base/le.h"
 #include "base/xxh64.h"
+#include "span/aggregate.h"
 #include "span/analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -61,6 +65,53 @@ put_sealed(const char *dir, const uint8_t *p, size_t n)
 	return rc;
 }
 
+/* aggregates.bin with its checksum made to match. */
+static int
+put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
+{
+	struct xxh64 h;
+	uint8_t *copy;
+	int rc;
+
+	if (n < AGGKEEP_HEADER_SIZE)
+		return put(dir, "aggregates.bin", p, n);
+	if ((copy = malloc(n)) == NULL)
+		return -1;
+	memcpy(copy, p, n);
+	xxh64_init(&h, 0);
+	xxh64_update(&h, copy, 56);
+	xxh64_update(&h, copy + AGGKEEP_HEADER_SIZE, n - AGGKEEP_HEADER_SIZE);
+	le_put_u64(copy + 56, xxh64_digest(&h));
+	rc = put(dir, "aggregates.bin", copy, n);
+	free(copy);
+	return rc;
+}
+
+/* The totals as summary and hotpaths ask for them. */
+static void
+totals(const struct analysis *a, uint64_t *sum)
+{
+	struct agg_filter f = { .to_ns = AGG_WINDOW_END, .has_tid = 1,
+	    .tid = 1000 };
+	struct error e;
+	struct agg g;
+
+	for (int i = 0; i < 3; i++) {
+		if (agg_hotpaths(&g, a, i == 2 ? AGG_MODULE : AGG_FUNCTION,
+		    i == 0 ? NULL : &f, &e) < 0) {
+			if (e.msg[0] == '\0')
+				abort();
+			continue;
+		}
+		for (size_t r = 0; r < g.n; r++)
+			*sum += strlen(g.row[r].name) + g.row[r].self_ns +
+			    strlen(g.row[r].module);
+		agg_free(&g);
+	}
+	if (a->kept.base != NULL)
+		*sum += aggkeep_pid(&a->kept, 1000);
+}
+
 static int
 visit(void *ctx, const struct analysis_visit *v)
 {
@@ -74,7 +125,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const names[] = { "manifest.json", "spans.jsonl",
-	    "index.bin" };
+	    "index.bin", "aggregates.bin" };
 	char dir[] = "/tmp/fuzz_analysis.XXXXXX";
 	const uint8_t *p, *end = data + size, *sep;
 	struct analysis a;
@@ -86,16 +137,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	which = data[0];
 	p = data + 1;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
+		unsigned bit = i == 3 ? 16 : 1u << i;
+
 		sep = p < end ? memmem(p, (size_t)(end - p), "\n@@\n", 4) :
 		    NULL;
 		if (sep == NULL)
 			sep = end;
-		if ((which & (1u << i)) && (i == 2 && (which & 8) ?
+		if ((which & bit) && (i == 2 && (which & 8) ?
 		    put_sealed(dir, p, (size_t)(sep - p)) :
+		    i == 3 && (which & 32) ?
+		    put_sealed_kept(dir, p, (size_t)(sep - p)) :
 		    put(dir, names[i], p, (size_t)(sep - p))) < 0)
 			goto out;
 		p = sep < end ? sep + 4 : end;
+	}
+	if (analysis_open_for(&a, dir, ANALYSIS_TOTALS, &e) == 0) {
+		totals(&a, &sum);
+		if (analysis_open_index(&a, &e) == 0)
+			totals(&a, &sum);
+		else if (e.msg[0] == '\0')
+			abort();
+		analysis_close(&a);
+	} else if (e.msg[0] == '\0') {
+		abort();
 	}
 	if (analysis_open(&a, dir, &e) == 0) {
 		for (uint64_t r = 0; r < analysis_rows(&a) && r < 4096; r++) {
@@ -107,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (analysis_walk(&a, visit, &sum, &e) < 0 && e.msg[0] == '\0')
 			abort();
 		(void)analysis_find_span(&a, sum);
+		totals(&a, &sum);
 		analysis_close(&a);
 	} else if (e.msg[0] == '\0') {
 		abort();	/* a failure says why */

@@ -17,6 +17,8 @@ test_names(void)
 
 	IS_STR(spandir_file_name(SPANDIR_SPANS), "spans.jsonl", "spans file");
 	IS_STR(spandir_file_name(SPANDIR_INDEX), "index.bin", "index file");
+	IS_STR(spandir_file_name(SPANDIR_AGGREGATES), "aggregates.bin",
+	    "aggregates file");
 	IS_STR(spandir_file_name(SPANDIR_MANIFEST), "manifest.json",
 	    "manifest file");
 	IS_INT(spandir_path("/a", SPANDIR_GAPS, buf, sizeof(buf), &e), 0,
@@ -117,8 +119,10 @@ test_records_and_manifest(void)
 	    "no snapshot: snapshot_id null");
 	OK(json_object_get(doc, SPANDIR_M_CAPTURE) == NULL,
 	    "and no capture");
-	IS_U64(json_array_size(spandir_manifest_member(doc, "files")), 6,
-	    "six files listed");
+	IS_U64(json_array_size(spandir_manifest_member(doc, "files")), 7,
+	    "seven files listed");
+	IS_STR(json_string_value(json_array_get(spandir_manifest_member(doc,
+	    "files"), 6)), "aggregates.bin", "the kept aggregates last");
 	IS_STR(spandir_manifest_str(doc, "nothing.here", "d"), "d",
 	    "absent paths give the default");
 	json_decref(doc);
