@@ -20,8 +20,6 @@
 #include <unistd.h>
 
 #include "base/cleanup.h"
-#include "base/le.h"
-#include "base/xxh64.h"
 #include "span/analysis.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,7 +38,7 @@ put(const char *dir, const char *name, const uint8_t *p, size_t n)
 	return fclose(f) != 0 ? -1 : rc;
 }
 
-/* index.bin with its size field and both checksums made to match. */
+/* index.bin with its size field and every checksum made to match. */
 static int
 put_sealed(const char *dir, const uint8_t *p, size_t n)
 {
@@ -52,10 +50,7 @@ put_sealed(const char *dir, const uint8_t *p, size_t n)
 	if ((copy = malloc(n)) == NULL)
 		return -1;
 	memcpy(copy, p, n);
-	le_put_u64(copy + 88, n);
-	le_put_u64(copy + 96, xxh64(copy + SPANIDX_HEADER_SIZE,
-	    n - SPANIDX_HEADER_SIZE, 0));
-	le_put_u64(copy + 120, xxh64(copy, 120, 0));
+	spanidx_reseal(copy, n);
 	rc = put(dir, "index.bin", copy, n);
 	free(copy);
 	return rc;
