@@ -302,18 +302,19 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	return CLI_RUN;
 }
 
-/* --pid: the threads of that process, from the spans' index. */
+/* --pid: the threads of that process, from the index's thread table. */
 static int
 pid_threads(const struct analysis *a, struct query_options *o)
 {
 	const struct spanidx *ix = &a->ix;
-	uint32_t tid, *grown;
+	uint32_t tid, pid, *grown;
+	uint64_t spans;
 	size_t i;
 
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		if (spanidx_u32(ix, SPANIDX_PID, r) != o->pid)
+	for (uint64_t t = 0; t < ix->n_threads; t++) {
+		spanidx_thread(ix, t, &tid, &pid, &spans);
+		if (pid != o->pid)
 			continue;
-		tid = spanidx_u32(ix, SPANIDX_TID, r);
 		for (i = 0; i < o->n_pid_tids && o->pid_tids[i] != tid; i++)
 			;
 		if (i < o->n_pid_tids)
@@ -342,9 +343,13 @@ known_ids(const struct analysis *a, int pids, char *list, size_t size)
 	size_t n = 0, len = 0, i;
 
 	list[0] = '\0';
-	for (uint64_t r = 0; r < ix->rows && n < 64; r++) {
-		uint32_t v = spanidx_u32(ix, pids ? SPANIDX_PID : SPANIDX_TID,
-		    r);
+	/* the thread table is in the order the threads' first spans come */
+	for (uint64_t t = 0; t < ix->n_threads && n < 64; t++) {
+		uint32_t tid, pid, v;
+		uint64_t spans;
+
+		spanidx_thread(ix, t, &tid, &pid, &spans);
+		v = pids ? pid : tid;
 
 		for (i = 0; i < n && seen[i] != v; i++)
 			;
@@ -374,8 +379,12 @@ check_modules(const struct analysis *a, const struct query_options *o)
 
 	if (!query_module_filtered(o))
 		return 0;
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		uint32_t mod = spanidx_u32(ix, SPANIDX_MODULE, r);
+	/* every function of the table is some span's, in the order of the
+	 * first spans of each */
+	for (uint64_t f = 0; f < ix->n_funcs; f++) {
+		uint32_t mod;
+
+		memcpy(&mod, spanidx_func(ix, f) + 8, sizeof(mod));
 
 		for (i = 0; i < n && seen[i] != mod; i++)
 			;
@@ -429,10 +438,15 @@ check_threads(const struct analysis *a, const struct query_options *o)
 	uint64_t r;
 
 	if (o->has_tid) {
-		for (r = 0; r < ix->rows; r++)
-			if (spanidx_u32(ix, SPANIDX_TID, r) == o->tid)
+		for (r = 0; r < ix->n_threads; r++) {
+			uint32_t tid, pid;
+			uint64_t spans;
+
+			spanidx_thread(ix, r, &tid, &pid, &spans);
+			if (tid == o->tid)
 				break;
-		if (r == ix->rows) {
+		}
+		if (r == ix->n_threads) {
 			known_ids(a, 0, list, sizeof(list));
 			report(tool.name, a->dir, NULL, "--tid %" PRIu64 ": no "
 			    "such thread; the threads with spans: %s", o->tid,
@@ -504,6 +518,27 @@ resolve_function(const struct analysis *a, struct query_options *o)
 	return -1;
 }
 
+/* Whether the kind checks the blocks of the index it reads itself. */
+static int
+lazy_kind(const struct query_options *o)
+{
+	return (o->kind == K_AT || o->kind == K_TIMELINE) &&
+	    o->format != F_FOLDED;
+}
+
+/* Columns cols of every row checked (what --function's lookup reads);
+ * 0, or -1 after reporting. */
+static int
+check_index(const struct analysis *a, unsigned cols)
+{
+	struct error e;
+
+	if (spanidx_check(&a->ix, 0, a->ix.rows, cols, &e) == 0)
+		return 0;
+	report_error(tool.name, NULL, &e, NULL);	/* e names index.bin */
+	return -1;
+}
+
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -561,7 +596,10 @@ main(int argc, char *argv[])
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
 	}
-	if (analysis_open(&a, o.analysis, &e) < 0) {
+	/* at and a timeline read a few blocks of the index: those alone
+	 * are checked (kinds.c), the rest is never read */
+	if ((lazy_kind(&o) ? analysis_open_lazy(&a, o.analysis, &e) :
+	    analysis_open(&a, o.analysis, &e)) < 0) {
 		report_error(tool.name, o.analysis, &e, NULL);
 		free(o.modules);
 		free(o.exclude);
@@ -575,7 +613,8 @@ main(int argc, char *argv[])
 		report_warning(tool.name, a.dir, "index.bin %s: rebuilt from "
 		    "spans.jsonl", a.rebuilt);
 	if ((o.has_pid && pid_threads(&a, &o) < 0) ||
-	    check_threads(&a, &o) < 0) {
+	    check_threads(&a, &o) < 0 || (lazy_kind(&o) && o.function != NULL &&
+	    check_index(&a, SPANIDX_COL(SPANIDX_FN)) < 0)) {
 		rc = EXIT_FAIL;
 	} else {
 		o.clock = snapshot_clock(&a);

@@ -114,7 +114,7 @@ index_stale(struct analysis *a)
 }
 
 static int
-open_index(struct analysis *a, struct error *e)
+open_index(struct analysis *a, int lazy, struct error *e)
 {
 	char path[PATH_MAX + 16];
 	struct error ie;
@@ -134,7 +134,8 @@ open_index(struct analysis *a, struct error *e)
 	if (fd < 0) {
 		rc = fd;
 	} else {
-		rc = spanidx_open_fd(&a->ix, fd, path, &ie);
+		rc = lazy ? spanidx_open_lazy_fd(&a->ix, fd, path, &ie) :
+		    spanidx_open_fd(&a->ix, fd, path, &ie);
 		close(fd);
 	}
 	if (rc == 0 && !index_stale(a))
@@ -187,8 +188,9 @@ check_files(const struct analysis *a, struct error *e)
 	return 0;
 }
 
-int
-analysis_open(struct analysis *a, const char *path, struct error *e)
+static int
+open_analysis(struct analysis *a, const char *path, int lazy,
+    struct error *e)
 {
 	int rc, fd;
 
@@ -207,12 +209,24 @@ analysis_open(struct analysis *a, const char *path, struct error *e)
 	close(fd);
 	if (a->manifest == NULL)
 		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
-	if ((rc = open_index(a, e)) < 0) {
+	if ((rc = open_index(a, lazy, e)) < 0) {
 		json_decref(a->manifest);
 		a->manifest = NULL;
 		return rc;
 	}
 	return 0;
+}
+
+int
+analysis_open(struct analysis *a, const char *path, struct error *e)
+{
+	return open_analysis(a, path, 0, e);
+}
+
+int
+analysis_open_lazy(struct analysis *a, const char *path, struct error *e)
+{
+	return open_analysis(a, path, 1, e);
 }
 
 void

@@ -51,6 +51,16 @@ struct analysis {
  */
 int analysis_open(struct analysis *a, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
+
+/*
+ * As analysis_open, but index.bin's blocks are left unchecked
+ * (spanidx_open_lazy_fd): the caller checks with spanidx_check the rows
+ * and columns it reads before it reads them, and a damaged block is then
+ * its error (not rebuilt).  For queries that read a few blocks of a large
+ * index.
+ */
+int analysis_open_lazy(struct analysis *a, const char *path,
+    struct error *e) PTKIT_MUST_CHECK;
 void analysis_close(struct analysis *a);
 
 /*
