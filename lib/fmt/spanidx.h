@@ -237,7 +237,7 @@ spanidx_block(const struct spanidx *ix, uint64_t b)
 void spanidx_block_times(const struct spanidx *ix, uint64_t b,
     uint64_t *start, uint64_t *end);
 
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 spanidx_pget(const struct spanidx *ix, unsigned pcol, uint64_t row)
 {
 	const uint8_t *d = spanidx_block(ix, row >> SPANIDX_BLOCK_SHIFT);
@@ -259,8 +259,9 @@ spanidx_func(const struct spanidx *ix, uint64_t f)
 	return ix->funcs + (f < ix->n_funcs ? f : 0) * SPANIDX_FUNC_SIZE;
 }
 
-/* Row row's value of logical column col, whatever its type. */
-static inline uint64_t
+/* Row row's value of logical column col, whatever its type (inlined
+ * whole: callers name col as a constant, which leaves one case). */
+static inline __attribute__((always_inline)) uint64_t
 spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	static const unsigned char direct[SPANIDX_NCOLS] = {
@@ -280,7 +281,8 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 		    (1ull << 63);
 	case SPANIDX_PARENT:
 		v = spanidx_pget(ix, SPANIDX_P_PARENT, row);
-		return v == 0 ? 0 : spanidx_value(ix, SPANIDX_ID, row) - v;
+		return v == 0 ? 0 : spanidx_pget(ix, SPANIDX_P_ID, row) + row -
+		    (1ull << 63) - v;
 	case SPANIDX_TID:
 	case SPANIDX_PID:
 		t = spanidx_pget(ix, SPANIDX_P_THREAD, row);
@@ -328,25 +330,25 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 	}
 }
 
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 spanidx_u64(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return spanidx_value(ix, col, row);
 }
 
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 spanidx_u32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (uint32_t)spanidx_value(ix, col, row);
 }
 
-static inline int32_t
+static inline __attribute__((always_inline)) int32_t
 spanidx_i32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (int32_t)(uint32_t)spanidx_value(ix, col, row);
 }
 
-static inline uint8_t
+static inline __attribute__((always_inline)) uint8_t
 spanidx_u8(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (uint8_t)spanidx_value(ix, col, row);
