@@ -479,8 +479,8 @@ print_spans(struct span_rows *s, const struct query_options *o,
 
 	/*
 	 * What is printed checked first: without --sort or --cursor a table
-	 * reads its first --limit rows alone.  (Folded spans walk the whole
-	 * index, which main.c opened checked for them.)
+	 * reads its first --limit rows alone.  (The span formats read the
+	 * whole index, which main.c opened checked for them.)
 	 */
 	if (o->format <= F_JSON && o->sort == NULL && o->cursor == NULL &&
 	    o->has_limit && o->limit < s->n)

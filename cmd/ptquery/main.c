@@ -518,12 +518,14 @@ resolve_function(const struct analysis *a, struct query_options *o)
 	return -1;
 }
 
-/* Whether the kind checks the blocks of the index it reads itself. */
+/* Whether the kind checks the blocks of the index it reads itself (the
+ * span formats read the whole index: folded walks it, chrome and fxt
+ * lay out the nesting of every span). */
 static int
 lazy_kind(const struct query_options *o)
 {
 	return (o->kind == K_AT || o->kind == K_TIMELINE) &&
-	    o->format != F_FOLDED;
+	    o->format <= F_JSON;
 }
 
 /* Columns cols of every row checked (what --function's lookup reads);
