@@ -427,6 +427,34 @@ sort_by_time(struct span_rows *s, int tid_first)
 	return 0;
 }
 
+/*
+ * The columns cols of the blocks of the index holding rows[0..n) checked
+ * (a kind that reads few blocks opened the index lazily: main.c).
+ * Returns 0, or EXIT_FAIL after reporting the damage.
+ */
+static int
+check_rows(const struct analysis *a, const uint64_t *rows, size_t n,
+    unsigned cols)
+{
+	uint64_t last = UINT64_MAX;
+	struct error e;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t b = rows[i] >> SPANIDX_BLOCK_SHIFT;
+
+		if (b == last)
+			continue;
+		last = b;
+		if (spanidx_check(&a->ix, b << SPANIDX_BLOCK_SHIFT,
+		    (b + 1) << SPANIDX_BLOCK_SHIFT, cols, &e) < 0) {
+			/* e names index.bin by its path */
+			report_error(query_tool, NULL, &e, NULL);
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
 /* Prints the rows of s as o asks, the span formats included. */
 static int
 print_spans(struct span_rows *s, const struct query_options *o,
@@ -449,6 +477,19 @@ print_spans(struct span_rows *s, const struct query_options *o,
 		t.cols = cols;
 	}
 
+	/*
+	 * What is printed checked first: without --sort or --cursor a table
+	 * reads its first --limit rows alone.  (The span formats read the
+	 * whole index, which main.c opened checked for them.)
+	 */
+	if (o->format <= F_JSON && o->sort == NULL && o->cursor == NULL &&
+	    o->has_limit && o->limit < s->n)
+		rc = check_rows(s->a, s->row, (size_t)o->limit,
+		    SPANIDX_COLS_ALL);
+	else
+		rc = check_rows(s->a, s->row, s->n, SPANIDX_COLS_ALL);
+	if (rc != 0)
+		return rc;
 	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
 	if (o->wall_clock && (s->wall_zero = query_wall_zero(s->a)) == 0) {
 		report(query_tool, s->a->dir, NULL, "--wall-clock: the "
@@ -501,6 +542,20 @@ print_spans(struct span_rows *s, const struct query_options *o,
 	return rc;
 }
 
+/* The columns the selection of a timeline or of at reads. */
+#define PICK_COLS (SPANIDX_COL(SPANIDX_START_NS) | \
+    SPANIDX_COL(SPANIDX_END_NS) | SPANIDX_COL(SPANIDX_TID) | \
+    SPANIDX_COL(SPANIDX_FN) | SPANIDX_COL(SPANIDX_ID))
+
+/* Block b of the index checked for cols; 0, or EXIT_FAIL reported. */
+static int
+check_block(const struct analysis *a, uint64_t b, unsigned cols)
+{
+	uint64_t first = b << SPANIDX_BLOCK_SHIFT;
+
+	return check_rows(a, &first, 1, cols);
+}
+
 int
 kind_timeline(const struct analysis *a, const struct query_options *o)
 {
@@ -515,7 +570,8 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 
 	/* An inlined function: the spans of the functions holding it. */
 	if (o->function_inline &&
-	    agg_inline_hosts(a, o->function, NULL, &hosts, &n_hosts, &e) < 0) {
+	    (spanidx_check(ix, 0, ix->rows, SPANIDX_COLS_ALL, &e) < 0 ||
+	    agg_inline_hosts(a, o->function, NULL, &hosts, &n_hosts, &e) < 0)) {
 		report_error(query_tool, a->dir, &e, NULL);
 		return EXIT_FAIL;
 	}
@@ -525,28 +581,52 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		    o->function);
 		return EXIT_FAIL;
 	}
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
-		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
+	/*
+	 * Block by block: those whose times lie outside the window are not
+	 * read; of the others, the function column first (checked for all
+	 * of them before the lookup of --function, main.c), then the rest
+	 * of a block once one of its spans is of the function.
+	 */
+	for (uint64_t b = 0; b < ix->n_blocks; b++) {
+		uint64_t lo, hi, first = b << SPANIDX_BLOCK_SHIFT;
+		uint64_t end = first + SPANIDX_BLOCK_ROWS < ix->rows ?
+		    first + SPANIDX_BLOCK_ROWS : ix->rows;
+		int checked = 0;
 
-		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
+		spanidx_block_times(ix, b, &lo, &hi);
+		if (lo >= o->to_ns || hi < o->from_ns)
 			continue;
-		if (fn >= 0 && spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
-			continue;
-		if (hosts != NULL && agg_host_find(hosts, n_hosts,
-		    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
-			continue;
-		if (!query_module_ok(o, analysis_module(a, r)))
-			continue;
-		if (st >= o->to_ns || en < o->from_ns)
-			continue;
-		if (span_rows_add(&s, r) < 0) {
-			free(hosts);
-			free(s.row);
-			return nomem();
+		if (check_block(a, b, SPANIDX_COL(SPANIDX_FN)) != 0)
+			goto fail;
+		for (uint64_t r = first; r < end; r++) {
+			uint64_t st, en;
+
+			if (fn >= 0 &&
+			    spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
+				continue;
+			if (!checked && check_block(a, b, PICK_COLS) != 0)
+				goto fail;
+			checked = 1;
+			st = spanidx_u64(ix, SPANIDX_START_NS, r);
+			en = spanidx_u64(ix, SPANIDX_END_NS, r);
+			if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)))
+				continue;
+			if (hosts != NULL && agg_host_find(hosts, n_hosts,
+			    spanidx_u64(ix, SPANIDX_ID, r)) == NULL)
+				continue;
+			if (!query_module_ok(o, analysis_module(a, r)))
+				continue;
+			if (st >= o->to_ns || en < o->from_ns)
+				continue;
+			if (span_rows_add(&s, r) < 0) {
+				free(hosts);
+				free(s.row);
+				return nomem();
+			}
 		}
 	}
 	free(hosts);
+	hosts = NULL;
 	if (sort_by_time(&s, 0) < 0) {
 		free(s.row);
 		return nomem();
@@ -556,6 +636,10 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 	free(s.inl);
 	free(s.row);
 	return rc;
+fail:
+	free(hosts);
+	free(s.row);
+	return EXIT_FAIL;
 }
 
 int
@@ -564,10 +648,16 @@ kind_at(const struct analysis *a, const struct query_options *o)
 	const struct spanidx *ix = &a->ix;
 	struct span_rows s = { a, NULL, 0, 0 };
 	uint64_t at = o->at_ns;
+	struct error e;
 	int64_t r0;
 	int rc;
 
 	if (o->has_span) {
+		if (spanidx_check(ix, 0, ix->rows, SPANIDX_COL(SPANIDX_ID) |
+		    SPANIDX_COL(SPANIDX_START_NS), &e) < 0) {
+			report_error(query_tool, NULL, &e, NULL);
+			return EXIT_FAIL;
+		}
 		if ((r0 = analysis_find_span(a, o->span)) < 0) {
 			report(query_tool, a->dir, NULL, "no span with id %"
 			    PRIu64, o->span);
@@ -579,18 +669,32 @@ kind_at(const struct analysis *a, const struct query_options *o)
 		    "--span ID");
 		return EXIT_USAGE;
 	}
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
-		uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
+	/* Only the blocks whose times hold the instant are read. */
+	for (uint64_t b = 0; b < ix->n_blocks; b++) {
+		uint64_t lo, hi, first = b << SPANIDX_BLOCK_SHIFT;
+		uint64_t end = first + SPANIDX_BLOCK_ROWS < ix->rows ?
+		    first + SPANIDX_BLOCK_ROWS : ix->rows;
 
-		if (st > at || en <= at)
+		spanidx_block_times(ix, b, &lo, &hi);
+		if (lo > at || hi <= at)
 			continue;
-		if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)) ||
-		    !query_module_ok(o, analysis_module(a, r)))
-			continue;
-		if (span_rows_add(&s, r) < 0) {
+		if (check_block(a, b, PICK_COLS) != 0) {
 			free(s.row);
-			return nomem();
+			return EXIT_FAIL;
+		}
+		for (uint64_t r = first; r < end; r++) {
+			uint64_t st = spanidx_u64(ix, SPANIDX_START_NS, r);
+			uint64_t en = spanidx_u64(ix, SPANIDX_END_NS, r);
+
+			if (st > at || en <= at)
+				continue;
+			if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)) ||
+			    !query_module_ok(o, analysis_module(a, r)))
+				continue;
+			if (span_rows_add(&s, r) < 0) {
+				free(s.row);
+				return nomem();
+			}
 		}
 	}
 	if (sort_by_time(&s, 1) < 0) {

@@ -302,18 +302,19 @@ parse_options(int argc, char *argv[], struct query_options *o)
 	return CLI_RUN;
 }
 
-/* --pid: the threads of that process, from the spans' index. */
+/* --pid: the threads of that process, from the index's thread table. */
 static int
 pid_threads(const struct analysis *a, struct query_options *o)
 {
 	const struct spanidx *ix = &a->ix;
-	uint32_t tid, *grown;
+	uint32_t tid, pid, *grown;
+	uint64_t spans;
 	size_t i;
 
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		if (spanidx_u32(ix, SPANIDX_PID, r) != o->pid)
+	for (uint64_t t = 0; t < ix->n_threads; t++) {
+		spanidx_thread(ix, t, &tid, &pid, &spans);
+		if (pid != o->pid)
 			continue;
-		tid = spanidx_u32(ix, SPANIDX_TID, r);
 		for (i = 0; i < o->n_pid_tids && o->pid_tids[i] != tid; i++)
 			;
 		if (i < o->n_pid_tids)
@@ -342,9 +343,13 @@ known_ids(const struct analysis *a, int pids, char *list, size_t size)
 	size_t n = 0, len = 0, i;
 
 	list[0] = '\0';
-	for (uint64_t r = 0; r < ix->rows && n < 64; r++) {
-		uint32_t v = spanidx_u32(ix, pids ? SPANIDX_PID : SPANIDX_TID,
-		    r);
+	/* the thread table is in the order the threads' first spans come */
+	for (uint64_t t = 0; t < ix->n_threads && n < 64; t++) {
+		uint32_t tid, pid, v;
+		uint64_t spans;
+
+		spanidx_thread(ix, t, &tid, &pid, &spans);
+		v = pids ? pid : tid;
 
 		for (i = 0; i < n && seen[i] != v; i++)
 			;
@@ -374,8 +379,12 @@ check_modules(const struct analysis *a, const struct query_options *o)
 
 	if (!query_module_filtered(o))
 		return 0;
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		uint32_t mod = spanidx_u32(ix, SPANIDX_MODULE, r);
+	/* every function of the table is some span's, in the order of the
+	 * first spans of each */
+	for (uint64_t f = 0; f < ix->n_funcs; f++) {
+		uint32_t mod;
+
+		memcpy(&mod, spanidx_func(ix, f) + 8, sizeof(mod));
 
 		for (i = 0; i < n && seen[i] != mod; i++)
 			;
@@ -431,10 +440,15 @@ check_threads(const struct analysis *a, const struct query_options *o)
 	/* A thread the kept aggregates have (main opened the index when
 	 * they did not have it). */
 	if (o->has_tid && !a->index_deferred) {
-		for (r = 0; r < ix->rows; r++)
-			if (spanidx_u32(ix, SPANIDX_TID, r) == o->tid)
+		for (r = 0; r < ix->n_threads; r++) {
+			uint32_t tid, pid;
+			uint64_t spans;
+
+			spanidx_thread(ix, r, &tid, &pid, &spans);
+			if (tid == o->tid)
 				break;
-		if (r == ix->rows) {
+		}
+		if (r == ix->n_threads) {
 			known_ids(a, 0, list, sizeof(list));
 			report(tool.name, a->dir, NULL, "--tid %" PRIu64 ": no "
 			    "such thread; the threads with spans: %s", o->tid,
@@ -521,6 +535,29 @@ totals_only(const struct query_options *o)
 	    o->n_exclude == 0 && o->from_ns == 0 && o->to_ns == INT64_MAX;
 }
 
+/* Whether the kind checks the blocks of the index it reads itself (the
+ * span formats read the whole index: folded walks it, chrome and fxt
+ * lay out the nesting of every span). */
+static int
+lazy_kind(const struct query_options *o)
+{
+	return (o->kind == K_AT || o->kind == K_TIMELINE) &&
+	    o->format <= F_JSON;
+}
+
+/* Columns cols of every row checked (what --function's lookup reads);
+ * 0, or -1 after reporting. */
+static int
+check_index(const struct analysis *a, unsigned cols)
+{
+	struct error e;
+
+	if (spanidx_check(&a->ix, 0, a->ix.rows, cols, &e) == 0)
+		return 0;
+	report_error(tool.name, NULL, &e, NULL);	/* e names index.bin */
+	return -1;
+}
+
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -578,8 +615,11 @@ main(int argc, char *argv[])
 		return report_close_stdout(tool.name, p == CLI_DONE ? EXIT_OK :
 		    EXIT_USAGE);
 	}
+	/* at and a timeline read a few blocks of the index: those alone
+	 * are checked (kinds.c), the rest is never read */
 	if (analysis_open_for(&a, o.analysis, totals_only(&o) ?
-	    ANALYSIS_TOTALS : ANALYSIS_ALL, &e) < 0 ||
+	    ANALYSIS_TOTALS : lazy_kind(&o) ? ANALYSIS_LAZY : ANALYSIS_ALL,
+	    &e) < 0 ||
 	    (a.index_deferred && o.has_tid &&
 	    aggkeep_pid_of(&a.kept, (uint32_t)o.tid, NULL) < 0 &&
 	    analysis_open_index(&a, &e) < 0)) {
@@ -601,7 +641,8 @@ main(int argc, char *argv[])
 		report_warning(tool.name, a.dir, "%s: totals found by walking "
 		    "every span instead", a.kept_refused);
 	if ((o.has_pid && pid_threads(&a, &o) < 0) ||
-	    check_threads(&a, &o) < 0) {
+	    check_threads(&a, &o) < 0 || (lazy_kind(&o) && o.function != NULL &&
+	    check_index(&a, SPANIDX_COL(SPANIDX_FN)) < 0)) {
 		rc = EXIT_FAIL;
 	} else {
 		o.clock = snapshot_clock(&a);

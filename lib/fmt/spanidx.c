@@ -2,17 +2,18 @@
  * spanidx: see spanidx.h.  The host is little endian (x86-64 is the only
  * target of Intel PT), so values are written and read as they lie in
  * memory; the reader copies each value out with memcpy, never through a
- * misaligned pointer, and every packed column is followed by 8 bytes of
- * slack so that the last row's 8-byte load stays inside the column.
+ * misaligned pointer, and the file ends in 8 bytes of slack so that the
+ * last row's 8-byte load stays inside the mapping (a column's load may
+ * run into the next column's bits, which its mask drops).
  *
  * Header (128 bytes): magic[8], version u32, header size u32, rows u64,
- * threads u64, functions u64, string bytes u64, columns u32, 0 u32,
- * then the offsets of the column directory, the function table, the
+ * threads u64, functions u64, string bytes u64, columns u32, rows a
+ * block u32, blocks u64, then the offsets of the function table, the
  * thread table and the string table, the file's size, the XXH64 of bytes
- * [128, size), the number and the offset of the call sites, and the
- * XXH64 of bytes [0, 120).
- * Directory entry (32 bytes): column u32, bits u32, base u64, offset u64,
- * bytes u64.
+ * [128, the first block's data) (the block directory, which starts at
+ * 128, and the tables), the number and the offset of the call sites, and
+ * the XXH64 of bytes [0, 120).  The blocks' data starts at the string
+ * table's end rounded up to 8.
  */
 #include "base/fdio.h"
 #include "base/le.h"
@@ -29,9 +30,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define DIR_ENTRY 32
 #define MAX_PACKED_BITS 56	/* wider columns are stored as 64 bits */
 #define SLACK 8
+#define ID_BIAS (1ull << 63)
 /* Depths are stored plus this, so that a column of negative and positive
  * depths has one unsigned range. */
 #define DEPTH_BIAS 0x80000000ull
@@ -43,12 +44,13 @@
 #define H_FUNCS 32
 #define H_STRTAB_SIZE 40
 #define H_NCOLS 48
-#define H_DIR_OFF 56
+#define H_BLOCK_ROWS 52
+#define H_BLOCKS 56
 #define H_FUNCS_OFF 64
 #define H_THREADS_OFF 72
 #define H_STRTAB_OFF 80
 #define H_FILE_SIZE 88
-#define H_BODY_SUM 96
+#define H_TABLES_SUM 96
 #define H_SITES 104
 #define H_SITES_OFF 112
 #define H_HEAD_SUM 120
@@ -60,9 +62,9 @@ static const char *const col_names[SPANIDX_NCOLS] = {
 };
 
 static const char *const pcol_names[SPANIDX_NPCOLS] = {
-	"id", "parent", "tid", "pid", "depth", "function", "call_site",
-	"start_ns", "dur_ns", "self_ns", "insns", "self_insns", "start",
-	"end", "flags",
+	"id", "parent", "thread", "depth", "function", "call_site",
+	"start_ns", "self_ns", "callee_ns", "self_insns", "callee_insns",
+	"start", "end", "flags",
 };
 
 const char *
@@ -89,19 +91,16 @@ struct thread {
 	uint64_t spans;
 };
 
-#define COL_BUF 65536		/* bytes buffered per column */
 #define RECENT 64		/* recently interned strings, by address */
 
-/* One column on its way: zigzag deltas as LEB128 in a temporary file. */
-struct spool {
-	FILE *f;
-	uint8_t *buf;
-	size_t n;
-	uint64_t prev, min, max;
-};
-
 struct spanidx_writer {
-	struct spool col[SPANIDX_NPCOLS];
+	/* The block being filled, by stored column; full blocks go to
+	 * data (their columns packed) and blocks (their entries). */
+	uint64_t blk[SPANIDX_NPCOLS][SPANIDX_BLOCK_ROWS];
+	unsigned blk_rows;
+	FILE *data, *blocks;
+	uint64_t data_bytes, n_blocks;
+	uint8_t *pack;			/* one column's bits */
 	/*
 	 * The same few names come row after row: an address seen lately
 	 * gives its offset without hashing, once strcmp with the table's
@@ -134,11 +133,11 @@ spanidx_writer_free(struct spanidx_writer *w)
 {
 	if (w == NULL)
 		return;
-	for (int i = 0; i < SPANIDX_NPCOLS; i++) {
-		if (w->col[i].f != NULL)
-			fclose(w->col[i].f);
-		free(w->col[i].buf);
-	}
+	if (w->data != NULL)
+		fclose(w->data);
+	if (w->blocks != NULL)
+		fclose(w->blocks);
+	free(w->pack);
 	for (size_t i = 0; i < w->cap_slot; i++)
 		free(w->slot[i].s);
 	free(w->slot);
@@ -159,19 +158,13 @@ spanidx_writer_new(struct spanidx_writer **out, struct error *e)
 	*out = NULL;
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return error_set(e, ERR_NOMEM, "span index");
-	for (int i = 0; i < SPANIDX_NPCOLS; i++) {
-		if ((w->col[i].f = tmpfile()) == NULL) {
-			int err = errno;
+	if ((w->data = tmpfile()) == NULL || (w->blocks = tmpfile()) == NULL) {
+		int err = errno;
 
-			spanidx_writer_free(w);
-			return error_set_errno(e, err, "span index column");
-		}
-		if ((w->col[i].buf = malloc(COL_BUF)) == NULL) {
-			spanidx_writer_free(w);
-			return error_set(e, ERR_NOMEM, "span index");
-		}
-		w->col[i].min = UINT64_MAX;
+		spanidx_writer_free(w);
+		return error_set_errno(e, err, "span index blocks");
 	}
+	w->pack = malloc(SPANIDX_BLOCK_ROWS * 8 + SLACK);
 	w->cap_slot = 1024;
 	w->slot = calloc(w->cap_slot, sizeof(*w->slot));
 	w->cap_fslot = 1024;
@@ -182,7 +175,7 @@ spanidx_writer_new(struct spanidx_writer **out, struct error *e)
 	w->strtab_cap = 4096;
 	w->strtab = malloc(w->strtab_cap);
 	if (w->slot == NULL || w->fslot == NULL || w->sslot == NULL ||
-	    w->strtab == NULL) {
+	    w->strtab == NULL || w->pack == NULL) {
 		spanidx_writer_free(w);
 		return error_set(e, ERR_NOMEM, "span index");
 	}
@@ -405,15 +398,18 @@ found:
 	return 0;
 }
 
-/* Counts a span of thread tid (threads are few: a scan from the last). */
+/* Counts a span of thread tid, its number in *num (threads are few: a
+ * scan from the last). */
 static int
-thread_count(struct spanidx_writer *w, uint32_t tid, uint32_t pid)
+thread_count(struct spanidx_writer *w, uint32_t tid, uint32_t pid,
+    uint64_t *num)
 {
 	size_t i;
 
 	if (w->n_thread > 0 && w->thread[w->last_thread].tid == tid &&
 	    w->thread[w->last_thread].pid == pid) {
 		w->thread[w->last_thread].spans++;
+		*num = w->last_thread;
 		return 0;
 	}
 	for (i = 0; i < w->n_thread; i++)
@@ -436,40 +432,95 @@ thread_count(struct spanidx_writer *w, uint32_t tid, uint32_t pid)
 	}
 	w->thread[i].spans++;
 	w->last_thread = i;
+	*num = i;
 	return 0;
 }
 
-/* Writes column c's buffered bytes to its file; 0, or 1 on error. */
-static int
-spool_flush(struct spool *s)
+static unsigned
+width_of(uint64_t range)
 {
-	size_t n = s->n;
+	unsigned bits;
 
-	s->n = 0;
-	return n > 0 && fwrite(s->buf, 1, n, s->f) != n;
+	if (range == 0)
+		return 0;
+	bits = 64 - (unsigned)__builtin_clzll(range);
+	return bits > MAX_PACKED_BITS ? 64 : bits;
 }
 
-static int
-spool_put(struct spool *s, uint64_t v)
+static uint64_t
+packed_bytes(uint64_t rows, unsigned bits)
 {
-	uint64_t d = v - s->prev;
-	uint64_t z = (d << 1) ^ (uint64_t)((int64_t)d >> 63);
-	int bad = 0;
+	return (rows * bits + 7) / 8;
+}
 
-	if (s->n + 10 > COL_BUF)
-		bad = spool_flush(s);
-	do {
-		uint8_t b = z & 0x7f;
+/* Packs v[0..n) at bits each, less base, into out; returns the bytes. */
+static size_t
+pack(uint8_t *out, const uint64_t *v, unsigned n, uint64_t base,
+    unsigned bits)
+{
+	uint64_t acc = 0;
+	unsigned nacc = 0;	/* under 8 before each value: 56 bits fit */
+	size_t o = 0;
 
-		z >>= 7;
-		s->buf[s->n++] = (uint8_t)(b | (z ? 0x80 : 0));
-	} while (z);
-	s->prev = v;
-	if (v < s->min)
-		s->min = v;
-	if (v > s->max)
-		s->max = v;
-	return bad;
+	if (bits == 64) {
+		for (unsigned i = 0; i < n; i++)
+			le_put_u64(out + 8 * i, v[i] - base);
+		return (size_t)n * 8;
+	}
+	for (unsigned i = 0; i < n && bits > 0; i++) {
+		acc |= (v[i] - base) << nacc;
+		nacc += bits;
+		while (nacc >= 8) {
+			out[o++] = (uint8_t)acc;
+			acc >>= 8;
+			nacc -= 8;
+		}
+	}
+	if (nacc > 0)
+		out[o++] = (uint8_t)acc;
+	return o;
+}
+
+/* The block being filled, packed into data and its entry into blocks;
+ * 0, or -1 with errno. */
+static int
+block_flush(struct spanidx_writer *w)
+{
+	uint8_t ent[SPANIDX_BLOCK_SIZE] = { 0 };
+	uint32_t rel = 0;
+
+	if (w->blk_rows == 0)
+		return 0;
+	le_put_u64(ent + SPANIDX_B_OFF, w->data_bytes);
+	for (unsigned c = 0; c < SPANIDX_NPCOLS; c++) {
+		const uint64_t *v = w->blk[c];
+		uint64_t min = UINT64_MAX, max = 0;
+		unsigned bits;
+		size_t n;
+
+		for (unsigned i = 0; i < w->blk_rows; i++) {
+			if (v[i] < min)
+				min = v[i];
+			if (v[i] > max)
+				max = v[i];
+		}
+		bits = width_of(max - min);
+		n = pack(w->pack, v, w->blk_rows, min, bits);
+		le_put_u64(ent + SPANIDX_B_BASE + 8 * c, min);
+		le_put_u32(ent + SPANIDX_B_REL + 4 * c, rel);
+		le_put_u32(ent + SPANIDX_B_SUM + 4 * c,
+		    (uint32_t)xxh64(w->pack, n, 0));
+		ent[SPANIDX_B_BITS + c] = (uint8_t)bits;
+		if (n > 0 && fwrite(w->pack, 1, n, w->data) != n)
+			return -1;
+		rel += (uint32_t)n;
+	}
+	if (fwrite(ent, 1, sizeof(ent), w->blocks) != sizeof(ent))
+		return -1;
+	w->data_bytes += rel;
+	w->n_blocks++;
+	w->blk_rows = 0;
+	return 0;
 }
 
 /*
@@ -510,8 +561,9 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
     struct error *e)
 {
 	struct func f;
-	uint64_t num, site;
-	int rc, bad = 0;
+	uint64_t num, site, thread;
+	unsigned i = w->blk_rows;
+	int rc;
 
 	if ((rc = row_check(r, e)) < 0)
 		return rc;
@@ -522,27 +574,25 @@ spanidx_add(struct spanidx_writer *w, const struct spanidx_row *r,
 	f.entry = r->entry;
 	if ((rc = func_number(w, &f, &num)) < 0 ||
 	    (rc = site_number(w, r->call_site, &site)) < 0 ||
-	    (rc = thread_count(w, r->tid, r->pid)) < 0)
+	    (rc = thread_count(w, r->tid, r->pid, &thread)) < 0)
 		return error_set(e, -rc, "span index tables");
-	bad |= spool_put(&w->col[SPANIDX_P_ID], r->id);
-	bad |= spool_put(&w->col[SPANIDX_P_PARENT], r->parent);
-	bad |= spool_put(&w->col[SPANIDX_P_TID], r->tid);
-	bad |= spool_put(&w->col[SPANIDX_P_PID], r->pid);
-	bad |= spool_put(&w->col[SPANIDX_P_DEPTH],
-	    (uint64_t)((int64_t)r->depth + DEPTH_BIAS));
-	bad |= spool_put(&w->col[SPANIDX_P_FUNC], num);
-	bad |= spool_put(&w->col[SPANIDX_P_CALL_SITE], site);
-	bad |= spool_put(&w->col[SPANIDX_P_START_NS], r->start_ns);
-	bad |= spool_put(&w->col[SPANIDX_P_DUR_NS], r->end_ns - r->start_ns);
-	bad |= spool_put(&w->col[SPANIDX_P_SELF_NS], r->self_ns);
-	bad |= spool_put(&w->col[SPANIDX_P_INSNS], r->insns);
-	bad |= spool_put(&w->col[SPANIDX_P_SELF_INSNS], r->self_insns);
-	bad |= spool_put(&w->col[SPANIDX_P_START], r->start);
-	bad |= spool_put(&w->col[SPANIDX_P_END], r->end);
-	bad |= spool_put(&w->col[SPANIDX_P_FLAGS], r->flags);
-	if (bad)
-		return error_set_errno(e, errno, "span index column");
+	w->blk[SPANIDX_P_ID][i] = r->id - w->rows + ID_BIAS;
+	w->blk[SPANIDX_P_PARENT][i] = r->parent ? r->id - r->parent : 0;
+	w->blk[SPANIDX_P_THREAD][i] = thread;
+	w->blk[SPANIDX_P_DEPTH][i] = (uint64_t)((int64_t)r->depth + DEPTH_BIAS);
+	w->blk[SPANIDX_P_FUNC][i] = num;
+	w->blk[SPANIDX_P_CALL_SITE][i] = site;
+	w->blk[SPANIDX_P_START_NS][i] = r->start_ns;
+	w->blk[SPANIDX_P_SELF_NS][i] = r->self_ns;
+	w->blk[SPANIDX_P_CALLEE_NS][i] = r->end_ns - r->start_ns - r->self_ns;
+	w->blk[SPANIDX_P_SELF_INSNS][i] = r->self_insns;
+	w->blk[SPANIDX_P_CALLEE_INSNS][i] = r->insns - r->self_insns;
+	w->blk[SPANIDX_P_START][i] = r->start;
+	w->blk[SPANIDX_P_END][i] = r->end;
+	w->blk[SPANIDX_P_FLAGS][i] = r->flags;
 	w->rows++;
+	if (++w->blk_rows == SPANIDX_BLOCK_ROWS && block_flush(w) < 0)
+		return error_set_errno(e, errno, "span index blocks");
 	return 0;
 }
 
@@ -610,111 +660,45 @@ align8(uint64_t v)
 	return (v + 7) & ~(uint64_t)7;
 }
 
-static unsigned
-col_bits(const struct spool *s, uint64_t rows)
-{
-	uint64_t range;
-	unsigned bits;
-
-	if (rows == 0 || (range = s->max - s->min) == 0)
-		return 0;
-	bits = 64 - (unsigned)__builtin_clzll(range);
-	return bits > MAX_PACKED_BITS ? 64 : bits;
-}
-
-static uint64_t
-col_bytes(uint64_t rows, unsigned bits)
-{
-	return (rows * bits + 7) / 8 + SLACK;
-}
-
-/* Column c read back from its spool and packed into o. */
+/* The rest of temporary file f copied into o, unhashed. */
 static int
-pack_col(struct spanidx_writer *w, int c, unsigned bits, struct out *o)
+copy_spool(FILE *f, uint64_t bytes, struct out *o)
 {
-	struct spool *s = &w->col[c];
 	uint8_t in[65536];
-	size_t n = 0, at = 0;
-	uint64_t v = 0, acc = 0, mask = bits == 64 ? UINT64_MAX :
-	    (1ull << bits) - 1;
-	unsigned nacc = 0;
-	uint8_t b;
 
-	if (spool_flush(s) != 0 || fflush(s->f) != 0 ||
-	    fseek(s->f, 0, SEEK_SET) != 0)
+	if (fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0)
 		return -1;
-	for (uint64_t r = 0; r < w->rows; r++) {
-		uint64_t z = 0;
-		unsigned shift = 0;
+	while (bytes > 0) {
+		size_t want = bytes < sizeof(in) ? (size_t)bytes : sizeof(in);
 
-		do {
-			if (at == n) {
-				n = fread(in, 1, sizeof(in), s->f);
-				at = 0;
-				if (n == 0) {
-					errno = ferror(s->f) ? errno : EIO;
-					return -1;
-				}
-			}
-			b = in[at++];
-			z |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		} while ((b & 0x80) && shift < 70);
-		v += (z >> 1) ^ (0 - (z & 1));
-		if (bits == 64) {
-			uint8_t le[8];
-
-			le_put_u64(le, v - s->min);
-			if (out_put(o, le, 8) < 0)
-				return -1;
-			continue;
-		}
-		acc |= ((v - s->min) & mask) << nacc;
-		nacc += bits;
-		while (nacc >= 8) {
-			b = (uint8_t)acc;
-			if (out_put(o, &b, 1) < 0)
-				return -1;
-			acc >>= 8;
-			nacc -= 8;
-		}
-	}
-	if (nacc > 0) {
-		b = (uint8_t)acc;
-		if (out_put(o, &b, 1) < 0)
+		if (fread(in, 1, want, f) != want) {
+			errno = ferror(f) ? errno : EIO;
 			return -1;
+		}
+		if (out_put(o, in, want) < 0)
+			return -1;
+		bytes -= want;
 	}
-	return out_zero(o, SLACK);
+	return 0;
 }
 
 static int
 write_index(struct spanidx_writer *w, struct out *o)
 {
 	uint8_t hdr[SPANIDX_HEADER_SIZE] = { 0 };
-	uint8_t dir[SPANIDX_NPCOLS * DIR_ENTRY] = { 0 };
-	uint64_t off, funcs_off, threads_off, sites_off, strtab_off, size;
-	uint64_t col_off[SPANIDX_NPCOLS];
-	unsigned bits[SPANIDX_NPCOLS];
+	uint64_t funcs_off, threads_off, sites_off, strtab_off, data_off,
+	    size;
 
-	funcs_off = SPANIDX_HEADER_SIZE + sizeof(dir);
+	if (block_flush(w) < 0) {
+		o->err = errno ? errno : EIO;
+		return -1;
+	}
+	funcs_off = SPANIDX_HEADER_SIZE + w->n_blocks * SPANIDX_BLOCK_SIZE;
 	threads_off = funcs_off + w->n_func * SPANIDX_FUNC_SIZE;
 	sites_off = threads_off + w->n_thread * SPANIDX_THREAD_SIZE;
-	off = sites_off + w->n_site * 8;
-	for (int i = 0; i < SPANIDX_NPCOLS; i++) {
-		uint8_t *d = dir + i * DIR_ENTRY;
-
-		bits[i] = col_bits(&w->col[i], w->rows);
-		off = align8(off);
-		col_off[i] = off;
-		le_put_u32(d, (uint32_t)i);
-		le_put_u32(d + 4, bits[i]);
-		le_put_u64(d + 8, w->rows ? w->col[i].min : 0);
-		le_put_u64(d + 16, off);
-		le_put_u64(d + 24, col_bytes(w->rows, bits[i]));
-		off += col_bytes(w->rows, bits[i]);
-	}
-	strtab_off = off;
-	size = strtab_off + w->strtab_len;
+	strtab_off = sites_off + w->n_site * 8;
+	data_off = align8(strtab_off + w->strtab_len);
+	size = data_off + w->data_bytes + SLACK;
 	memcpy(hdr, SPANIDX_MAGIC, 8);
 	le_put_u32(hdr + H_VERSION, SPANIDX_VERSION);
 	le_put_u32(hdr + H_HSIZE, SPANIDX_HEADER_SIZE);
@@ -723,21 +707,24 @@ write_index(struct spanidx_writer *w, struct out *o)
 	le_put_u64(hdr + H_FUNCS, w->n_func);
 	le_put_u64(hdr + H_STRTAB_SIZE, w->strtab_len);
 	le_put_u32(hdr + H_NCOLS, SPANIDX_NPCOLS);
-	le_put_u64(hdr + H_DIR_OFF, SPANIDX_HEADER_SIZE);
+	le_put_u32(hdr + H_BLOCK_ROWS, SPANIDX_BLOCK_ROWS);
+	le_put_u64(hdr + H_BLOCKS, w->n_blocks);
 	le_put_u64(hdr + H_FUNCS_OFF, funcs_off);
 	le_put_u64(hdr + H_THREADS_OFF, threads_off);
 	le_put_u64(hdr + H_STRTAB_OFF, strtab_off);
 	le_put_u64(hdr + H_FILE_SIZE, size);
 	le_put_u64(hdr + H_SITES, w->n_site);
 	le_put_u64(hdr + H_SITES_OFF, sites_off);
-	/* The header goes last, once the body's hash is known: a hole. */
+	/* The header goes last, once the tables' hash is known: a hole. */
 	o->off = SPANIDX_HEADER_SIZE;
 	if (lseek(o->fd, SPANIDX_HEADER_SIZE, SEEK_SET) < 0) {
 		o->err = errno;
 		return -1;
 	}
-	if (out_put(o, dir, sizeof(dir)) < 0)
+	if (copy_spool(w->blocks, w->n_blocks * SPANIDX_BLOCK_SIZE, o) < 0) {
+		o->err = errno ? errno : EIO;
 		return -1;
+	}
 	for (size_t i = 0; i < w->n_func; i++) {
 		uint8_t f[SPANIDX_FUNC_SIZE] = { 0 };
 
@@ -764,16 +751,16 @@ write_index(struct spanidx_writer *w, struct out *o)
 		if (out_put(o, a, sizeof(a)) < 0)
 			return -1;
 	}
-	for (int i = 0; i < SPANIDX_NPCOLS; i++)
-		if (out_zero(o, col_off[i] - o->off) < 0 ||
-		    pack_col(w, i, bits[i], o) < 0) {
-			if (o->err == 0)
-				o->err = errno ? errno : EIO;
-			return -1;
-		}
-	if (out_put(o, w->strtab, w->strtab_len) < 0 || out_flush(o) < 0)
+	if (out_put(o, w->strtab, w->strtab_len) < 0 ||
+	    out_zero(o, data_off - o->off) < 0)
 		return -1;
-	le_put_u64(hdr + H_BODY_SUM, xxh64_digest(&o->sum));
+	le_put_u64(hdr + H_TABLES_SUM, xxh64_digest(&o->sum));
+	if (copy_spool(w->data, w->data_bytes, o) < 0) {
+		o->err = errno ? errno : EIO;
+		return -1;
+	}
+	if (out_zero(o, SLACK) < 0 || out_flush(o) < 0)
+		return -1;
 	le_put_u64(hdr + H_HEAD_SUM, xxh64(hdr, H_HEAD_SUM, 0));
 	if (pwrite(o->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr)) {
 		o->err = errno ? errno : EIO;
@@ -822,6 +809,42 @@ spanidx_writer_finish(struct spanidx_writer *w, const char *path,
 /* ----------------------------------------------------------------- */
 /* Reader */
 
+/* Which stored columns of each block have been checked, and the name the
+ * messages give the file. */
+struct spanidx_lazy {
+	uint16_t *ok;			/* n_blocks masks of stored columns */
+	char name[];
+};
+
+/* The columns checked together: a row's times, its instructions. */
+#define PC(c) (1u << (c))
+#define TIME_COLS (PC(SPANIDX_P_START_NS) | PC(SPANIDX_P_SELF_NS) | \
+    PC(SPANIDX_P_CALLEE_NS))
+#define INSN_COLS (PC(SPANIDX_P_SELF_INSNS) | PC(SPANIDX_P_CALLEE_INSNS))
+#define ALL_PCOLS ((1u << SPANIDX_NPCOLS) - 1)
+
+/* The stored columns logical column col is read from. */
+static unsigned
+pcols_of(unsigned col)
+{
+	switch (col) {
+	case SPANIDX_ID: return PC(SPANIDX_P_ID);
+	case SPANIDX_PARENT: return PC(SPANIDX_P_ID) | PC(SPANIDX_P_PARENT);
+	case SPANIDX_TID: case SPANIDX_PID: return PC(SPANIDX_P_THREAD);
+	case SPANIDX_DEPTH: return PC(SPANIDX_P_DEPTH);
+	case SPANIDX_FN: case SPANIDX_RAW: case SPANIDX_MODULE:
+	case SPANIDX_ENTRY: return PC(SPANIDX_P_FUNC);
+	case SPANIDX_CALL_SITE: return PC(SPANIDX_P_CALL_SITE);
+	case SPANIDX_START_NS: case SPANIDX_END_NS: case SPANIDX_SELF_NS:
+		return TIME_COLS;
+	case SPANIDX_INSNS: case SPANIDX_SELF_INSNS: return INSN_COLS;
+	case SPANIDX_START: return PC(SPANIDX_P_START);
+	case SPANIDX_END: return PC(SPANIDX_P_END);
+	case SPANIDX_FLAGS: return PC(SPANIDX_P_FLAGS);
+	default: return 0;
+	}
+}
+
 /* Whether [off, off + n * each) lies inside a file of size bytes. */
 static int
 inside(uint64_t off, uint64_t n, uint64_t each, uint64_t size)
@@ -829,33 +852,74 @@ inside(uint64_t off, uint64_t n, uint64_t each, uint64_t size)
 	return off <= size && (each == 0 || n <= (size - off) / each);
 }
 
-static int
-check_cols(struct spanidx *ix, const char *name, struct error *e)
+static uint64_t
+block_nrows(const struct spanidx *ix, uint64_t b)
 {
-	const uint8_t *d = ix->base + le_get_u64(ix->base + H_DIR_OFF);
+	uint64_t first = b << SPANIDX_BLOCK_SHIFT;
 
-	for (unsigned c = 0; c < SPANIDX_NPCOLS; c++, d += DIR_ENTRY) {
-		unsigned bits = le_get_u32(d + 4);
-		uint64_t off = le_get_u64(d + 16), bytes = le_get_u64(d + 24);
-		struct spanidx_packed *p = &ix->pc[c];
+	return ix->rows - first < SPANIDX_BLOCK_ROWS ? ix->rows - first :
+	    SPANIDX_BLOCK_ROWS;
+}
 
-		if (le_get_u32(d) != c)
-			return error_set(e, ERR_FORMAT, "%s: column %u is not "
-			    "%s", name, c, pcol_names[c]);
-		if (bits > 64 || (bits > MAX_PACKED_BITS && bits != 64))
-			return error_set(e, ERR_FORMAT, "%s: column %s has %u "
-			    "bits", name, pcol_names[c], bits);
-		if (ix->rows > (UINT64_MAX - 7 - 8 * SLACK) / 64 ||
-		    bytes != col_bytes(ix->rows, bits) ||
-		    !inside(off, bytes, 1, ix->size))
-			return error_set(e, ERR_FORMAT, "%s: column %s runs "
-			    "past the end of the file", name, pcol_names[c]);
-		p->data = ix->base + off;
-		p->bits = bits;
-		p->base = le_get_u64(d + 8);
-		if (c == SPANIDX_P_DEPTH)
-			p->base -= DEPTH_BIAS;	/* values are the depths */
-		p->mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+static uint64_t
+col_base(const struct spanidx *ix, uint64_t b, unsigned c)
+{
+	return le_get_u64(spanidx_block(ix, b) + SPANIDX_B_BASE + 8 * c);
+}
+
+/* The largest value column c of block b can hold, or UINT64_MAX. */
+static uint64_t
+col_bound(const struct spanidx *ix, uint64_t b, unsigned c)
+{
+	unsigned bits = spanidx_block(ix, b)[SPANIDX_B_BITS + c];
+	uint64_t base = col_base(ix, b, c), mask = bits >= 64 ? UINT64_MAX :
+	    (1ull << bits) - 1;
+
+	return base + mask < base ? UINT64_MAX : base + mask;
+}
+
+/* a + b, or UINT64_MAX when that is past the range. */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+void
+spanidx_block_times(const struct spanidx *ix, uint64_t b, uint64_t *start,
+    uint64_t *end)
+{
+	*start = col_base(ix, b, SPANIDX_P_START_NS);
+	*end = sat_add(sat_add(col_bound(ix, b, SPANIDX_P_START_NS),
+	    col_bound(ix, b, SPANIDX_P_SELF_NS)),
+	    col_bound(ix, b, SPANIDX_P_CALLEE_NS));
+}
+
+/* Every block's columns inside the data, of widths the format has. */
+static int
+check_blocks(struct spanidx *ix, uint64_t data_bytes, const char *name,
+    struct error *e)
+{
+	for (uint64_t b = 0; b < ix->n_blocks; b++) {
+		const uint8_t *d = spanidx_block(ix, b);
+		uint64_t off = le_get_u64(d + SPANIDX_B_OFF), n = block_nrows(ix,
+		    b);
+
+		for (unsigned c = 0; c < SPANIDX_NPCOLS; c++) {
+			unsigned bits = d[SPANIDX_B_BITS + c];
+			uint64_t rel = le_get_u32(d + SPANIDX_B_REL + 4 * c);
+
+			if (bits > 64 || (bits > MAX_PACKED_BITS && bits != 64))
+				return error_set(e, ERR_FORMAT, "%s: block %"
+				    PRIu64 ": column %s has %u bits", name, b,
+				    pcol_names[c], bits);
+			if (!inside(off, 1, rel, data_bytes) ||
+			    !inside(off + rel, 1, packed_bytes(n, bits),
+			    data_bytes))
+				return error_set(e, ERR_FORMAT, "%s: block %"
+				    PRIu64 ": column %s runs past the end of "
+				    "the file", name, b, pcol_names[c]);
+		}
 	}
 	return 0;
 }
@@ -883,75 +947,124 @@ check_tables(struct spanidx *ix, const char *name, struct error *e)
 	return 0;
 }
 
-/* The largest value column c can hold, or UINT64_MAX past the range. */
+/* The largest value stored column c may hold, UINT64_MAX for any. */
 static uint64_t
-col_max(const struct spanidx *ix, unsigned c)
+col_limit(const struct spanidx *ix, unsigned c)
 {
-	const struct spanidx_packed *p = &ix->pc[c];
+	switch (c) {
+	case SPANIDX_P_THREAD: return ix->n_threads - 1;
+	case SPANIDX_P_FUNC: return ix->n_funcs - 1;
+	case SPANIDX_P_CALL_SITE: return ix->n_sites - 1;
+	case SPANIDX_P_DEPTH: return UINT32_MAX;
+	case SPANIDX_P_START: return SPANIDX_START_NR - 1;
+	case SPANIDX_P_END: return SPANIDX_END_NR - 1;
+	case SPANIDX_P_FLAGS: return SPANIDX_F_ALL;
+	default: return UINT64_MAX;
+	}
+}
 
-	return p->base + p->mask < p->base ? UINT64_MAX : p->base + p->mask;
+static const char *
+limit_why(unsigned c)
+{
+	switch (c) {
+	case SPANIDX_P_THREAD: return "its thread is not in the table";
+	case SPANIDX_P_FUNC: return "its function is not in the table";
+	case SPANIDX_P_CALL_SITE: return "its call site is not in the table";
+	case SPANIDX_P_DEPTH: return "its depth is out of range";
+	default: return "its start, end or flags are unknown";
+	}
+}
+
+static int
+row_damaged(const struct spanidx *ix, uint64_t row, const char *why,
+    struct error *e)
+{
+	return error_set(e, ERR_FORMAT, "%s: damaged: row %" PRIu64 " (span %"
+	    PRIu64 "): %s", ix->lazy->name, row, spanidx_value(ix, SPANIDX_ID,
+	    row), why);
 }
 
 /*
- * Every row, as row_check had it (a file not written by us may lie).
- * What a column's range already rules out (a function number past the
- * table, an unknown cause, a tid past 32 bits) is checked once for the
- * column; the rest row by row.
+ * Checks the stored columns want of block b not checked yet: their
+ * checksums, then their values where the block's range does not already
+ * rule a bad one out (a function number past the table, a span ending
+ * past the clock's range).
  */
 static int
-check_rows(const struct spanidx *ix, const char *name, struct error *e)
+check_block(const struct spanidx *ix, uint64_t b, unsigned want,
+    struct error *e)
 {
-	const struct spanidx_packed *depth = &ix->pc[SPANIDX_P_DEPTH];
-	int funcs_ok = col_max(ix, SPANIDX_P_FUNC) < ix->n_funcs &&
-	    col_max(ix, SPANIDX_P_CALL_SITE) < ix->n_sites;
-	int causes_ok = col_max(ix, SPANIDX_P_START) < SPANIDX_START_NR &&
-	    col_max(ix, SPANIDX_P_END) < SPANIDX_END_NR &&
-	    col_max(ix, SPANIDX_P_FLAGS) <= SPANIDX_F_ALL;
-	int ids_ok = col_max(ix, SPANIDX_P_TID) <= UINT32_MAX &&
-	    col_max(ix, SPANIDX_P_PID) <= UINT32_MAX &&
-	    depth->mask <= UINT32_MAX &&
-	    (int64_t)depth->base == (int32_t)depth->base &&
-	    (int64_t)(depth->base + depth->mask) ==
-	    (int32_t)(depth->base + depth->mask) &&
-	    (int64_t)depth->base <= (int64_t)(depth->base + depth->mask);
-	int time_ok = col_max(ix, SPANIDX_P_START_NS) <= UINT64_MAX -
-	    col_max(ix, SPANIDX_P_DUR_NS);
+	const uint8_t *d = spanidx_block(ix, b);
+	const uint8_t *data = ix->data + le_get_u64(d + SPANIDX_B_OFF);
+	uint64_t n = block_nrows(ix, b), first = b << SPANIDX_BLOCK_SHIFT;
+	unsigned todo;
 
-	for (uint64_t r = 0; r < ix->rows; r++) {
-		uint64_t id = spanidx_pget(ix, SPANIDX_P_ID, r);
-		uint64_t parent = spanidx_pget(ix, SPANIDX_P_PARENT, r);
-		uint64_t dur = spanidx_pget(ix, SPANIDX_P_DUR_NS, r);
-		const char *why = NULL;
+	if (want & TIME_COLS)
+		want |= TIME_COLS;
+	if (want & INSN_COLS)
+		want |= INSN_COLS;
+	if ((todo = want & ~(unsigned)ix->lazy->ok[b]) == 0)
+		return 0;
+	for (unsigned c = 0; c < SPANIDX_NPCOLS; c++) {
+		unsigned bits = d[SPANIDX_B_BITS + c];
 
-		if (parent != 0 && parent == id)
-			why = "it is its own parent";
-		else if (spanidx_pget(ix, SPANIDX_P_SELF_NS, r) > dur ||
-		    spanidx_pget(ix, SPANIDX_P_SELF_INSNS, r) >
-		    spanidx_pget(ix, SPANIDX_P_INSNS, r))
-			why = "its self figures exceed its totals";
-		else if (!funcs_ok &&
-		    spanidx_pget(ix, SPANIDX_P_FUNC, r) >= ix->n_funcs)
-			why = "its function is not in the table";
-		else if (!funcs_ok &&
-		    spanidx_pget(ix, SPANIDX_P_CALL_SITE, r) >= ix->n_sites)
-			why = "its call site is not in the table";
-		else if (!time_ok && spanidx_pget(ix, SPANIDX_P_START_NS, r) +
-		    dur < dur)
-			why = "it ends past the clock's range";
-		else if (!causes_ok && (spanidx_pget(ix, SPANIDX_P_START, r) >=
-		    SPANIDX_START_NR ||
-		    spanidx_pget(ix, SPANIDX_P_END, r) >= SPANIDX_END_NR ||
-		    spanidx_pget(ix, SPANIDX_P_FLAGS, r) > SPANIDX_F_ALL))
-			why = "its start, end or flags are unknown";
-		else if (!ids_ok && (spanidx_pget(ix, SPANIDX_P_TID, r) >
-		    UINT32_MAX || spanidx_pget(ix, SPANIDX_P_PID, r) >
-		    UINT32_MAX || (int64_t)spanidx_pget(ix, SPANIDX_P_DEPTH,
-		    r) != (int32_t)spanidx_pget(ix, SPANIDX_P_DEPTH, r)))
-			why = "its tid, pid or depth is out of range";
-		if (why != NULL)
-			return error_set(e, ERR_FORMAT, "%s: damaged: row %"
-			    PRIu64 " (span %" PRIu64 "): %s", name, r, id, why);
+		if (!(todo & PC(c)))
+			continue;
+		if ((uint32_t)xxh64(data + le_get_u32(d + SPANIDX_B_REL + 4 * c),
+		    packed_bytes(n, bits), 0) != le_get_u32(d + SPANIDX_B_SUM +
+		    4 * c))
+			return error_set(e, ERR_FORMAT, "%s: damaged: block %"
+			    PRIu64 " (rows %" PRIu64 " to %" PRIu64 "): the "
+			    "checksum of its %s column does not match",
+			    ix->lazy->name, b, first, first + n - 1,
+			    pcol_names[c]);
+		if (col_bound(ix, b, c) <= col_limit(ix, c))
+			continue;
+		for (uint64_t r = first; r < first + n; r++)
+			if (spanidx_pget(ix, c, r) > col_limit(ix, c))
+				return row_damaged(ix, r, limit_why(c), e);
 	}
+	if ((todo & TIME_COLS) && sat_add(sat_add(col_bound(ix, b,
+	    SPANIDX_P_START_NS), col_bound(ix, b, SPANIDX_P_SELF_NS)),
+	    col_bound(ix, b, SPANIDX_P_CALLEE_NS)) == UINT64_MAX)
+		for (uint64_t r = first; r < first + n; r++)
+			if (sat_add(sat_add(spanidx_pget(ix, SPANIDX_P_START_NS,
+			    r), spanidx_pget(ix, SPANIDX_P_SELF_NS, r)),
+			    spanidx_pget(ix, SPANIDX_P_CALLEE_NS, r)) ==
+			    UINT64_MAX)
+				return row_damaged(ix, r, "it ends past the "
+				    "clock's range", e);
+	if ((todo & INSN_COLS) && sat_add(col_bound(ix, b,
+	    SPANIDX_P_SELF_INSNS), col_bound(ix, b, SPANIDX_P_CALLEE_INSNS)) ==
+	    UINT64_MAX)
+		for (uint64_t r = first; r < first + n; r++)
+			if (sat_add(spanidx_pget(ix, SPANIDX_P_SELF_INSNS, r),
+			    spanidx_pget(ix, SPANIDX_P_CALLEE_INSNS, r)) ==
+			    UINT64_MAX)
+				return row_damaged(ix, r, "its instructions are "
+				    "past the counter's range", e);
+	ix->lazy->ok[b] |= (uint16_t)todo;
+	return 0;
+}
+
+int
+spanidx_check(const struct spanidx *ix, uint64_t first, uint64_t end,
+    unsigned cols, struct error *e)
+{
+	unsigned want = 0;
+	int rc;
+
+	if (end > ix->rows)
+		end = ix->rows;
+	if (first >= end)
+		return 0;
+	for (unsigned c = 0; c < SPANIDX_NCOLS; c++)
+		if (cols & SPANIDX_COL(c))
+			want |= pcols_of(c);
+	for (uint64_t b = first >> SPANIDX_BLOCK_SHIFT;
+	    b <= (end - 1) >> SPANIDX_BLOCK_SHIFT; b++)
+		if ((rc = check_block(ix, b, want, e)) < 0)
+			return rc;
 	return 0;
 }
 
@@ -959,13 +1072,16 @@ static int
 check_index(struct spanidx *ix, const char *name, struct error *e)
 {
 	const uint8_t *h = ix->base;
-	uint64_t size, dir_off, funcs_off, threads_off, sites_off, st_off;
+	uint64_t size, funcs_off, threads_off, sites_off, st_off, data_off;
+	uint32_t version;
 
 	if (ix->size < SPANIDX_HEADER_SIZE || memcmp(h, SPANIDX_MAGIC, 8))
 		return error_set(e, ERR_FORMAT, "%s: not a span index", name);
-	if (le_get_u32(h + H_VERSION) != SPANIDX_VERSION)
+	if ((version = le_get_u32(h + H_VERSION)) != SPANIDX_VERSION)
 		return error_set(e, ERR_UNSUPPORTED, "%s: span index version "
-		    "%u", name, le_get_u32(h + H_VERSION));
+		    "%u, not %u (written by %s ptspans: run ptspans again)",
+		    name, version, SPANIDX_VERSION, version < SPANIDX_VERSION ?
+		    "an older" : "a newer");
 	if (le_get_u64(h + H_HEAD_SUM) != xxh64(h, H_HEAD_SUM, 0))
 		return error_set(e, ERR_FORMAT, "%s: damaged: the header's "
 		    "checksum does not match", name);
@@ -974,43 +1090,65 @@ check_index(struct spanidx *ix, const char *name, struct error *e)
 		return error_set(e, size > ix->size ? ERR_TRUNCATED :
 		    ERR_FORMAT, "%s: %zu bytes, the header says %" PRIu64,
 		    name, ix->size, size);
-	if (le_get_u64(h + H_BODY_SUM) != xxh64(h + SPANIDX_HEADER_SIZE,
-	    ix->size - SPANIDX_HEADER_SIZE, 0))
-		return error_set(e, ERR_FORMAT, "%s: damaged: the checksum "
-		    "does not match", name);
 	ix->rows = le_get_u64(h + H_ROWS);
+	ix->n_blocks = le_get_u64(h + H_BLOCKS);
 	ix->n_threads = le_get_u64(h + H_THREADS);
 	ix->n_funcs = le_get_u64(h + H_FUNCS);
 	ix->strtab_size = le_get_u64(h + H_STRTAB_SIZE);
-	dir_off = le_get_u64(h + H_DIR_OFF);
 	funcs_off = le_get_u64(h + H_FUNCS_OFF);
 	threads_off = le_get_u64(h + H_THREADS_OFF);
 	st_off = le_get_u64(h + H_STRTAB_OFF);
 	ix->n_sites = le_get_u64(h + H_SITES);
 	sites_off = le_get_u64(h + H_SITES_OFF);
+	/* The sections lie end to end, in the order the writer puts them. */
 	if (le_get_u32(h + H_HSIZE) != SPANIDX_HEADER_SIZE ||
 	    le_get_u32(h + H_NCOLS) != SPANIDX_NPCOLS ||
-	    !inside(dir_off, SPANIDX_NPCOLS, DIR_ENTRY, ix->size) ||
+	    le_get_u32(h + H_BLOCK_ROWS) != SPANIDX_BLOCK_ROWS ||
+	    ix->rows > UINT64_MAX - SPANIDX_BLOCK_ROWS ||
+	    ix->n_blocks != (ix->rows + SPANIDX_BLOCK_ROWS - 1) /
+	    SPANIDX_BLOCK_ROWS ||
+	    !inside(SPANIDX_HEADER_SIZE, ix->n_blocks, SPANIDX_BLOCK_SIZE,
+	    ix->size) ||
+	    funcs_off != SPANIDX_HEADER_SIZE + ix->n_blocks *
+	    SPANIDX_BLOCK_SIZE ||
 	    !inside(funcs_off, ix->n_funcs, SPANIDX_FUNC_SIZE, ix->size) ||
+	    threads_off != funcs_off + ix->n_funcs * SPANIDX_FUNC_SIZE ||
 	    !inside(threads_off, ix->n_threads, SPANIDX_THREAD_SIZE,
-	    ix->size) || !inside(sites_off, ix->n_sites, 8, ix->size) ||
-	    (ix->rows > 0 && (ix->n_funcs == 0 || ix->n_sites == 0)))
+	    ix->size) ||
+	    sites_off != threads_off + ix->n_threads * SPANIDX_THREAD_SIZE ||
+	    !inside(sites_off, ix->n_sites, 8, ix->size) ||
+	    st_off != sites_off + ix->n_sites * 8 ||
+	    (ix->rows > 0 && (ix->n_funcs == 0 || ix->n_sites == 0 ||
+	    ix->n_threads == 0)))
 		return error_set(e, ERR_FORMAT, "%s: bad section table", name);
-	if (!inside(st_off, ix->strtab_size, 1, ix->size) ||
+	if (!inside(st_off, ix->strtab_size, 1, ix->size - SLACK) ||
 	    ix->strtab_size == 0 || ix->base[st_off] != '\0' ||
 	    ix->base[st_off + ix->strtab_size - 1] != '\0')
 		return error_set(e, ERR_FORMAT, "%s: bad string table", name);
+	data_off = align8(st_off + ix->strtab_size);
+	if (data_off > ix->size - SLACK)
+		return error_set(e, ERR_FORMAT, "%s: bad string table", name);
+	/* the slack, which no checksum covers, is zero or the file damaged */
+	if (le_get_u64(ix->base + ix->size - SLACK) != 0)
+		return error_set(e, ERR_FORMAT, "%s: damaged: its last %d "
+		    "bytes are not zero", name, SLACK);
+	if (le_get_u64(h + H_TABLES_SUM) != xxh64(h + SPANIDX_HEADER_SIZE,
+	    data_off - SPANIDX_HEADER_SIZE, 0))
+		return error_set(e, ERR_FORMAT, "%s: damaged: the checksum "
+		    "does not match", name);
+	ix->blocks = ix->base + SPANIDX_HEADER_SIZE;
 	ix->strtab = (const char *)ix->base + st_off;
 	ix->funcs = ix->base + funcs_off;
 	ix->threads = ix->base + threads_off;
 	ix->sites = ix->base + sites_off;
-	if (check_cols(ix, name, e) < 0 || check_tables(ix, name, e) < 0)
+	ix->data = ix->base + data_off;
+	if (check_tables(ix, name, e) < 0)
 		return -e->code;
-	return check_rows(ix, name, e);
+	return check_blocks(ix, ix->size - SLACK - data_off, name, e);
 }
 
-int
-spanidx_open_fd(struct spanidx *ix, int fd, const char *name,
+static int
+open_fd(struct spanidx *ix, int fd, const char *name, int lazy,
     struct error *e)
 {
 	struct stat sb;
@@ -1032,9 +1170,37 @@ spanidx_open_fd(struct spanidx *ix, int fd, const char *name,
 		return error_set_errno(e, err, "%s", name);
 	ix->base = p;
 	ix->size = (size_t)sb.st_size;
-	if ((rc = check_index(ix, name, e)) < 0)
+	if ((rc = check_index(ix, name, e)) < 0) {
 		spanidx_close(ix);
-	return rc;
+		return rc;
+	}
+	if ((ix->lazy = malloc(sizeof(*ix->lazy) + strlen(name) + 1)) == NULL ||
+	    (ix->lazy->ok = calloc(ix->n_blocks + 1, sizeof(uint16_t))) ==
+	    NULL) {
+		free(ix->lazy);
+		ix->lazy = NULL;
+		spanidx_close(ix);
+		return error_set(e, ERR_NOMEM, "%s", name);
+	}
+	strcpy(ix->lazy->name, name);
+	if (!lazy && (rc = spanidx_check(ix, 0, ix->rows, SPANIDX_COLS_ALL,
+	    e)) < 0)
+		spanidx_close(ix);
+	return rc < 0 ? rc : 0;
+}
+
+int
+spanidx_open_fd(struct spanidx *ix, int fd, const char *name,
+    struct error *e)
+{
+	return open_fd(ix, fd, name, 0, e);
+}
+
+int
+spanidx_open_lazy_fd(struct spanidx *ix, int fd, const char *name,
+    struct error *e)
+{
+	return open_fd(ix, fd, name, 1, e);
 }
 
 int
@@ -1056,10 +1222,55 @@ spanidx_open(struct spanidx *ix, const char *path, struct error *e)
 }
 
 void
+spanidx_reseal(uint8_t *buf, size_t n)
+{
+	uint64_t nb, st_off, st_size, data_off;
+
+	if (n < SPANIDX_HEADER_SIZE + SLACK)
+		return;
+	le_put_u64(buf + H_FILE_SIZE, n);
+	nb = le_get_u64(buf + H_BLOCKS);
+	st_off = le_get_u64(buf + H_STRTAB_OFF);
+	st_size = le_get_u64(buf + H_STRTAB_SIZE);
+	if (inside(SPANIDX_HEADER_SIZE, nb, SPANIDX_BLOCK_SIZE, n) &&
+	    inside(st_off, st_size, 1, n - SLACK) &&
+	    (data_off = align8(st_off + st_size)) <= n - SLACK &&
+	    data_off >= SPANIDX_HEADER_SIZE) {
+		for (uint64_t b = 0; b < nb; b++) {
+			uint8_t *d = buf + SPANIDX_HEADER_SIZE + b *
+			    SPANIDX_BLOCK_SIZE;
+			uint64_t off = le_get_u64(d + SPANIDX_B_OFF), rows;
+
+			rows = le_get_u64(buf + H_ROWS) - (b << SPANIDX_BLOCK_SHIFT);
+			if (rows > SPANIDX_BLOCK_ROWS)
+				rows = SPANIDX_BLOCK_ROWS;
+			for (unsigned c = 0; c < SPANIDX_NPCOLS; c++) {
+				uint64_t rel = le_get_u32(d + SPANIDX_B_REL + 4 * c);
+				uint64_t len = packed_bytes(rows,
+				    d[SPANIDX_B_BITS + c] > 64 ? 64 :
+				    d[SPANIDX_B_BITS + c]);
+
+				if (inside(off, 1, rel, n - SLACK - data_off) &&
+				    inside(off + rel, 1, len, n - SLACK - data_off))
+					le_put_u32(d + SPANIDX_B_SUM + 4 * c,
+					    (uint32_t)xxh64(buf + data_off + off +
+					    rel, len, 0));
+			}
+		}
+		le_put_u64(buf + H_TABLES_SUM, xxh64(buf + SPANIDX_HEADER_SIZE,
+		    data_off - SPANIDX_HEADER_SIZE, 0));
+	}
+	le_put_u64(buf + H_HEAD_SUM, xxh64(buf, H_HEAD_SUM, 0));
+}
+
+void
 spanidx_close(struct spanidx *ix)
 {
 	if (ix->base != NULL)
 		munmap((void *)ix->base, ix->size);
+	if (ix->lazy != NULL)
+		free(ix->lazy->ok);
+	free(ix->lazy);
 	memset(ix, 0, sizeof(*ix));
 }
 

@@ -4,27 +4,32 @@
  * by ptquery and ptdiff.
  *
  * Owns the file layout and its checks: a 128-byte header (magic, version,
- * the counts of spans, threads, functions and string bytes, the sections'
- * offsets, an XXH64 of the header and one of everything after it), a
- * column directory, a function table (name, raw name, module, entry:
- * one entry per distinct function, so a span stores only its number), a
- * thread table (tid, pid, spans), a table of the distinct call sites
- * (likewise), the columns, and a string table of
- * NUL-terminated strings (offset 0 is "").  Each column is bit-packed
- * against its smallest value (frame of reference: a value takes the bits
- * its column's range needs, so that rows stay fixed-width and are read
- * in place, at any row, without decoding); end_ns is kept as the
- * duration, so no span ends before it starts.  All integers are little
- * endian.
+ * the counts of spans, blocks, threads, functions and string bytes, the
+ * sections' offsets, an XXH64 of the header and one of the tables), a
+ * block directory, a function table (name, raw name, module, entry: one
+ * entry per distinct function, so a span stores only its number), a
+ * thread table (tid, pid, spans: a span stores its thread's number), a
+ * table of the distinct call sites (likewise), a string table of
+ * NUL-terminated strings (offset 0 is ""), then the rows in blocks of
+ * SPANIDX_BLOCK_ROWS.  Each block stores each column bit-packed against
+ * the block's smallest value (frame of reference per block: a value
+ * takes the bits its block's range needs, rows stay fixed-width within
+ * the block and any row is read in place, without decoding).  What can
+ * be implied is not stored: a span's id as its distance from its row
+ * number, its parent as its distance from its id, its pid by its thread,
+ * its duration and instructions as self plus callees' figures, so that
+ * no span is its own parent or has self figures above its totals by
+ * construction.  All integers are little endian.
  *
- * The writer streams (columns are spooled delta-coded to temporary
- * files, so memory is bounded by the distinct functions and threads, not
- * by the rows) and refuses a row the reader would refuse.  The reader
- * checks the checksums and every row (no span its own parent, function
- * numbers in the table, self figures within the span's, causes known,
- * tid, pid and depth in range) before
- * it hands the index out, so a damaged file is an error, never an
- * answer.
+ * The writer streams (blocks are spooled to temporary files, so memory
+ * is bounded by the distinct functions and threads, not by the rows) and
+ * refuses a row the reader would refuse.  The reader checks the header
+ * and the tables (their checksum, every block's place in the file) when
+ * it opens; each block's columns are checked (their checksum, their
+ * values in range) before they are read: all of them at spanidx_open,
+ * or the ones a query asks for with spanidx_check after
+ * spanidx_open_lazy, so that a damaged file is an error naming the file
+ * and the block, never an answer.
  */
 #ifndef PTKIT_SPANIDX_H
 #define PTKIT_SPANIDX_H
@@ -36,8 +41,11 @@
 #include "base/error.h"
 
 #define SPANIDX_MAGIC "PTKSPIX\n"
-#define SPANIDX_VERSION 2
+#define SPANIDX_VERSION 3
 #define SPANIDX_HEADER_SIZE 128
+/* Rows a block holds (the last block may hold fewer). */
+#define SPANIDX_BLOCK_SHIFT 10
+#define SPANIDX_BLOCK_ROWS (1u << SPANIDX_BLOCK_SHIFT)
 
 /* The logical columns a row has, as the accessors below take them. */
 enum spanidx_col {
@@ -72,13 +80,19 @@ enum spanidx_col {
 #define SPANIDX_START_NR 6
 #define SPANIDX_END_NR 5
 
-/* The columns as the file stores them, in file order. */
+/* The columns as the file stores them, in a block's order. */
 enum spanidx_pcol {
-	SPANIDX_P_ID, SPANIDX_P_PARENT, SPANIDX_P_TID, SPANIDX_P_PID,
-	SPANIDX_P_DEPTH, SPANIDX_P_FUNC, SPANIDX_P_CALL_SITE,
-	SPANIDX_P_START_NS, SPANIDX_P_DUR_NS, SPANIDX_P_SELF_NS,
-	SPANIDX_P_INSNS, SPANIDX_P_SELF_INSNS, SPANIDX_P_START,
-	SPANIDX_P_END, SPANIDX_P_FLAGS,
+	SPANIDX_P_ID,		/* id - row number + 2^63 */
+	SPANIDX_P_PARENT,	/* id - parent, 0 none */
+	SPANIDX_P_THREAD,	/* the thread table's entry */
+	SPANIDX_P_DEPTH,	/* depth + 2^31 */
+	SPANIDX_P_FUNC,		/* the function table's entry */
+	SPANIDX_P_CALL_SITE,	/* the call site table's entry */
+	SPANIDX_P_START_NS, SPANIDX_P_SELF_NS,
+	SPANIDX_P_CALLEE_NS,	/* dur_ns - self_ns */
+	SPANIDX_P_SELF_INSNS,
+	SPANIDX_P_CALLEE_INSNS,	/* insns - self_insns */
+	SPANIDX_P_START, SPANIDX_P_END, SPANIDX_P_FLAGS,
 	SPANIDX_NPCOLS
 };
 
@@ -125,23 +139,20 @@ void spanidx_writer_free(struct spanidx_writer *w);
 /* ----------------------------------------------------------------- */
 /* Reader */
 
-/* One stored column: value = base + the bits at row * bits. */
-struct spanidx_packed {
-	const uint8_t *data;
-	uint64_t base, mask;
-	unsigned bits;
-};
+struct spanidx_lazy;
 
 struct spanidx {
 	const uint8_t *base;		/* the mapping */
 	size_t size;
-	uint64_t rows, n_threads, n_funcs, n_sites;
-	struct spanidx_packed pc[SPANIDX_NPCOLS];
+	uint64_t rows, n_blocks, n_threads, n_funcs, n_sites;
+	const uint8_t *blocks;		/* the block directory */
+	const uint8_t *data;		/* the blocks' columns */
 	const uint8_t *funcs;		/* n_funcs entries */
 	const uint8_t *threads;		/* n_threads entries */
 	const uint8_t *sites;		/* n_sites call sites, u64 each */
 	const char *strtab;
 	uint64_t strtab_size;
+	struct spanidx_lazy *lazy;	/* which columns are checked */
 };
 
 /* The function and thread tables' entries. */
@@ -149,64 +160,143 @@ struct spanidx {
 #define SPANIDX_THREAD_SIZE 16	/* tid u32, pid u32, spans u64 */
 
 /*
+ * A block directory entry: the block's data offset (from the first
+ * block's) u64, then per stored column the base u64, the offset of its
+ * bits in the block u32, the low 32 bits of the XXH64 of those bits u32
+ * and its width u8 (0 to 56, or 64), padded to 8 bytes.
+ */
+#define SPANIDX_B_OFF 0
+#define SPANIDX_B_BASE 8
+#define SPANIDX_B_REL (SPANIDX_B_BASE + 8 * SPANIDX_NPCOLS)
+#define SPANIDX_B_SUM (SPANIDX_B_REL + 4 * SPANIDX_NPCOLS)
+#define SPANIDX_B_BITS (SPANIDX_B_SUM + 4 * SPANIDX_NPCOLS)
+#define SPANIDX_BLOCK_SIZE ((SPANIDX_B_BITS + SPANIDX_NPCOLS + 7) & ~7)
+
+/*
  * Maps path (or the open descriptor fd, kept by nobody after) and checks
- * it: magic, version, both checksums, sizes, sections inside the file,
- * the string table NUL-terminated and every row.  Returns 0, or -ERR_IO,
- * -ERR_NOTFOUND, -ERR_FORMAT (damaged: e says what), -ERR_TRUNCATED,
- * -ERR_UNSUPPORTED (another version).
+ * it: magic, version, both checksums, sizes, sections and blocks inside
+ * the file, the string table NUL-terminated, and every block's columns
+ * (their checksums and values).  spanidx_open_lazy_fd checks all but the
+ * blocks' columns, which spanidx_check then checks as they are needed.
+ * Returns 0, or -ERR_IO, -ERR_NOTFOUND, -ERR_FORMAT (damaged: e says
+ * what), -ERR_TRUNCATED, -ERR_UNSUPPORTED (another version: e says to
+ * run ptspans again).
  */
 int spanidx_open(struct spanidx *ix, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
 int spanidx_open_fd(struct spanidx *ix, int fd, const char *name,
     struct error *e) PTKIT_MUST_CHECK;
+int spanidx_open_lazy_fd(struct spanidx *ix, int fd, const char *name,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/* The logical columns as a mask for spanidx_check. */
+#define SPANIDX_COL(c) (1u << (c))
+#define SPANIDX_COLS_ALL ((1u << SPANIDX_NCOLS) - 1)
+
+/*
+ * Checks, once, the columns cols (a mask of SPANIDX_COL()) of the blocks
+ * holding rows [first, end), which a lazily opened index must have
+ * checked before it reads them.  Returns 0, or -ERR_FORMAT with e naming
+ * the file, the block, its rows and the column.
+ */
+int spanidx_check(const struct spanidx *ix, uint64_t first, uint64_t end,
+    unsigned cols, struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * For tests and the fuzzer: makes the checksums and the size of the n
+ * bytes of an index at buf match those bytes, as a forger would, so that
+ * what lies behind the checksums is reached.  Parts that do not parse
+ * are left as they are.
+ */
+void spanidx_reseal(uint8_t *buf, size_t n);
 
 /* The string at off, or "" when off is outside the table. */
 const char *spanidx_str(const struct spanidx *ix, uint32_t off);
 
 static inline uint64_t
-spanidx_packed_get(const struct spanidx_packed *c, uint64_t row)
+spanidx_le64(const uint8_t *p)
 {
-	uint64_t bit = row * c->bits, v;
+	uint64_t v;
 
-	memcpy(&v, c->data + (bit >> 3), sizeof(v));
-	return c->base + ((v >> (bit & 7)) & c->mask);
+	memcpy(&v, p, sizeof(v));
+	return v;
 }
 
-static inline uint64_t
+/* Block b's directory entry (b < n_blocks). */
+static inline const uint8_t *
+spanidx_block(const struct spanidx *ix, uint64_t b)
+{
+	return ix->blocks + b * SPANIDX_BLOCK_SIZE;
+}
+
+/*
+ * Bounds of block b's spans' times, from its directory entry alone: no
+ * span of it starts before *start or ends after *end (UINT64_MAX when
+ * the bound is past the clock).  A query skips the blocks they rule out.
+ */
+void spanidx_block_times(const struct spanidx *ix, uint64_t b,
+    uint64_t *start, uint64_t *end);
+
+static inline __attribute__((always_inline)) uint64_t
 spanidx_pget(const struct spanidx *ix, unsigned pcol, uint64_t row)
 {
-	return spanidx_packed_get(&ix->pc[pcol], row);
+	const uint8_t *d = spanidx_block(ix, row >> SPANIDX_BLOCK_SHIFT);
+	unsigned bits = d[SPANIDX_B_BITS + pcol];
+	uint32_t rel;
+	uint64_t bit = (row & (SPANIDX_BLOCK_ROWS - 1)) * bits, v;
+
+	memcpy(&rel, d + SPANIDX_B_REL + 4 * pcol, sizeof(rel));
+	memcpy(&v, ix->data + spanidx_le64(d + SPANIDX_B_OFF) + rel +
+	    (bit >> 3), sizeof(v));
+	return spanidx_le64(d + SPANIDX_B_BASE + 8 * pcol) + (bits == 64 ? v :
+	    (v >> (bit & 7)) & ((1ull << bits) - 1));
 }
 
-/* Function f's entry (f < n_funcs, as every row's is once opened). */
+/* Function f's entry (f < n_funcs, as every row's is once checked). */
 static inline const uint8_t *
 spanidx_func(const struct spanidx *ix, uint64_t f)
 {
 	return ix->funcs + (f < ix->n_funcs ? f : 0) * SPANIDX_FUNC_SIZE;
 }
 
-/* Row row's value of logical column col, whatever its type. */
-static inline uint64_t
+/* Row row's value of logical column col, whatever its type (inlined
+ * whole: callers name col as a constant, which leaves one case). */
+static inline __attribute__((always_inline)) uint64_t
 spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	static const unsigned char direct[SPANIDX_NCOLS] = {
-		[SPANIDX_ID] = SPANIDX_P_ID,
-		[SPANIDX_PARENT] = SPANIDX_P_PARENT,
-		[SPANIDX_TID] = SPANIDX_P_TID,
-		[SPANIDX_PID] = SPANIDX_P_PID,
-		[SPANIDX_DEPTH] = SPANIDX_P_DEPTH,
 		[SPANIDX_START_NS] = SPANIDX_P_START_NS,
 		[SPANIDX_SELF_NS] = SPANIDX_P_SELF_NS,
-		[SPANIDX_INSNS] = SPANIDX_P_INSNS,
 		[SPANIDX_SELF_INSNS] = SPANIDX_P_SELF_INSNS,
 		[SPANIDX_START] = SPANIDX_P_START,
 		[SPANIDX_END] = SPANIDX_P_END,
 		[SPANIDX_FLAGS] = SPANIDX_P_FLAGS,
 	};
 	const uint8_t *f;
-	uint64_t v;
+	uint64_t v, t;
 
 	switch (col) {
+	case SPANIDX_ID:
+		return spanidx_pget(ix, SPANIDX_P_ID, row) + row -
+		    (1ull << 63);
+	case SPANIDX_PARENT:
+		v = spanidx_pget(ix, SPANIDX_P_PARENT, row);
+		return v == 0 ? 0 : spanidx_pget(ix, SPANIDX_P_ID, row) + row -
+		    (1ull << 63) - v;
+	case SPANIDX_TID:
+	case SPANIDX_PID:
+		t = spanidx_pget(ix, SPANIDX_P_THREAD, row);
+		f = ix->threads + (t < ix->n_threads ? t : 0) *
+		    SPANIDX_THREAD_SIZE;
+		{
+			uint32_t id;
+
+			memcpy(&id, f + (col == SPANIDX_PID ? 4 : 0),
+			    sizeof(id));
+			return id;
+		}
+	case SPANIDX_DEPTH:
+		return spanidx_pget(ix, SPANIDX_P_DEPTH, row) - 0x80000000ull;
 	case SPANIDX_CALL_SITE:
 		v = spanidx_pget(ix, SPANIDX_P_CALL_SITE, row);
 		memcpy(&v, ix->sites + (v < ix->n_sites ? v : 0) * 8,
@@ -214,7 +304,11 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 		return v;
 	case SPANIDX_END_NS:
 		return spanidx_pget(ix, SPANIDX_P_START_NS, row) +
-		    spanidx_pget(ix, SPANIDX_P_DUR_NS, row);
+		    spanidx_pget(ix, SPANIDX_P_SELF_NS, row) +
+		    spanidx_pget(ix, SPANIDX_P_CALLEE_NS, row);
+	case SPANIDX_INSNS:
+		return spanidx_pget(ix, SPANIDX_P_SELF_INSNS, row) +
+		    spanidx_pget(ix, SPANIDX_P_CALLEE_INSNS, row);
 	case SPANIDX_FN:
 	case SPANIDX_RAW:
 	case SPANIDX_MODULE:
@@ -231,30 +325,30 @@ spanidx_value(const struct spanidx *ix, unsigned col, uint64_t row)
 			return off;
 		}
 	default:
-		return spanidx_pget(ix, direct[col < SPANIDX_NCOLS ? col : 0],
-		    row);
+		return spanidx_pget(ix, direct[col < SPANIDX_NCOLS ? col :
+		    SPANIDX_START], row);
 	}
 }
 
-static inline uint64_t
+static inline __attribute__((always_inline)) uint64_t
 spanidx_u64(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return spanidx_value(ix, col, row);
 }
 
-static inline uint32_t
+static inline __attribute__((always_inline)) uint32_t
 spanidx_u32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (uint32_t)spanidx_value(ix, col, row);
 }
 
-static inline int32_t
+static inline __attribute__((always_inline)) int32_t
 spanidx_i32(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (int32_t)(uint32_t)spanidx_value(ix, col, row);
 }
 
-static inline uint8_t
+static inline __attribute__((always_inline)) uint8_t
 spanidx_u8(const struct spanidx *ix, unsigned col, uint64_t row)
 {
 	return (uint8_t)spanidx_value(ix, col, row);

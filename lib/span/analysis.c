@@ -114,7 +114,7 @@ index_stale(struct analysis *a)
 }
 
 static int
-open_index(struct analysis *a, struct error *e)
+open_index(struct analysis *a, int lazy, struct error *e)
 {
 	char path[PATH_MAX + 16];
 	struct error ie;
@@ -134,7 +134,8 @@ open_index(struct analysis *a, struct error *e)
 	if (fd < 0) {
 		rc = fd;
 	} else {
-		rc = spanidx_open_fd(&a->ix, fd, path, &ie);
+		rc = lazy ? spanidx_open_lazy_fd(&a->ix, fd, path, &ie) :
+		    spanidx_open_fd(&a->ix, fd, path, &ie);
 		close(fd);
 	}
 	if (rc == 0 && !index_stale(a))
@@ -264,7 +265,7 @@ analysis_open_index(struct analysis *a, struct error *e)
 		return 0;
 	a->index_deferred = 0;
 	aggkeep_close(&a->kept);
-	if (open_index(a, e) < 0)
+	if (open_index(a, 0, e) < 0)
 		return -e->code;
 	open_kept(a);
 	return 0;
@@ -311,13 +312,19 @@ analysis_open_for(struct analysis *a, const char *path,
 		a->index_deferred = 1;
 		return 0;
 	}
-	if ((rc = open_index(a, e)) < 0) {
+	if ((rc = open_index(a, need == ANALYSIS_LAZY, e)) < 0) {
 		json_decref(a->manifest);
 		a->manifest = NULL;
 		return rc;
 	}
 	open_kept(a);
 	return 0;
+}
+
+int
+analysis_open_lazy(struct analysis *a, const char *path, struct error *e)
+{
+	return analysis_open_for(a, path, ANALYSIS_LAZY, e);
 }
 
 void

@@ -62,6 +62,16 @@ struct analysis {
  */
 int analysis_open(struct analysis *a, const char *path, struct error *e)
     PTKIT_MUST_CHECK;
+
+/*
+ * As analysis_open, but index.bin's blocks are left unchecked
+ * (spanidx_open_lazy_fd): the caller checks with spanidx_check the rows
+ * and columns it reads before it reads them, and a damaged block is then
+ * its error (not rebuilt).  For queries that read a few blocks of a large
+ * index.
+ */
+int analysis_open_lazy(struct analysis *a, const char *path,
+    struct error *e) PTKIT_MUST_CHECK;
 void analysis_close(struct analysis *a);
 
 /*
@@ -70,9 +80,10 @@ void analysis_close(struct analysis *a);
  * of threads (agg_hotpaths without a window or inline rows), for which
  * the kept aggregates suffice: when they are there and whole, the index
  * is neither opened nor checked (index_deferred is set, analysis_rows is
- * theirs) until analysis_open_index; otherwise as ANALYSIS_ALL.
+ * theirs) until analysis_open_index; otherwise as ANALYSIS_ALL; or
+ * ANALYSIS_LAZY, a few blocks of the index (analysis_open_lazy).
  */
-enum analysis_need { ANALYSIS_ALL, ANALYSIS_TOTALS };
+enum analysis_need { ANALYSIS_ALL, ANALYSIS_TOTALS, ANALYSIS_LAZY };
 
 int analysis_open_for(struct analysis *a, const char *path,
     enum analysis_need need, struct error *e) PTKIT_MUST_CHECK;

@@ -4,6 +4,7 @@
  * forged files (flipped bits, resealed checksums) are refused with the
  * reason; the writer refuses rows the reader would.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,16 +132,11 @@ spill(const uint8_t *buf, size_t n)
 	fclose(f);
 }
 
-/* Both checksums made right again, as a forger would. */
+/* Every checksum made right again, as a forger would. */
 static void
 reseal(uint8_t *buf, size_t n)
 {
-	uint64_t body = xxh64(buf + SPANIDX_HEADER_SIZE,
-	    n - SPANIDX_HEADER_SIZE, 0), head;
-
-	memcpy(buf + 96, &body, 8);
-	head = xxh64(buf, 120, 0);
-	memcpy(buf + 120, &head, 8);
+	spanidx_reseal(buf, n);
 }
 
 static void
@@ -208,15 +204,21 @@ test_bit_flips(void)
 	IS_U64(opened, 0, "none of %zu flipped bits opens", n * 8);
 }
 
-/* Forged files with good checksums: the row checks catch them. */
+/* Block 0's directory entry in the file's bytes. */
+static uint8_t *
+block0(uint8_t *buf)
+{
+	return buf + SPANIDX_HEADER_SIZE;
+}
+
+/* Forged files with good checksums: the value checks catch them. */
 static void
 test_forged(void)
 {
 	static uint8_t buf[4096];
 	struct spanidx ix;
 	struct error e;
-	uint64_t dir_off, bits_off;
-	uint32_t bits;
+	uint64_t base;
 	size_t n;
 
 	write_rows(3);
@@ -225,44 +227,128 @@ test_forged(void)
 	spill(buf, n);
 	IS_INT(spanidx_open(&ix, path, &e), 0, "resealed unchanged: opens");
 	spanidx_close(&ix);
-	/* The parent column's base raised by one: row 1 its own parent. */
-	memcpy(&dir_off, buf + 56, 8);
-	{
-		uint64_t base;
-
-		memcpy(&base, buf + dir_off + SPANIDX_P_PARENT * 32 + 8, 8);
-		base += 1;
-		memcpy(buf + dir_off + SPANIDX_P_PARENT * 32 + 8, &base, 8);
-	}
-	reseal(buf, n);
-	spill(buf, n);
-	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged parents");
-	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): it is its "
-	    "own parent", "message names the row and span");
 	/* The function column's base moved past the table. */
-	n = (write_rows(3), slurp(buf, sizeof(buf)));
-	{
-		uint64_t base;
-
-		memcpy(&base, buf + dir_off + SPANIDX_P_FUNC * 32 + 8, 8);
-		base += 2;
-		memcpy(buf + dir_off + SPANIDX_P_FUNC * 32 + 8, &base, 8);
-	}
+	memcpy(&base, block0(buf) + SPANIDX_B_BASE + 8 * SPANIDX_P_FUNC, 8);
+	base += 2;
+	memcpy(block0(buf) + SPANIDX_B_BASE + 8 * SPANIDX_P_FUNC, &base, 8);
 	reseal(buf, n);
 	spill(buf, n);
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged functions");
 	IS_STR(strchr(e.msg, ':'), ": damaged: row 1 (span 101): its "
 	    "function is not in the table", "message names the row");
+	/* A start so late that the span ends past the clock. */
+	n = (write_rows(3), slurp(buf, sizeof(buf)));
+	base = UINT64_MAX - 3;
+	memcpy(block0(buf) + SPANIDX_B_BASE + 8 * SPANIDX_P_START_NS, &base,
+	    8);
+	reseal(buf, n);
+	spill(buf, n);
+	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "forged times");
+	IS_STR(strchr(e.msg, ':'), ": damaged: row 0 (span 100): it ends "
+	    "past the clock's range", "message names the row");
 	/* A column claiming 60 bits: not a width the format has. */
 	n = (write_rows(3), slurp(buf, sizeof(buf)));
-	bits_off = dir_off + SPANIDX_P_INSNS * 32 + 4;
-	bits = 60;
-	memcpy(buf + bits_off, &bits, 4);
+	block0(buf)[SPANIDX_B_BITS + SPANIDX_P_SELF_INSNS] = 60;
 	reseal(buf, n);
 	spill(buf, n);
 	IS_INT(spanidx_open(&ix, path, &e), -ERR_FORMAT, "a 60-bit column");
-	IS_STR(strchr(e.msg, ':'), ": column insns has 60 bits",
-	    "message names the column");
+	IS_STR(strchr(e.msg, ':'), ": block 0: column self_insns has 60 "
+	    "bits", "message names the block and the column");
+}
+
+/*
+ * Every block of a larger index: one bit flipped in each of its columns'
+ * bits is an error naming the block and the column, at spanidx_open and
+ * at the first spanidx_check of a lazily opened index, while the other
+ * blocks still read.
+ */
+static void
+test_block_flips(void)
+{
+	static uint8_t good[1 << 17], bad[1 << 17];
+	struct spanidx_writer *w;
+	struct spanidx_row r;
+	struct spanidx ix;
+	struct error e;
+	uint64_t nblocks = 0, flipped = 0, wrong = 0, data_off;
+	size_t n;
+	enum { N = 3 * SPANIDX_BLOCK_ROWS + 77 };
+
+	IS_INT(spanidx_writer_new(&w, &e), 0, "writer");
+	for (uint64_t i = 0; i < N; i++) {
+		memset(&r, 0, sizeof(r));
+		r.id = i + 1;
+		r.parent = i / 3 + 1 == i + 1 ? 0 : i / 3 + 1;
+		r.tid = (uint32_t)(i % 3);
+		r.depth = (int32_t)(i % 9);
+		r.fn = i % 5 ? "f" : "g";
+		r.call_site = 0x1000 + i % 11;
+		r.start_ns = i * 10;
+		r.end_ns = i * 10 + i % 97;
+		r.self_ns = (i % 97) / 2;
+		r.insns = i % 1000;
+		r.self_insns = r.insns / 2;
+		r.start = (uint8_t)(i % SPANIDX_START_NR);
+		r.end = (uint8_t)(i % SPANIDX_END_NR);
+		r.flags = (uint8_t)(i % 8);
+		if (spanidx_add(w, &r, &e) < 0)
+			break;
+	}
+	IS_INT(spanidx_writer_finish(w, path, &e), 0, "%d rows", N);
+	n = slurp(good, sizeof(good));
+	OK(n < sizeof(good), "%zu bytes", n);
+	IS_INT(spanidx_open(&ix, path, &e), 0, "opens: %s", e.msg);
+	nblocks = ix.n_blocks;
+	data_off = (uint64_t)(ix.data - ix.base);
+	spanidx_close(&ix);
+	IS_U64(nblocks, 4, "four blocks");
+	for (uint64_t b = 0; b < nblocks; b++)
+		for (unsigned c = 0; c < SPANIDX_NPCOLS; c++) {
+			const uint8_t *d = good + SPANIDX_HEADER_SIZE + b *
+			    SPANIDX_BLOCK_SIZE;
+			uint64_t off, first = b * SPANIDX_BLOCK_ROWS, last;
+			uint32_t rel;
+			char want[256];
+			int fd;
+
+			if (d[SPANIDX_B_BITS + c] == 0)
+				continue;	/* no bits to flip */
+			memcpy(&off, d + SPANIDX_B_OFF, 8);
+			memcpy(&rel, d + SPANIDX_B_REL + 4 * c, 4);
+			last = b + 1 < nblocks ? first + SPANIDX_BLOCK_ROWS - 1 :
+			    N - 1;
+			memcpy(bad, good, n);
+			bad[data_off + off + rel] ^= 0x10;
+			spill(bad, n);
+			flipped++;
+			snprintf(want, sizeof(want), ": damaged: block %" PRIu64
+			    " (rows %" PRIu64 " to %" PRIu64 "): the checksum of "
+			    "its ", b, first, last);
+			if (spanidx_open(&ix, path, &e) != -ERR_FORMAT ||
+			    strstr(e.msg, want) == NULL) {
+				DIAG("block %" PRIu64 " column %u: %s", b, c,
+				    e.msg);
+				wrong++;
+			}
+			if ((fd = open(path, O_RDONLY)) < 0 ||
+			    spanidx_open_lazy_fd(&ix, fd, path, &e) != 0) {
+				wrong++;
+				if (fd >= 0)
+					close(fd);
+				continue;
+			}
+			close(fd);
+			/* the other blocks read; this one is refused */
+			for (uint64_t o = 0; o < nblocks; o++)
+				wrong += spanidx_check(&ix, o * SPANIDX_BLOCK_ROWS,
+				    o * SPANIDX_BLOCK_ROWS + 1, SPANIDX_COLS_ALL,
+				    &e) != (o == b ? -ERR_FORMAT : 0);
+			wrong += spanidx_check(&ix, 0, ix.rows, SPANIDX_COLS_ALL,
+			    &e) != -ERR_FORMAT || strstr(e.msg, want) == NULL;
+			spanidx_close(&ix);
+		}
+	OK(flipped >= 4 * 8, "%" PRIu64 " columns flipped", flipped);
+	IS_U64(wrong, 0, "each an error naming its block, the others read");
 }
 
 /* Values of every width come back, and the writer refuses what the
@@ -337,9 +423,14 @@ test_codec(void)
 	IS_U64(ix.rows, N, "every row");
 	IS_U64(wrong, 0, "every value of every width read back");
 	IS_U64(ix.n_funcs, 14, "one function per name and entry");
-	IS_INT(ix.pc[SPANIDX_P_PID].bits, 0, "a constant column takes no bits");
-	IS_INT(ix.pc[SPANIDX_P_START_NS].bits, 64, "57 bits and more: 64");
-	IS_INT(ix.pc[SPANIDX_P_DEPTH].bits, 11, "depths -1000..1000: 11 bits");
+	IS_INT(spanidx_block(&ix, 0)[SPANIDX_B_BITS + SPANIDX_P_START], 3,
+	    "start causes 0..5: 3 bits");
+	IS_INT(spanidx_block(&ix, 0)[SPANIDX_B_BITS + SPANIDX_P_START_NS], 64,
+	    "57 bits and more: 64");
+	IS_INT(spanidx_block(&ix, 0)[SPANIDX_B_BITS + SPANIDX_P_DEPTH], 11,
+	    "depths -1000..1000: 11 bits");
+	IS_INT(spanidx_block(&ix, 0)[SPANIDX_B_BITS + SPANIDX_P_ID], 0,
+	    "ids in row order take no bits");
 	spanidx_close(&ix);
 
 	IS_INT(spanidx_writer_new(&w, &e), 0, "writer");
@@ -375,6 +466,7 @@ main(void)
 	test_damage();
 	test_bit_flips();
 	test_forged();
+	test_block_flips();
 	test_codec();
 	unlink(path);
 	return tap_done();
