@@ -31,10 +31,13 @@
 # back the whole file system (the scratch ring included) before the
 # snapshot's rename.  Now the kernel copies the ring's file straight into
 # perf.data (copy_file_range) and only the snapshot's own files are
-# synced.  Where what is left goes (perf record -a of one recording,
-# cpu-clock, under load): the plugin's per-block work and qemu, then
-# 0.3-0.5 s of page faults taking the ring's 8192 pages of file the first
-# time each is written, 0.15 s copying it into perf.data.
+# synced: ptrec's own CPU time 0.12-0.14 s instead of 0.23-0.28 s, system
+# time 0.35 s instead of 0.93 s (best of three, loaded machine).  Where
+# the rest goes (perf record -e cpu-clock of one recording): the plugin's
+# per-block work and qemu (97%), 0.1-0.5 s of page faults taking the
+# ring's 8192 pages of file as they are first written (more when a run
+# is long enough for them to be written back and fault again), 0.07 s
+# for the one copy into perf.data.
 set -eu
 : "${PTKIT_BUILD:?run through make bench}"
 prog=$PTKIT_BUILD/tests/fixtures/emu/branchy.static
