@@ -80,6 +80,16 @@ $(BUILD)/tests/unit/t_emu_enc: \
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_UNIT_OBJS) $(LIBPTKIT) \
 	    $(LIBS_ALL)
 
+# emu_snapshot reading what the plugin left, with the writer it hands to.
+EMU_SNAPSHOT_UNIT_OBJS := $(BUILD)/cmd/ptrec/emu_snapshot.o \
+	$(BUILD)/cmd/ptrec/emu_handoff.o $(BUILD)/cmd/ptrec/snapwrite.o \
+	$(BUILD)/cmd/ptrec/jit_archive.o
+$(BUILD)/tests/unit/t_emu_snapshot: \
+    $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EMU_SNAPSHOT_UNIT_OBJS) \
+    $(LIBPTKIT)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(EMU_SNAPSHOT_UNIT_OBJS) $(LIBPTKIT) \
+	    $(LIBS_ALL)
+
 CHECK_DEPS += $(EMU_PLUGIN) $(EMU_FIXTURES) $(EMU_LIB_FIXTURES) \
 	$(EMU_LIB_FIXTURES_NOBID)
 # bench/emu.bench.sh runs the branchy fixture and bench/indirect.c (an

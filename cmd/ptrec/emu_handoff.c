@@ -22,17 +22,28 @@ emu_ring_first(const struct emu_ring_hdr *h, uint64_t total)
 	return freed > from ? freed : from;
 }
 
+void
+emu_ring_split(uint64_t size, uint64_t total, uint64_t from,
+    uint64_t pos[2], uint64_t len[2])
+{
+	uint64_t have = total - from;
+
+	pos[0] = from % size;
+	len[0] = size - pos[0] < have ? size - pos[0] : have;
+	pos[1] = 0;
+	len[1] = have - len[0];
+}
+
 uint64_t
 emu_ring_unroll_from(const uint8_t *ring, uint64_t size, uint64_t total,
     uint64_t from, uint8_t *dst)
 {
-	uint64_t have = total - from;
-	uint64_t pos = from % size;
-	uint64_t first = size - pos < have ? size - pos : have;
+	uint64_t pos[2], len[2];
 
-	memcpy(dst, ring + pos, first);
-	memcpy(dst + first, ring, have - first);
-	return have;
+	emu_ring_split(size, total, from, pos, len);
+	memcpy(dst, ring + pos[0], len[0]);
+	memcpy(dst + len[0], ring + pos[1], len[1]);
+	return len[0] + len[1];
 }
 
 void

@@ -72,7 +72,12 @@
  *   snap.<seq>/<tid>.pt   ring contents at snapshot <seq>, oldest byte
  *                   first, ending on a packet boundary; snap.<seq>/threads
  *                   lists "TID TOTAL KEPT WRAPPED FIRST_TIME LAST_TIME INSNS
- *                   EXITED";
+ *                   EXITED IN_RING".  IN_RING 1: no <tid>.pt, the KEPT
+ *                   bytes are the stream bytes [TOTAL - KEPT, TOTAL) of
+ *                   ring.<tid> itself, which nothing writes or gives back
+ *                   any more (the snapshot at the program's exit: copying
+ *                   a ring of many megabytes to a file only for ptrec to
+ *                   copy it again into perf.data costs as much as both);
  *                   snap.<seq>/info is "REASON TID TIME" of the trigger.
  *                   snap.<seq>/jit lists "START LEN" (hex) of every
  *                   anonymous executable mapping whose bytes are in
@@ -137,15 +142,19 @@ struct emu_control {
 
 #define EMU_CONTROL_MAGIC 0x314c52544355554dULL
 
-/* A ring as ptrec copies it out. */
+/* A ring as ptrec takes it out: copied into memory, or left in a file. */
 struct emu_ring_copy {
 	int tid;
 	uint64_t total;		/* bytes ever written */
-	uint64_t kept;		/* bytes in data */
+	uint64_t kept;		/* bytes in data, or in file's ranges */
 	int wrapped;
 	int exited;		/* the thread had ended at the snapshot */
 	uint64_t first_time, last_time, insns;
-	uint8_t *data;		/* malloc'd, oldest byte first */
+	uint8_t *data;		/* malloc'd, oldest byte first; or NULL */
+	char *file;		/* or (data NULL) malloc'd path of the file
+				   holding them: kept bytes at file_off[0]
+				   (file_len[0] of them), then file_off[1] */
+	uint64_t file_off[2], file_len[2];
 };
 
 /*
@@ -161,6 +170,14 @@ uint64_t emu_ring_unroll(const uint8_t *ring, uint64_t size, uint64_t total,
  * write position is total: what it has not overwritten nor given back.
  */
 uint64_t emu_ring_first(const struct emu_ring_hdr *h, uint64_t total);
+
+/*
+ * Where the stream bytes [from, total) of a ring of size bytes (from no
+ * older than total - size) are in it, oldest first: len[0] bytes at
+ * pos[0], then len[1] (0 unless they wrap) at pos[1] (0).
+ */
+void emu_ring_split(uint64_t size, uint64_t total, uint64_t from,
+    uint64_t pos[2], uint64_t len[2]);
 
 /*
  * Copies the stream bytes [from, total) of a ring of size bytes (from no

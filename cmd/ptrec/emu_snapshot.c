@@ -351,6 +351,70 @@ read_whole(const char *path, uint8_t **data, uint64_t *len, struct error *e)
 	return 0;
 }
 
+/*
+ * r's trace as the plugin copied it, snap.<seq>/<tid>.pt: the file is
+ * copied into perf.data when the snapshot is written, not read here.
+ */
+static int
+ring_copied(struct emu_ring_copy *r, const char *path, struct error *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return error_set_errno(e, errno, "%s", path);
+	if ((r->file = strdup(path)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", path);
+	r->kept = (uint64_t)st.st_size;
+	r->file_off[0] = 0;
+	r->file_len[0] = r->kept;
+	return 0;
+}
+
+/*
+ * r's trace left in its ring (IN_RING: the snapshot at the program's
+ * exit), read once qemu is gone: where its kept bytes are in path, after
+ * checking the ring still holds them all.
+ */
+static int
+ring_in_place(struct emu_ring_copy *r, const char *path, struct error *e)
+{
+	struct emu_ring_hdr h;
+	uint64_t from, pos[2], len[2];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", path);
+	n = pread(fd, &h, sizeof(h), 0);
+	if (n < 0 || fstat(fd, &st) < 0) {
+		int saved = errno;
+
+		close(fd);
+		return error_set_errno(e, saved, "%s", path);
+	}
+	close(fd);
+	if ((size_t)n < sizeof(h) || h.magic != EMU_RING_MAGIC ||
+	    h.tid != r->tid || h.ring_size == 0 || h.ring_size +
+	    EMU_HDR_SIZE > (uint64_t)st.st_size)
+		return error_set(e, ERR_FORMAT, "%s: not the emu ring of "
+		    "thread %d", path, r->tid);
+	from = r->total - r->kept;
+	if (r->kept > r->total || r->kept > h.ring_size || h.total < r->total ||
+	    h.total - from > h.ring_size || h.freed > from)
+		return error_set(e, ERR_FORMAT, "%s: no longer holds the %"
+		    PRIu64 " bytes of trace the snapshot lists (stream bytes %"
+		    PRIu64 " to %" PRIu64 ")", path, r->kept, from, r->total);
+	if ((r->file = strdup(path)) == NULL)
+		return error_set(e, ERR_NOMEM, "%s", path);
+	emu_ring_split(h.ring_size, r->total, from, pos, len);
+	r->file_off[0] = EMU_HDR_SIZE + pos[0];
+	r->file_len[0] = len[0];
+	r->file_off[1] = EMU_HDR_SIZE + pos[1];
+	r->file_len[1] = len[1];
+	return 0;
+}
+
 static int
 capture_add(struct emu_capture *c, const struct emu_ring_copy *r,
     struct error *e)
@@ -371,7 +435,7 @@ capture_read_jit(struct emu_capture *c, const char *dir, struct error *e)
 {
 	char path[PATH_MAX + 64], line[128];
 	struct snapwrite_code j, *grown;
-	uint64_t len;
+	uint64_t len = 0;
 	FILE *f;
 	int rc = 0;
 
@@ -431,9 +495,8 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	char path[PATH_MAX], line[256];
 	struct emu_sideband sb;
 	struct emu_ring_copy r;
-	uint64_t len = 0;
 	FILE *f;
-	int rc = 0;
+	int rc = 0, in_ring;
 
 	memset(c, 0, sizeof(*c));
 	c->seq = seq;
@@ -444,19 +507,23 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		memset(&r, 0, sizeof(r));
 		if (sscanf(line, "%d %" SCNu64 " %" SCNu64 " %d %" SCNx64 " %"
-		    SCNx64 " %" SCNu64 " %d", &r.tid, &r.total, &r.kept,
+		    SCNx64 " %" SCNu64 " %d %d", &r.tid, &r.total, &r.kept,
 		    &r.wrapped, &r.first_time, &r.last_time, &r.insns,
-		    &r.exited) != 8) {
+		    &r.exited, &in_ring) != 9) {
 			rc = error_set(e, ERR_FORMAT, "%s: bad line", path);
 			break;
 		}
-		snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt",
-		    scratch, seq, r.tid);
-		if ((rc = read_whole(path, &r.data, &len, e)) < 0)
+		if (in_ring)
+			snprintf(path, sizeof(path), "%s/ring.%d", scratch,
+			    r.tid);
+		else
+			snprintf(path, sizeof(path), "%s/snap.%" PRIu64
+			    "/%d.pt", scratch, seq, r.tid);
+		if ((rc = in_ring ? ring_in_place(&r, path, e) :
+		    ring_copied(&r, path, e)) < 0)
 			break;
-		r.kept = len;
 		if ((rc = capture_add(c, &r, e)) < 0)
-			free(r.data);
+			free(r.file);
 	}
 	fclose(f);
 	/* The other processes' rings: a child that ended is complete in its
@@ -693,8 +760,10 @@ emu_capture_free(struct emu_capture *c)
 {
 	size_t i;
 
-	for (i = 0; i < c->n_rings; i++)
+	for (i = 0; i < c->n_rings; i++) {
 		free(c->rings[i].data);
+		free(c->rings[i].file);
+	}
 	free(c->rings);
 	for (i = 0; i < c->n_jit; i++)
 		free(c->jit[i].data);
@@ -982,6 +1051,11 @@ ring_threads(const struct emu_run *run, const struct emu_sideband *sb,
 		t[i].ring_size = run->opt->aux_bytes;
 		t[i].data = r->data;
 		t[i].kept = r->kept;
+		t[i].file = r->file;
+		t[i].range[0] = (struct snapwrite_range){ r->file_off[0],
+		    r->file_len[0] };
+		t[i].range[1] = (struct snapwrite_range){ r->file_off[1],
+		    r->file_len[1] };
 		t[i].offset = r->total - r->kept;
 		t[i].reference = r->last_time;
 		t[i].start_ns = r->first_time;

@@ -2,6 +2,7 @@
 #include "snapwrite.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -429,6 +430,30 @@ write_aux(struct writer_ctx *w, const struct snapwrite_thread *t,
 	return perfdata_write_aux(w->pd, &a, e);
 }
 
+/* A thread's trace from its file, opened one thread at a time (there
+ * may be thousands). */
+static int
+write_trace_file(struct writer_ctx *w, const struct perfdata_auxtrace *a,
+    const struct snapwrite_thread *t, struct error *e)
+{
+	struct perfdata_piece p[2];
+	int fd, rc;
+
+	if (t->range[0].len + t->range[1].len != t->kept)
+		return error_set(e, ERR_INTERNAL, "%s: %" PRIu64 " bytes of "
+		    "trace in ranges of %" PRIu64 " and %" PRIu64, t->file,
+		    t->kept, t->range[0].len, t->range[1].len);
+	if ((fd = open(t->file, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", t->file);
+	for (int i = 0; i < 2; i++)
+		p[i] = (struct perfdata_piece){ .fd = fd,
+		    .off = t->range[i].off, .len = t->range[i].len,
+		    .name = t->file };
+	rc = perfdata_write_auxtrace_pieces(w->pd, a, p, 2, e);
+	close(fd);
+	return rc;
+}
+
 static int
 write_traces(struct writer_ctx *w, struct error *e)
 {
@@ -447,7 +472,8 @@ write_traces(struct writer_ctx *w, struct error *e)
 		a.idx = t->auxtrace_idx;
 		a.tid = (uint32_t)t->tid;
 		a.cpu = PERFDATA_NO_CPU;
-		if ((rc = perfdata_write_auxtrace(w->pd, &a, t->data, t->kept,
+		if ((rc = t->file != NULL ? write_trace_file(w, &a, t, e) :
+		    perfdata_write_auxtrace(w->pd, &a, t->data, t->kept,
 		    e)) < 0)
 			return rc;
 	}

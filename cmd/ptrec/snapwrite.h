@@ -54,6 +54,15 @@ struct snapwrite_thread {
 	uint64_t ring_size;	/* bytes of its ring */
 	const uint8_t *data;	/* its trace, oldest to newest */
 	uint64_t kept;		/* bytes in data (or in the queue) */
+	/*
+	 * Or, when file is not NULL, its trace is in that file: range[0]
+	 * then range[1] (a wrapped ring's two parts), kept bytes in all,
+	 * copied into perf.data by the kernel, not through memory.
+	 */
+	const char *file;
+	struct snapwrite_range {
+		uint64_t off, len;
+	} range[2];
 	uint64_t offset;	/* AUXTRACE offset: bytes the ring lost before
 				   data */
 	uint64_t reference;	/* AUXTRACE reference; 0 is written as 1 */

@@ -477,6 +477,35 @@ int perfdata_write_auxtrace(struct perfdata_writer *w,
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * A piece of AUXTRACE data: len bytes at mem or, when mem is NULL, at
+ * offset off of the file open on fd (named name in messages).  A trace
+ * in a file is copied into perf.data by the kernel (copy_file_range),
+ * never through a buffer of the whole trace: a ring of many megabytes
+ * costs one pass over the page cache instead of a read into memory, the
+ * page faults of that memory, and a write out of it.
+ */
+struct perfdata_piece {
+	const void *mem;
+	int fd;
+	uint64_t off;
+	uint64_t len;
+	const char *name;
+};
+
+/*
+ * perfdata_write_auxtrace with the data in n pieces, written one after
+ * the other: the same bytes in the file as perfdata_write_auxtrace of
+ * their concatenation.  Returns 0, -ERR_TRUNCATED (a file that ends
+ * inside its piece: "NAME: ends at byte B, inside the N bytes of trace
+ * at OFF"), -ERR_IO (a failed read names the file and offset, a failed
+ * write perf.data and its offset, as perfdata_write_auxtrace does),
+ * -ERR_INVALID, -ERR_NOMEM.
+ */
+int perfdata_write_auxtrace_pieces(struct perfdata_writer *w,
+    const struct perfdata_auxtrace *a, const struct perfdata_piece *p,
+    size_t n, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * Adds an entry to HEADER_BUILD_ID (written at close).  size <= 20;
  * pid -1 for "any process".  Returns 0, -ERR_INVALID, -ERR_NOMEM.
  */

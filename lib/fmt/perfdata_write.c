@@ -1,8 +1,9 @@
 /*
  * perfdata writer: see perfdata.h.  The file is written front to back
- * with pwrite: a header placeholder, the attr section, records as the
- * caller gives them, then (at close) the feature table and payloads, and
- * finally the real header at offset 0.
+ * with pwrite (and copy_file_range for AUXTRACE data in files): a header
+ * placeholder, the attr section, records as the caller gives them, then
+ * (at close) the feature table and payloads, and finally the real header
+ * at offset 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -520,21 +521,100 @@ perfdata_write_finished_round(struct perfdata_writer *w, struct error *e)
 	return finish_record(w, e);
 }
 
-int
-perfdata_write_auxtrace(struct perfdata_writer *w,
-    const struct perfdata_auxtrace *a, const void *data, size_t len,
+/* The copy through memory: a bounded buffer, never the whole trace. */
+#define PIECE_BUF_SIZE (1U << 20)
+
+/*
+ * Appends the bytes of file piece p at w->pos: by copy_file_range while
+ * the kernel does it, else (a file system or kernel that cannot, or an
+ * error) through a buffer, which also tells a failed read of the source
+ * from a failed write of perf.data for the message.
+ */
+static int
+copy_piece(struct perfdata_writer *w, const struct perfdata_piece *p,
     struct error *e)
 {
+	uint64_t left = p->len, in = p->off;
+	uint8_t *buf = NULL;
+	int kernel = 1, rc = 0;
+	ssize_t n;
+
+	while (rc == 0 && left > 0) {
+		size_t want = left < ((size_t)1 << 30) ? (size_t)left :
+		    (size_t)1 << 30;
+
+		if (kernel) {
+			off_t from = (off_t)in, to = (off_t)w->pos;
+
+			n = copy_file_range(p->fd, &from, w->fd, &to, want, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {	/* 0: the file ended; the read says */
+				kernel = 0;
+				continue;
+			}
+		} else {
+			if (buf == NULL && (buf = malloc(PIECE_BUF_SIZE)) ==
+			    NULL) {
+				rc = error_set(e, ERR_NOMEM, "%s: copying %s",
+				    w->path, p->name);
+				break;
+			}
+			if (want > PIECE_BUF_SIZE)
+				want = PIECE_BUF_SIZE;
+			n = pread(p->fd, buf, want, (off_t)in);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = error_set_errno(e, errno,
+				    "%s: read at offset %llu", p->name,
+				    (unsigned long long)in);
+				break;
+			}
+			if (n == 0) {
+				rc = error_set(e, ERR_TRUNCATED, "%s: ends at "
+				    "byte %llu, inside the %llu bytes of trace "
+				    "at %llu", p->name, (unsigned long long)in,
+				    (unsigned long long)p->len,
+				    (unsigned long long)p->off);
+				break;
+			}
+			if ((rc = write_at(w, buf, (size_t)n, w->pos, e)) < 0)
+				break;
+		}
+		in += (uint64_t)n;
+		left -= (uint64_t)n;
+		w->pos += (uint64_t)n;
+	}
+	free(buf);
+	if (rc < 0)
+		w->failed = 1;
+	return rc;
+}
+
+int
+perfdata_write_auxtrace_pieces(struct perfdata_writer *w,
+    const struct perfdata_auxtrace *a, const struct perfdata_piece *p,
+    size_t n, struct error *e)
+{
 	static const uint8_t pad[8];
-	uint64_t padded = ((uint64_t)len + 7) / 8 * 8;
+	uint64_t len = 0, padded;
 	uint64_t start = w != NULL ? w->pos : 0;
 	int rc = check_usable(w, e);
+	size_t i;
 
 	if (rc < 0)
 		return rc;
-	if (len > 0 && data == NULL)
-		return error_set(e, ERR_INVALID, "%s: AUXTRACE data is NULL",
-		    w->path);
+	for (i = 0; i < n; i++) {
+		if (p[i].len > 0 && p[i].mem == NULL && p[i].fd < 0)
+			return error_set(e, ERR_INVALID, "%s: AUXTRACE data "
+			    "is NULL", w->path);
+		if (p[i].len > UINT64_MAX - 7 - len)
+			return error_set(e, ERR_INVALID, "%s: AUXTRACE data "
+			    "of more than 2^64 bytes", w->path);
+		len += p[i].len;
+	}
+	padded = (len + 7) / 8 * 8;
 	if (pd_grow((void **)&w->index, &w->cap_index, w->nr_index + 1,
 	    sizeof(*w->index)) < 0) {
 		w->failed = 1;
@@ -550,9 +630,19 @@ perfdata_write_auxtrace(struct perfdata_writer *w,
 	pd_put_u32(&w->rec, 0);
 	if ((rc = finish_record(w, e)) < 0)
 		return rc;
-	if (len > 0 && (rc = write_at(w, data, len, w->pos, e)) < 0)
-		return rc;
-	w->pos += len;
+	for (i = 0; i < n; i++) {
+		if (p[i].len == 0)
+			continue;
+		if (p[i].mem == NULL) {
+			if ((rc = copy_piece(w, &p[i], e)) < 0)
+				return rc;
+			continue;
+		}
+		if ((rc = write_at(w, p[i].mem, (size_t)p[i].len, w->pos,
+		    e)) < 0)
+			return rc;
+		w->pos += p[i].len;
+	}
 	if (padded > len &&
 	    (rc = write_at(w, pad, (size_t)(padded - len), w->pos, e)) < 0)
 		return rc;
@@ -561,6 +651,22 @@ perfdata_write_auxtrace(struct perfdata_writer *w,
 	w->index[w->nr_index].size = PD_AUXTRACE_HDR_SIZE;
 	w->nr_index++;
 	return 0;
+}
+
+int
+perfdata_write_auxtrace(struct perfdata_writer *w,
+    const struct perfdata_auxtrace *a, const void *data, size_t len,
+    struct error *e)
+{
+	const struct perfdata_piece p = { .mem = data, .fd = -1, .len = len };
+	int rc = check_usable(w, e);
+
+	if (rc < 0)
+		return rc;
+	if (len > 0 && data == NULL)
+		return error_set(e, ERR_INVALID, "%s: AUXTRACE data is NULL",
+		    w->path);
+	return perfdata_write_auxtrace_pieces(w, a, &p, 1, e);
 }
 
 int

@@ -3,6 +3,7 @@
  * images/ while being hashed, then renamed to their content address (or
  * dropped when that address already exists: deduplication).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -769,11 +770,78 @@ rename_noreplace(const char *from, const char *to)
 	return rename(from, to);
 }
 
+/*
+ * fsync of every file and directory in the directory open on fd (path,
+ * for messages), so that the rename never shows a snapshot whose bytes
+ * are not on disk.  Only the snapshot's own: syncfs would write back the
+ * whole file system, a recorder's scratch rings and every other
+ * process's dirty pages with it (seconds on a busy disk), for nothing.
+ */
+static int
+sync_dir(int fd, const char *path, struct error *e)
+{
+	char child[4096];
+	struct dirent *de;
+	struct stat st;
+	int rc = 0, sub, dfd;
+	DIR *d;
+
+	if ((dfd = dup(fd)) < 0)
+		return error_set_errno(e, errno, "%s", path);
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return error_set_errno(e, errno, "%s", path);
+	}
+	while (rc == 0) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			if (errno != 0)
+				rc = error_set_errno(e, errno, "%s", path);
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, de->d_name);
+		sub = openat(fd, de->d_name, O_RDONLY | O_CLOEXEC |
+		    O_NOFOLLOW | O_NONBLOCK);
+		if (sub < 0 && errno == ELOOP)
+			continue;	/* a link: its directory's fsync keeps it */
+		if (sub < 0) {
+			rc = error_set_errno(e, errno, "%s", child);
+			break;
+		}
+		if (fstat(sub, &st) < 0)
+			rc = error_set_errno(e, errno, "%s", child);
+		else if (S_ISDIR(st.st_mode))
+			rc = sync_dir(sub, child, e);
+		else if (S_ISREG(st.st_mode) && fsync(sub) < 0)
+			rc = error_set_errno(e, errno, "%s: fsync", child);
+		close(sub);
+	}
+	closedir(d);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = error_set_errno(e, errno, "%s: fsync", path);
+	return rc;
+}
+
+static int
+sync_tree(const char *path, struct error *e)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return error_set_errno(e, errno, "%s", path);
+	rc = sync_dir(fd, path, e);
+	close(fd);
+	return rc;
+}
+
 int
 snapshot_commit(struct snapshot *s, struct error *e)
 {
 	struct snapshot_priv *p = (struct snapshot_priv *)s;
-	int rc, fd;
+	int rc;
 
 	if ((rc = write_manifest(s, e)) < 0) {
 		snapshot_abort(s);
@@ -789,10 +857,9 @@ snapshot_commit(struct snapshot *s, struct error *e)
 			return rc;
 		}
 	}
-	fd = open(s->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
+	if ((rc = sync_tree(s->tmp, e)) < 0) {
+		snapshot_abort(s);
+		return rc;
 	}
 	if (rename_noreplace(s->tmp, s->dest) < 0) {
 		int saved = errno;

@@ -132,9 +132,11 @@ int snapshot_archive_memory(struct snapshot *s, const char *name,
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
- * Writes manifest.json, syncs, and renames the directory into place.
- * Frees s whatever happens; on failure the temporary directory is
- * removed.  Returns 0, -ERR_EXISTS (dest appeared meanwhile), -ERR_IO.
+ * Writes manifest.json, syncs every file and directory of the snapshot
+ * (its own, not the file system: "PATH: fsync: reason" when one fails),
+ * and renames the directory into place.  Frees s whatever happens; on
+ * failure the temporary directory is removed.  Returns 0, -ERR_EXISTS
+ * (dest appeared meanwhile), -ERR_IO.
  */
 int snapshot_commit(struct snapshot *s, struct error *e) PTKIT_MUST_CHECK;
 

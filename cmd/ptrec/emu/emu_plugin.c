@@ -937,25 +937,28 @@ static void
 ring_write(int fd, const uint8_t *ring, uint64_t size, uint64_t total,
     uint64_t from)
 {
-	uint64_t have = total - from, pos = from % size;
-	uint64_t first = size - pos < have ? size - pos : have;
+	uint64_t pos[2], len[2];
 
-	write_all(fd, (const char *)ring + pos, first);
-	write_all(fd, (const char *)ring, have - first);
+	emu_ring_split(size, total, from, pos, len);
+	write_all(fd, (const char *)ring + pos[0], len[0]);
+	write_all(fd, (const char *)ring + pos[1], len[1]);
 }
 
 /*
  * Copies s's ring into snapshot seq; the caller owns s right now.  live:
  * the thread may trace again later; ip: the block it is about to run
  * (tracing stops there as at a hardware trigger), 0 when it is not in
- * guest code.
+ * guest code.  At the program's exit nothing writes a ring or gives
+ * history back any more: the snapshot lists the bytes where they are,
+ * in ring.<tid>, and ptrec copies them into perf.data from there once
+ * qemu is gone (emu_handoff.h).
  */
 static void
 slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 {
 	char path[PATH_MAX + 64], line[256];
 	uint64_t kept, total, from, now, done;
-	int fd, n, last;
+	int fd, n, last, in_ring = g.exiting;
 
 	if (s->hdr == NULL)
 		return;
@@ -988,8 +991,9 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 	from = emu_ring_first(s->hdr, total);
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/%d.pt", g.dir, seq,
 	    s->tid);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
+	fd = in_ring ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC |
+	    O_CLOEXEC, 0600);
+	if (!in_ring && fd < 0)
 		goto done;
 	/*
 	 * Straight from the ring into the file: a copy of a 32 MiB ring
@@ -997,7 +1001,7 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 	 * history back while it is written: then the file is written again
 	 * with only the bytes still there once it was done.
 	 */
-	for (;;) {
+	while (!in_ring) {
 		ring_write(fd, (uint8_t *)s->hdr + EMU_HDR_SIZE, g.aux, total,
 		    from);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -1010,20 +1014,22 @@ slot_dump(struct slot *s, uint64_t seq, int live, uint64_t ip)
 			goto done;
 		}
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	kept = total - from;
 	/* A thread that gave all its history back is not in the snapshot. */
 	if (kept == 0 && __atomic_load_n(&s->hdr->freed, __ATOMIC_ACQUIRE) !=
 	    0) {
-		unlink(path);
+		if (!in_ring)
+			unlink(path);
 		goto done;
 	}
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/threads", g.dir,
 	    seq);
 	n = snprintf(line, sizeof(line), "%d %" PRIu64 " %" PRIu64
-	    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d\n", s->tid,
+	    " %d 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64 " %d %d\n", s->tid,
 	    total, kept, total > g.aux, s->hdr->first_time,
-	    s->hdr->clock, s->hdr->insns, !live || g.exiting);
+	    s->hdr->clock, s->hdr->insns, !live || g.exiting, in_ring);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		write_all(fd, line, (size_t)n);
