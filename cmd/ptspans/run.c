@@ -20,6 +20,7 @@
 #include "fmt/manifest.h"
 #include "base/mkpath.h"
 #include "base/pipebuf.h"
+#include "tool/progress.h"
 #include "tool/report.h"
 #include "fmt/spanidx.h"
 #include "fmt/store.h"
@@ -80,6 +81,8 @@ struct run {
 	size_t n_cov, cap_cov;
 	struct spandir_quality q;
 	struct spans_par *par;		/* -j above 1 */
+	struct progress prog;		/* stderr's */
+	uint64_t in_bytes;		/* the stream's size, 0 for a pipe */
 	char tmp[PATH_MAX];
 	int cleanup_slot;
 	int owner_fd;			/* r->tmp's owner lock, or -1 */
@@ -751,6 +754,28 @@ feed(struct run *r, const struct blks_record *rec)
 }
 
 /*
+ * Progress while reading: bytes of the block stream read, of the file's
+ * size; of 0 (not known) from a pipe until its end, when the bytes read
+ * are the total.
+ */
+static void
+show_read(struct run *r)
+{
+	if (r->prog.enabled)
+		progress_update(&r->prog, "reading",
+		    blks_reader_offset(r->rd), r->in_bytes);
+}
+
+static void
+show_read_end(struct run *r)
+{
+	uint64_t done = blks_reader_offset(r->rd);
+
+	progress_update_now(&r->prog, "reading", done,
+	    r->in_bytes > done ? r->in_bytes : done);
+}
+
+/*
  * Runs of plain BLOCK records go to the engine where the reader holds
  * them (cs_feed_run: no copy, no call per block); everything else,
  * record by record.
@@ -770,6 +795,7 @@ read_all(struct run *r)
 				report_error(tool, "stdin", &r->err, NULL);
 				return -1;
 			}
+			show_read(r);
 		}
 		if ((rc = blks_read(r->rd, &rec, &r->err)) != 1)
 			break;
@@ -815,13 +841,19 @@ par_end(void *ctx, const struct blks_end *end)
 	r->end = *end;
 }
 
+static void
+par_read(void *ctx)
+{
+	show_read(ctx);
+}
+
 /* read_all on every core: par.c. */
 static int
 read_all_par(struct run *r)
 {
 	struct spans_par_config cfg = {
 		(unsigned)r->o->jobs, r->o->chunk_blocks, r->cm, r->cs,
-		{ r, par_map, par_thread, par_end },
+		{ r, par_map, par_thread, par_end, par_read },
 	};
 	int read_error;
 
@@ -865,6 +897,19 @@ run_free(struct run *r)
 	free(r->cov);
 }
 
+/* The bytes from fd's offset to its end when it is a file, else 0. */
+static uint64_t
+stream_size(int fd)
+{
+	struct stat sb;
+	off_t at;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (at = lseek(fd, 0, SEEK_CUR)) < 0 || at > sb.st_size)
+		return 0;
+	return (uint64_t)(sb.st_size - at);
+}
+
 int
 spans_run(const struct spans_options *o, FILE *in)
 {
@@ -876,6 +921,8 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.cleanup_slot = -1;
 	r.owner_fd = -1;
 	r.next_inline_id = 1;
+	progress_init(&r.prog, stderr, -1);
+	r.in_bytes = stream_size(fileno(in));	/* before the reader reads */
 	/* The reader reads as much at once, on a thread of its own. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);
 	if (blks_reader_open_fd(&r.rd, fileno(in), "stdin", &r.err) < 0) {
@@ -887,6 +934,10 @@ spans_run(const struct spans_options *o, FILE *in)
 	if (setup(&r) < 0 ||
 	    (o->jobs > 1 ? read_all_par(&r) : read_all(&r)) < 0)
 		goto out;
+	show_read_end(&r);
+	/* What is left: closing the files, the index the longest. */
+	if (o->out_dir != NULL)
+		progress_update_now(&r.prog, "indexing", 0, r.q.spans);
 	if (o->out_dir != NULL && finish_outputs(&r) < 0)
 		goto out;
 	if (o->out_dir == NULL && r.f[F_SPANS] != NULL &&
@@ -899,6 +950,7 @@ spans_run(const struct spans_options *o, FILE *in)
 		goto out;
 	rc = EXIT_OK;
 out:
+	progress_done(&r.prog);
 	/* What was made before an error is written, as it came. */
 	if (o->out_dir == NULL && r.sw != NULL)
 		(void)spans_writer_flush(r.sw);

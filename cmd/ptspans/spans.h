@@ -119,6 +119,7 @@ struct spans_par_hooks {
 	int (*map)(void *ctx, const struct blks_map *m, struct error *e);
 	void (*thread)(void *ctx, const struct blks_thread *th);
 	void (*end)(void *ctx, const struct blks_end *end);
+	void (*read)(void *ctx);	/* after a run of blocks: progress */
 };
 
 struct spans_par_config {
