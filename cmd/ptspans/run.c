@@ -69,7 +69,7 @@ struct run {
 	FILE *f[F_NR];
 	struct jsonw w[F_NR];
 	struct span_writer *sw;		/* spans, to f[F_SPANS] */
-	struct spanidx_writer *ix;
+	struct spans_ixt *ixt;		/* -o: index.bin, on its thread */
 	struct fn_accs acc;		/* --format summary */
 	struct fn_totals totals;	/* made from acc at the end */
 	struct inl_tree tree;
@@ -263,7 +263,7 @@ sink_span(void *ctx, const struct cs_span *s)
 	}
 	if (r->o->format == 1 && acc_add(&r->acc, s) < 0)
 		return error_set(&r->err, ERR_NOMEM, "function totals");
-	if (r->ix != NULL) {
+	if (r->ixt != NULL) {
 		name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
 		memset(&row, 0, sizeof(row));
 		row.id = s->id;
@@ -286,7 +286,7 @@ sink_span(void *ctx, const struct cs_span *s)
 		row.flags = (uint8_t)((s->tail_call ? SPANIDX_F_TAIL_CALL : 0) |
 		    (s->async ? SPANIDX_F_ASYNC : 0) |
 		    (s->fn.name == NULL ? SPANIDX_F_UNNAMED : 0));
-		if ((rc = spanidx_add(r->ix, &row, &r->err)) < 0)
+		if ((rc = spans_ixt_add(r->ixt, &row, &r->err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -378,6 +378,7 @@ open_outputs(struct run *r)
 	char path[PATH_MAX + 32];
 	char *slash, parent[PATH_MAX];
 	const char *dir = r->o->out_dir;
+	struct spanidx_writer *ix;
 	struct error e;
 	struct stat sb;
 
@@ -441,7 +442,8 @@ open_outputs(struct run *r)
 		report(tool, NULL, NULL, "out of memory");
 		return -1;
 	}
-	if (spanidx_writer_new(&r->ix, &r->err) < 0) {
+	if (spanidx_writer_new(&ix, &r->err) < 0 ||
+	    spans_ixt_new(&r->ixt, ix, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;
@@ -600,6 +602,17 @@ finish_outputs(struct run *r)
 	int bad = 0;
 
 	write_trigger(r);
+	/* The index is written on its thread while the files close. */
+	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
+	    &r->err) < 0) {
+		report_error(tool, r->o->out_dir, &r->err, NULL);
+		return -1;
+	}
+	if (spans_ixt_finish_start(r->ixt, path, &r->err) < 0) {
+		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
+		    NULL);
+		return -1;
+	}
 	if (spans_writer_flush(r->sw) < 0)
 		bad = 1;
 	for (int i = 0; i < F_NR; i++) {
@@ -614,18 +627,11 @@ finish_outputs(struct run *r)
 		    "%s", strerror(errno));
 		return -1;
 	}
-	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
-	    &r->err) < 0) {
-		report_error(tool, r->o->out_dir, &r->err, NULL);
-		return -1;
-	}
-	if (spanidx_writer_finish(r->ix, path, &r->err) < 0) {
-		r->ix = NULL;
+	if (spans_ixt_finish_wait(r->ixt, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;
 	}
-	r->ix = NULL;
 	if (write_manifest(r) < 0)
 		return -1;
 	if (r->owner_fd >= 0) {
@@ -886,7 +892,7 @@ run_free(struct run *r)
 	for (int i = 0; i < F_NR; i++)
 		if (r->f[i] != NULL && r->f[i] != stdout)
 			fclose(r->f[i]);
-	spanidx_writer_free(r->ix);
+	spans_ixt_free(r->ixt);
 	remove_tmp(r);
 	cs_free(r->cs);
 	codemap_free(r->cm);
