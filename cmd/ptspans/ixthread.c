@@ -1,10 +1,10 @@
 /*
  * ptspans -o: index.bin built on a thread of its own.  The rows the sink
  * makes are copied into batches and handed over; the thread adds them to
- * the spanidx writer in order and, at the end, writes the file while the
- * main thread closes the other files (spans.jsonl.zst waits for zstd's
- * thread).  Building the index took more CPU than rebuilding the calls
- * and formatting the lines together, all of it on the main thread.
+ * the spanidx writer in order and, at the end, writes the file (after
+ * the other files are closed: an index older than its spans.jsonl is a
+ * stale one).  Building the index took more CPU than rebuilding the
+ * calls and formatting the lines together, all of it on the main thread.
  *
  * Memory: BATCHES batches of BATCH_ROWS rows, whatever the trace's
  * length; the main thread waits for a free one.  The strings of a row

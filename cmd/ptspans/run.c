@@ -602,17 +602,6 @@ finish_outputs(struct run *r)
 	int bad = 0;
 
 	write_trigger(r);
-	/* The index is written on its thread while the files close. */
-	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
-	    &r->err) < 0) {
-		report_error(tool, r->o->out_dir, &r->err, NULL);
-		return -1;
-	}
-	if (spans_ixt_finish_start(r->ixt, path, &r->err) < 0) {
-		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
-		    NULL);
-		return -1;
-	}
 	if (spans_writer_flush(r->sw) < 0)
 		bad = 1;
 	for (int i = 0; i < F_NR; i++) {
@@ -627,7 +616,15 @@ finish_outputs(struct run *r)
 		    "%s", strerror(errno));
 		return -1;
 	}
-	if (spans_ixt_finish_wait(r->ixt, &r->err) < 0) {
+	/* After the lines are closed: an index older than spans.jsonl is
+	 * taken for a stale one when the analysis is opened. */
+	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
+	    &r->err) < 0) {
+		report_error(tool, r->o->out_dir, &r->err, NULL);
+		return -1;
+	}
+	if (spans_ixt_finish_start(r->ixt, path, &r->err) < 0 ||
+	    spans_ixt_finish_wait(r->ixt, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;
