@@ -6,6 +6,10 @@
  * stale one).  Building the index took more CPU than rebuilding the
  * calls and formatting the lines together, all of it on the main thread.
  *
+ * Only with -j above 1: on two cores, shared with ptdecode, the thread
+ * cost CPU (the copies, the hand-overs) and gave no time back, as the
+ * parallel engine did not; without it the rows are added as they come.
+ *
  * Memory: BATCHES batches of BATCH_ROWS rows, whatever the trace's
  * length; the main thread waits for a free one.  The strings of a row
  * live as long as the run (the code map's), except an unnamed function's
@@ -32,6 +36,7 @@ struct batch {
 
 struct spans_ixt {
 	struct spanidx_writer *ix;	/* the thread's, until it is done */
+	int inline_only;		/* no thread: rows added as they come */
 	pthread_t thread;
 	int started;
 	pthread_mutex_t lock;
@@ -106,7 +111,7 @@ ixt_main(void *arg)
 }
 
 int
-spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix,
+spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix, int thread,
     struct error *e)
 {
 	struct spans_ixt *t = calloc(1, sizeof(*t));
@@ -119,6 +124,11 @@ spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix,
 	t->ix = ix;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
+	if (!thread) {
+		t->inline_only = 1;
+		*out = t;
+		return 0;
+	}
 	if (pthread_create(&t->thread, NULL, ixt_main, t) != 0) {
 		spans_ixt_free(t);
 		return error_set(e, ERR_NOMEM, "index thread: cannot start it");
@@ -156,6 +166,8 @@ spans_ixt_add(struct spans_ixt *t, const struct spanidx_row *row,
 	struct batch *b = t->filling;
 	struct spanidx_row *r;
 
+	if (t->inline_only)
+		return spanidx_add(t->ix, row, e);
 	if (b == NULL) {
 		pthread_mutex_lock(&t->lock);
 		while (t->full == BATCHES)
@@ -192,8 +204,18 @@ int
 spans_ixt_finish_start(struct spans_ixt *t, const char *path,
     struct error *e)
 {
-	int rc = hand_over(t, e);
+	int rc;
 
+	if (t->inline_only) {
+		struct spanidx_writer *ix = t->ix;
+
+		t->ix = NULL;	/* finish frees it, written or not */
+		if (spanidx_writer_finish(ix, path, &t->err) < 0)
+			t->failed = 1;
+		t->done = 1;
+		return 0;	/* the wait says how it went */
+	}
+	rc = hand_over(t, e);
 	pthread_mutex_lock(&t->lock);
 	t->path = path;
 	pthread_cond_broadcast(&t->cond);

@@ -443,7 +443,7 @@ open_outputs(struct run *r)
 		return -1;
 	}
 	if (spanidx_writer_new(&ix, &r->err) < 0 ||
-	    spans_ixt_new(&r->ixt, ix, &r->err) < 0) {
+	    spans_ixt_new(&r->ixt, ix, r->o->jobs > 1, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;

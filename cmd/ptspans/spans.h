@@ -143,8 +143,9 @@ void spans_par_stats(const struct spans_par *p, struct codemap_stats *added,
 void spans_par_free(struct spans_par *p);
 
 /*
- * index.bin built on a thread of its own (ixthread.c).  spans_ixt_new
- * takes ix (freed on failure too).  spans_ixt_add copies row (an
+ * index.bin built on a thread of its own (ixthread.c), or, without
+ * thread, on the caller's as the rows come.  spans_ixt_new takes ix
+ * (freed on failure too).  spans_ixt_add copies row (an
  * unnamed function's name with it: SPANIDX_F_UNNAMED) and returns 0 or
  * the first error the thread met before it.  spans_ixt_finish_start
  * has the thread write the index to path (kept until the wait) after
@@ -154,7 +155,7 @@ struct spans_ixt;
 struct spanidx_writer;
 struct spanidx_row;
 int spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix,
-    struct error *e) PTKIT_MUST_CHECK;
+    int thread, struct error *e) PTKIT_MUST_CHECK;
 int spans_ixt_add(struct spans_ixt *t, const struct spanidx_row *row,
     struct error *e) PTKIT_MUST_CHECK;
 int spans_ixt_finish_start(struct spans_ixt *t, const char *path,
