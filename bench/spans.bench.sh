@@ -12,7 +12,8 @@
 # with the serial engine (-j 1) and on every core (-j default), on that
 # single-thread snapshot and on a 4-thread one whose rings hold as much
 # (spans/threads, 4 x 8 MiB); and ptspans -o DIR against ptspans to
-# stdout on the same stream.  Ratios are wall seconds.
+# stdout on the same stream; and ptdecode --decoder fast | ptspans -o DIR,
+# what users run, against perf.  Ratios are wall seconds.
 #
 # Environment: BENCH_ROUNDS / BENCH_ITERS size the recording (default
 # 40 x 100000, enough to wrap the 32 MiB ring); BENCH_THREAD_CALLS the
@@ -142,6 +143,8 @@ ratio() {
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 printf '#!/bin/sh\nptdecode --decoder fast "$1" | ptspans -j "$2"\n' \
     >"$dir/pipe.sh"
+printf '#!/bin/sh\nrm -rf "$3"\nptdecode --decoder fast "$1" | ptspans -j "$2" -o "$3"\n' \
+    >"$dir/pipe-o.sh"
 printf '#!/bin/sh\nexec ptspans "$@" <"$BLOCKS"\n' >"$dir/alone.sh"
 
 # end_to_end TAG SNAPSHOT: perf and the pipeline, serial and parallel.
@@ -154,12 +157,17 @@ end_to_end() {
 	fi
 	timed "$tag fast | ptspans -j1" sh "$dir/pipe.sh" "$2" 1
 	timed "$tag fast | ptspans -j$jobs" sh "$dir/pipe.sh" "$2" "$jobs"
+	timed "$tag fast | ptspans -j$jobs -o DIR" sh "$dir/pipe-o.sh" "$2" \
+	    "$jobs" "$dir/e2e-o"
+	rm -rf "$dir/e2e-o"
 	echo "spans: $tag: fast | ptspans -j1 over perf:" \
 	    "$(ratio "$tag fast | ptspans -j1" "$tag perf script --itrace=cr")x;" \
 	    "-j$jobs: $(ratio "$tag fast | ptspans -j$jobs" \
 	    "$tag perf script --itrace=cr")x (target >= $3);" \
 	    "-j$jobs over -j1: $(ratio "$tag fast | ptspans -j$jobs" \
-	    "$tag fast | ptspans -j1")x"
+	    "$tag fast | ptspans -j1")x;" \
+	    "-j$jobs -o DIR over perf: $(ratio "$tag fast | ptspans -j$jobs -o DIR" \
+	    "$tag perf script --itrace=cr")x"
 }
 
 end_to_end "1 thread" "$dir/snap" 12

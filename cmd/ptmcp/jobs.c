@@ -427,6 +427,42 @@ job_child_words(const struct server *srv, const struct job *j,
 	return buf;
 }
 
+/*
+ * A decode call once ptdecode is done: ptspans's own progress lines say
+ * how much of the block stream it has read (of a total it knows only at
+ * the pipe's end) and when it is writing the index; the rest of the
+ * call's share goes half to each.
+ */
+static int
+spans_stage(const struct child *sp, long long secs, char *msg, size_t size)
+{
+	const int share = (PROGRESS_TOTAL - DECODE_SHARE) / 2;
+
+	if (strcmp(sp->stage, "indexing") == 0) {
+		snprintf(msg, size, "trace_decode: indexing: ptspans is "
+		    "writing the index of %llu calls (%lld s)",
+		    (unsigned long long)sp->total, secs);
+		return DECODE_SHARE + share;
+	}
+	if (strcmp(sp->stage, "reading") == 0 && sp->total > 0) {
+		snprintf(msg, size, "trace_decode: spans: the trace is "
+		    "decoded; ptspans has read %llu of %llu bytes of blocks "
+		    "(%d%%)", (unsigned long long)sp->done,
+		    (unsigned long long)sp->total,
+		    (int)(sp->done * 100 / sp->total));
+		return DECODE_SHARE + (int)(sp->done * share / sp->total);
+	}
+	if (strcmp(sp->stage, "reading") == 0) {
+		snprintf(msg, size, "trace_decode: spans: the trace is "
+		    "decoded; ptspans has read %llu bytes of blocks (%lld s)",
+		    (unsigned long long)sp->done, secs);
+		return DECODE_SHARE;
+	}
+	snprintf(msg, size, "trace_decode: spans: the trace is decoded; "
+	    "ptspans is building the calls and their index (%lld s)", secs);
+	return DECODE_SHARE;
+}
+
 /* The stage a job is at, its share of PROGRESS_TOTAL and its words. */
 static int
 job_stage(const struct job *j, int64_t now, char *msg, size_t size)
@@ -456,12 +492,8 @@ job_stage(const struct job *j, int64_t now, char *msg, size_t size)
 			    secs);
 		return at;
 	}
-	if (j->tool->id == TOOL_DECODE && j->nch == 2) {
-		snprintf(msg, size, "trace_decode: spans: the trace is decoded; "
-		    "ptspans is building the calls and their index (%lld s)",
-		    secs);
-		return DECODE_SHARE;
-	}
+	if (j->tool->id == TOOL_DECODE && j->nch == 2)
+		return spans_stage(&j->ch[1], secs, msg, size);
 	snprintf(msg, size, "%s: %s (%lld s)", j->tool->name, what, secs);
 	return -1;
 }

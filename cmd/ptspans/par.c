@@ -644,6 +644,7 @@ spans_par_read(struct spans_par *p, struct blks_reader *rd, struct error *e,
 			blks_run_end(rd, &run);
 			if (rc < 0)
 				goto out;
+			p->hooks.read(p->hooks.ctx);
 		}
 		if ((rc = blks_read(rd, &rec, e)) != 1) {
 			*read_error = rc < 0;

@@ -20,6 +20,7 @@
 #include "fmt/manifest.h"
 #include "base/mkpath.h"
 #include "base/pipebuf.h"
+#include "tool/progress.h"
 #include "tool/report.h"
 #include "fmt/spanidx.h"
 #include "span/aggkeep.h"
@@ -69,7 +70,7 @@ struct run {
 	FILE *f[F_NR];
 	struct jsonw w[F_NR];
 	struct span_writer *sw;		/* spans, to f[F_SPANS] */
-	struct spanidx_writer *ix;
+	struct spans_ixt *ixt;		/* -o: index.bin, on its thread */
 	struct fn_accs acc;		/* --format summary */
 	struct fn_totals totals;	/* made from acc at the end */
 	struct inl_tree tree;
@@ -81,6 +82,8 @@ struct run {
 	size_t n_cov, cap_cov;
 	struct spandir_quality q;
 	struct spans_par *par;		/* -j above 1 */
+	struct progress prog;		/* stderr's */
+	uint64_t in_bytes;		/* the stream's size, 0 for a pipe */
 	char tmp[PATH_MAX];
 	int cleanup_slot;
 	int owner_fd;			/* r->tmp's owner lock, or -1 */
@@ -261,7 +264,7 @@ sink_span(void *ctx, const struct cs_span *s)
 	}
 	if (r->o->format == 1 && acc_add(&r->acc, s) < 0)
 		return error_set(&r->err, ERR_NOMEM, "function totals");
-	if (r->ix != NULL) {
+	if (r->ixt != NULL) {
 		name = spans_fn_name(&s->fn, s->entry, buf, sizeof(buf));
 		memset(&row, 0, sizeof(row));
 		row.id = s->id;
@@ -284,7 +287,7 @@ sink_span(void *ctx, const struct cs_span *s)
 		row.flags = (uint8_t)((s->tail_call ? SPANIDX_F_TAIL_CALL : 0) |
 		    (s->async ? SPANIDX_F_ASYNC : 0) |
 		    (s->fn.name == NULL ? SPANIDX_F_UNNAMED : 0));
-		if ((rc = spanidx_add(r->ix, &row, &r->err)) < 0)
+		if ((rc = spans_ixt_add(r->ixt, &row, &r->err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -376,6 +379,7 @@ open_outputs(struct run *r)
 	char path[PATH_MAX + 32];
 	char *slash, parent[PATH_MAX];
 	const char *dir = r->o->out_dir;
+	struct spanidx_writer *ix;
 	struct error e;
 	struct stat sb;
 
@@ -439,7 +443,8 @@ open_outputs(struct run *r)
 		report(tool, NULL, NULL, "out of memory");
 		return -1;
 	}
-	if (spanidx_writer_new(&r->ix, &r->err) < 0) {
+	if (spanidx_writer_new(&ix, &r->err) < 0 ||
+	    spans_ixt_new(&r->ixt, ix, r->o->jobs > 1, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;
@@ -627,18 +632,19 @@ finish_outputs(struct run *r)
 		    "%s", strerror(errno));
 		return -1;
 	}
+	/* After the lines are closed: an index older than spans.jsonl is
+	 * taken for a stale one when the analysis is opened. */
 	if (spandir_path(r->tmp, SPANDIR_INDEX, path, sizeof(path),
 	    &r->err) < 0) {
 		report_error(tool, r->o->out_dir, &r->err, NULL);
 		return -1;
 	}
-	if (spanidx_writer_finish(r->ix, path, &r->err) < 0) {
-		r->ix = NULL;
+	if (spans_ixt_finish_start(r->ixt, path, &r->err) < 0 ||
+	    spans_ixt_finish_wait(r->ixt, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;
 	}
-	r->ix = NULL;
 	/* The totals queries of the whole trace read instead of the spans. */
 	if (aggkeep_write_dir(r->tmp, &r->err) < 0) {
 		report_error(tool, r->o->out_dir, &r->err, NULL);
@@ -772,6 +778,28 @@ feed(struct run *r, const struct blks_record *rec)
 }
 
 /*
+ * Progress while reading: bytes of the block stream read, of the file's
+ * size; of 0 (not known) from a pipe until its end, when the bytes read
+ * are the total.
+ */
+static void
+show_read(struct run *r)
+{
+	if (r->prog.enabled)
+		progress_update(&r->prog, "reading",
+		    blks_reader_offset(r->rd), r->in_bytes);
+}
+
+static void
+show_read_end(struct run *r)
+{
+	uint64_t done = blks_reader_offset(r->rd);
+
+	progress_update_now(&r->prog, "reading", done,
+	    r->in_bytes > done ? r->in_bytes : done);
+}
+
+/*
  * Runs of plain BLOCK records go to the engine where the reader holds
  * them (cs_feed_run: no copy, no call per block); everything else,
  * record by record.
@@ -791,6 +819,7 @@ read_all(struct run *r)
 				report_error(tool, "stdin", &r->err, NULL);
 				return -1;
 			}
+			show_read(r);
 		}
 		if ((rc = blks_read(r->rd, &rec, &r->err)) != 1)
 			break;
@@ -836,13 +865,19 @@ par_end(void *ctx, const struct blks_end *end)
 	r->end = *end;
 }
 
+static void
+par_read(void *ctx)
+{
+	show_read(ctx);
+}
+
 /* read_all on every core: par.c. */
 static int
 read_all_par(struct run *r)
 {
 	struct spans_par_config cfg = {
 		(unsigned)r->o->jobs, r->o->chunk_blocks, r->cm, r->cs,
-		{ r, par_map, par_thread, par_end },
+		{ r, par_map, par_thread, par_end, par_read },
 	};
 	int read_error;
 
@@ -875,7 +910,7 @@ run_free(struct run *r)
 	for (int i = 0; i < F_NR; i++)
 		if (r->f[i] != NULL && r->f[i] != stdout)
 			fclose(r->f[i]);
-	spanidx_writer_free(r->ix);
+	spans_ixt_free(r->ixt);
 	remove_tmp(r);
 	cs_free(r->cs);
 	codemap_free(r->cm);
@@ -884,6 +919,19 @@ run_free(struct run *r)
 	free(r->acc.slot);
 	free(r->tree.node);
 	free(r->cov);
+}
+
+/* The bytes from fd's offset to its end when it is a file, else 0. */
+static uint64_t
+stream_size(int fd)
+{
+	struct stat sb;
+	off_t at;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (at = lseek(fd, 0, SEEK_CUR)) < 0 || at > sb.st_size)
+		return 0;
+	return (uint64_t)(sb.st_size - at);
 }
 
 int
@@ -897,6 +945,8 @@ spans_run(const struct spans_options *o, FILE *in)
 	r.cleanup_slot = -1;
 	r.owner_fd = -1;
 	r.next_inline_id = 1;
+	progress_init(&r.prog, stderr, -1);
+	r.in_bytes = stream_size(fileno(in));	/* before the reader reads */
 	/* The reader reads as much at once, on a thread of its own. */
 	pipebuf_widen(fileno(in), PIPEBUF_WANT);
 	if (blks_reader_open_fd(&r.rd, fileno(in), "stdin", &r.err) < 0) {
@@ -908,6 +958,10 @@ spans_run(const struct spans_options *o, FILE *in)
 	if (setup(&r) < 0 ||
 	    (o->jobs > 1 ? read_all_par(&r) : read_all(&r)) < 0)
 		goto out;
+	show_read_end(&r);
+	/* What is left: closing the files, the index the longest. */
+	if (o->out_dir != NULL)
+		progress_update_now(&r.prog, "indexing", 0, r.q.spans);
 	if (o->out_dir != NULL && finish_outputs(&r) < 0)
 		goto out;
 	if (o->out_dir == NULL && r.f[F_SPANS] != NULL &&
@@ -920,6 +974,7 @@ spans_run(const struct spans_options *o, FILE *in)
 		goto out;
 	rc = EXIT_OK;
 out:
+	progress_done(&r.prog);
 	/* What was made before an error is written, as it came. */
 	if (o->out_dir == NULL && r.sw != NULL)
 		(void)spans_writer_flush(r.sw);

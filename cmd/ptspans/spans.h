@@ -119,6 +119,7 @@ struct spans_par_hooks {
 	int (*map)(void *ctx, const struct blks_map *m, struct error *e);
 	void (*thread)(void *ctx, const struct blks_thread *th);
 	void (*end)(void *ctx, const struct blks_end *end);
+	void (*read)(void *ctx);	/* after a run of blocks: progress */
 };
 
 struct spans_par_config {
@@ -140,6 +141,28 @@ int spans_par_read(struct spans_par *p, struct blks_reader *rd,
 void spans_par_stats(const struct spans_par *p, struct codemap_stats *added,
     uint64_t *chunks, uint64_t *rebuilt);
 void spans_par_free(struct spans_par *p);
+
+/*
+ * index.bin built on a thread of its own (ixthread.c), or, without
+ * thread, on the caller's as the rows come.  spans_ixt_new takes ix
+ * (freed on failure too).  spans_ixt_add copies row (an
+ * unnamed function's name with it: SPANIDX_F_UNNAMED) and returns 0 or
+ * the first error the thread met before it.  spans_ixt_finish_start
+ * has the thread write the index to path (kept until the wait) after
+ * the last row; spans_ixt_finish_wait waits for it: 0 or its error.
+ */
+struct spans_ixt;
+struct spanidx_writer;
+struct spanidx_row;
+int spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix,
+    int thread, struct error *e) PTKIT_MUST_CHECK;
+int spans_ixt_add(struct spans_ixt *t, const struct spanidx_row *row,
+    struct error *e) PTKIT_MUST_CHECK;
+int spans_ixt_finish_start(struct spans_ixt *t, const char *path,
+    struct error *e) PTKIT_MUST_CHECK;
+int spans_ixt_finish_wait(struct spans_ixt *t, struct error *e)
+    PTKIT_MUST_CHECK;
+void spans_ixt_free(struct spans_ixt *t);
 
 /* Reads the stream from in and writes what o asks for.  Returns an exit
  * status (the error reported). */

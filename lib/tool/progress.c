@@ -30,9 +30,9 @@ progress_init(struct progress *p, FILE *out, int force)
 	p->last_ms = 0;
 }
 
-void
-progress_update(struct progress *p, const char *label, uint64_t done,
-    uint64_t total)
+static void
+update(struct progress *p, const char *label, uint64_t done, uint64_t total,
+    int now)
 {
 	char text[256];
 
@@ -41,7 +41,7 @@ progress_update(struct progress *p, const char *label, uint64_t done,
 	if (p->lines) {
 		uint64_t t = now_ms();
 
-		if (p->last_ms != 0 && t - p->last_ms < 250)
+		if (!now && p->last_ms != 0 && t - p->last_ms < 250)
 			return;
 		p->last_ms = t;
 		fprintf(p->out, PROGRESS_LINE_PREFIX "%s %" PRIu64 " %" PRIu64
@@ -56,6 +56,20 @@ progress_update(struct progress *p, const char *label, uint64_t done,
 	else
 		snprintf(text, sizeof(text), "%s: %" PRIu64, label, done);
 	progress_line(p, text);
+}
+
+void
+progress_update(struct progress *p, const char *label, uint64_t done,
+    uint64_t total)
+{
+	update(p, label, done, total, 0);
+}
+
+void
+progress_update_now(struct progress *p, const char *label, uint64_t done,
+    uint64_t total)
+{
+	update(p, label, done, total, 1);
 }
 
 void

@@ -40,6 +40,12 @@ void progress_init(struct progress *p, FILE *out, int force);
 void progress_update(struct progress *p, const char *label, uint64_t done,
     uint64_t total);
 
+/* As progress_update, but a progress line is written even within 250 ms
+ * of the last: for the last word of a stage (its end, or the total found
+ * at the end of a pipe) and the first of the next. */
+void progress_update_now(struct progress *p, const char *label,
+    uint64_t done, uint64_t total);
+
 /* Redraws text (one line, no newline) as the line, at most every 100 ms. */
 void progress_line(struct progress *p, const char *text);
 

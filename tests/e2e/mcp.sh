@@ -178,11 +178,20 @@ mcp_fakes() {
 	cat >"$1/ptspans" <<-\FAKE &&
 	#!/bin/sh
 	echo $$ >"$FAKE_DIR/ptspans.pid"
+	echo "${PTKIT_PROGRESS:-unset}" >"$FAKE_DIR/ptspans.env"
 	cat >/dev/null
 	# With FAKE_SPANS=wait, on only once spans.go appears.
 	while [ "${FAKE_SPANS:-}" = wait ] && [ ! -e "$FAKE_DIR/spans.go" ]; do
 		sleep 0.05
 	done
+	# With FAKE_SPANS=progress, ptspans's progress lines: the stream
+	# read, until spans.go appears; the index, until index.go does.
+	if [ "${FAKE_SPANS:-}" = progress ]; then
+		echo "progress: reading 4096 0" >&2
+		while [ ! -e "$FAKE_DIR/spans.go" ]; do sleep 0.05; done
+		echo "progress: indexing 0 77" >&2
+		while [ ! -e "$FAKE_DIR/index.go" ]; do sleep 0.05; done
+	fi
 	[ "$1" = -o ] || exit 2
 	mkdir "$2" && echo '{"fake":true}' >"$2/manifest.json" && echo "$2"
 	FAKE

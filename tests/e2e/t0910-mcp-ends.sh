@@ -100,6 +100,30 @@ test_expect_success 'progress: a total, the stage, the bytes ptdecode counted, t
 	test_eq false "$(mcp_reply out 1 | jq .result.isError)"
 '
 
+test_expect_success 'progress: after ptdecode, ptspans'"'"'s own lines move the stage on' '
+	fakes &&
+	FAKE_DECODE=progress FAKE_SPANS=progress && export FAKE_DECODE FAKE_SPANS &&
+	mcp_snapshot store $ID1 &&
+	mcp_open out &&
+	mcp_send "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"trace_decode\",\"arguments\":{\"snapshot_id\":\"$ID1\"},\"_meta\":{\"progressToken\":7}}}" &&
+	mcp_wait_for grep -q "decoding: 512 of 2048" out &&
+	touch fake/decode.go &&
+	mcp_wait_for grep -q "ptspans has read 4096 bytes" out &&
+	touch fake/spans.go &&
+	mcp_wait_for grep -q "trace_decode: indexing" out &&
+	touch fake/index.go &&
+	mcp_wait_for mcp_has_id 1 &&
+	mcp_close &&
+	test_eq lines "$(cat fake/ptspans.env)" &&
+	grep notifications/progress out | jq -c .params >progress &&
+	grep -m1 "ptspans has read" progress | jq -r .message | grep -qx "trace_decode: spans: the trace is decoded; ptspans has read 4096 bytes of blocks ([0-9]* s)" &&
+	grep -m1 "ptspans has read" progress | jq -e "select(.progress >= 900 and .progress < 950)" >/dev/null &&
+	grep -m1 "trace_decode: indexing" progress | jq -r .message | grep -qx "trace_decode: indexing: ptspans is writing the index of 77 calls ([0-9]* s)" &&
+	grep -m1 "trace_decode: indexing" progress | jq -e "select(.progress >= 950 and .progress < 1000)" >/dev/null &&
+	jq -s "[.[].progress] | . == (sort | unique)" progress | grep -qx true &&
+	test_eq false "$(mcp_reply out 1 | jq .result.isError)"
+'
+
 test_expect_success 'a tool underneath fails: its words become the call'"'"'s' '
 	fakes &&
 	mkdir -p store/snapshots/$ID1/derived/default &&

@@ -65,10 +65,17 @@ test_pipe_lines(void)
 	progress_update(&p, "decoding", 1024, 4096);
 	progress_update(&p, "decoding", 2048, 4096);	/* within 250 ms */
 	progress_line(&p, "free text");
-	progress_done(&p);
 	fflush(f);
 	drain(fds[0], buf, sizeof(buf));
 	IS_STR(buf, "progress: decoding 1024 4096\n", "one line, numbers only");
+	progress_update_now(&p, "decoding", 4096, 4096);
+	progress_update_now(&p, "indexing", 0, 7);
+	progress_update(&p, "indexing", 7, 7);		/* within 250 ms */
+	progress_done(&p);
+	fflush(f);
+	drain(fds[0], buf, sizeof(buf));
+	IS_STR(buf, "progress: decoding 4096 4096\nprogress: indexing 0 7\n",
+	    "a stage's last and first words are not held back");
 	fclose(f);
 	close(fds[0]);
 }
