@@ -443,6 +443,8 @@ open_outputs(struct run *r)
 		report(tool, NULL, NULL, "out of memory");
 		return -1;
 	}
+	if (r->o->no_compress)
+		spans_writer_hash_lines(r->sw);
 	if (spanidx_writer_new(&ix, &r->err) < 0 ||
 	    spans_ixt_new(&r->ixt, ix, r->o->jobs > 1, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
@@ -524,6 +526,9 @@ write_manifest(struct run *r)
 		.inline_on = !r->o->no_inline, .time = h, .quality = &q,
 		.threads = r->cov, .n_threads = r->n_cov,
 		.jsonl_zst = !r->o->no_compress,
+		.spans_hashed = r->o->no_compress,
+		.spans_xxh64 = r->o->no_compress ?
+		    spans_writer_digest(r->sw) : 0,
 	};
 	struct manifest m;
 	struct error e;

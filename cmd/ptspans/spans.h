@@ -76,6 +76,15 @@ int spans_write_span(struct span_writer *w, const struct cs_span *s);
 int spans_writer_flush(struct span_writer *w);
 void spans_writer_free(struct span_writer *w);
 
+/*
+ * From now on the writer hashes the lines it writes out (XXH64, seed 0),
+ * and spans_writer_digest gives the hash of all of them so far (after a
+ * flush): what the manifest keeps of a spans.jsonl written uncompressed,
+ * which has no checksum of its own (a zstd frame has one).
+ */
+void spans_writer_hash_lines(struct span_writer *w);
+uint64_t spans_writer_digest(const struct span_writer *w);
+
 /* A span's inline_insns: the instructions of all its inline records. */
 uint64_t spans_inline_insns(const struct cs_span *s);
 

@@ -17,6 +17,7 @@
 
 #include "base/cleanup.h"
 #include "base/scratch.h"
+#include "base/xxh64.h"
 #include "spans.h"
 #include "sym/symtab.h"
 
@@ -197,6 +198,8 @@ struct span_writer {
 	char *buf;
 	size_t n, cap;
 	int error;			/* sticky: 0 or -ERR_* */
+	int hashing;			/* lines hashed into hash */
+	struct xxh64 hash;
 	struct frag *frag;		/* open addressing, name NULL: free */
 	size_t n_frag, cap_frag;
 	char *arena;
@@ -287,10 +290,25 @@ spans_writer_new(FILE *out)
 static void
 writer_out(struct span_writer *w)
 {
+	if (w->hashing && w->n > 0)
+		xxh64_update(&w->hash, w->buf, w->n);
 	if (w->n > 0 && fwrite(w->buf, 1, w->n, w->out) != w->n &&
 	    w->error == 0)
 		w->error = -ERR_IO;
 	w->n = 0;
+}
+
+void
+spans_writer_hash_lines(struct span_writer *w)
+{
+	w->hashing = 1;
+	xxh64_init(&w->hash, 0);
+}
+
+uint64_t
+spans_writer_digest(const struct span_writer *w)
+{
+	return xxh64_digest(&w->hash);
 }
 
 int

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/beneath.h"
+#include "base/xxh64.h"
 #include "fmt/store.h"
 #include "fmt/zstdfile.h"
 #include "span/spandir.h"
@@ -374,8 +375,10 @@ analysis_module(const struct analysis *a, uint64_t r)
 
 static int64_t
 rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
-    struct error *e)
+    uint64_t *hash, struct error *e)
 {
+	struct xxh64 h;
+
 	struct spanidx_row row;
 	json_error_t je;
 	char *line = NULL;
@@ -385,8 +388,10 @@ rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
 	ssize_t n;
 	json_t *o;
 
+	xxh64_init(&h, 0);
 	while ((n = getline(&line, &cap, in)) > 0) {
 		lineno++;
+		xxh64_update(&h, line, (size_t)n);
 		if ((o = json_loadb(line, (size_t)n, 0, &je)) == NULL ||
 		    !json_is_object(o) || spandir_span_row(o, &row) < 0) {
 			json_decref(o);
@@ -405,6 +410,7 @@ rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
 	free(line);
 	if (ferror(in))
 		return error_set_errno(e, errno, "%s", name);
+	*hash = xxh64_digest(&h);
 	return rows;
 }
 
@@ -415,7 +421,7 @@ rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
  */
 static int
 rebuild_to(const char *dir, int fd, const char *name, int64_t *rows,
-    const char **src_name, struct error *e)
+    uint64_t *hash, const char **src_name, struct error *e)
 {
 	char src[PATH_MAX + 16];
 	struct spanidx_writer *w;
@@ -434,7 +440,7 @@ rebuild_to(const char *dir, int fd, const char *name, int64_t *rows,
 		fclose(in);
 		return -e->code;
 	}
-	*rows = rebuild_from(in, *src_name, w, e);
+	*rows = rebuild_from(in, *src_name, w, hash, e);
 	fclose(in);
 	if (*rows < 0) {
 		spanidx_writer_free(w);
@@ -468,6 +474,11 @@ rebuild(struct analysis *a, struct error *e)
 	char dst[PATH_MAX + 16], tmp[PATH_MAX + 32];
 	const char *name = spandir_file_name(SPANDIR_INDEX), *src;
 	int64_t rows = 0, want = manifest_spans(a);
+	const json_t *jh = spandir_manifest_member(a->manifest,
+	    SPANDIR_M_SPANS_XXH64);
+	const char *want_hash = json_is_string(jh) ? json_string_value(jh) :
+	    NULL;
+	uint64_t hash = 0;
 	int fd, rc;
 
 	if (spandir_path(a->dir, SPANDIR_INDEX, dst, sizeof(dst), e) < 0)
@@ -478,11 +489,18 @@ rebuild(struct analysis *a, struct error *e)
 		if ((fd = memfd_create(name, MFD_CLOEXEC)) < 0)
 			return error_set_errno(e, errno, "%s in memory", name);
 	}
-	rc = rebuild_to(a->dir, fd, name, &rows, &src, e);
+	rc = rebuild_to(a->dir, fd, name, &rows, &hash, &src, e);
 	if (rc == 0 && want >= 0 && rows != want)
 		rc = error_set(e, ERR_FORMAT, "%s holds %" PRId64 " spans, "
 		    "the manifest says %" PRId64 ": it was cut short or "
 		    "changed (run ptspans again)", src, rows, want);
+	/* An uncompressed spans.jsonl has only this checksum: a changed
+	 * byte would otherwise be indexed, and answered, as if whole. */
+	if (rc == 0 && want_hash != NULL && (strncmp(want_hash, "0x", 2) != 0 ||
+	    strtoull(want_hash + 2, NULL, 16) != hash))
+		rc = error_set(e, ERR_FORMAT, "%s does not match the checksum "
+		    "the manifest holds (%s %s): it was changed or damaged "
+		    "(run ptspans again)", src, SPANDIR_M_SPANS_XXH64, want_hash);
 	if (rc == 0)
 		rc = spanidx_open_fd(&a->ix, fd, name, e);
 	close(fd);

@@ -506,6 +506,12 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 		jsonw_object_end(&w);
 	}
 	jsonw_array_end(&w);
+	if (m->spans_hashed) {
+		char hex[24];
+
+		snprintf(hex, sizeof(hex), "0x%016" PRIx64, m->spans_xxh64);
+		jsonw_kv_string(&w, SPANDIR_M_SPANS_XXH64, hex);
+	}
 	jsonw_key(&w, "files");
 	jsonw_array_begin(&w);
 	for (int i = 0; i <= SPANDIR_AGGREGATES; i++)

@@ -195,6 +195,8 @@ struct spandir_manifest {
 	const struct spandir_coverage *threads;
 	size_t n_threads;
 	int jsonl_zst;			/* spans, inline written compressed */
+	int spans_hashed;		/* spans_xxh64 is the lines' XXH64 */
+	uint64_t spans_xxh64;
 };
 
 /* Writes the manifest to f (not closed).  Returns jsonw_finish's value. */
@@ -221,6 +223,9 @@ const char *spandir_manifest_str(const json_t *m, const char *path,
 #define SPANDIR_M_CAPTURE_START	SPANDIR_M_CAPTURE ".start_ns"
 #define SPANDIR_M_CAPTURE_END	SPANDIR_M_CAPTURE ".end_ns"
 #define SPANDIR_M_DECODER	"decoder"
+/* The XXH64 (seed 0) of an uncompressed spans.jsonl's bytes, as
+ * "0x" and 16 hex digits: its checksum (a zstd frame has its own). */
+#define SPANDIR_M_SPANS_XXH64	"spans_xxh64"
 #define SPANDIR_M_QUALITY	"quality"
 #define SPANDIR_M_Q(k)		SPANDIR_M_QUALITY "." k	/* "quality.k" */
 #define SPANDIR_Q_GAPS		"gaps"		/* by cause, in quality */
