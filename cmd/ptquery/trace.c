@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "base/xxh64.h"
 #include "base/jsonw.h"
 #include "query.h"
 #include "tool/report.h"
@@ -59,11 +60,7 @@ struct folded {
 static uint64_t
 str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return xxh64(s, strlen(s), 0);
 }
 
 static int

@@ -188,11 +188,7 @@ spanidx_writer_new(struct spanidx_writer **out, struct error *e)
 static size_t
 str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
+	return (size_t)xxh64(s, strlen(s), 0);
 }
 
 static int

@@ -36,11 +36,7 @@ struct strings {
 static uint64_t
 text_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return xxh64(s, strlen(s), 0);
 }
 
 /* The offset of s in the table, added when new; -1 out of memory. */

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "base/xxh64.h"
 #include "span/aggkeep.h"
 #include "span/callstack.h"
 #include "sym/demangle.h"
@@ -579,10 +580,8 @@ agg_split_walk(struct agg_split *fn, struct agg_split *mod,
 static uint64_t
 name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = xxh64(s, strlen(s), 0);
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h == NO_KEY ? 0 : h;
 }
 
