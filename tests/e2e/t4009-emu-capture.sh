@@ -374,6 +374,15 @@ test_expect_success 'a partial snapshot of a dead writer is swept, a live one ke
 
 # --- ^C on the README pipeline -------------------------------------------
 
+# SIGINT ignored on entry (inherited: nohup, or a background job of a
+# shell without job control) stays ignored in every tool, as it should,
+# and no shell can catch or reset it: ^C cannot be tried here.
+if [ $((0x$(awk '/^SigIgn:/ { print $2 }' /proc/$$/status) & 2)) -ne 0 ]; then
+	test_skip '^C on ptrec | ptdecode | ptspans: the snapshot and its analysis' \
+	    'SIGINT is ignored in this environment (inherited)'
+	test_skip 'a second SIGINT stops a stage reading a pipe now' \
+	    'SIGINT is ignored in this environment (inherited)'
+else
 # With job control on (sh -m on a terminal, script(1)), the pipeline is
 # one process group; SIGINT goes to all of it, as a terminal's ^C does.
 test_expect_success '^C on ptrec | ptdecode | ptspans: the snapshot and its analysis' '
@@ -435,5 +444,6 @@ test_expect_success 'a second SIGINT stops a stage reading a pipe now' '
 	    "$(cat err)" &&
 	! test -e an && test -z "$(ls "$TMPDIR"/ptkit-*/ 2>/dev/null)"
 '
+fi
 
 test_done
