@@ -174,8 +174,6 @@ encode(const struct agg_split *fn, struct agg_split *mod, uint64_t rows,
 	{
 		size_t total = at + ne * AGGKEEP_ENTRY_SIZE + t.len;
 		uint8_t *nb = realloc(b, total);
-		struct xxh64 h;
-
 		if (nb == NULL)
 			goto out;
 		b = nb;
@@ -190,11 +188,7 @@ encode(const struct agg_split *fn, struct agg_split *mod, uint64_t rows,
 		le_put_u32(b + 40, (uint32_t)fn->n_thr);
 		le_put_u32(b + 44, (uint32_t)t.len);
 		le_put_u64(b + 48, ne);
-		xxh64_init(&h, 0);
-		xxh64_update(&h, b, 56);
-		xxh64_update(&h, b + AGGKEEP_HEADER_SIZE, total -
-		    AGGKEEP_HEADER_SIZE);
-		le_put_u64(b + 56, xxh64_digest(&h));
+		le_put_u64(b + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(b, total));
 		*out = b;
 		*size = total;
 		b = NULL;
@@ -284,16 +278,25 @@ fig(const uint8_t *set, int i)
 	return le_get_u64(set + 8 * i);
 }
 
-/* What is wrong with the mapped file, or NULL. */
+uint64_t
+aggkeep_checksum(const uint8_t *b, size_t size)
+{
+	struct xxh64 h;
+
+	xxh64_init(&h, 0);
+	xxh64_update(&h, b, AGGKEEP_CHECKSUM_AT);
+	xxh64_update(&h, b + AGGKEEP_HEADER_SIZE, size - AGGKEEP_HEADER_SIZE);
+	return xxh64_digest(&h);
+}
+
+/* What is wrong with the mapped file (of at least a header, its magic
+ * and version checked by aggkeep_open), or NULL. */
 static const char *
 check(struct aggkeep *k, uint64_t rows, char *buf, size_t size)
 {
 	const uint8_t *b = k->base;
 	uint64_t ng, want, spans[2] = { 0, 0 }, next = 0;
-	struct xxh64 h;
 
-	if (k->size < AGGKEEP_HEADER_SIZE || memcmp(b, AGGKEEP_MAGIC, 8) != 0)
-		return "not an aggregates file (bad magic)";
 	if (le_get_u32(b + 12) != AGGKEEP_HEADER_SIZE)
 		return "its header is not of its version's size";
 	k->spans = le_get_u64(b + 16);
@@ -311,11 +314,7 @@ check(struct aggkeep *k, uint64_t rows, char *buf, size_t size)
 	    k->n_ent * AGGKEEP_ENTRY_SIZE + k->strtab_size;
 	if (want != k->size)
 		return "its size does not match its counts";
-	xxh64_init(&h, 0);
-	xxh64_update(&h, b, 56);
-	xxh64_update(&h, b + AGGKEEP_HEADER_SIZE, k->size -
-	    AGGKEEP_HEADER_SIZE);
-	if (xxh64_digest(&h) != le_get_u64(b + 56))
+	if (aggkeep_checksum(b, k->size) != le_get_u64(b + AGGKEEP_CHECKSUM_AT))
 		return "checksum mismatch";
 	if (k->spans != rows) {
 		snprintf(buf, size, "made from %" PRIu64 " spans, index.bin "

@@ -83,4 +83,14 @@ uint32_t aggkeep_pid(const struct aggkeep *k, uint32_t tid);
 /* The same into *pid (when not NULL): 0, or -1 when tid has no spans. */
 int aggkeep_pid_of(const struct aggkeep *k, uint32_t tid, uint32_t *pid);
 
+/*
+ * The checksum of the size bytes of an aggregates file at b (size at
+ * least AGGKEEP_HEADER_SIZE): the XXH64 of the header before the checksum
+ * field and of everything after the header.  The writer stores it, the
+ * reader compares it; tests and the fuzzer store it after a change, as a
+ * forger would, to reach the checks behind it.
+ */
+uint64_t aggkeep_checksum(const uint8_t *b, size_t size);
+#define AGGKEEP_CHECKSUM_AT 56	/* its place in the header, u64 */
+
 #endif

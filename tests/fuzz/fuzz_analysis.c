@@ -26,7 +26,7 @@
 
 #include "base/cleanup.h"
 #include "base/le.h"
-#include "base/xxh64.h"
+#include "span/aggkeep.h"
 #include "span/aggregate.h"
 #include "span/analysis.h"
 
@@ -68,7 +68,6 @@ put_sealed(const char *dir, const uint8_t *p, size_t n)
 static int
 put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
 {
-	struct xxh64 h;
 	uint8_t *copy;
 	int rc;
 
@@ -77,10 +76,7 @@ put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
 	if ((copy = malloc(n)) == NULL)
 		return -1;
 	memcpy(copy, p, n);
-	xxh64_init(&h, 0);
-	xxh64_update(&h, copy, 56);
-	xxh64_update(&h, copy + AGGKEEP_HEADER_SIZE, n - AGGKEEP_HEADER_SIZE);
-	le_put_u64(copy + 56, xxh64_digest(&h));
+	le_put_u64(copy + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(copy, n));
 	rc = put(dir, "aggregates.bin", copy, n);
 	free(copy);
 	return rc;

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "base/le.h"
-#include "base/xxh64.h"
 #include "span/aggkeep.h"
 #include "span/aggregate.h"
 #include "span/analysis.h"
@@ -164,7 +163,6 @@ static int
 rechecksum(const char *path)
 {
 	static uint8_t buf[1 << 16];
-	struct xxh64 h;
 	ssize_t n;
 	int fd = open(path, O_RDWR);
 
@@ -173,10 +171,7 @@ rechecksum(const char *path)
 			close(fd);
 		return -1;
 	}
-	xxh64_init(&h, 0);
-	xxh64_update(&h, buf, 56);
-	xxh64_update(&h, buf + 64, (size_t)n - 64);
-	le_put_u64(buf + 56, xxh64_digest(&h));
+	le_put_u64(buf + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(buf, (size_t)n));
 	if (pwrite(fd, buf, 64, 0) != 64) {
 		close(fd);
 		return -1;
