@@ -90,18 +90,26 @@ manifest_spans(const struct analysis *a)
 	    (int64_t)json_integer_value(v) : -1;
 }
 
+/* Whether f, made from spans.jsonl, is older than it (so made from other
+ * spans): 0 when either is missing. */
+static int
+older_than_spans(const struct analysis *a, enum spandir_file f)
+{
+	struct stat sf, sj;
+
+	return has(a->dir, SPANDIR_SPANS, &sj) && has(a->dir, f, &sf) &&
+	    (sf.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
+	    (sf.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
+	    sf.st_mtim.tv_nsec < sj.st_mtim.tv_nsec));
+}
+
 /* Whether the open index must be rebuilt; says why in a->rebuilt. */
 static int
 index_stale(struct analysis *a)
 {
-	struct stat si, sj;
 	int64_t want = manifest_spans(a);
 
-	if (has(a->dir, SPANDIR_SPANS, &sj) &&
-	    has(a->dir, SPANDIR_INDEX, &si) &&
-	    (si.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
-	    (si.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
-	    si.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))) {
+	if (older_than_spans(a, SPANDIR_INDEX)) {
 		snprintf(a->rebuilt, sizeof(a->rebuilt),
 		    "older than spans.jsonl");
 		return 1;
@@ -194,7 +202,8 @@ check_files(const struct analysis *a, struct error *e)
 static int
 manifest_lists(const struct analysis *a, enum spandir_file f)
 {
-	const json_t *files = json_object_get(a->manifest, "files"), *v;
+	const json_t *files = json_object_get(a->manifest,
+	    SPANDIR_M_FILES), *v;
 	size_t i;
 
 	json_array_foreach(files, i, v)
@@ -214,17 +223,12 @@ manifest_lists(const struct analysis *a, enum spandir_file f)
 static void
 open_kept(struct analysis *a)
 {
-	struct stat sa, sj;
 	struct error ke;
 	int rc;
 
 	if (a->rebuilt[0] != '\0')
 		return;
-	if (has(a->dir, SPANDIR_SPANS, &sj) &&
-	    has(a->dir, SPANDIR_AGGREGATES, &sa) &&
-	    (sa.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
-	    (sa.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
-	    sa.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))) {
+	if (older_than_spans(a, SPANDIR_AGGREGATES)) {
 		snprintf(a->kept_refused, sizeof(a->kept_refused), "%s: older "
 		    "than spans.jsonl",
 		    spandir_file_name(SPANDIR_AGGREGATES));
@@ -246,15 +250,12 @@ open_kept(struct analysis *a)
 static int
 open_kept_alone(struct analysis *a)
 {
-	struct stat sa, sj;
 	struct error ke;
 	int64_t want = manifest_spans(a);
 
-	if (want < 0 || (has(a->dir, SPANDIR_SPANS, &sj) &&
-	    (!has(a->dir, SPANDIR_AGGREGATES, &sa) ||
-	    sa.st_mtim.tv_sec < sj.st_mtim.tv_sec ||
-	    (sa.st_mtim.tv_sec == sj.st_mtim.tv_sec &&
-	    sa.st_mtim.tv_nsec < sj.st_mtim.tv_nsec))))
+	if (want < 0 || (has(a->dir, SPANDIR_SPANS, NULL) &&
+	    !has(a->dir, SPANDIR_AGGREGATES, NULL)) ||
+	    older_than_spans(a, SPANDIR_AGGREGATES))
 		return -1;
 	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, &ke);
 }
@@ -298,7 +299,7 @@ analysis_open_for(struct analysis *a, const char *path,
 	a->manifest = json_read_fd(fd, e);
 	close(fd);
 	if (a->manifest == NULL)
-		return error_prefix(e, spandir_file_name(SPANDIR_MANIFEST));
+		return error_prefix(e, "%s", spandir_file_name(SPANDIR_MANIFEST));
 	/* The count spans.jsonl and index.bin are checked against: without
 	 * it (a damaged name, a damaged number) they would answer unchecked,
 	 * and the summary would say 0 spans. */
@@ -378,7 +379,6 @@ rebuild_from(FILE *in, const char *name, struct spanidx_writer *w,
     uint64_t *hash, struct error *e)
 {
 	struct xxh64 h;
-
 	struct spanidx_row row;
 	json_error_t je;
 	char *line = NULL;

@@ -512,7 +512,7 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 		snprintf(hex, sizeof(hex), "0x%016" PRIx64, m->spans_xxh64);
 		jsonw_kv_string(&w, SPANDIR_M_SPANS_XXH64, hex);
 	}
-	jsonw_key(&w, "files");
+	jsonw_key(&w, SPANDIR_M_FILES);
 	jsonw_array_begin(&w);
 	for (int i = 0; i <= SPANDIR_AGGREGATES; i++)
 		jsonw_string(&w, m->jsonl_zst && spandir_zst_name(

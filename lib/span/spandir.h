@@ -226,6 +226,8 @@ const char *spandir_manifest_str(const json_t *m, const char *path,
 /* The XXH64 (seed 0) of an uncompressed spans.jsonl's bytes, as
  * "0x" and 16 hex digits: its checksum (a zstd frame has its own). */
 #define SPANDIR_M_SPANS_XXH64	"spans_xxh64"
+/* The names of the files written, as written (.zst or not). */
+#define SPANDIR_M_FILES		"files"
 #define SPANDIR_M_QUALITY	"quality"
 #define SPANDIR_M_Q(k)		SPANDIR_M_QUALITY "." k	/* "quality.k" */
 #define SPANDIR_Q_GAPS		"gaps"		/* by cause, in quality */
