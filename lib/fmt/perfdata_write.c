@@ -659,13 +659,8 @@ perfdata_write_auxtrace(struct perfdata_writer *w,
     struct error *e)
 {
 	const struct perfdata_piece p = { .mem = data, .fd = -1, .len = len };
-	int rc = check_usable(w, e);
 
-	if (rc < 0)
-		return rc;
-	if (len > 0 && data == NULL)
-		return error_set(e, ERR_INVALID, "%s: AUXTRACE data is NULL",
-		    w->path);
+	/* The pieces' checks are this one's: a usable writer, data given. */
 	return perfdata_write_auxtrace_pieces(w, a, &p, 1, e);
 }
 
