@@ -201,8 +201,7 @@ spans_ixt_add(struct spans_ixt *t, const struct spanidx_row *row,
 }
 
 int
-spans_ixt_finish_start(struct spans_ixt *t, const char *path,
-    struct error *e)
+spans_ixt_finish(struct spans_ixt *t, const char *path, struct error *e)
 {
 	int rc;
 
@@ -210,22 +209,15 @@ spans_ixt_finish_start(struct spans_ixt *t, const char *path,
 		struct spanidx_writer *ix = t->ix;
 
 		t->ix = NULL;	/* finish frees it, written or not */
-		if (spanidx_writer_finish(ix, path, &t->err) < 0)
-			t->failed = 1;
-		t->done = 1;
-		return 0;	/* the wait says how it went */
+		return spanidx_writer_finish(ix, path, e);
 	}
 	rc = hand_over(t, e);
 	pthread_mutex_lock(&t->lock);
 	t->path = path;
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
-	return rc;
-}
-
-int
-spans_ixt_finish_wait(struct spans_ixt *t, struct error *e)
-{
+	if (rc < 0)
+		return rc;
 	pthread_mutex_lock(&t->lock);
 	while (!t->done)
 		pthread_cond_wait(&t->cond, &t->lock);

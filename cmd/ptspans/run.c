@@ -644,8 +644,7 @@ finish_outputs(struct run *r)
 		report_error(tool, r->o->out_dir, &r->err, NULL);
 		return -1;
 	}
-	if (spans_ixt_finish_start(r->ixt, path, &r->err) < 0 ||
-	    spans_ixt_finish_wait(r->ixt, &r->err) < 0) {
+	if (spans_ixt_finish(r->ixt, path, &r->err) < 0) {
 		report_error(tool, spandir_file_name(SPANDIR_INDEX), &r->err,
 		    NULL);
 		return -1;

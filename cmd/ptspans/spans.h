@@ -156,9 +156,9 @@ void spans_par_free(struct spans_par *p);
  * thread, on the caller's as the rows come.  spans_ixt_new takes ix
  * (freed on failure too).  spans_ixt_add copies row (an
  * unnamed function's name with it: SPANIDX_F_UNNAMED) and returns 0 or
- * the first error the thread met before it.  spans_ixt_finish_start
- * has the thread write the index to path (kept until the wait) after
- * the last row; spans_ixt_finish_wait waits for it: 0 or its error.
+ * the first error the thread met before it.  spans_ixt_finish has the
+ * index written to path after the last row and waits for it: 0 or the
+ * first error.
  */
 struct spans_ixt;
 struct spanidx_writer;
@@ -167,10 +167,8 @@ int spans_ixt_new(struct spans_ixt **out, struct spanidx_writer *ix,
     int thread, struct error *e) PTKIT_MUST_CHECK;
 int spans_ixt_add(struct spans_ixt *t, const struct spanidx_row *row,
     struct error *e) PTKIT_MUST_CHECK;
-int spans_ixt_finish_start(struct spans_ixt *t, const char *path,
+int spans_ixt_finish(struct spans_ixt *t, const char *path,
     struct error *e) PTKIT_MUST_CHECK;
-int spans_ixt_finish_wait(struct spans_ixt *t, struct error *e)
-    PTKIT_MUST_CHECK;
 void spans_ixt_free(struct spans_ixt *t);
 
 /* Reads the stream from in and writes what o asks for.  Returns an exit
