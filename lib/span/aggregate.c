@@ -390,6 +390,37 @@ hot_visit(void *ctx, const struct analysis_visit *v)
 	return 0;
 }
 
+/* A walk of the spans into out by group, filtered by f (NULL: all). */
+static void
+hot_init(struct hot *h, const struct analysis *a, enum agg_group group,
+    const struct agg_filter *f, struct agg *out, struct error *e)
+{
+	memset(h, 0, sizeof(*h));
+	h->a = a;
+	cols_init(&h->c, a);
+	h->last_key = NO_KEY;
+	h->f = f;
+	h->group = group;
+	h->out = out;
+	h->e = e;
+	h->inside = -1;
+}
+
+/* What the walk holds (not out, the caller's). */
+static void
+hot_free(struct hot *h)
+{
+	keymap_free(&h->groups);
+	keymap_free(&h->thr);
+	for (size_t i = 0; i < h->n_of; i++)
+		free(h->ent_of[i]);
+	free(h->ent_of);
+	free(h->cap_of);
+	free(h->inl);
+	free(h->slot_at);
+	free(h->active);
+}
+
 /* ----------------------------------------------------------------- */
 /* Per thread, for the kept aggregates */
 
@@ -529,29 +560,8 @@ split_hot(struct hot *h, const struct analysis *a, enum agg_group group,
     const struct agg_filter *window, struct agg_split *s, struct error *e)
 {
 	memset(s, 0, sizeof(*s));
-	memset(h, 0, sizeof(*h));
-	h->a = a;
-	cols_init(&h->c, a);
-	h->last_key = NO_KEY;
-	h->f = window;
-	h->group = group;
-	h->out = &s->groups;
-	h->inside = -1;
+	hot_init(h, a, group, window, &s->groups, e);
 	h->split = s;
-	h->e = e;
-}
-
-static void
-split_hot_free(struct hot *h)
-{
-	keymap_free(&h->groups);
-	keymap_free(&h->thr);
-	for (size_t i = 0; i < h->n_of; i++)
-		free(h->ent_of[i]);
-	free(h->ent_of);
-	free(h->cap_of);
-	free(h->slot_at);
-	free(h->active);
 }
 
 int
@@ -568,8 +578,8 @@ agg_split_walk(struct agg_split *fn, struct agg_split *mod,
 	split_hot(&w.fn, a, AGG_FUNCTION, &window, fn, e);
 	split_hot(&w.mod, a, AGG_MODULE, &window, mod, e);
 	rc = analysis_walk(a, split_visit, &w, e);
-	split_hot_free(&w.fn);
-	split_hot_free(&w.mod);
+	hot_free(&w.fn);
+	hot_free(&w.mod);
 	if (rc < 0) {
 		agg_split_free(fn);
 		agg_split_free(mod);
@@ -705,15 +715,7 @@ agg_hotpaths(struct agg *out, const struct analysis *a,
 	if (a->index_deferred)		/* never an answer from no spans */
 		return error_set(e, ERR_INTERNAL, "hotpaths: the index was "
 		    "not opened");
-	memset(&h, 0, sizeof(h));
-	h.a = a;
-	cols_init(&h.c, a);
-	h.last_key = NO_KEY;
-	h.f = f;
-	h.group = group;
-	h.out = out;
-	h.e = e;
-	h.inside = -1;
+	hot_init(&h, a, group, f, out, e);
 	if (f != NULL && f->inside != NULL &&
 	    (h.inside = agg_find_string(a, f->inside)) < 0)
 		rc = error_set(e, ERR_NOTFOUND, "no function named '%s'",
@@ -731,10 +733,7 @@ agg_hotpaths(struct agg *out, const struct analysis *a,
 				out->row[kept++] = out->row[i];
 		out->n = kept;
 	}
-	keymap_free(&h.groups);
-	free(h.inl);
-	free(h.slot_at);
-	free(h.active);
+	hot_free(&h);
 	if (rc < 0)
 		agg_free(out);
 	return rc;
