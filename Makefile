@@ -58,17 +58,20 @@ ALL_LDFLAGS = $(SAN_FLAGS) $(LDFLAGS)
 # scripts/layers.sh, run by make check, that a module includes only from
 # its own layer and those it may use).  One archive per layer, each with
 # the link flags its code needs.  LAYERS lists users before what they use,
-# the order in which a static link must see the archives.
+# the order in which a static link must see the archives.  The flags are
+# expanded when a link runs, not when make reads this file: on a fresh
+# machine `make check` installs the packages (DEPS_STAMP) first, and
+# pkg-config asked before that would give nothing.
 LAYERS := span dec rec fmt sym tool base
-LDLIBS_base := $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
-LDLIBS_tool :=
-LDLIBS_sym := $(shell pkg-config --libs libelf libdw 2>/dev/null) -ldeflate \
+LDLIBS_base = $(shell pkg-config --libs jansson 2>/dev/null) -lpthread -lm
+LDLIBS_tool =
+LDLIBS_sym = $(shell pkg-config --libs libelf libdw 2>/dev/null) -ldeflate \
 	-liberty
-LDLIBS_fmt := $(shell pkg-config --libs libzstd libelf jansson nettle \
+LDLIBS_fmt = $(shell pkg-config --libs libzstd libelf jansson nettle \
 	2>/dev/null)
-LDLIBS_rec :=
-LDLIBS_dec := -lipt -lZydis -lpthread
-LDLIBS_span := -lZydis $(shell pkg-config --libs jansson 2>/dev/null)
+LDLIBS_rec =
+LDLIBS_dec = -lipt -lZydis -lpthread
+LDLIBS_span = -lZydis $(shell pkg-config --libs jansson 2>/dev/null)
 LIBS_ALL = $(foreach l,$(LAYERS),$(LDLIBS_$(l))) $(LDLIBS)
 
 layer_srcs = $(sort $(wildcard lib/$(1)/*.c))
