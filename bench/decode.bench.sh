@@ -45,7 +45,7 @@ ptrec --recorder emu -o "$dir/snap" --aux-bytes 96M -- "$prog" "$rounds" \
     "$iters" >/dev/null 2>"$dir/rec.err"
 ptdecode --decoder native -j1 "$dir/snap" >/dev/null 2>"$dir/sum"
 pt_bytes=$(sed -n 's/.* of \([0-9]*\) trace bytes skipped$/\1/p' "$dir/sum")
-blocks=$(sed -n 's/.*: [0-9]* threads*, \([0-9]*\) blocks,.*/\1/p' "$dir/sum")
+blocks=$(sed -n 's/.*[ ,:] [0-9]* threads*, \([0-9]*\) blocks,.*/\1/p' "$dir/sum")
 insns=$(sed -n 's/.* blocks, \([0-9]*\) instructions,.*/\1/p' "$dir/sum")
 echo "decode: emu snapshot of branchy $rounds $iters:" \
     "$(awk -v b="$pt_bytes" 'BEGIN { printf "%.1f MiB", b / 1048576 }') of PT," \
