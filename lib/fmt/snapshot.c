@@ -723,6 +723,54 @@ snapshot_member(const char *dir, const char *rel, char **out,
 	return 0;
 }
 
+/* The manifest's descriptor and its name in messages ("DIR/manifest.json"). */
+static int
+manifest_open(const char *dir, char **path, struct error *e)
+{
+	int fd;
+
+	*path = NULL;
+	if ((fd = snapshot_member_open(dir, SNAPSHOT_MANIFEST, e)) < 0)
+		return fd;
+	if (asprintf(path, "%s/%s", dir, SNAPSHOT_MANIFEST) < 0) {
+		*path = NULL;
+		close(fd);
+		return error_set(e, ERR_NOMEM, "%s", SNAPSHOT_MANIFEST);
+	}
+	return fd;
+}
+
+int
+snapshot_read_manifest(const char *dir, struct manifest *m, struct error *e)
+{
+	char *path;
+	int fd, rc;
+
+	manifest_init(m);
+	if ((fd = manifest_open(dir, &path, e)) < 0)
+		return fd;
+	rc = manifest_read_fd(fd, path, m, e);
+	close(fd);
+	free(path);
+	return rc;
+}
+
+int
+snapshot_read_manifest_brief(const char *dir, struct manifest_brief *b,
+    struct error *e)
+{
+	char *path;
+	int fd, rc;
+
+	memset(b, 0, sizeof(*b));
+	if ((fd = manifest_open(dir, &path, e)) < 0)
+		return fd;
+	rc = manifest_read_brief_fd(fd, path, b, e);
+	close(fd);
+	free(path);
+	return rc;
+}
+
 /* ---- commit ------------------------------------------------------ */
 
 static int

@@ -175,6 +175,21 @@ int snapshot_member_open(const char *dir, const char *rel, struct error *e)
 int snapshot_member(const char *dir, const char *rel, char **out,
     struct error *e) PTKIT_MUST_CHECK;
 
+/*
+ * The manifest of the snapshot directory dir, read as manifest_read does
+ * from the file snapshot_member_open opens: a manifest.json that is a
+ * link, a FIFO or not there is refused before a byte of it is read
+ * ("manifest.json: a symbolic link on the way; ..."); what is wrong
+ * inside it is named "DIR/manifest.json: ...".  Returns as
+ * snapshot_member_open and manifest_read do.
+ */
+int snapshot_read_manifest(const char *dir, struct manifest *m,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/* As snapshot_read_manifest, for manifest_read_brief's members. */
+int snapshot_read_manifest_brief(const char *dir, struct manifest_brief *b,
+    struct error *e) PTKIT_MUST_CHECK;
+
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */
 void snapshot_hex(const uint8_t *p, size_t n, char *out);
 

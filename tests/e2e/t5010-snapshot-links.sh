@@ -84,4 +84,38 @@ test_expect_success 'swapped after the analysis: ptquery reads no image through 
 	    "$(cat err)"
 '
 
+# The snapshot's own manifest, swapped for a link after the decode: the
+# file it leads to (another recorder's, to show it was not read) is
+# neither followed nor quoted, and what goes without it is said.
+plant_manifest() {
+	jq '.recorder.backend = "planted" | .trigger.kind = "planted"' \
+	    s/manifest.json >planted.json &&
+	rm s/manifest.json && ln -s "$PWD/planted.json" s/manifest.json
+}
+OUTSIDE="manifest.json: leads outside the snapshot directory"
+
+test_expect_success 'manifest.json swapped for a link after the decode: ptspans does not follow it' '
+	cp -R "$SNAP" s && ptdecode s >blk 2>/dev/null &&
+	plant_manifest &&
+	ptspans -o an <blk 2>err &&
+	echo "ptspans: warning: $PWD/s: $OUTSIDE (the analysis records neither the capture'"'"'s times nor its trigger)" >want &&
+	test_cmp want err &&
+	test_eq "null" "$(jq -c .capture an/manifest.json)" &&
+	test_eq 0 "$(grep -c planted an/events.jsonl)"
+'
+
+test_expect_success 'manifest.json swapped for a link after the analysis: ptquery summary does not follow it' '
+	cp -R "$SNAP" s && ptdecode s 2>/dev/null | ptspans -o an >/dev/null &&
+	ptquery an --kind summary >before &&
+	test_eq 1 "$(grep -c "recorder=synthetic$" before)" &&
+	test_eq 1 "$(grep -c " trigger=exit " before)" &&
+	plant_manifest &&
+	ptquery an --kind summary >after 2>err &&
+	echo "ptquery: warning: $PWD/s: $OUTSIDE (the snapshot'"'"'s trigger, recorder and clock are not shown)" >want &&
+	test_cmp want err &&
+	test_eq 1 "$(grep -c "recorder=-$" after)" &&
+	test_eq 0 "$(grep -c planted after)" &&
+	test_eq 0 "$(grep -c "^clock:" after)"
+'
+
 test_done
