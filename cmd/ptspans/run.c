@@ -616,13 +616,10 @@ write_trigger(struct run *r, const struct manifest *m)
 static void
 warn_refused(const struct run *r)
 {
-	struct error first;
-	uint64_t n = codemap_refused(r->cm, &first);
+	char note[ERROR_MSG_MAX + 128];
 
-	if (n > 0)
-		report_warning(tool, r->hdr->snapshot, "%s (%" PRIu64 " file%s "
-		    "of the snapshot refused; their code counts as missing)",
-		    first.msg, n, n == 1 ? "" : "s");
+	if (codemap_refused_note(r->cm, note, sizeof(note)) > 0)
+		report_warning(tool, r->hdr->snapshot, "%s", note);
 }
 
 /* m: the snapshot's manifest, NULL when it could not be read. */

@@ -490,7 +490,7 @@ open_debug(struct snapshot *s, const char *hex, const char *image)
 	if (elf_version(EV_CURRENT) != EV_NONE &&
 	    (elf = elf_begin(ifd, ELF_C_READ_MMAP, NULL)) != NULL) {
 		if (debugfind(elf, image, NULL, roots, 1, DEBUGFIND_NO_SYSTEM,
-		    &found, &ie) == 1)
+		    NULL, &found, &ie) == 1)
 			fd = open(found, O_RDONLY | O_CLOEXEC);
 		elf_end(elf);
 	}

@@ -66,7 +66,7 @@ for to in inside outside; do
 			mv s/images elsewhere && ln -s \"\$PWD/elsewhere\" s/images
 		fi &&
 		ptspans -o an <blk 2>err &&
-		echo \"ptspans: warning: \$PWD/s: \$ARCHIVED: $why (3 files of the snapshot refused; their code counts as missing)\" >want &&
+		echo \"ptspans: warning: \$PWD/s: \$ARCHIVED: $why (3 files of the snapshot refused; their code or names count as missing)\" >want &&
 		test_cmp want err &&
 		test_eq 'images 4 missing 3 spans 65 unnamed 65' \"\$(quality an)\"
 	"
@@ -82,6 +82,27 @@ test_expect_success 'swapped after the analysis: ptquery reads no image through 
 	must_exit 1 ptquery an --kind source --function fib >/dev/null 2>err &&
 	test_eq "ptquery: an: no source position of '"'"'fib'"'"' in the snapshot'"'"'s images: is the image archived? see --kind images" \
 	    "$(cat err)"
+'
+
+# Separate debuginfo archived as a link: ptdecode needs none, but the
+# code map's symbol tables look for it beneath the snapshot: refused,
+# counted and said by ptspans and by ptquery's decoded kinds (the names
+# then come from the system's debuginfo, when it has the same).
+DEBUG=$(jq -r '[.images[] | select(.debug != null)][0].debug' "$SNAP/manifest.json")
+test_expect_success 'archived debuginfo a link: ptspans and ptquery insns say it was refused' '
+	cp -R "$SNAP" s &&
+	mv "s/$DEBUG" "s/$DEBUG.real" && ln -s debug.real "s/$DEBUG" &&
+	ptdecode s >blk 2>/dev/null &&
+	ptspans -o an <blk 2>err &&
+	echo "ptspans: warning: $PWD/s: $DEBUG: $REFUSED (1 file of the snapshot refused; their code or names count as missing)" >want &&
+	test_cmp want err &&
+	tid=$(jq -r ".threads[0].tid" s/manifest.json) &&
+	ptquery an --kind insns --tid "$tid" --limit 1 >out 2>err &&
+	sed "s/^ptspans:/ptquery:/" want >want.q &&
+	test_cmp want.q err &&
+	test_eq 1 "$(grep -c "^time_ns=" out)" &&
+	ptquery an --kind branches --function fib >out 2>err &&
+	test_cmp want.q err
 '
 
 # The snapshot's own manifest, swapped for a link after the decode: the
