@@ -296,21 +296,29 @@ int
 snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e)
 {
+	int in, rc;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", from);
+	rc = snapshot_copy_in_fd(s, name, in, from, e);
+	close(in);
+	return rc;
+}
+
+int
+snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
+    const char *from, struct error *e)
+{
 	const char *to = snapshot_path(s, name);
 	char buf[65536];
 	ssize_t n;
-	int in, out, rc = 0;
+	int out, rc = 0;
 
 	if (to == NULL)
 		return error_set(e, ERR_RANGE, "%s: path too long", name);
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return error_set_errno(e, errno, "%s", from);
 	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) < 0) {
-		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
-		close(in);
-		return rc;
-	}
+	    0600)) < 0)
+		return error_set_errno(e, write_failed(s, errno), "%s", to);
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -324,7 +332,6 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 			break;
 		}
 	}
-	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
 	if (rc < 0)

@@ -108,6 +108,14 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * As snapshot_copy_in, from the open file in (read to its end, left
+ * open), named from in messages: for a file that had to be checked
+ * before it was read.
+ */
+int snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
+    const char *from, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * Archives the file at path (as mapped by the program; read from
  * read_path when not NULL, e.g. /proc/PID/root/...): by build-id when it
  * has one (with separate debuginfo from <debug_root>/.build-id/ when that
