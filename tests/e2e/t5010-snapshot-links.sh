@@ -105,6 +105,23 @@ test_expect_success 'archived debuginfo a link: ptspans and ptquery insns say it
 	test_cmp want.q err
 '
 
+# --decoder perf: perf script opens the snapshot's files by path and
+# follows links, so it is not run while one of the files the manifest
+# archives is a link (a stand-in perf notes whether it ran).
+test_expect_success '--decoder perf: not run while an archived file is a link' '
+	mkdir fakebin &&
+	printf "#!/bin/sh\necho ran >>\"%s\"\nexit 3\n" "$PWD/ran" >fakebin/perf &&
+	chmod +x fakebin/perf &&
+	cp -R "$SNAP" s &&
+	{ PATH=$PWD/fakebin:$PATH ptdecode --decoder perf s >/dev/null 2>&1; true; } &&
+	test_eq ran "$(cat ran)" && rm ran &&
+	mv "s/$DEBUG" "s/$DEBUG.real" && ln -s debug.real "s/$DEBUG" &&
+	(PATH=$PWD/fakebin:$PATH && must_exit 1 ptdecode --decoder perf s) >out 2>err &&
+	echo "ptdecode: s: $DEBUG: $REFUSED (perf script would follow it: not run)" >want &&
+	test_cmp want err &&
+	test ! -e ran && test_eq 0 "$(wc -c <out)"
+'
+
 # The snapshot's own manifest, swapped for a link after the decode: the
 # file it leads to (another recorder's, to show it was not read) is
 # neither followed nor quoted, and what goes without it is said.
