@@ -538,13 +538,9 @@ snap_load(struct snap *s, const char *dir, struct error *e)
 	default:
 		break;
 	}
-	if ((fd = snap_open(s, SNAPSHOT_MANIFEST, e)) < 0)
-		return fd;
-	path = path_join(s->dir, SNAPSHOT_MANIFEST);
-	rc = path != NULL ? manifest_read_fd(fd, path, &s->man, e) :
-	    error_set(e, ERR_NOMEM, "%s", SNAPSHOT_MANIFEST);
-	close(fd);
-	free(path);
+	if ((rc = snapshot_read_manifest(s->dir, &s->man, e)) == -ERR_NOTFOUND)
+		return error_set(e, ERR_NOTFOUND, "%s/%s: no such file",
+		    s->dir, SNAPSHOT_MANIFEST);
 	if (rc < 0)
 		return rc;
 	if ((fd = snap_open(s, SNAPSHOT_PERF_DATA, e)) < 0)

@@ -12,6 +12,7 @@
 #include "base/cleanup.h"
 #include "base/json.h"
 #include "fmt/manifest.h"
+#include "fmt/snapshot.h"
 #include "server.h"
 #include "tool/report.h"
 
@@ -785,10 +786,8 @@ compare_page(struct server *srv, const json_t *id, const char *rid,
 	/* How the times were kept: the baseline's clock (ptdiff's check
 	 * "recorder" says whether b's is the same). */
 	if (store_resolve(&srv->store, STORE_SNAPSHOTS, a, path, sizeof(path),
-	    &e) == 0 && strlen(path) + 16 < sizeof(path)) {
-		strcat(path, "/manifest.json");
-		manifest_init(&m);
-		if (manifest_read(path, &m, &e) == 0 &&
+	    &e) == 0) {
+		if (snapshot_read_manifest(path, &m, &e) == 0 &&
 		    manifest_clock_note(&m) != NULL)
 			clock = strdup(manifest_clock_note(&m));
 		manifest_free(&m);

@@ -10,6 +10,7 @@
 
 #include "base/json.h"
 #include "fmt/manifest.h"
+#include "fmt/snapshot.h"
 #include "server.h"
 #include "sym/symtab.h"
 #include "tool/report.h"
@@ -88,7 +89,7 @@ program_end(struct server *srv, const struct session *s,
     struct program_end *pe)
 {
 	size_t n = json_array_size(s->snapshots);
-	char dir[PATH_MAX], path[PATH_MAX + 16];
+	char dir[PATH_MAX];
 	struct manifest_brief b;
 	struct error e;
 
@@ -99,8 +100,7 @@ program_end(struct server *srv, const struct session *s,
 	if (n > 0 && store_resolve(&srv->store, STORE_SNAPSHOTS,
 	    json_string_value(json_array_get(s->snapshots, n - 1)), dir,
 	    sizeof(dir), &e) == 0) {
-		snprintf(path, sizeof(path), "%s/manifest.json", dir);
-		if (manifest_read_brief(path, &b, &e) < 0)
+		if (snapshot_read_manifest_brief(dir, &b, &e) < 0)
 			memset(&b, 0, sizeof(b));
 	}
 	if (strcmp(b.target_state, "exited") == 0) {
@@ -598,14 +598,15 @@ session_start(struct server *srv, const json_t *id, const json_t *args,
  * "untraced" (threads it has no trace of), "untraced_processes" (children
  * not followed, programs exec'd) and "warnings" (the recorder's
  * sentences: how many, why, the option that fixes it) into r, and the
- * same after text.  A snapshot that cannot be read adds nothing.
+ * same after text.  A manifest that cannot be read adds only the
+ * sentence that says so.
  */
 static void
 status_losses(struct server *srv, const struct session *s, json_t *r,
     char *text, size_t size)
 {
 	size_t n = json_array_size(s->snapshots), len = strlen(text);
-	char dir[PATH_MAX], path[PATH_MAX + 16];
+	char dir[PATH_MAX];
 	struct manifest m;
 	struct error e;
 	json_t *w;
@@ -614,8 +615,12 @@ status_losses(struct server *srv, const struct session *s, json_t *r,
 	    json_string_value(json_array_get(s->snapshots, n - 1)), dir,
 	    sizeof(dir), &e) < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	if (manifest_read(path, &m, &e) < 0) {
+	/* Beneath the snapshot: a manifest.json that is a link is refused,
+	 * and its losses unknown, which the text says. */
+	if (snapshot_read_manifest(dir, &m, &e) < 0) {
+		if (len < size)
+			snprintf(text + len, size - len, " Its newest "
+			    "snapshot's losses are unknown: %s.", e.msg);
 		manifest_free(&m);
 		return;
 	}

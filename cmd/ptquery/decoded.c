@@ -644,6 +644,14 @@ kind_decoded(const struct analysis *a, const struct query_options *o)
 		    "--max-insns or narrow --from and --to", d.window_insns,
 		    d.cut_ns);
 	}
+	/* What the code map could not read of the snapshot is said, as
+	 * ptspans says it: the rows go without that code. */
+	{
+		char note[ERROR_MSG_MAX + 128];
+
+		if (codemap_refused_note(d.cm, note, sizeof(note)) > 0)
+			report_warning(query_tool, root, "%s", note);
+	}
 	if (o->sort != NULL && (rc = table_sort(&t, o->sort)) != 0)
 		goto out;
 	{

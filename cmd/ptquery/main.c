@@ -14,6 +14,8 @@
 
 #include "base/spawn.h"
 #include "fmt/manifest.h"
+#include "fmt/snapshot.h"
+#include "fmt/store.h"
 #include "span/aggregate.h"
 #include "span/analysis.h"
 #include "span/spandir.h"
@@ -468,24 +470,34 @@ check_threads(const struct analysis *a, const struct query_options *o)
 	return 0;
 }
 
-/* How the analysis's snapshot kept time (NULL: hardware, or unknown). */
-static const char *
-snapshot_clock(const struct analysis *a)
+/*
+ * The analysis's snapshot's manifest, for the kinds that show what it
+ * says (the clock, the trigger, the recorder): read once, beneath the
+ * snapshot, so a manifest.json swapped for a link is refused and said,
+ * not followed.  Returns 1 when *m holds it, 0 when the analysis names no
+ * snapshot or its manifest could not be read.
+ */
+static int
+read_snapshot_manifest(const struct analysis *a, struct manifest *m)
 {
-	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, "");
-	char path[PATH_MAX + 32];
-	const char *note = NULL;
-	struct manifest m;
+	char snap[PATH_MAX];
 	struct error e;
 
+	manifest_init(m);
+	if (store_analysis_source(a->dir, analysis_manifest_str(a,
+	    SPANDIR_M_SNAPSHOT, ""), snap, sizeof(snap), &e) < 0) {
+		report_warning(tool.name, a->dir, "%s (the snapshot's trigger, "
+		    "recorder and clock are not shown)", e.msg);
+		return 0;
+	}
 	if (snap[0] == '\0')
-		return NULL;
-	snprintf(path, sizeof(path), "%s/manifest.json", snap);
-	manifest_init(&m);
-	if (manifest_read(path, &m, &e) == 0)
-		note = manifest_clock_note(&m);	/* a static sentence */
-	manifest_free(&m);
-	return note;
+		return 0;
+	if (snapshot_read_manifest(snap, m, &e) < 0) {
+		report_warning(tool.name, snap, "%s (the snapshot's trigger, "
+		    "recorder and clock are not shown)", e.msg);
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -596,10 +608,12 @@ main(int argc, char *argv[])
 	struct query_options o = { .kind = -1, .to_ns = INT64_MAX,
 	    .min_share = -1, .max_insns = QUERY_MAX_INSNS };
 	struct analysis a;
+	struct manifest snap;
 	struct error e;
 	enum cli_parse p;
 	int rc;
 
+	manifest_init(&snap);
 	/* Started by ptmcp or ptquery: ends when it does (its cleanup
 	 * removes its scratch and partial output). */
 	if (spawn_die_with_parent(SIGTERM))
@@ -645,10 +659,14 @@ main(int argc, char *argv[])
 	    check_index(&a, SPANIDX_COL(SPANIDX_FN)) < 0)) {
 		rc = EXIT_FAIL;
 	} else {
-		o.clock = snapshot_clock(&a);
+		if (read_snapshot_manifest(&a, &snap)) {
+			o.snap = &snap;
+			o.clock = manifest_clock_note(&snap);
+		}
 		rc = resolve_function(&a, &o) < 0 ? EXIT_FAIL :
 		    run_kind(&a, &o);
 	}
+	manifest_free(&snap);
 	free(o.pid_tids);
 	free(o.modules);
 	free(o.exclude);

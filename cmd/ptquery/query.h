@@ -43,6 +43,8 @@ struct query_options {
 	int has_pid;
 	uint32_t *pid_tids;
 	size_t n_pid_tids;
+	const struct manifest *snap;	/* the snapshot's manifest, NULL when
+					   it could not be read (main said so) */
 	const char *clock;		/* manifest_clock_note of the snapshot */
 	const char *function_asked;	/* --function as given */
 	int function_inline;		/* --function is only ever inlined */

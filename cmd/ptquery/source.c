@@ -69,22 +69,14 @@ query_image_open(struct query_images *qi, const char *mapped,
 int
 query_images_open(struct query_images *qi, const struct analysis *a)
 {
-	char path[PATH_MAX + 32];
 	struct symtab_options so = { 0 };
 	struct error e;
-	int fd, rc = 0;
 
 	memset(qi, 0, sizeof(*qi));
 	manifest_init(&qi->m);
 	if (query_snapshot_dir(a, qi->snap, sizeof(qi->snap)) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/manifest.json", qi->snap);
-	/* opened beneath the snapshot, as its other files are */
-	if ((fd = snapshot_member_open(qi->snap, SNAPSHOT_MANIFEST, &e)) >= 0) {
-		rc = manifest_read_fd(fd, path, &qi->m, &e);
-		close(fd);
-	}
-	if (fd < 0 || rc < 0) {
+	if (snapshot_read_manifest(qi->snap, &qi->m, &e) < 0) {
 		report_error(query_tool, qi->snap, &e, NULL);
 		return -1;
 	}

@@ -18,8 +18,7 @@
 struct summary {
 	const struct analysis *a;
 	const struct query_options *o;	/* threads, top: its filters */
-	struct manifest snap;		/* the snapshot's, when readable */
-	int have_snap;
+	const struct manifest *snap;	/* the snapshot's, NULL: unreadable */
 	struct agg g;
 	size_t top[SUMMARY_TOP];
 	size_t ntop;
@@ -90,7 +89,7 @@ window_ns(const struct summary *s)
 static const char *
 trigger(const struct summary *s)
 {
-	return s->have_snap && s->snap.trigger.kind ? s->snap.trigger.kind :
+	return s->snap != NULL && s->snap->trigger.kind ? s->snap->trigger.kind :
 	    "unknown";
 }
 
@@ -98,14 +97,14 @@ trigger(const struct summary *s)
 static uint64_t
 untraced(const struct summary *s)
 {
-	return s->have_snap ? manifest_untraced(&s->snap) : 0;
+	return s->snap != NULL ? manifest_untraced(s->snap) : 0;
 }
 
 /* How the times were kept (fmt/manifest), NULL for a hardware clock. */
 static const char *
 clock_note(const struct summary *s)
 {
-	return s->have_snap ? manifest_clock_note(&s->snap) : NULL;
+	return s->snap != NULL ? manifest_clock_note(s->snap) : NULL;
 }
 
 /* Processes of the run the snapshot has no trace of: children not
@@ -113,7 +112,7 @@ clock_note(const struct summary *s)
 static uint64_t
 untraced_processes(const struct summary *s)
 {
-	return s->have_snap ? manifest_untraced_processes(&s->snap) : 0;
+	return s->snap != NULL ? manifest_untraced_processes(s->snap) : 0;
 }
 
 static uint64_t
@@ -183,8 +182,8 @@ print_text(const struct summary *s)
 	printf("analysis=%s snapshot=%s decoder=%s recorder=%s\n", a->dir,
 	    analysis_manifest_str(a, SPANDIR_M_SNAPSHOT_ID, "-"),
 	    analysis_manifest_str(a, SPANDIR_M_DECODER, "-"),
-	    s->have_snap && s->snap.recorder.backend ?
-	    s->snap.recorder.backend : "-");
+	    s->snap != NULL && s->snap->recorder.backend ?
+	    s->snap->recorder.backend : "-");
 	printf("capture window_ns=%" PRIu64 " trigger=%s processes=%zu",
 	    window_ns(s), trigger(s), s->nproc);
 	if (untraced_processes(s) > 0)
@@ -360,8 +359,6 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 	struct summary s;
 	struct agg_filter f;
 	struct error e;
-	char path[PATH_MAX + 32];
-	const char *snap = analysis_manifest_str(a, SPANDIR_M_SNAPSHOT, NULL);
 
 	if (o->format != F_TEXT && o->format != F_TABLE &&
 	    o->format != F_JSON) {
@@ -374,15 +371,10 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 	memset(&s, 0, sizeof(s));
 	s.a = a;
 	s.o = o;
-	manifest_init(&s.snap);
-	if (snap != NULL && snap[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/manifest.json", snap);
-		s.have_snap = manifest_read(path, &s.snap, &e) == 0;
-	}
+	s.snap = o->snap;
 	query_filter(o, &f);
 	if (agg_hotpaths(&s.g, a, AGG_FUNCTION, &f, &e) < 0) {
 		report_error(query_tool, a->dir, &e, NULL);
-		manifest_free(&s.snap);
 		return EXIT_FAIL;
 	}
 	summary_top(&s);
@@ -391,7 +383,6 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 		report(query_tool, NULL, NULL, "out of memory");
 		free(s.pid);
 		agg_free(&s.g);
-		manifest_free(&s.snap);
 		return EXIT_FAIL;
 	}
 	if (o->format == F_JSON)
@@ -400,6 +391,5 @@ kind_summary(const struct analysis *a, const struct query_options *o)
 		print_text(&s);
 	free(s.pid);
 	agg_free(&s.g);
-	manifest_free(&s.snap);
 	return EXIT_OK;
 }

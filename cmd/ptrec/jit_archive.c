@@ -3,6 +3,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include "fmt/manifest.h"
 #include "sym/symtab.h"
+#include "tool/report.h"
 
 #define JIT_IMAGE_MAX (256u << 20)
 #define BUILD_ID_LEN 20
@@ -30,6 +32,52 @@ rec_jit_is_image_name(const char *name)
 	    sizeof(REC_JIT_IMAGE_PREFIX) - 1) == 0;
 }
 
+/*
+ * The JIT map at path, opened once and checked as the file it is: perf's
+ * /tmp/perf-PID.map lies where anyone may write, so a link (to a file
+ * someone else wants copied), a FIFO or a device (whose open would
+ * block) and a file neither the recording user's nor root's are refused
+ * before a byte is read.  Returns the descriptor, -ERR_NOTFOUND (no
+ * map), or -ERR_PERM / -ERR_IO with why in e.
+ */
+static int
+open_map(const char *path, struct error *e)
+{
+	struct stat st;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return -ERR_NOTFOUND;
+	if (fd < 0)
+		return errno == ELOOP ? error_set(e, ERR_PERM, "a symbolic "
+		    "link; refused") : error_set_errno(e, errno, "open");
+	if (fstat(fd, &st) < 0)
+		rc = error_set_errno(e, errno, "fstat");
+	else if (!S_ISREG(st.st_mode))
+		rc = error_set(e, ERR_PERM, "not a regular file (a FIFO, a "
+		    "device?); refused");
+	else if (st.st_uid != geteuid() && st.st_uid != 0)
+		rc = error_set(e, ERR_PERM, "owned by uid %u, neither the "
+		    "recording user (uid %u) nor root; refused",
+		    (unsigned)st.st_uid, (unsigned)geteuid());
+	else
+		return fd;
+	close(fd);
+	return rc;
+}
+
+/* A JIT map not archived: said now and in the manifest's warnings. */
+static int
+map_not_archived(struct snapshot *s, const char *from, const char *why,
+    struct error *e)
+{
+	report_warning("ptrec", "snapshot", "JIT map %s not archived: %s",
+	    from, why);
+	return manifest_add_warning(&s->manifest, e, "JIT map %s not "
+	    "archived: %s", from, why);
+}
+
 int
 rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
     struct error *e)
@@ -38,27 +86,39 @@ rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
 	char live[64], rel[64];
 	const char *from, *dir;
 	struct error ie;
-	int rc;
+	int fd = -ERR_NOTFOUND, rc;
 
-	rec_jit_map_path(pid, live, sizeof(live));
-	from = copy != NULL && access(copy, F_OK) == 0 ? copy : live;
-	if (access(from, F_OK) < 0)
-		return 0;
 	if (manifest_find_jit_map(&s->manifest, (uint32_t)pid) != NULL)
 		return 1;
-	if ((dir = snapshot_path(s, REC_JIT_MAP_DIR)) == NULL)
+	rec_jit_map_path(pid, live, sizeof(live));
+	error_clear(&ie);
+	if ((from = copy) != NULL)
+		fd = open_map(from, &ie);
+	if (fd == -ERR_NOTFOUND)
+		fd = open_map(from = live, &ie);
+	if (fd == -ERR_NOTFOUND)
+		return 0;	/* the program made no JIT map */
+	if (fd < 0)
+		return map_not_archived(s, from, ie.msg, e);
+	if ((dir = snapshot_path(s, REC_JIT_MAP_DIR)) == NULL) {
+		close(fd);
 		return error_set(e, ERR_RANGE, "%s: path too long",
 		    REC_JIT_MAP_DIR);
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return error_set_errno(e, errno, "%s: create", dir);
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		rc = error_set_errno(e, errno, "%s: create", dir);
+		close(fd);
+		return rc;
+	}
 	snprintf(rel, sizeof(rel), "%s/perf-%d.map", REC_JIT_MAP_DIR, pid);
-	/* The program may remove its map as we copy it: a warning, not a
-	 * lost snapshot. */
-	if ((rc = snapshot_copy_in(s, rel, from, &ie)) == -ERR_NOMEM)
+	/* The program may write its map on as we copy it: a warning, not
+	 * a lost snapshot. */
+	rc = snapshot_copy_in_fd(s, rel, fd, from, &ie);
+	close(fd);
+	if (rc == -ERR_NOMEM)
 		return error_set(e, ERR_NOMEM, "%s", ie.msg);
 	if (rc < 0)
-		return manifest_add_warning(&s->manifest, e, "JIT map %s not "
-		    "archived: %s", from, ie.msg);
+		return map_not_archived(s, from, ie.msg, e);
 	row.pid = (uint32_t)pid;
 	row.path = live;
 	row.archived = rel;

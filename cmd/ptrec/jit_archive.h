@@ -45,10 +45,13 @@ void rec_jit_map_path(int pid, char *buf, size_t size);
 
 /*
  * Archives the JIT map of pid: from copy when it is not NULL and exists
- * (a copy taken while the program lived), else from /tmp/perf-PID.map.
- * Adds the manifest row.  Returns 1 when archived, 0 when there is no
- * map or it could not be copied (a manifest warning then says why), or
- * -ERR_NOMEM.
+ * (a copy taken while the program lived), else from /tmp/perf-PID.map,
+ * opened once without following a link and read through that
+ * descriptor: a link, anything but a regular file, or a file owned by
+ * neither the recording user nor root is refused.  Adds the manifest
+ * row.  Returns 1 when archived, 0 when there is no map or it was
+ * refused or could not be copied (a warning on stderr and in the
+ * manifest then says why), or -ERR_NOMEM.
  */
 int rec_jit_archive_map(struct snapshot *s, int pid, const char *copy,
     struct error *e);

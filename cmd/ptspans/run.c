@@ -18,6 +18,7 @@
 #include "base/cleanup.h"
 #include "span/codemap.h"
 #include "fmt/manifest.h"
+#include "fmt/snapshot.h"
 #include "base/mkpath.h"
 #include "base/pipebuf.h"
 #include "tool/progress.h"
@@ -513,10 +514,35 @@ fill_quality(const struct run *r, struct spandir_quality *q)
 	q->undecodable_insns = cs.insn_undecodable;
 }
 
+/*
+ * The snapshot's manifest, for the capture's times and the trigger: read
+ * once, beneath the snapshot as ptdecode read it (a manifest.json swapped
+ * for a link since is refused, not followed).  Returns 1 when *m holds
+ * it; a manifest that cannot be read is said, with what the analysis
+ * goes without.
+ */
 static int
-write_manifest(struct run *r)
+read_snapshot_manifest(const struct run *r, struct manifest *m)
 {
-	char path[PATH_MAX + 32], snap_path[PATH_MAX], id[32];
+	const char *snap = r->hdr->snapshot;
+	struct error e;
+
+	manifest_init(m);
+	if (snap[0] == '\0')
+		return 0;
+	if (snapshot_read_manifest(snap, m, &e) < 0) {
+		report_warning(tool, snap, "%s (the analysis records neither "
+		    "the capture's times nor its trigger)", e.msg);
+		return 0;
+	}
+	return 1;
+}
+
+/* m: the snapshot's manifest, NULL when it could not be read. */
+static int
+write_manifest(struct run *r, const struct manifest *m)
+{
+	char path[PATH_MAX + 32], id[32];
 	const struct blks_header *h = r->hdr;
 	const char *snap = h->snapshot, *base = strrchr(snap, '/');
 	struct spandir_quality q;
@@ -530,40 +556,33 @@ write_manifest(struct run *r)
 		.spans_xxh64 = r->o->no_compress ?
 		    spans_writer_digest(r->sw) : 0,
 	};
-	struct manifest m;
-	struct error e;
 	FILE *f;
 	int rc;
 
 	analysis_id(r->o, id, sizeof(id));
 	fill_quality(r, &q);
-	manifest_init(&m);
-	snprintf(snap_path, sizeof(snap_path), "%s/manifest.json", snap);
 	if (snap[0] == '\0')
 		sm.capture.snapshot_id = NULL;
-	else if (manifest_read(snap_path, &m, &e) < 0)
+	else if (m == NULL)
 		sm.capture.snapshot_id = base ? base + 1 : snap;
 	else {
 		sm.capture.known = 1;
-		sm.capture.snapshot_id = m.id;
-		sm.capture.start_ns = m.capture.start_ns;
-		sm.capture.end_ns = m.capture.end_ns;
-		sm.capture.start_wall_ns = m.capture.start_wall_ns;
-		sm.capture.end_wall_ns = m.capture.end_wall_ns;
+		sm.capture.snapshot_id = m->id;
+		sm.capture.start_ns = m->capture.start_ns;
+		sm.capture.end_ns = m->capture.end_ns;
+		sm.capture.start_wall_ns = m->capture.start_wall_ns;
+		sm.capture.end_wall_ns = m->capture.end_wall_ns;
 	}
 	if (spandir_path(r->tmp, SPANDIR_MANIFEST, path, sizeof(path),
 	    &r->err) < 0) {
 		report_error(tool, r->o->out_dir, &r->err, NULL);
-		manifest_free(&m);
 		return -1;
 	}
 	if ((f = fopen(path, "we")) == NULL) {
 		report(tool, path, NULL, "%s", strerror(errno));
-		manifest_free(&m);
 		return -1;
 	}
 	rc = spandir_write_manifest(f, &sm);
-	manifest_free(&m);
 	if (fclose(f) != 0 || rc < 0) {
 		report(tool, path, NULL, "write failed");
 		return -1;
@@ -572,33 +591,24 @@ write_manifest(struct run *r)
 }
 
 /*
- * The snapshot's trigger, from its manifest, as the last event: record
- * time is perf time minus the stream's time base.
+ * The snapshot's trigger, from its manifest m (NULL: none read), as the
+ * last event: record time is perf time minus the stream's time base.
  */
 static void
-write_trigger(struct run *r)
+write_trigger(struct run *r, const struct manifest *m)
 {
-	char path[PATH_MAX];
-	struct manifest m;
-	struct error e;
 	struct jsonw *w = &r->w[F_EVENTS];
-	const char *snap = r->hdr->snapshot;
 
-	if (snap[0] == '\0')
-		return;
-	manifest_init(&m);
-	snprintf(path, sizeof(path), "%s/manifest.json", snap);
-	if (manifest_read(path, &m, &e) == 0 && m.trigger.kind != NULL) {
+	if (m != NULL && m->trigger.kind != NULL) {
 		struct spandir_trigger t = {
-			m.trigger.kind, m.trigger.detail,
-			m.trigger.fired_ns > r->hdr->time_base_ns ?
-			    m.trigger.fired_ns - r->hdr->time_base_ns : 0,
-			m.trigger.fired_wall_ns,
+			m->trigger.kind, m->trigger.detail,
+			m->trigger.fired_ns > r->hdr->time_base_ns ?
+			    m->trigger.fired_ns - r->hdr->time_base_ns : 0,
+			m->trigger.fired_wall_ns,
 		};
 
 		spandir_write_trigger(w, &t);
 	}
-	manifest_free(&m);
 }
 
 /* Files of the snapshot the code map refused (a link on the way): their
@@ -606,23 +616,21 @@ write_trigger(struct run *r)
 static void
 warn_refused(const struct run *r)
 {
-	struct error first;
-	uint64_t n = codemap_refused(r->cm, &first);
+	char note[ERROR_MSG_MAX + 128];
 
-	if (n > 0)
-		report_warning(tool, r->hdr->snapshot, "%s (%" PRIu64 " file%s "
-		    "of the snapshot refused; their code counts as missing)",
-		    first.msg, n, n == 1 ? "" : "s");
+	if (codemap_refused_note(r->cm, note, sizeof(note)) > 0)
+		report_warning(tool, r->hdr->snapshot, "%s", note);
 }
 
+/* m: the snapshot's manifest, NULL when it could not be read. */
 static int
-finish_outputs(struct run *r)
+write_outputs(struct run *r, const struct manifest *m)
 {
 	char path[PATH_MAX + 32];
 	int bad = 0;
 
 	warn_refused(r);
-	write_trigger(r);
+	write_trigger(r, m);
 	if (spans_writer_flush(r->sw) < 0)
 		bad = 1;
 	for (int i = 0; i < F_NR; i++) {
@@ -654,7 +662,7 @@ finish_outputs(struct run *r)
 		report_error(tool, r->o->out_dir, &r->err, NULL);
 		return -1;
 	}
-	if (write_manifest(r) < 0)
+	if (write_manifest(r, m) < 0)
 		return -1;
 	if (r->owner_fd >= 0) {
 		int rc = scratch_disown(r->tmp, r->owner_fd, &r->err);
@@ -675,6 +683,17 @@ finish_outputs(struct run *r)
 	r->tmp[0] = '\0';
 	printf("%s\n", r->o->out_dir);
 	return 0;
+}
+
+static int
+finish_outputs(struct run *r)
+{
+	struct manifest m;
+	int have = read_snapshot_manifest(r, &m);
+	int rc = write_outputs(r, have ? &m : NULL);
+
+	manifest_free(&m);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- */

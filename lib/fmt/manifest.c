@@ -1047,15 +1047,32 @@ brief_str(const json_t *o, const char *key, char *buf, size_t size)
 		snprintf(buf, size, "%s", json_string_value(v));
 }
 
+static int brief_root(json_t *root, const char *path,
+    struct manifest_brief *b, struct error *e);
+
 int
 manifest_read_brief(const char *path, struct manifest_brief *b,
     struct error *e)
 {
-	const json_t *t, *v;
-	json_t *root;
-
 	memset(b, 0, sizeof(*b));
-	if ((root = json_read_file(path, e)) == NULL)
+	return brief_root(json_read_file(path, e), path, b, e);
+}
+
+int
+manifest_read_brief_fd(int fd, const char *path, struct manifest_brief *b,
+    struct error *e)
+{
+	memset(b, 0, sizeof(*b));
+	return brief_root(json_read_fd(fd, e), path, b, e);
+}
+
+static int
+brief_root(json_t *root, const char *path, struct manifest_brief *b,
+    struct error *e)
+{
+	const json_t *t, *v;
+
+	if (root == NULL)
 		return error_prefix(e, "%s", path);
 	if (!json_is_object(root)) {
 		json_decref(root);

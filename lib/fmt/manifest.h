@@ -225,6 +225,8 @@ int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * Reads path into m (manifest_init'ed by it; manifest_free it after).
+ * By path, for a file a user named: a snapshot's own manifest is read
+ * beneath its directory by snapshot_read_manifest (fmt/snapshot.h).
  * Returns 0, -ERR_IO/-ERR_NOTFOUND, -ERR_FORMAT (not JSON, a member
  * missing or of the wrong type: the message names it), -ERR_UNSUPPORTED
  * (a newer format_version), -ERR_NOMEM.
@@ -255,6 +257,10 @@ struct manifest_brief {
  */
 int manifest_read_brief(const char *path, struct manifest_brief *b,
     struct error *e) PTKIT_MUST_CHECK;
+
+/* As manifest_read_brief, from the open file fd (left open), named path. */
+int manifest_read_brief_fd(int fd, const char *path,
+    struct manifest_brief *b, struct error *e) PTKIT_MUST_CHECK;
 
 /* As manifest_read, from the open file fd (left open), named path. */
 int manifest_read_fd(int fd, const char *path, struct manifest *m,

@@ -296,21 +296,29 @@ int
 snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e)
 {
+	int in, rc;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return error_set_errno(e, errno, "%s", from);
+	rc = snapshot_copy_in_fd(s, name, in, from, e);
+	close(in);
+	return rc;
+}
+
+int
+snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
+    const char *from, struct error *e)
+{
 	const char *to = snapshot_path(s, name);
 	char buf[65536];
 	ssize_t n;
-	int in, out, rc = 0;
+	int out, rc = 0;
 
 	if (to == NULL)
 		return error_set(e, ERR_RANGE, "%s: path too long", name);
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return error_set_errno(e, errno, "%s", from);
 	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) < 0) {
-		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
-		close(in);
-		return rc;
-	}
+	    0600)) < 0)
+		return error_set_errno(e, write_failed(s, errno), "%s", to);
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -324,7 +332,6 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 			break;
 		}
 	}
-	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = error_set_errno(e, write_failed(s, errno), "%s", to);
 	if (rc < 0)
@@ -490,7 +497,7 @@ open_debug(struct snapshot *s, const char *hex, const char *image)
 	if (elf_version(EV_CURRENT) != EV_NONE &&
 	    (elf = elf_begin(ifd, ELF_C_READ_MMAP, NULL)) != NULL) {
 		if (debugfind(elf, image, NULL, roots, 1, DEBUGFIND_NO_SYSTEM,
-		    &found, &ie) == 1)
+		    NULL, &found, &ie) == 1)
 			fd = open(found, O_RDONLY | O_CLOEXEC);
 		elf_end(elf);
 	}
@@ -721,6 +728,54 @@ snapshot_member(const char *dir, const char *rel, char **out,
 		return error_set(e, ERR_NOMEM, "%s", rel);
 	}
 	return 0;
+}
+
+/* The manifest's descriptor and its name in messages ("DIR/manifest.json"). */
+static int
+manifest_open(const char *dir, char **path, struct error *e)
+{
+	int fd;
+
+	*path = NULL;
+	if ((fd = snapshot_member_open(dir, SNAPSHOT_MANIFEST, e)) < 0)
+		return fd;
+	if (asprintf(path, "%s/%s", dir, SNAPSHOT_MANIFEST) < 0) {
+		*path = NULL;
+		close(fd);
+		return error_set(e, ERR_NOMEM, "%s", SNAPSHOT_MANIFEST);
+	}
+	return fd;
+}
+
+int
+snapshot_read_manifest(const char *dir, struct manifest *m, struct error *e)
+{
+	char *path;
+	int fd, rc;
+
+	manifest_init(m);
+	if ((fd = manifest_open(dir, &path, e)) < 0)
+		return fd;
+	rc = manifest_read_fd(fd, path, m, e);
+	close(fd);
+	free(path);
+	return rc;
+}
+
+int
+snapshot_read_manifest_brief(const char *dir, struct manifest_brief *b,
+    struct error *e)
+{
+	char *path;
+	int fd, rc;
+
+	memset(b, 0, sizeof(*b));
+	if ((fd = manifest_open(dir, &path, e)) < 0)
+		return fd;
+	rc = manifest_read_brief_fd(fd, path, b, e);
+	close(fd);
+	free(path);
+	return rc;
 }
 
 /* ---- commit ------------------------------------------------------ */

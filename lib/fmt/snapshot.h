@@ -108,6 +108,14 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * As snapshot_copy_in, from the open file in (read to its end, left
+ * open), named from in messages: for a file that had to be checked
+ * before it was read.
+ */
+int snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
+    const char *from, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * Archives the file at path (as mapped by the program; read from
  * read_path when not NULL, e.g. /proc/PID/root/...): by build-id when it
  * has one (with separate debuginfo from <debug_root>/.build-id/ when that
@@ -173,6 +181,21 @@ int snapshot_member_open(const char *dir, const char *rel, struct error *e)
  * descriptor instead.
  */
 int snapshot_member(const char *dir, const char *rel, char **out,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/*
+ * The manifest of the snapshot directory dir, read as manifest_read does
+ * from the file snapshot_member_open opens: a manifest.json that is a
+ * link, a FIFO or not there is refused before a byte of it is read
+ * ("manifest.json: a symbolic link on the way; ..."); what is wrong
+ * inside it is named "DIR/manifest.json: ...".  Returns as
+ * snapshot_member_open and manifest_read do.
+ */
+int snapshot_read_manifest(const char *dir, struct manifest *m,
+    struct error *e) PTKIT_MUST_CHECK;
+
+/* As snapshot_read_manifest, for manifest_read_brief's members. */
+int snapshot_read_manifest_brief(const char *dir, struct manifest_brief *b,
     struct error *e) PTKIT_MUST_CHECK;
 
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */

@@ -2,6 +2,7 @@
 #include "span/codemap.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,9 +363,28 @@ codemap_view_stats(const struct codemap_view *v, struct codemap_stats *out)
 uint64_t
 codemap_refused(const struct codemap *m, struct error *first)
 {
-	if (m->n_refused > 0 && first != NULL)
+	struct symtab_refused sr = symcache_refused(m->syms);
+
+	if (first != NULL && m->n_refused > 0)
 		*first = m->refused;
-	return m->n_refused;
+	else if (first != NULL && sr.n > 0)
+		*first = sr.first;
+	return m->n_refused + sr.n;
+}
+
+uint64_t
+codemap_refused_note(const struct codemap *m, char *buf, size_t size)
+{
+	struct error first;
+	uint64_t n = codemap_refused(m, &first);
+
+	if (size > 0)
+		buf[0] = '\0';
+	if (n > 0)
+		snprintf(buf, size, "%s (%" PRIu64 " file%s of the snapshot "
+		    "refused; their code or names count as missing)",
+		    first.msg, n, n == 1 ? "" : "s");
+	return n;
 }
 
 void

@@ -103,13 +103,22 @@ void codemap_code(struct codemap *m, struct cs_code *out);
 void codemap_get_stats(const struct codemap *m, struct codemap_stats *out);
 
 /*
- * How many files of the snapshot (images, JIT maps, debuginfo) were
- * refused because a link or a path out of it lay on the way (they count
- * as missing or without symbols too), and the first one's reason in
- * *first ("REL: a symbolic link on the way; ..."), when there was one.
- * For after the run: the loads may still go on while views ask.
+ * How many files of the snapshot (images, JIT maps, debuginfo, dwz
+ * files: the symbol cache's refusals too) were refused because a link or
+ * a path out of it lay on the way (they count as missing or without
+ * symbols too), and the first one's reason in *first ("REL: a symbolic
+ * link on the way; ..."), when there was one.  For after the run: the
+ * loads may still go on while views ask.
  */
 uint64_t codemap_refused(const struct codemap *m, struct error *first);
+
+/*
+ * codemap_refused as the sentence every tool warns with, in buf (""
+ * when none): "REL: WHY (N files of the snapshot refused; their code or
+ * names count as missing)".  Returns the count.
+ */
+uint64_t codemap_refused_note(const struct codemap *m, char *buf,
+    size_t size);
 
 /*
  * A view: answers the same as codemap_code's, with caches and question

@@ -21,6 +21,7 @@ struct want {
 	uint32_t crc;
 	struct stat image;		/* to refuse the image itself */
 	const char *root;		/* files inside it open beneath it */
+	struct symtab_refused *refused;	/* candidates refused there */
 };
 
 uint32_t
@@ -79,13 +80,16 @@ candidate_matches(const char *path, const struct want *w)
 	size_t len;
 	uint32_t crc;
 	Elf *elf;
-	struct error ignored;
+	struct error why;
 	int fd, ok = 0;
 
-	/* A candidate that cannot be opened (or is refused) is none. */
-	fd = symfile_open(w->root, path, &ignored);
-	if (fd < 0)
+	/* A candidate that cannot be opened is none; one refused is
+	 * counted, for the tool to say. */
+	error_clear(&why);
+	if ((fd = symfile_open(w->root, path, &why)) < 0) {
+		symtab_note_refused(w->refused, fd, &why);
 		return 0;
+	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_dev == w->image.st_dev && st.st_ino == w->image.st_ino)) {
 		close(fd);
@@ -213,8 +217,8 @@ find_by_debuglink(Elf *elf, const char *image_path, const char *const *roots,
 
 int
 debugfind(Elf *elf, const char *image_path, const char *root,
-    const char *const *roots, size_t n_roots, unsigned flags, char **out,
-    struct error *e)
+    const char *const *roots, size_t n_roots, unsigned flags,
+    struct symtab_refused *refused, char **out, struct error *e)
 {
 	struct want w;
 	size_t i;
@@ -223,6 +227,7 @@ debugfind(Elf *elf, const char *image_path, const char *root,
 	*out = NULL;
 	memset(&w, 0, sizeof(w));
 	w.root = root;
+	w.refused = refused;
 	if (stat(image_path, &w.image) != 0)
 		memset(&w.image, 0, sizeof(w.image));
 	w.id_len = debugfind_build_id(elf, &w.id);
@@ -241,7 +246,8 @@ debugfind(Elf *elf, const char *image_path, const char *root,
 int
 debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
     const char *debug_path, const char *root, const char *const *roots,
-    size_t n_roots, unsigned flags, char **out, struct error *e)
+    size_t n_roots, unsigned flags, struct symtab_refused *refused,
+    char **out, struct error *e)
 {
 	struct want w;
 	const char *slash;
@@ -257,6 +263,7 @@ debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
 	w.id_len = id_len;
 	w.image.st_ino = (ino_t)-1;
 	w.root = root;
+	w.refused = refused;
 	for (i = 0; rc == 0 && i < n_roots; i++)
 		rc = find_by_build_id(roots[i], &w, out, e);
 	if (rc == 0 && !(flags & DEBUGFIND_NO_SYSTEM))

@@ -13,7 +13,9 @@
  * have one), otherwise when its CRC-32 equals the debuglink's.  A file
  * equal to the image itself is never returned.  A candidate inside root
  * (symtab_options.root: the snapshot the image came from) is opened
- * beneath it, as lib/sym opens every file there (symfile_open).
+ * beneath it, as lib/sym opens every file there (symfile_open); one
+ * refused there (a link, a path out of root) is no candidate, and is
+ * counted in *refused (NULL: not counted) for the tool to say.
  */
 #ifndef PTKIT_DEBUGFIND_H
 #define PTKIT_DEBUGFIND_H
@@ -24,6 +26,7 @@
 #include <libelf.h>
 
 #include "base/error.h"
+#include "sym/symtab.h"
 
 #define DEBUGFIND_SYSTEM_DIR "/usr/lib/debug"
 
@@ -38,8 +41,9 @@ enum debugfind_flag {
  * none, -ERR_NOMEM.
  */
 int debugfind(Elf *elf, const char *image_path, const char *root,
-    const char *const *roots, size_t n_roots, unsigned flags, char **out,
-    struct error *e) PTKIT_MUST_CHECK;
+    const char *const *roots, size_t n_roots, unsigned flags,
+    struct symtab_refused *refused, char **out, struct error *e)
+    PTKIT_MUST_CHECK;
 
 /*
  * Finds a dwz supplementary file (.gnu_debugaltlink: name and build-id)
@@ -50,8 +54,8 @@ int debugfind(Elf *elf, const char *image_path, const char *root,
  */
 int debugfind_alt(const char *name, const unsigned char *id, size_t id_len,
     const char *debug_path, const char *root, const char *const *roots,
-    size_t n_roots, unsigned flags, char **out, struct error *e)
-    PTKIT_MUST_CHECK;
+    size_t n_roots, unsigned flags, struct symtab_refused *refused,
+    char **out, struct error *e) PTKIT_MUST_CHECK;
 
 /*
  * The build-id of elf: returns its length (> 0) and points *id into elf's

@@ -674,11 +674,11 @@ dwi_alt_close(struct alt_file *a)
  */
 int
 dwi_alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
-    struct alt_file *a, struct error *e)
+    struct alt_file *a, struct symtab_refused *refused, struct error *e)
 {
 	const char *name;
 	const void *id;
-	struct error ignored;
+	struct error why;
 	char *path = NULL;
 	unsigned flags = 0;
 	ssize_t n;
@@ -690,14 +690,17 @@ dwi_alt_attach(Dwarf *dw, const char *dw_path, const struct symtab_options *opt,
 	if (opt->flags & SYMTAB_NO_SYSTEM_DEBUG)
 		flags |= DEBUGFIND_NO_SYSTEM;
 	rc = debugfind_alt(name, id, (size_t)n, dw_path, opt->root,
-	    opt->debug_dirs, opt->n_debug_dirs, flags, &path, e);
+	    opt->debug_dirs, opt->n_debug_dirs, flags, refused, &path, e);
 	if (rc <= 0)
 		return rc;
-	/* Not found there is as good as none: the error is not kept. */
-	a->fd = symfile_open(opt->root, path, &ignored);
+	/* Not found there is as good as none; refused is counted. */
+	error_clear(&why);
+	a->fd = symfile_open(opt->root, path, &why);
 	free(path);
-	if (a->fd < 0)
+	if (a->fd < 0) {
+		symtab_note_refused(refused, a->fd, &why);
 		return 0;
+	}
 	a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL);
 	/* A lazy table keeps it for its life: not its descriptor. */
 	if (a->elf != NULL && elf_cntl(a->elf, ELF_C_FDREAD) == 0) {
@@ -767,7 +770,7 @@ dwarfinfo_read(struct symtab *st, struct elf_file *f, const char *path,
 	dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
 	if (dw == NULL)
 		return 0;
-	rc = dwi_alt_attach(dw, path, opt, &alt, e);
+	rc = dwi_alt_attach(dw, path, opt, &alt, &st->refused, e);
 	if (rc == 0)
 		rc = read_eager(st, dw, b, e);
 	dwarf_end(dw);

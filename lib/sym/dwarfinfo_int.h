@@ -92,10 +92,12 @@ covered(const struct dw_ctx *c, uint64_t addr)
 /*
  * Attaches the supplementary file dw names, when it has one and it is
  * found; without it, names and call sites that live there are missing,
- * which is not an error.  Returns 0 or -ERR_NOMEM.
+ * which is not an error (one refused is counted in *refused).  Returns 0
+ * or -ERR_NOMEM.
  */
 int dwi_alt_attach(Dwarf *dw, const char *dw_path,
-    const struct symtab_options *opt, struct alt_file *a, struct error *e);
+    const struct symtab_options *opt, struct alt_file *a,
+    struct symtab_refused *refused, struct error *e);
 
 void dwi_alt_close(struct alt_file *a);
 

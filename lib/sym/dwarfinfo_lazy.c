@@ -553,7 +553,8 @@ lazy_src_close(struct lazy_src *ls)
  */
 static int
 lazy_src_open(struct elf_file *f, const char *path,
-    const struct symtab_options *opt, struct lazy_src *ls, struct error *e)
+    const struct symtab_options *opt, struct lazy_src *ls,
+    struct symtab_refused *refused, struct error *e)
 {
 	int rc;
 
@@ -573,7 +574,7 @@ lazy_src_open(struct elf_file *f, const char *path,
 	}
 	if (ls->dw == NULL)
 		return 0;
-	rc = dwi_alt_attach(ls->dw, path, opt, &ls->alt, e);
+	rc = dwi_alt_attach(ls->dw, path, opt, &ls->alt, refused, e);
 	if (rc != 0) {
 		lazy_src_close(ls);
 		return rc;
@@ -932,6 +933,6 @@ dwi_lazy_read(struct symtab *st, struct elf_file *f, const char *path,
 	struct lazy_src ls;
 	int rc;
 
-	rc = lazy_src_open(f, path, opt, &ls, e);
+	rc = lazy_src_open(f, path, opt, &ls, &st->refused, e);
 	return rc <= 0 ? rc : lazy_open(st, f, &ls, b, e);
 }

@@ -126,6 +126,27 @@ symcache_get(struct symcache *c, const char *path, int jit,
 	return rc;
 }
 
+struct symtab_refused
+symcache_refused(struct symcache *c)
+{
+	struct symtab_refused all = { 0 };
+	const struct symtab_refused *r;
+	struct cache_entry *en;
+
+	pthread_mutex_lock(&c->lock);
+	for (en = c->head; en != NULL; en = en->next) {
+		pthread_mutex_lock(&en->lock);
+		if (en->st != NULL && (r = symtab_refused(en->st))->n > 0) {
+			if (all.n == 0)
+				all.first = r->first;
+			all.n += r->n;
+		}
+		pthread_mutex_unlock(&en->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return all;
+}
+
 void
 symcache_free(struct symcache *c)
 {

@@ -36,6 +36,13 @@ struct symcache *symcache_new(const struct symtab_options *opt);
 int symcache_get(struct symcache *c, const char *path, int jit,
     const struct symtab **out, struct error *e) PTKIT_MUST_CHECK;
 
+/*
+ * The files refused while the cache's tables loaded (symtab_refused of
+ * each, summed; the first of the first table that has one), after the
+ * loads: the tables load with fewer names without them.
+ */
+struct symtab_refused symcache_refused(struct symcache *c);
+
 /* Frees the cache and every table in it.  NULL is accepted. */
 void symcache_free(struct symcache *c);
 

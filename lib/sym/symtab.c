@@ -706,6 +706,21 @@ symtab_get_stats(const struct symtab *st, struct symtab_stats *out)
 	out->n_bytes += st->arena.bytes;
 }
 
+const struct symtab_refused *
+symtab_refused(const struct symtab *st)
+{
+	return &st->refused;
+}
+
+void
+symtab_note_refused(struct symtab_refused *r, int rc, const struct error *e)
+{
+	if (r == NULL || rc != -ERR_PERM)
+		return;
+	if (r->n++ == 0)
+		r->first = *e;
+}
+
 const char *
 symtab_path(const struct symtab *st)
 {
@@ -887,7 +902,7 @@ open_debuginfo(struct symtab *st, struct elf_file *main_f,
 {
 	int want_dwarf = !(opt->flags & SYMTAB_NO_DWARF);
 	unsigned flags = 0;
-	struct error ignored;
+	struct error why;
 	char *path = NULL;
 	int rc;
 
@@ -900,11 +915,14 @@ open_debuginfo(struct symtab *st, struct elf_file *main_f,
 	if (opt->flags & SYMTAB_NO_DEBUGLINK)
 		flags |= DEBUGFIND_NO_DEBUGLINK;
 	rc = debugfind(main_f->elf, st->path, opt->root, opt->debug_dirs,
-	    opt->n_debug_dirs, flags, &path, e);
+	    opt->n_debug_dirs, flags, &st->refused, &path, e);
 	if (rc <= 0)
 		return rc;
-	/* A debuginfo file that does not open is as good as none. */
-	if (elf_file_open(dbg, opt->root, path, &ignored) != 0) {
+	/* A debuginfo file that does not open is as good as none (one
+	 * swapped for a link since debugfind's check is refused, and said). */
+	error_clear(&why);
+	if ((rc = elf_file_open(dbg, opt->root, path, &why)) != 0) {
+		symtab_note_refused(&st->refused, rc, &why);
 		free(path);
 		return 0;
 	}

@@ -174,6 +174,18 @@ struct symtab_stats {
 };
 
 /*
+ * Files refused on the way to a table (a link or a path out of
+ * symtab_options.root where separate debuginfo or a dwz file was looked
+ * for, a FIFO): the table loads without them, with fewer names, which lib
+ * does not say; n counts them and first keeps the first one's reason
+ * ("REL: a symbolic link on the way; ...") for the tool that does.
+ */
+struct symtab_refused {
+	uint64_t n;
+	struct error first;
+};
+
+/*
  * Loads the image at path.  opt may be NULL (system debug dir only).
  * Returns 0 and *out (free it with symtab_free), or:
  *   -ERR_IO        path cannot be opened or read (e says the path and why)
@@ -184,7 +196,8 @@ struct symtab_stats {
  *   -ERR_UNSUPPORTED an ELF file that is not 64-bit or has no sections
  *   -ERR_NOMEM
  * Debuginfo that cannot be found or read is not an error: the table then
- * has what the image itself has (symtab_stats tells).
+ * has what the image itself has (symtab_stats tells, and symtab_refused
+ * what was refused).
  */
 int symtab_open(const char *path, const struct symtab_options *opt,
     struct symtab **out, struct error *e) PTKIT_MUST_CHECK;
@@ -268,6 +281,9 @@ const struct sym *symtab_sym(const struct symtab *st, size_t i);
 const struct sym *symtab_find(const struct symtab *st, const char *name);
 
 void symtab_get_stats(const struct symtab *st, struct symtab_stats *out);
+
+/* What symtab_open refused for st (n 0: nothing). */
+const struct symtab_refused *symtab_refused(const struct symtab *st);
 
 /* The image's path, as passed to symtab_open. */
 const char *symtab_path(const struct symtab *st);

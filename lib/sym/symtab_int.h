@@ -165,7 +165,12 @@ struct symtab {
 	struct dwarf_lazy *dw;
 
 	struct symtab_stats stats;
+	struct symtab_refused refused;	/* set while it loads */
 };
+
+/* Counts a refusal (rc -ERR_PERM, why in e) into r; NULL r, other rc: none. */
+void symtab_note_refused(struct symtab_refused *r, int rc,
+    const struct error *e);
 
 /*
  * Sorts and groups b's candidates into st->syms and st->segs (replacing

@@ -66,7 +66,7 @@ for to in inside outside; do
 			mv s/images elsewhere && ln -s \"\$PWD/elsewhere\" s/images
 		fi &&
 		ptspans -o an <blk 2>err &&
-		echo \"ptspans: warning: \$PWD/s: \$ARCHIVED: $why (3 files of the snapshot refused; their code counts as missing)\" >want &&
+		echo \"ptspans: warning: \$PWD/s: \$ARCHIVED: $why (3 files of the snapshot refused; their code or names count as missing)\" >want &&
 		test_cmp want err &&
 		test_eq 'images 4 missing 3 spans 65 unnamed 65' \"\$(quality an)\"
 	"
@@ -82,6 +82,78 @@ test_expect_success 'swapped after the analysis: ptquery reads no image through 
 	must_exit 1 ptquery an --kind source --function fib >/dev/null 2>err &&
 	test_eq "ptquery: an: no source position of '"'"'fib'"'"' in the snapshot'"'"'s images: is the image archived? see --kind images" \
 	    "$(cat err)"
+'
+
+# Separate debuginfo archived as a link: ptdecode needs none, but the
+# code map's symbol tables look for it beneath the snapshot: refused,
+# counted and said by ptspans and by ptquery's decoded kinds (the names
+# then come from the system's debuginfo, when it has the same).
+DEBUG=$(jq -r '[.images[] | select(.debug != null)][0].debug' "$SNAP/manifest.json")
+test_expect_success 'archived debuginfo a link: ptspans and ptquery insns say it was refused' '
+	cp -R "$SNAP" s &&
+	mv "s/$DEBUG" "s/$DEBUG.real" && ln -s debug.real "s/$DEBUG" &&
+	ptdecode s >blk 2>/dev/null &&
+	ptspans -o an <blk 2>err &&
+	echo "ptspans: warning: $PWD/s: $DEBUG: $REFUSED (1 file of the snapshot refused; their code or names count as missing)" >want &&
+	test_cmp want err &&
+	tid=$(jq -r ".threads[0].tid" s/manifest.json) &&
+	ptquery an --kind insns --tid "$tid" --limit 1 >out 2>err &&
+	sed "s/^ptspans:/ptquery:/" want >want.q &&
+	test_cmp want.q err &&
+	test_eq 1 "$(grep -c "^time_ns=" out)" &&
+	ptquery an --kind branches --function fib >out 2>err &&
+	test_cmp want.q err
+'
+
+# --decoder perf: perf script opens the snapshot's files by path and
+# follows links, so it is not run while one of the files the manifest
+# archives is a link (a stand-in perf notes whether it ran).
+test_expect_success '--decoder perf: not run while an archived file is a link' '
+	mkdir fakebin &&
+	printf "#!/bin/sh\necho ran >>\"%s\"\nexit 3\n" "$PWD/ran" >fakebin/perf &&
+	chmod +x fakebin/perf &&
+	cp -R "$SNAP" s &&
+	{ PATH=$PWD/fakebin:$PATH ptdecode --decoder perf s >/dev/null 2>&1; true; } &&
+	test_eq ran "$(cat ran)" && rm ran &&
+	mv "s/$DEBUG" "s/$DEBUG.real" && ln -s debug.real "s/$DEBUG" &&
+	(PATH=$PWD/fakebin:$PATH && must_exit 1 ptdecode --decoder perf s) >out 2>err &&
+	echo "ptdecode: s: $DEBUG: $REFUSED (perf script would follow it: not run)" >want &&
+	test_cmp want err &&
+	test ! -e ran && test_eq 0 "$(wc -c <out)"
+'
+
+# The snapshot's own manifest, swapped for a link after the decode: the
+# file it leads to (another recorder's, to show it was not read) is
+# neither followed nor quoted, and what goes without it is said.
+plant_manifest() {
+	jq '.recorder.backend = "planted" | .trigger.kind = "planted"' \
+	    s/manifest.json >planted.json &&
+	rm s/manifest.json && ln -s "$PWD/planted.json" s/manifest.json
+}
+OUTSIDE="manifest.json: leads outside the snapshot directory"
+
+test_expect_success 'manifest.json swapped for a link after the decode: ptspans does not follow it' '
+	cp -R "$SNAP" s && ptdecode s >blk 2>/dev/null &&
+	plant_manifest &&
+	ptspans -o an <blk 2>err &&
+	echo "ptspans: warning: $PWD/s: $OUTSIDE (the analysis records neither the capture'"'"'s times nor its trigger)" >want &&
+	test_cmp want err &&
+	test_eq "null" "$(jq -c .capture an/manifest.json)" &&
+	test_eq 0 "$(grep -c planted an/events.jsonl)"
+'
+
+test_expect_success 'manifest.json swapped for a link after the analysis: ptquery summary does not follow it' '
+	cp -R "$SNAP" s && ptdecode s 2>/dev/null | ptspans -o an >/dev/null &&
+	ptquery an --kind summary >before &&
+	test_eq 1 "$(grep -c "recorder=synthetic$" before)" &&
+	test_eq 1 "$(grep -c " trigger=exit " before)" &&
+	plant_manifest &&
+	ptquery an --kind summary >after 2>err &&
+	echo "ptquery: warning: $PWD/s: $OUTSIDE (the snapshot'"'"'s trigger, recorder and clock are not shown)" >want &&
+	test_cmp want err &&
+	test_eq 1 "$(grep -c "recorder=-$" after)" &&
+	test_eq 0 "$(grep -c planted after)" &&
+	test_eq 0 "$(grep -c "^clock:" after)"
 '
 
 test_done

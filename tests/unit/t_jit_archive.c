@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
@@ -60,6 +61,59 @@ test_map(struct snapshot *s, const char *copy)
 	OK(access(path, R_OK) == 0, "jit/perf-424242.map written");
 	IS_INT(rec_jit_archive_map(s, PID, copy, &e), 1, "again: no-op");
 	IS_INT((int)s->manifest.nr_jit_maps, 1, "still one row");
+}
+
+/*
+ * A live map that is not a plain file of ours is refused before it is
+ * read (the open never blocks on a FIFO), said on stderr and in the
+ * manifest's warnings, and gets no row.  live is /tmp/perf-PID.map,
+ * which this test makes (PIDs no process here has: left alone when
+ * something is there already).
+ */
+static void
+refused_live(struct snapshot *s, int pid, const char *how, const char *copy,
+    const char *why)
+{
+	char live[64], want[256];
+	size_t warned = s->manifest.nr_warnings;
+	struct stat st;
+	struct error e;
+	int made = -1;
+
+	rec_jit_map_path(pid, live, sizeof(live));
+	if (lstat(live, &st) == 0) {
+		OK(1, "%s: %s exists already # SKIP", how, live);
+		return;
+	}
+	if (strcmp(how, "link") == 0)
+		made = symlink(copy, live);
+	else if (strcmp(how, "fifo") == 0)
+		made = mkfifo(live, 0600);
+	else if ((made = open(live, O_WRONLY | O_CREAT | O_EXCL, 0600)) >= 0)
+		made = (close(made) == 0 && chown(live, 4242, 4242) == 0) ?
+		    0 : -1;
+	OK(made == 0, "%s: %s made", how, live);
+	IS_INT(rec_jit_archive_map(s, pid, NULL, &e), 0,
+	    "%s: not archived", how);
+	snprintf(want, sizeof(want), "JIT map %s not archived: %s", live, why);
+	IS_STR(s->manifest.nr_warnings == warned + 1 ?
+	    s->manifest.warnings[warned] : NULL, want, "%s: the warning", how);
+	OK(manifest_find_jit_map(&s->manifest, (uint32_t)pid) == NULL,
+	    "%s: no row", how);
+	unlink(live);
+}
+
+static void
+test_refused(struct snapshot *s, const char *copy)
+{
+	refused_live(s, PID + 3, "link", copy, "a symbolic link; refused");
+	refused_live(s, PID + 4, "fifo", copy,
+	    "not a regular file (a FIFO, a device?); refused");
+	if (geteuid() != 0)
+		OK(1, "another user's map: needs root to make one # SKIP");
+	else
+		refused_live(s, PID + 5, "owner", copy, "owned by uid 4242, "
+		    "neither the recording user (uid 0) nor root; refused");
 }
 
 /* The bytes at file offset off of path. */
@@ -172,6 +226,7 @@ main(void)
 	if (s == NULL)
 		return tap_done();
 	test_map(s, copy);
+	test_refused(s, copy);
 	test_image(s);
 	test_round_trip(s, dest);
 	STEP(cleanup_remove_tree(tmp));

@@ -1548,7 +1548,7 @@ test_root(const char *tmp)
 	struct symtab *st = NULL;
 	struct error e;
 	char snap[4096], dir[4200], dbg[4300], img[4300], real[4300];
-	char map[4300], *id;
+	char map[4300], why[4400], *id;
 
 	id = build_id_hex(fix("inl-pie"));
 	if (id == NULL)
@@ -1571,6 +1571,7 @@ test_root(const char *tmp)
 	IS_INT(symtab_open(img, &opt, &st, &e), 0, "root: an image opens");
 	IS_STR(st ? symtab_debug_path(st) : NULL, dbg,
 	    "root: its debuginfo found beneath the snapshot");
+	IS_U64(st ? symtab_refused(st)->n : 99, 0, "root: nothing refused");
 	symtab_free(st);
 	st = NULL;
 
@@ -1583,8 +1584,27 @@ test_root(const char *tmp)
 	OK(st != NULL && symtab_debug_path(st) == NULL &&
 	    symtab_find(st, "static_worker") == NULL,
 	    "root: but the linked debuginfo is not read");
+	/* Not dropped silently: counted, with why, for the tool to say. */
+	IS_U64(st ? symtab_refused(st)->n : 0, 1,
+	    "root: the linked debuginfo counted as refused");
+	snprintf(why, sizeof(why), "%s: leads outside the snapshot "
+	    "directory", dbg + strlen(snap) + 1);
+	IS_STR(st ? symtab_refused(st)->first.msg : NULL, why,
+	    "root: naming it");
 	symtab_free(st);
 	st = NULL;
+	c = symcache_new(&opt);
+	OK(c != NULL, "root: a cache");
+	if (c != NULL) {
+		struct symtab_refused r;
+
+		IS_INT(symcache_get(c, img, 0, &cst, &e), 0,
+		    "root: the cache loads the image");
+		r = symcache_refused(c);
+		IS_U64(r.n, 1, "root: the cache counts the refusal");
+		IS_STR(r.first.msg, why, "root: the cache names it");
+		symcache_free(c);
+	}
 
 	/* The image itself a link that stays inside the snapshot. */
 	OK(rename(img, real) == 0 && symlink("elf.real", img) == 0,
