@@ -18,6 +18,10 @@
 set -u
 LC_ALL=C
 export LC_ALL
+# A test's own make runs as a user's would: not as a child of the make
+# that runs the tests (under make -j its jobserver is not passed down to
+# tests, and make warns of it on stderr).
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 : "${PTKIT_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${PTKIT_BUILD:=$PTKIT_SRC/build}"
