@@ -450,7 +450,9 @@ chunked(const struct stream *s, struct out *o, unsigned every,
 	const struct blks_block *ctx = NULL;
 
 	while (i < s->n) {
-		struct cs_chunk_start start;
+		/* top_from and top_to NULL: this test finds no frame of
+		 * another function's code (par.c's retry does) */
+		struct cs_chunk_start start = { 0 };
 		struct callstack *we = w[tl->chunks & 1];
 		struct cs_chunk *c;
 		int rc = 0;
