@@ -664,21 +664,20 @@ keys_up(struct time_key *h, size_t i)
 }
 
 /*
- * The first --limit spans of fn (-1: any) that pass the filters, in
- * time order, into s, without collecting every one: the blocks are read
- * from the one whose spans can start first, the latest of the spans kept
- * so far is dropped for an earlier one, and the reading stops at a block
- * none of whose spans can start before it.  Only the blocks read are
- * checked.  *count becomes the spans found when every block was read
- * (what the aggregates count, by construction).  Returns 0, EXIT_FAIL
- * reported.
+ * The first --limit spans of fn (-1: any) that pass the filters, of the
+ * *count there are, in time order, into s, without collecting every one:
+ * the blocks are read from the one whose spans can start first, the
+ * latest of the spans kept so far is dropped for an earlier one, and the
+ * reading stops at a block none of whose spans can start before it.
+ * Only the blocks read are checked.  *count becomes the spans found when
+ * every block was read.  Returns 0, EXIT_FAIL reported.
  */
 static int
 timeline_first(const struct analysis *a, const struct query_options *o,
     int64_t fn, struct span_rows *s, uint64_t *count)
 {
 	const struct spanidx *ix = &a->ix;
-	size_t want = o->limit < ix->rows ? (size_t)o->limit : (size_t)ix->rows;
+	size_t want = o->limit < *count ? (size_t)o->limit : (size_t)*count;
 	size_t nb = (size_t)ix->n_blocks, kept = 0;
 	struct block_at *bl = malloc((nb + 1) * sizeof(*bl));
 	struct time_key *k = malloc((want + 1) * sizeof(*k));
@@ -778,15 +777,21 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		return EXIT_FAIL;
 	}
 	if (timeline_first_only(a, o)) {
-		if ((rc = kept_count(a, o, &count)) < 0)
+		int kept = kept_count(a, o, &count);
+
+		if (kept < 0)
 			return nomem();
-		if (rc == 1) {
-			rc = timeline_first(a, o, fn, &s, &count);
-			if (rc == 0)
-				rc = print_spans(&s, o, "timeline",
-				    (size_t)count);
+		if (kept == 1 && (rc = timeline_first(a, o, fn, &s, &count)) != 0)
+			goto done;
+		/* a page of rows for the count (the aggregates were made
+		 * from this index: anything else is the scan's to answer) */
+		if (kept == 1 && s.n == (o->limit < count ? o->limit : count)) {
+			rc = print_spans(&s, o, "timeline", (size_t)count);
 			goto done;
 		}
+		free(s.row);
+		s.row = NULL;
+		s.n = s.cap = 0;
 	}
 	/*
 	 * Block by block: those whose times lie outside the window are not
