@@ -2,16 +2,18 @@
 # ptquery latency over synthetic analyses (bench/gen_analysis.c; 4
 # threads, 1000 functions): BENCH_SPANS spans (default 10 M), generated
 # afresh, every kind below; then BENCH_LARGE spans (default 100 M; 0
-# skips it), generated once into $PTKIT_BUILD/bench/query-N (1.6 GB,
-# minutes) and reused by later runs, summary, hotpaths, a timeline of one
-# function and at.  Each query is run once to warm the page cache and
+# skips it), generated once into $PTKIT_BUILD/bench/query-N (about 1 GB,
+# minutes; BENCH_LARGE_DIR puts it elsewhere) and reused by later runs,
+# summary, hotpaths, a timeline of one function (its first 100 spans,
+# and the same through --cursor o0, which reads and sorts every span of
+# it) and at.  Each query is run once to warm the page cache and
 # then BENCH_REPEAT times; prints the best warm wall time and the peak
 # memory (GNU time's maximum resident set, which counts the pages of
 # index.bin the query touched, and the largest anonymous RSS).  Printed,
 # never asserted.  The goals at 100 M spans: summary and hotpaths under
 # 1 s (they read the totals kept in aggregates.bin), a timeline of one
-# function and at under 0.2 s, memory independent of the span count
-# beyond the mapping.
+# function's first spans and at under 0.2 s, memory independent of the
+# span count beyond the mapping.
 set -eu
 
 : "${PTKIT_BUILD:?run through make bench}"
@@ -98,13 +100,15 @@ measure "hotpaths (function, all spans)" --kind hotpaths --limit 20
 measure "hotpaths --group module" --kind hotpaths --group module
 measure "timeline --function fn_1 --limit 100" --kind timeline \
     --function fn_1 --limit 100
+measure "timeline ... --limit 100 --cursor o0" --kind timeline \
+    --function fn_1 --limit 100 --cursor o0
 measure "timeline --tid 1000 window 1 us" --kind timeline --tid 1000 \
     --from "$mid" --to $((mid + 1000))
 measure "at --at mid-capture" --kind at --at "$mid"
 measure "calls --function fn_1" --kind calls --function fn_1
 
 [ "$large" != 0 ] || exit 0
-a=$PTKIT_BUILD/bench/query-$large
+a=${BENCH_LARGE_DIR:-$PTKIT_BUILD/bench/query-$large}
 if ! [ -f "$a/manifest.json" ] || ! [ -f "$a/aggregates.bin" ]; then
 	rm -rf "$a" "$a.tmp"
 	generated "$large" "$a.tmp"
@@ -118,4 +122,6 @@ measure "summary" --kind summary
 measure "hotpaths (function, all spans)" --kind hotpaths --limit 20
 measure "timeline --function fn_1 --limit 100" --kind timeline \
     --function fn_1 --limit 100
+measure "timeline ... --limit 100 --cursor o0" --kind timeline \
+    --function fn_1 --limit 100 --cursor o0
 measure "at --at mid-capture" --kind at --at "$mid"

@@ -455,12 +455,16 @@ check_rows(const struct analysis *a, const uint64_t *rows, size_t n,
 	return 0;
 }
 
-/* Prints the rows of s as o asks, the span formats included. */
+/*
+ * Prints the rows of s as o asks, the span formats included.  total is
+ * how many spans the query selects: s->n, or more when s holds only the
+ * first page of them (timeline_first: a table format from the first row).
+ */
 static int
 print_spans(struct span_rows *s, const struct query_options *o,
-    const char *kind)
+    const char *kind, size_t total)
 {
-	struct table t = { kind, span_cols, o->wall_clock ? 16 : 14, s->n, s,
+	struct table t = { kind, span_cols, o->wall_clock ? 16 : 14, total, s,
 	    span_get, NULL, "" };
 	struct col cols[17];
 	char next[32];
@@ -490,7 +494,7 @@ print_spans(struct span_rows *s, const struct query_options *o,
 		rc = check_rows(s->a, s->row, s->n, SPANIDX_COLS_ALL);
 	if (rc != 0)
 		return rc;
-	snprintf(t.summary, sizeof(t.summary), "%zu spans", s->n);
+	snprintf(t.summary, sizeof(t.summary), "%zu spans", total);
 	if (o->wall_clock && (s->wall_zero = query_wall_zero(s->a)) == 0) {
 		report(query_tool, s->a->dir, NULL, "--wall-clock: the "
 		    "analysis has no capture times (its snapshot's manifest "
@@ -556,12 +560,203 @@ check_block(const struct analysis *a, uint64_t b, unsigned cols)
 	return check_rows(a, &first, 1, cols);
 }
 
+/*
+ * Whether a timeline's answer is its first --limit spans in time order
+ * and their count alone (a table format, no --sort or --cursor, of the
+ * whole trace: a window's count is kept nowhere), and the count can be
+ * had without reading every span: from the kept aggregates.
+ */
+static int
+timeline_first_only(const struct analysis *a, const struct query_options *o)
+{
+	return o->format <= F_JSON && o->sort == NULL && o->cursor == NULL &&
+	    o->has_limit && !o->function_inline && o->from_ns == 0 &&
+	    o->to_ns == AGG_WINDOW_END && a->kept.base != NULL;
+}
+
+/*
+ * How many spans of --function (every function without it) pass --tid,
+ * --pid and --module, complete or not, from the kept aggregates (their
+ * entries are per thread and per function and module).  Returns 1 with
+ * *n, 0 when they do not hold the answer, -1 out of memory.
+ */
+static int
+kept_count(const struct analysis *a, const struct query_options *o,
+    uint64_t *n)
+{
+	struct agg_filter f;
+	struct error e;
+	struct agg g;
+	int rc;
+
+	query_filter(o, &f);
+	f.incomplete = 1;
+	if ((rc = aggkeep_answer(&a->kept, &g, AGG_FUNCTION, &f, &e)) <= 0)
+		return rc < 0 ? -1 : 0;
+	*n = 0;
+	for (size_t i = 0; i < g.n; i++)
+		if ((o->function == NULL ||
+		    strcmp(g.row[i].name, o->function) == 0) &&
+		    query_module_ok(o, g.row[i].module))
+			*n += g.row[i].spans;
+	agg_free(&g);
+	return 1;
+}
+
+/* A block by the earliest start its spans can have. */
+struct block_at {
+	uint64_t lo, b;
+};
+
+/* Sifts h[i] down the min-heap h[0..n) of blocks. */
+static void
+blocks_down(struct block_at *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, m = i;
+		struct block_at t;
+
+		if (c < n && h[c].lo < h[m].lo)
+			m = c;
+		if (c + 1 < n && h[c + 1].lo < h[m].lo)
+			m = c + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* Sifts h[i] down the max-heap h[0..n) of keys (by_time: the latest
+ * on top). */
+static void
+keys_down(struct time_key *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1, m = i;
+		struct time_key t;
+
+		if (c < n && by_time(&h[c], &h[m]) > 0)
+			m = c;
+		if (c + 1 < n && by_time(&h[c + 1], &h[m]) > 0)
+			m = c + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void
+keys_up(struct time_key *h, size_t i)
+{
+	while (i > 0 && by_time(&h[i], &h[(i - 1) / 2]) > 0) {
+		struct time_key t = h[i];
+
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/*
+ * The first --limit spans of fn (-1: any) that pass the filters, of the
+ * *count there are, in time order, into s, without collecting every one:
+ * the blocks are read from the one whose spans can start first, the
+ * latest of the spans kept so far is dropped for an earlier one, and the
+ * reading stops at a block none of whose spans can start before it.
+ * Only the blocks read are checked.  *count becomes the spans found when
+ * every block was read.  Returns 0, EXIT_FAIL reported.
+ */
+static int
+timeline_first(const struct analysis *a, const struct query_options *o,
+    int64_t fn, struct span_rows *s, uint64_t *count)
+{
+	const struct spanidx *ix = &a->ix;
+	size_t want = o->limit < *count ? (size_t)o->limit : (size_t)*count;
+	size_t nb = (size_t)ix->n_blocks, kept = 0;
+	struct block_at *bl = malloc((nb + 1) * sizeof(*bl));
+	struct time_key *k = malloc((want + 1) * sizeof(*k));
+	uint64_t found = 0, hi;
+	int rc = EXIT_FAIL;
+
+	if (bl == NULL || k == NULL) {
+		rc = nomem();
+		goto out;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		bl[b].b = b;
+		spanidx_block_times(ix, b, &bl[b].lo, &hi);
+	}
+	for (size_t i = nb / 2; i-- > 0;)
+		blocks_down(bl, nb, i);
+	while (nb > 0 && !(kept == want && (want == 0 ||
+	    bl[0].lo > k[0].start))) {
+		uint64_t b = bl[0].b, first = b << SPANIDX_BLOCK_SHIFT;
+		uint64_t end = first + SPANIDX_BLOCK_ROWS < ix->rows ?
+		    first + SPANIDX_BLOCK_ROWS : ix->rows;
+		int checked = 0;
+
+		bl[0] = bl[--nb];
+		blocks_down(bl, nb, 0);
+		if (check_block(a, b, SPANIDX_COL(SPANIDX_FN)) != 0)
+			goto out;
+		for (uint64_t r = first; r < end; r++) {
+			struct time_key t;
+
+			if (fn >= 0 &&
+			    spanidx_u32(ix, SPANIDX_FN, r) != (uint32_t)fn)
+				continue;
+			if (!checked && check_block(a, b, PICK_COLS |
+			    SPANIDX_COL(SPANIDX_DEPTH)) != 0)
+				goto out;
+			checked = 1;
+			t.start = spanidx_u64(ix, SPANIDX_START_NS, r);
+			if (!query_tid_ok(o, spanidx_u32(ix, SPANIDX_TID, r)) ||
+			    !query_module_ok(o, analysis_module(a, r)) ||
+			    t.start >= o->to_ns)
+				continue;
+			found++;
+			t.depth = spanidx_i32(ix, SPANIDX_DEPTH, r);
+			t.id = spanidx_u64(ix, SPANIDX_ID, r);
+			t.row = r;
+			if (kept < want) {
+				k[kept] = t;
+				keys_up(k, kept++);
+			} else if (want > 0 && by_time(&t, &k[0]) < 0) {
+				k[0] = t;
+				keys_down(k, kept, 0);
+			}
+		}
+	}
+	if (nb == 0)
+		*count = found;
+	if ((s->row = malloc((kept + 1) * sizeof(*s->row))) == NULL) {
+		rc = nomem();
+		goto out;
+	}
+	qsort(k, kept, sizeof(*k), by_time);
+	for (size_t i = 0; i < kept; i++)
+		s->row[i] = k[i].row;
+	s->n = s->cap = kept;
+	rc = 0;
+out:
+	free(bl);
+	free(k);
+	return rc;
+}
+
 int
 kind_timeline(const struct analysis *a, const struct query_options *o)
 {
 	const struct spanidx *ix = &a->ix;
 	struct span_rows s = { a, NULL, 0, 0 };
 	int64_t fn = -1;
+	uint64_t count;
 	int rc;
 
 	struct agg_host *hosts = NULL;
@@ -581,11 +776,27 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		    o->function);
 		return EXIT_FAIL;
 	}
+	if (timeline_first_only(a, o)) {
+		int kept = kept_count(a, o, &count);
+
+		if (kept < 0)
+			return nomem();
+		if (kept == 1 && (rc = timeline_first(a, o, fn, &s, &count)) != 0)
+			goto done;
+		/* a page of rows for the count (the aggregates were made
+		 * from this index: anything else is the scan's to answer) */
+		if (kept == 1 && s.n == (o->limit < count ? o->limit : count)) {
+			rc = print_spans(&s, o, "timeline", (size_t)count);
+			goto done;
+		}
+		free(s.row);
+		s.row = NULL;
+		s.n = s.cap = 0;
+	}
 	/*
 	 * Block by block: those whose times lie outside the window are not
-	 * read; of the others, the function column first (checked for all
-	 * of them before the lookup of --function, main.c), then the rest
-	 * of a block once one of its spans is of the function.
+	 * read; of the others, the function column first, then the rest of
+	 * a block once one of its spans is of the function.
 	 */
 	for (uint64_t b = 0; b < ix->n_blocks; b++) {
 		uint64_t lo, hi, first = b << SPANIDX_BLOCK_SHIFT;
@@ -631,7 +842,8 @@ kind_timeline(const struct analysis *a, const struct query_options *o)
 		free(s.row);
 		return nomem();
 	}
-	rc = print_spans(&s, o, "timeline");
+	rc = print_spans(&s, o, "timeline", s.n);
+done:
 	inlines_free(&s.in);
 	free(s.inl);
 	free(s.row);
@@ -701,7 +913,7 @@ kind_at(const struct analysis *a, const struct query_options *o)
 		free(s.row);
 		return nomem();
 	}
-	rc = print_spans(&s, o, "at");
+	rc = print_spans(&s, o, "at", s.n);
 	inlines_free(&s.in);
 	free(s.inl);
 	free(s.row);

@@ -557,19 +557,6 @@ lazy_kind(const struct query_options *o)
 	    o->format <= F_JSON;
 }
 
-/* Columns cols of every row checked (what --function's lookup reads);
- * 0, or -1 after reporting. */
-static int
-check_index(const struct analysis *a, unsigned cols)
-{
-	struct error e;
-
-	if (spanidx_check(&a->ix, 0, a->ix.rows, cols, &e) == 0)
-		return 0;
-	report_error(tool.name, NULL, &e, NULL);	/* e names index.bin */
-	return -1;
-}
-
 static int
 run_kind(const struct analysis *a, const struct query_options *o)
 {
@@ -655,8 +642,7 @@ main(int argc, char *argv[])
 		report_warning(tool.name, a.dir, "%s: totals found by walking "
 		    "every span instead", a.kept_refused);
 	if ((o.has_pid && pid_threads(&a, &o) < 0) ||
-	    check_threads(&a, &o) < 0 || (lazy_kind(&o) && o.function != NULL &&
-	    check_index(&a, SPANIDX_COL(SPANIDX_FN)) < 0)) {
+	    check_threads(&a, &o) < 0) {
 		rc = EXIT_FAIL;
 	} else {
 		if (read_snapshot_manifest(&a, &snap)) {
