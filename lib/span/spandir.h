@@ -4,7 +4,9 @@
  *
  * Owns the schema version, the names of the directory's files, the
  * members of its records and of manifest.json (written here, and named
- * here for the readers), and the words of the span edge causes, gap
+ * here for the readers), the manifest's version and checksum (written
+ * and checked here: every reader parses it through
+ * spandir_manifest_read_fd), and the words of the span edge causes, gap
  * causes and event kinds: the "start"/"end" names of spans.jsonl, which
  * index.bin stores as their numbers in this order (enum cs_start,
  * enum cs_end of span/callstack), the "cause" of gaps.jsonl and the
