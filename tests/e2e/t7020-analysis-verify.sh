@@ -160,7 +160,7 @@ test_expect_success 'a digit of quality.insns changed: ptquery and trace_query r
 	test_eq "ptquery: $AN: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
 	summary_via_mcp >reply &&
 	test_eq true "$(head -1 reply)" &&
-	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(tail -n +2 reply)"
+	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (call trace_decode again)" "$(tail -n +2 reply)"
 '
 
 test_expect_success 'a digit of a thread'"'"'s spans changed: refused too' '
@@ -174,7 +174,7 @@ test_expect_success 'a digit of a thread'"'"'s spans changed: refused too' '
 	test_eq "ptquery: $AN: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
 	summary_via_mcp >reply &&
 	test_eq true "$(head -1 reply)" &&
-	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(tail -n +2 reply)"
+	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (call trace_decode again)" "$(tail -n +2 reply)"
 '
 
 test_expect_success 'written before the checksum, or without it: run ptspans again' '
