@@ -16,6 +16,7 @@
 
 #include "fmt/spanidx.h"
 #include "span/aggkeep.h"
+#include "span/spandir.h"
 
 struct gen {
 	struct spanidx_writer *w;
@@ -139,11 +140,12 @@ main(int argc, char *argv[])
 			return 1;
 	}
 	g.next_id = 1;
-	ml = (size_t)snprintf(manifest, sizeof(manifest), "{\"v\":1,"
+	ml = (size_t)snprintf(manifest, sizeof(manifest), "{\"v\":%d,"
 	    "\"analysis_id\":\"default\",\"tool\":\"gen_analysis\","
 	    "\"snapshot\":\"\",\"snapshot_id\":null,\"decoder\":\"native\","
 	    "\"capture\":{\"start_ns\":0,\"end_ns\":0},\"quality\":{\"spans\":%"
-	    PRIu64 ",\"gaps\":{},\"gap_ns\":{}},\"threads\":[", total);
+	    PRIu64 ",\"gaps\":{},\"gap_ns\":{}},\"threads\":[",
+	    SPANDIR_MANIFEST_VERSION, total);
 	for (uint64_t t = 0; t < nthreads; t++) {
 		per = total / nthreads + (t < total % nthreads);
 		g.tid = (uint32_t)(1000 + t);
@@ -163,7 +165,10 @@ main(int argc, char *argv[])
 			    "\"last_ns\":%" PRIu64 ",\"gap_ns\":0,\"spans\":%"
 			    PRIu64 "}", t ? "," : "", g.tid, g.t, per);
 	}
-	snprintf(manifest + ml, sizeof(manifest) - ml, "]}\n");
+	/* Sealed with the checksum readers demand (span/spandir). */
+	ml += (size_t)snprintf(manifest + ml, sizeof(manifest) - ml, "],");
+	spandir_manifest_tail(manifest, ml, manifest + ml);
+	manifest[ml + SPANDIR_MANIFEST_TAIL] = '\0';
 	snprintf(path, sizeof(path), "%s/index.bin", argv[1]);
 	if (g.jsonl != NULL && fclose(g.jsonl) != 0)
 		g.bad = 1;

@@ -400,6 +400,8 @@ static const struct tool_word query_words[] = {
 	{ "--module", "module" }, { "--depth", "depth" }, { "--tid", "tid" },
 	{ "--pid", "pid" }, { "--from", "from_ns" }, { "--to", "to_ns" },
 	{ "--at", "at_ns" }, { "--span", "span_id" }, { "--cursor", "cursor" },
+	/* A damaged or older analysis: ptmcp decodes anew, not ptspans. */
+	{ "run ptspans again", "call trace_decode again" },
 	{ NULL, NULL },
 };
 
@@ -407,7 +409,8 @@ static const struct tool_word compare_words[] = {
 	{ "--group", "group" }, { "--min-ns", "min_ns" },
 	{ "--fail-on", "fail_on" }, { "--module", "modules" },
 	{ "--exclude-module", "exclude_modules" },
-	{ "--noise-insns", "noise_insns" }, { NULL, NULL },
+	{ "--noise-insns", "noise_insns" },
+	{ "run ptspans again", "call trace_decode again" }, { NULL, NULL },
 };
 
 static const struct tool_word no_words[] = { { NULL, NULL } };

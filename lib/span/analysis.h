@@ -55,9 +55,11 @@ struct analysis {
  * Opens path (analysis or snapshot directory) into a.  Returns 0, or
  * -ERR_NOTFOUND (no such directory, or neither index.bin nor spans.jsonl:
  * "not an analysis directory"), -ERR_FORMAT (spans.jsonl or manifest.json
- * unreadable, no manifest.json, spans.jsonl holding another number of
+ * unreadable, no manifest.json, one that does not match its checksum
+ * (span/spandir), spans.jsonl holding another number of
  * spans than the manifest, index.bin damaged with nothing to rebuild it
- * from; e says which and why), -ERR_IO, -ERR_NOMEM.  On failure nothing
+ * from; e says which and why), -ERR_UNSUPPORTED (a manifest or an index
+ * of another version), -ERR_IO, -ERR_NOMEM.  On failure nothing
  * is left open.
  */
 int analysis_open(struct analysis *a, const char *path, struct error *e)

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/json.h"
+#include "base/xxh64.h"
 #include "sym/symtab.h"
 
 static const char *const file_names[SPANDIR_FILE_NR] = {
@@ -460,15 +463,16 @@ write_capture(struct jsonw *w, const struct spandir_capture *c)
 	jsonw_object_end(w);
 }
 
-int
-spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
+/* The manifest with its checksum member's digits all 0, written to f. */
+static int
+write_unsealed(FILE *f, const struct spandir_manifest *m)
 {
 	const struct blks_header *h = m->time;
 	struct jsonw w;
 
 	jsonw_init(&w, f);
 	jsonw_object_begin(&w);
-	jsonw_kv_u64(&w, "v", SPANDIR_SCHEMA);
+	jsonw_kv_u64(&w, "v", SPANDIR_MANIFEST_VERSION);
 	jsonw_kv_string(&w, SPANDIR_M_ANALYSIS_ID, m->analysis_id);
 	jsonw_kv_string(&w, SPANDIR_M_TOOL, m->tool);
 	jsonw_kv_string(&w, SPANDIR_M_SNAPSHOT, m->snapshot);
@@ -519,7 +523,189 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 		    (enum spandir_file)i) != NULL ? spandir_zst_name(
 		    (enum spandir_file)i) : file_names[i]);
 	jsonw_array_end(&w);
+	jsonw_kv_string(&w, SPANDIR_M_MANIFEST_XXH64, "0x0000000000000000");
 	jsonw_object_end(&w);
 	jsonw_newline(&w);
 	return jsonw_finish(&w);
+}
+
+#define TAIL_KEY "\"" SPANDIR_M_MANIFEST_XXH64 "\":\"0x"
+#define TAIL_KEY_LEN (sizeof(TAIL_KEY) - 1)
+
+void
+spandir_manifest_tail(const void *body, size_t len, char *tail)
+{
+	char hex[17];
+
+	snprintf(hex, sizeof(hex), "%016" PRIx64, xxh64(body, len, 0));
+	memcpy(tail, TAIL_KEY, TAIL_KEY_LEN);
+	memcpy(tail + TAIL_KEY_LEN, hex, 16);
+	memcpy(tail + TAIL_KEY_LEN + 16, "\"}\n", 3);
+}
+
+/*
+ * Written in memory first: the checksum covers the bytes before it, and
+ * jsonw writes straight to its stream.  jsonw's output has no spaces, so
+ * the placeholder member is exactly the last SPANDIR_MANIFEST_TAIL bytes.
+ */
+int
+spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if ((mem = open_memstream(&buf, &len)) == NULL)
+		return -ERR_NOMEM;
+	rc = write_unsealed(mem, m);
+	if (fclose(mem) != 0 && rc == 0)
+		rc = -ERR_NOMEM;
+	if (rc == 0 && (len < SPANDIR_MANIFEST_TAIL || memcmp(buf + len -
+	    SPANDIR_MANIFEST_TAIL, TAIL_KEY, TAIL_KEY_LEN) != 0))
+		rc = -ERR_INTERNAL;
+	if (rc == 0) {
+		spandir_manifest_tail(buf, len - SPANDIR_MANIFEST_TAIL,
+		    buf + len - SPANDIR_MANIFEST_TAIL);
+		if (fwrite(buf, 1, len, f) != len)
+			rc = -ERR_IO;
+	}
+	free(buf);
+	return rc;
+}
+
+/* Whether the last SPANDIR_MANIFEST_TAIL bytes of buf are a checksum
+ * member, its value in *sum. */
+static int
+tail_of(const char *buf, size_t len, uint64_t *sum)
+{
+	const char *t = buf + len - SPANDIR_MANIFEST_TAIL;
+
+	if (len < SPANDIR_MANIFEST_TAIL + 1 ||
+	    memcmp(t, TAIL_KEY, TAIL_KEY_LEN) != 0 ||
+	    memcmp(t + TAIL_KEY_LEN + 16, "\"}\n", 3) != 0)
+		return 0;
+	*sum = 0;
+	for (size_t i = 0; i < 16; i++) {
+		char c = t[TAIL_KEY_LEN + i];
+
+		if (c >= '0' && c <= '9')
+			*sum = *sum << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			*sum = *sum << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return 0;
+	}
+	return 1;
+}
+
+/* The "v" of a manifest, or -1 when it has none that is a number. */
+static json_int_t
+version_of(const json_t *doc)
+{
+	const json_t *v = json_object_get(doc, "v");
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/* Why a manifest is of another version than this ptkit reads. */
+static int
+version_error(json_int_t v, struct error *e)
+{
+	return error_set(e, ERR_UNSUPPORTED, "%s: analysis version %lld, not "
+	    "%d (written by %s ptspans: run ptspans again)",
+	    file_names[SPANDIR_MANIFEST], (long long)v,
+	    SPANDIR_MANIFEST_VERSION, v < SPANDIR_MANIFEST_VERSION ?
+	    "an older" : "a newer");
+}
+
+json_t *
+spandir_manifest_parse(const char *buf, size_t len, struct error *e)
+{
+	const char *name = file_names[SPANDIR_MANIFEST];
+	uint64_t want;
+	json_int_t v;
+	json_t *doc;
+
+	if (!tail_of(buf, len, &want)) {
+		/* Only to say why: an analysis of before the checksum is
+		 * told apart by its version, all else is damage. */
+		doc = json_read_buffer(buf, len, NULL);
+		v = version_of(doc);
+		if (v >= 0 && v < SPANDIR_MANIFEST_VERSION &&
+		    json_object_get(doc, SPANDIR_M_MANIFEST_XXH64) == NULL)
+			version_error(v, e);
+		else
+			error_set(e, ERR_FORMAT, "%s does not end with its "
+			    "checksum (%s): it was cut short, changed or "
+			    "damaged (run ptspans again)", name,
+			    SPANDIR_M_MANIFEST_XXH64);
+		json_decref(doc);
+		return NULL;
+	}
+	if (xxh64(buf, len - SPANDIR_MANIFEST_TAIL, 0) != want) {
+		error_set(e, ERR_FORMAT, "%s does not match its checksum (%s "
+		    "0x%016" PRIx64 "): it was changed or damaged (run ptspans "
+		    "again)", name, SPANDIR_M_MANIFEST_XXH64, want);
+		return NULL;
+	}
+	if ((doc = json_read_buffer(buf, len, e)) == NULL) {
+		error_prefix(e, "%s", name);
+		return NULL;
+	}
+	if ((v = version_of(doc)) != SPANDIR_MANIFEST_VERSION) {
+		json_decref(doc);
+		version_error(v, e);
+		return NULL;
+	}
+	return doc;
+}
+
+/* Past this a manifest.json is no manifest ptspans writes (a thread's
+ * entry is some 150 bytes), and is not read into memory. */
+#define MANIFEST_MAX (64u << 20)
+
+json_t *
+spandir_manifest_read_fd(int fd, struct error *e)
+{
+	const char *name = file_names[SPANDIR_MANIFEST];
+	size_t len = 0, cap = 4096;
+	char *buf = NULL, *grown;
+	json_t *doc;
+	ssize_t n;
+
+	for (;;) {
+		if (buf == NULL || len == cap) {
+			if (buf != NULL)
+				cap *= 2;
+			if (cap > MANIFEST_MAX) {
+				free(buf);
+				error_set(e, ERR_FORMAT, "%s: larger than %u "
+				    "MiB: not a manifest (run ptspans again)",
+				    name, MANIFEST_MAX >> 20);
+				return NULL;
+			}
+			if ((grown = realloc(buf, cap)) == NULL) {
+				free(buf);
+				error_set(e, ERR_NOMEM, "%s: out of memory",
+				    name);
+				return NULL;
+			}
+			buf = grown;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error_set_errno(e, errno, "%s", name);
+			free(buf);
+			return NULL;
+		}
+		len += (size_t)n;
+	}
+	doc = spandir_manifest_parse(buf, len, e);
+	free(buf);
+	return doc;
 }

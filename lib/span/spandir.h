@@ -4,7 +4,9 @@
  *
  * Owns the schema version, the names of the directory's files, the
  * members of its records and of manifest.json (written here, and named
- * here for the readers), and the words of the span edge causes, gap
+ * here for the readers), the manifest's version and checksum (written
+ * and checked here: every reader parses it through
+ * spandir_manifest_read_fd), and the words of the span edge causes, gap
  * causes and event kinds: the "start"/"end" names of spans.jsonl, which
  * index.bin stores as their numbers in this order (enum cs_start,
  * enum cs_end of span/callstack), the "cause" of gaps.jsonl and the
@@ -33,7 +35,8 @@
 #include "fmt/spanidx.h"
 #include "span/callstack.h"
 
-/* The "v" of every record and of the manifest; members are only added. */
+/* The "v" of every record; members are only added.  The manifest has
+ * its own, SPANDIR_MANIFEST_VERSION. */
 #define SPANDIR_SCHEMA 1
 
 /* The files, in the order the manifest's "files" lists them. */
@@ -199,9 +202,57 @@ struct spandir_manifest {
 	uint64_t spans_xxh64;
 };
 
-/* Writes the manifest to f (not closed).  Returns jsonw_finish's value. */
+/*
+ * The manifest's own version, its "v" (the records' stays SPANDIR_SCHEMA):
+ * 2 since it carries its checksum.  A manifest of another version is
+ * refused (written by an older or a newer ptspans: run it again), as
+ * index.bin of another version is.
+ */
+#define SPANDIR_MANIFEST_VERSION 2
+
+/*
+ * The manifest's checksum is its last member, written exactly as
+ *
+ *     "manifest_xxh64":"0x<16 lowercase hex digits>"}<newline>
+ *
+ * (SPANDIR_MANIFEST_TAIL bytes: the member, the object's closing brace
+ * and a newline, nothing else), whose digits are the XXH64 (seed 0) of
+ * every byte of the file before the member's opening quote: from the
+ * opening brace through the comma that precedes it.  There is no
+ * insignificant byte: whitespace anywhere is inside the hashed bytes,
+ * and the tail is matched byte for byte.
+ */
+#define SPANDIR_M_MANIFEST_XXH64 "manifest_xxh64"
+#define SPANDIR_MANIFEST_TAIL	(sizeof("\"" SPANDIR_M_MANIFEST_XXH64 \
+    "\":\"0x0123456789abcdef\"}\n") - 1)
+
+/*
+ * Writes the manifest to f (not closed), its checksum last.  Returns 0,
+ * or jsonw_finish's error, -ERR_NOMEM, -ERR_IO.
+ */
 int spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
     PTKIT_MUST_CHECK;
+
+/*
+ * The checksum member that ends a manifest whose bytes before it are
+ * body[0..len) (ending with the comma after the last other member),
+ * written into tail: SPANDIR_MANIFEST_TAIL bytes, no NUL.  For the
+ * writer above and for tools that forge manifests (tests, benches).
+ */
+void spandir_manifest_tail(const void *body, size_t len, char *tail);
+
+/*
+ * A manifest's bytes, buf[0..len), checked and parsed: its checksum
+ * (above) and its version.  Returns the document, or NULL with e
+ * (-ERR_FORMAT: no checksum, one that does not match, not JSON;
+ * -ERR_UNSUPPORTED: another version; -ERR_NOMEM), whose message names
+ * manifest.json and says to run ptspans again.  Never a document the
+ * checksum does not vouch for.
+ */
+json_t *spandir_manifest_parse(const char *buf, size_t len, struct error *e);
+
+/* The same, read from fd (not closed) to its end.  Also -ERR_IO. */
+json_t *spandir_manifest_read_fd(int fd, struct error *e);
 
 /*
  * Reading the manifest: member path of m, a dotted path ("quality.spans":

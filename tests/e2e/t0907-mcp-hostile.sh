@@ -40,6 +40,7 @@ test_expect_success 'query: an analysis naming another snapshot decodes its own'
 	a=s/snapshots/$ID/derived/default &&
 	jq -c ".snapshot = \"$PWD/nowhere\"" $a/manifest.json >m &&
 	mv m $a/manifest.json &&
+	"$PTKIT_BUILD/tests/unit/helper_mseal" $a/manifest.json &&
 	PTKIT_STORE=$PWD/s ptmcp query $ID --kind branches --function fib \
 	    --format json >q.json 2>q.err &&
 	jq -r .summary q.json | grep -q "^fib: 1 conditional branches; taken means the jump was taken (to target)" &&

@@ -11,6 +11,7 @@ if ! command -v jq >/dev/null 2>&1; then
 fi
 
 FXTREAD=$PTKIT_BUILD/tests/unit/helper_fxtread
+MSEAL=$PTKIT_BUILD/tests/unit/helper_mseal
 H=$TEST_ROOT/hand
 
 # Thread 1: main [0,100) calls work [10,50) (which calls leaf [20,40))
@@ -43,13 +44,14 @@ make_hand() {
 		span 6 2 0 0 main 5 25 10 ring_start
 	} >"$1/spans.jsonl" &&
 	cat >"$1/manifest.json" <<-EOF &&
-	{"v":1,"analysis_id":"default","snapshot":"","snapshot_id":"hand",
+	{"v":2,"analysis_id":"default","snapshot":"","snapshot_id":"hand",
 	 "decoder":"native","capture":{"start_ns":1000,"end_ns":1100},
 	 "quality":{"spans":7,"insns":240,"gaps":{"syscall":1},
 	 "gap_ns":{"syscall":10}},
 	 "threads":[{"tid":1,"first_ns":0,"last_ns":100,"gap_ns":10,"spans":5},
 	  {"tid":2,"first_ns":5,"last_ns":25,"gap_ns":0,"spans":2}]}
 	EOF
+	"$MSEAL" "$1/manifest.json" &&
 	cat >"$1/threads.jsonl" <<-EOF &&
 	{"v":1,"tid":1,"pid":1,"name":"one","wrapped":false,"first_ns":0,"last_ns":100,"gap_ns":10,"blocks":9,"insns":200,"spans":5,"gaps":1,"max_depth":2,"min_depth":0,"tail_calls":0,"signals":0,"unwound":0,"cut_frames":0,"ret_mismatch":0,"trace_bytes":64,"decode_errors":0,"overflows":0,"bytes_skipped":0}
 	{"v":1,"tid":2,"pid":2,"name":"two","wrapped":true,"first_ns":5,"last_ns":25,"gap_ns":0,"blocks":3,"insns":40,"spans":2,"gaps":0,"max_depth":1,"min_depth":0,"tail_calls":0,"signals":0,"unwound":0,"cut_frames":0,"ret_mismatch":0,"trace_bytes":16,"decode_errors":0,"overflows":0,"bytes_skipped":0}

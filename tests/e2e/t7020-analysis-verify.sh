@@ -4,12 +4,19 @@
 # whole spans.jsonl with the same answer, or is an error without one; a
 # spans.jsonl cut at a line boundary is an error naming both counts, a
 # spans.jsonl.zst cut short an error too; an
-# analysis without its manifest is incomplete; a read-only analysis whose
-# index is missing or stale answers from an index rebuilt in memory.
+# analysis without its manifest is incomplete; a manifest whose bytes no
+# longer match its own checksum (a digit of quality.insns, of a thread's
+# spans) is an error from ptquery and from ptmcp's trace_query, as is one
+# written before the checksum; a read-only analysis whose index is
+# missing or stale answers from an index rebuilt in memory.
 # Never a short or wrong answer with exit status 0.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mcp.sh"
 
 GEN=$PTKIT_BUILD/bench/gen_analysis
+MKSNAP=$PTKIT_BUILD/tests/snap/mksnap
+FIX=$PTKIT_BUILD/tests/fixtures/snap
+ID=20260101T000000Z-00000001
 
 # gen DIR: 60 spans of 5 functions on 2 threads, with spans.jsonl; without
 # the kept aggregates, which would answer hotpaths and summary without the
@@ -105,6 +112,81 @@ test_expect_success 'no manifest.json: an incomplete analysis' '
 	test_eq "ptquery: k: incomplete analysis: no manifest.json (ptspans did not finish: run it again)" "$(cat err)" &&
 	must_exit 2 ptdiff a a >out 2>err && test ! -s out &&
 	test_eq "ptdiff: a: incomplete analysis: no manifest.json (ptspans did not finish: run it again)" "$(cat err)"
+'
+
+# A snapshot decoded into a store by ptmcp: its analysis is ptspans's own.
+"$MKSNAP" -o "$TEST_ROOT/$ID" -e "$TEST_ROOT/want" -- "$FIX/snap_work" \
+    >/dev/null 2>&1 &&
+PTKIT_STORE=$TEST_ROOT/s ptmcp import "$TEST_ROOT/$ID" >/dev/null &&
+PTKIT_STORE=$TEST_ROOT/s ptmcp decode $ID >/dev/null 2>&1 || exit 1
+AN=$TEST_ROOT/s/snapshots/$ID/derived/default
+cp "$AN/manifest.json" "$TEST_ROOT/good.json" || exit 1
+
+# bump FILE NAME AFTER: the first number of member NAME followed by the
+# text AFTER changed in its last digit only, in place; prints the old value.
+bump() {
+	bump_v=$(grep -o "\"$2\":[0-9]*$3" "$1" | head -1 |
+	    sed "s/^[^:]*:\([0-9]*\).*/\1/") &&
+	bump_n=$((bump_v % 10 == 9 ? bump_v - 1 : bump_v + 1)) &&
+	sed "0,/\"$2\":$bump_v$3/s//\"$2\":$bump_n$3/" "$1" >"$1.new" &&
+	! cmp -s "$1" "$1.new" && mv "$1.new" "$1" && echo "$bump_v"
+}
+
+# summary_via_mcp: the text of trace_query's summary of $ID, and
+# whether it is an error, as "isError<newline>text".
+summary_via_mcp() {
+	mcp_open mcp.out --store "$TEST_ROOT/s" &&
+	mcp_tool 1 trace_query "{\"snapshot_id\":\"$ID\",\"kind\":\"summary\"}" >r &&
+	mcp_close &&
+	jq -r ".result.isError, .result.content[0].text" r
+}
+
+test_expect_success 'the manifest ends with its checksum, and answers whole' '
+	sum=$(jq -r .manifest_xxh64 "$AN/manifest.json") &&
+	test_eq 2 "$(jq .v "$AN/manifest.json")" &&
+	test_eq "\"manifest_xxh64\":\"$sum\"}" "$(tail -c 39 "$AN/manifest.json")" &&
+	ptquery "$AN" --kind summary >out 2>err && test ! -s err &&
+	grep -q "^quality .*insns=$(jq .quality.insns "$AN/manifest.json") " out &&
+	summary_via_mcp >reply && test_eq false "$(head -1 reply)"
+'
+
+test_expect_success 'a digit of quality.insns changed: ptquery and trace_query refuse it' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" && cp "$AN/manifest.json" good &&
+	sum=$(jq -r .manifest_xxh64 good) &&
+	insns=$(bump "$AN/manifest.json" insns ,) &&
+	test_eq "$insns" "$(jq .quality.insns good)" &&
+	test "$(jq .quality.insns "$AN/manifest.json")" != "$insns" &&
+	must_exit 1 ptquery "$AN" --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
+	summary_via_mcp >reply &&
+	test_eq true "$(head -1 reply)" &&
+	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (call trace_decode again)" "$(tail -n +2 reply)"
+'
+
+test_expect_success 'a digit of a thread'"'"'s spans changed: refused too' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" && cp "$AN/manifest.json" good &&
+	sum=$(jq -r .manifest_xxh64 good) &&
+	spans=$(bump "$AN/manifest.json" spans ,\"coverage\") &&
+	test_eq "$spans" "$(jq ".threads[0].spans" good)" &&
+	test "$(jq ".threads[0].spans" "$AN/manifest.json")" != "$spans" &&
+	test_eq "$(jq .quality good)" "$(jq .quality "$AN/manifest.json")" &&
+	must_exit 1 ptquery "$AN" --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
+	summary_via_mcp >reply &&
+	test_eq true "$(head -1 reply)" &&
+	test_eq "ptquery: snapshot $ID analysis default: manifest.json does not match its checksum (manifest_xxh64 $sum): it was changed or damaged (call trace_decode again)" "$(tail -n +2 reply)"
+'
+
+test_expect_success 'written before the checksum, or without it: run ptspans again' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" && cp "$AN/manifest.json" good &&
+	jq -c ".v = 1 | del(.manifest_xxh64)" good >"$AN/manifest.json" &&
+	must_exit 1 ptquery "$AN" --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: manifest.json: analysis version 1, not 2 (written by an older ptspans: run ptspans again)" "$(cat err)" &&
+	sed "s/\"manifest_xxh64\"/\"manifest_xxh65\"/" good >"$AN/manifest.json" &&
+	must_exit 1 ptquery "$AN" --kind summary >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: manifest.json does not end with its checksum (manifest_xxh64): it was cut short, changed or damaged (run ptspans again)" "$(cat err)" &&
+	cp good "$AN/manifest.json" &&
+	ptquery "$AN" --kind summary >/dev/null
 '
 
 # ro DIR CMD...: CMD with DIR mounted read-only (a user namespace).

@@ -27,7 +27,8 @@
 # report, any other exit status, or exit 1 without a clear message.  A
 # "changed" answer from an analysis's files fails too: they verify
 # themselves (index.bin's header and checksum, spans.jsonl against the
-# manifest's count), so damage there is an error or the same answer,
+# manifest's count and checksum, the manifest against its own checksum),
+# so damage there is an error or the same answer,
 # never another one; MUTATE_STRICT=0 lets it pass, to see what else
 # fails.
 #

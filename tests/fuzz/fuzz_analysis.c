@@ -9,8 +9,10 @@
  * spans.jsonl, bit 2 index.bin, bit 4 aggregates.bin) and whether
  * index.bin's size and checksums are made right before it is read (bit
  * 3: as a forger would, so that the fuzzer reaches the checks behind
- * them; bit 5 likewise aggregates.bin's checksum), then their bytes in
- * that order, separated by the line "@@" (a part missing is empty).
+ * them; bit 5 likewise aggregates.bin's checksum; bit 6 manifest.json's:
+ * its part is taken as the bytes before the checksum member, which is
+ * appended), then their bytes in that order, separated by the line "@@"
+ * (a part missing is empty).
  * Without index.bin the reader rebuilds it from spans.jsonl.  The totals
  * are asked for as summary and hotpaths ask (span/aggkeep when it holds
  * them), opened both ways.
@@ -82,6 +84,23 @@ put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
 	return rc;
 }
 
+/* manifest.json: p[0..n) and the checksum member over them. */
+static int
+put_sealed_manifest(const char *dir, const uint8_t *p, size_t n)
+{
+	uint8_t *copy;
+	int rc;
+
+	if ((copy = malloc(n + SPANDIR_MANIFEST_TAIL)) == NULL)
+		return -1;
+	if (n > 0)
+		memcpy(copy, p, n);
+	spandir_manifest_tail(copy, n, (char *)copy + n);
+	rc = put(dir, "manifest.json", copy, n + SPANDIR_MANIFEST_TAIL);
+	free(copy);
+	return rc;
+}
+
 /* The totals as summary and hotpaths ask for them. */
 static void
 totals(const struct analysis *a, uint64_t *sum)
@@ -139,7 +158,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    NULL;
 		if (sep == NULL)
 			sep = end;
-		if ((which & bit) && (i == 2 && (which & 8) ?
+		if ((which & bit) && (i == 0 && (which & 64) ?
+		    put_sealed_manifest(dir, p, (size_t)(sep - p)) :
+		    i == 2 && (which & 8) ?
 		    put_sealed(dir, p, (size_t)(sep - p)) :
 		    i == 3 && (which & 32) ?
 		    put_sealed_kept(dir, p, (size_t)(sep - p)) :

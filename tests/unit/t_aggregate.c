@@ -43,6 +43,9 @@ write_index(const char *dir)
 	struct spanidx_row r;
 	struct error e;
 	char path[256];
+	char text[256];
+	size_t len;
+	int short_write;
 	FILE *f;
 
 	if (spanidx_writer_new(&w, &e) < 0)
@@ -69,8 +72,14 @@ write_index(const char *dir)
 		spanidx_writer_free(w);
 		return -1;
 	}
-	fprintf(f, "{\"v\":1,\"quality\":{\"spans\":%zu}}\n", NSPANS);
-	if (fclose(f) != 0) {
+	/* Sealed as ptspans seals it (span/spandir). */
+	len = (size_t)snprintf(text, sizeof(text),
+	    "{\"v\":%d,\"quality\":{\"spans\":%zu},",
+	    SPANDIR_MANIFEST_VERSION, NSPANS);
+	spandir_manifest_tail(text, len, text + len);
+	len += SPANDIR_MANIFEST_TAIL;
+	short_write = fwrite(text, 1, len, f) != len;
+	if (fclose(f) != 0 || short_write) {
 		spanidx_writer_free(w);
 		return -1;
 	}

@@ -1,11 +1,14 @@
 /* Tests for lib/span/spandir: the analysis directory's words, both ways. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "base/jsonw.h"
+#include "base/xxh64.h"
 #include "span/spandir.h"
 #include "tap.h"
 
@@ -129,11 +132,193 @@ test_records_and_manifest(void)
 	free(text);
 }
 
+/* The three ways a manifest is refused for its checksum, and the end of
+ * every such message. */
+static int
+refused_clearly(const char *msg)
+{
+	static const char *const starts[] = {
+		"manifest.json does not match its checksum (manifest_xxh64 0x",
+		"manifest.json does not end with its checksum (manifest_xxh64): "
+		    "it was cut short, changed or damaged (run ptspans again)",
+		"manifest.json: analysis version ",
+	};
+	size_t n = strlen(msg), tail = strlen("run ptspans again)");
+
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+		if (strncmp(msg, starts[i], strlen(starts[i])) == 0)
+			return n > tail && strcmp(msg + n - tail,
+			    "run ptspans again)") == 0;
+	return 0;
+}
+
+/* text[0..len) with its last member replaced by a checksum of the rest. */
+static char *
+sealed(const char *body)
+{
+	size_t len = strlen(body);
+	char *t = malloc(len + SPANDIR_MANIFEST_TAIL + 1);
+
+	if (t == NULL)
+		return NULL;
+	memcpy(t, body, len);
+	spandir_manifest_tail(t, len, t + len);
+	t[len + SPANDIR_MANIFEST_TAIL] = '\0';
+	return t;
+}
+
+static void
+test_manifest_checksum(void)
+{
+	struct spandir_quality q = { .spans = 3, .insns = 4567 };
+	struct blks_header h = { .time_base_ns = 100 };
+	struct spandir_coverage c = { .tid = 7, .last_ns = 10, .spans = 3 };
+	struct spandir_manifest m = { .analysis_id = "default",
+	    .tool = "t", .snapshot = "/s", .decoder = "fast", .time = &h,
+	    .quality = &q, .threads = &c, .n_threads = 1, .spans_hashed = 1,
+	    .spans_xxh64 = 0xfeed };
+	char *text = NULL, *copy, *t, want[40], path[] = "/tmp/t_spandir.XXXXXX";
+	const char *lit;
+	size_t len = 0, flips = 0, refused = 0, unclear = 0, cuts = 0;
+	struct error e;
+	json_t *doc, *plain;
+	FILE *f;
+	int fd;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return;
+	IS_INT(spandir_write_manifest(f, &m), 0, "a manifest with its checksum");
+	fclose(f);
+	OK(len > SPANDIR_MANIFEST_TAIL, "longer than its checksum member");
+	if (len <= SPANDIR_MANIFEST_TAIL)
+		return;
+	snprintf(want, sizeof(want), "\"manifest_xxh64\":\"0x%016" PRIx64
+	    "\"}\n", xxh64(text, len - SPANDIR_MANIFEST_TAIL, 0));
+	IS_INT((int)SPANDIR_MANIFEST_TAIL, 39, "the member is 39 bytes");
+	IS_STR(text + len - SPANDIR_MANIFEST_TAIL, want,
+	    "it ends the file: the XXH64 of every byte before it");
+	OK(text[len - SPANDIR_MANIFEST_TAIL - 1] == ',',
+	    "the comma before it is hashed");
+	OK(strncmp(text, "{\"v\":2,", 7) == 0, "of version 2");
+	doc = spandir_manifest_parse(text, len, &e);
+	plain = json_loads(text, 0, NULL);
+	OK(doc != NULL && json_equal(doc, plain), "read back whole");
+	IS_U64(spandir_manifest_u64(doc, SPANDIR_M_Q("insns"), 0), 4567,
+	    "quality.insns");
+	json_decref(doc);
+	json_decref(plain);
+
+	/* Every bit of every byte: refused, with one of the messages. */
+	if ((copy = malloc(len)) == NULL)
+		return;
+	for (size_t i = 0; i < len; i++)
+		for (int b = 0; b < 8; b++) {
+			memcpy(copy, text, len);
+			copy[i] ^= (char)(1 << b);
+			flips++;
+			error_clear(&e);
+			if ((doc = spandir_manifest_parse(copy, len, &e)) != NULL) {
+				json_decref(doc);
+				DIAG("byte %zu bit %d answered", i, b);
+				continue;
+			}
+			refused++;
+			if (!refused_clearly(e.msg)) {
+				unclear++;
+				DIAG("byte %zu bit %d: %s", i, b, e.msg);
+			}
+		}
+	IS_U64(refused, flips, "every flipped bit refused (%zu)", flips);
+	IS_U64(unclear, 0, "each saying the manifest is damaged");
+	/* Cut short anywhere, or one byte more. */
+	for (size_t n = 0; n < len; n++) {
+		doc = spandir_manifest_parse(text, n, &e);
+		cuts += doc == NULL && refused_clearly(e.msg);
+		json_decref(doc);
+	}
+	IS_U64(cuts, len, "every truncation refused");
+	free(copy);
+	if ((copy = malloc(len + 1)) != NULL) {
+		memcpy(copy, text, len);
+		copy[len] = '\n';
+		OK(spandir_manifest_parse(copy, len + 1, &e) == NULL,
+		    "a byte past the checksum refused");
+		IS_STR(e.msg, "manifest.json does not end with its checksum "
+		    "(manifest_xxh64): it was cut short, changed or damaged "
+		    "(run ptspans again)", "as not ending with it");
+		free(copy);
+	}
+	/* A changed digit: the message quotes the checksum the file holds. */
+	copy = strdup(text);
+	if (copy != NULL && (t = strstr(copy, "4567")) != NULL) {
+		t[0] = '5';
+		OK(spandir_manifest_parse(copy, len, &e) == NULL,
+		    "quality.insns changed: refused");
+		snprintf(want, sizeof(want), "%.18s", text + len - 21);
+		OK(strstr(e.msg, want) != NULL && strncmp(e.msg, "manifest.json "
+		    "does not match its checksum (manifest_xxh64 0x", 59) == 0,
+		    "saying which checksum: %s", e.msg);
+	}
+	free(copy);
+
+	/* Through a descriptor, as analysis_open reads it. */
+	if ((fd = mkstemp(path)) >= 0) {
+		OK(write(fd, text, len) == (ssize_t)len &&
+		    lseek(fd, 0, SEEK_SET) == 0, "written to a file");
+		doc = spandir_manifest_read_fd(fd, &e);
+		OK(doc != NULL && spandir_manifest_u64(doc, SPANDIR_M_SPANS,
+		    0) == 3, "read back from a descriptor");
+		json_decref(doc);
+		OK(ftruncate(fd, 0) == 0 && spandir_manifest_read_fd(fd, &e) ==
+		    NULL, "an empty file refused");
+		IS_STR(e.msg, "manifest.json does not end with its checksum "
+		    "(manifest_xxh64): it was cut short, changed or damaged "
+		    "(run ptspans again)", "as cut short");
+		close(fd);
+		unlink(path);
+	}
+	free(text);
+
+	/* Written before the checksum: told to run ptspans again. */
+	lit = "{\"v\":1,\"quality\":{\"spans\":3},\"files\":[]}\n";
+	OK(spandir_manifest_parse(lit, strlen(lit), &e) == NULL,
+	    "version 1, without the member: refused");
+	IS_INT(e.code, ERR_UNSUPPORTED, "as of another version");
+	IS_STR(e.msg, "manifest.json: analysis version 1, not 2 (written by "
+	    "an older ptspans: run ptspans again)", "an older ptspans");
+	/* Version 2 without it: its key or its end damaged. */
+	lit = "{\"v\":2,\"quality\":{\"spans\":3},\"files\":[],"
+	    "\"manifest_xxh46\":\"0x0000000000000000\"}\n";
+	OK(spandir_manifest_parse(lit, strlen(lit), &e) == NULL,
+	    "version 2 with a damaged key: refused");
+	IS_INT(e.code, ERR_FORMAT, "as damaged");
+	/* Sealed by a forger: checked for what it says. */
+	t = sealed("{\"v\":3,");
+	OK(t != NULL && spandir_manifest_parse(t, strlen(t), &e) == NULL,
+	    "a sealed version 3 refused");
+	IS_STR(e.msg, "manifest.json: analysis version 3, not 2 (written by "
+	    "a newer ptspans: run ptspans again)", "a newer ptspans");
+	free(t);
+	t = sealed("{\"v\":2,,");
+	OK(t != NULL && spandir_manifest_parse(t, strlen(t), &e) == NULL,
+	    "sealed bytes that are not JSON refused");
+	OK(strncmp(e.msg, "manifest.json: line 1 column ", 29) == 0,
+	    "saying where: %s", e.msg);
+	free(t);
+	t = sealed("{\"v\":2,");
+	doc = t != NULL ? spandir_manifest_parse(t, strlen(t), &e) : NULL;
+	OK(doc != NULL && json_object_size(doc) == 2, "a sealed {v, checksum}"
+	    " is a manifest");
+	json_decref(doc);
+	free(t);
+}
+
 int
 main(void)
 {
 	test_names();
 	test_span_row();
 	test_records_and_manifest();
+	test_manifest_checksum();
 	return tap_done();
 }
