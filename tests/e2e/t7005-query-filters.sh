@@ -144,7 +144,9 @@ test_expect_success 'images, summary, threads, gaps: --tid and the window' "
 	test_eq \"\$(jq_n \"$sel_tid\")\" \"\$(ptquery $A --kind images --tid $spin --format json | jq '[.rows[].spans] | add')\" &&
 	test_eq \"\$(jq_n \"$sel_win and \$agent\")\" \"\$(ptquery $A --kind images --from $from --to $to --module agent --format json | jq '[.rows[].spans] | add')\" &&
 	ptquery $A --kind summary --tid $spin --format json >s &&
-	jq -e '(.threads | length) == 1 and .threads[0].tid == $spin and (.top | map(.name) | index(\"main\")) == null and (.top | map(.name) | index(\"spin\")) != null' s &&
+	jq -e '(.threads | length) == 1 and .threads[0].tid == $spin and (.top | map(.name) | index(\"main\")) == null' s &&
+	test_eq \"\$(jq -n -c '[inputs | select(.tid == $spin and .start != \"ring_start\" and .start != \"gap\")] | group_by([.fn, .module]) | map(map(.self_ns) | add) | sort | reverse | .[:5]' $J)\" \"\$(jq -c '.top | map(.self_ns)' s)\" &&
+	jq -e -n --slurpfile s s '[inputs | select(.tid == $spin) | .fn] | unique as \$f | \$s[0].top | all(.name as \$n | \$f | any(.[]; . == \$n))' $J &&
 	test_eq 1 \"\$(ptquery $A --kind threads --tid $spin --format json | jq '.rows | length')\" &&
 	test_eq 2 \"\$(ptquery $A --kind threads --pid $pid --format json | jq '.rows | length')\" &&
 	test_eq \"\$(jq -s 'map(select(.tid == $spin)) | length' $A/gaps.jsonl)\" \"\$(ptquery $A --kind gaps --tid $spin --limit 100000 --format json | jq .total_rows)\"
