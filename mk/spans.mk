@@ -61,7 +61,7 @@ $(SPANS_FUZZ): tests/fuzz/fuzz_spans.c lib/fmt/blkstream.c \
     lib/fmt/blkstream_read.c lib/fmt/blkstream_jsonl.c lib/span/callstack.c \
     lib/base/jsonw.c lib/base/error.c lib/base/fdio.c lib/span/spandir.c \
     lib/base/scratch.c lib/base/cleanup.c lib/base/signals.c \
-    lib/fmt/zstdfile.c lib/base/xxh64.c cmd/ptspans/write.c \
+    lib/fmt/zstdfile.c lib/base/xxh64.c lib/base/json.c cmd/ptspans/write.c \
     lib/span/callstack.h lib/span/spandir.h lib/fmt/blkstream.h \
     lib/fmt/blkstream_int.h cmd/ptspans/spans.h
 	@mkdir -p $(@D)
