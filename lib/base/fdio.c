@@ -2,6 +2,7 @@
 #include "base/fdio.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 size_t
@@ -34,4 +35,42 @@ fdio_write_full(int fd, const void *buf, size_t len)
 		return 0;
 	errno = err;
 	return -1;
+}
+
+int
+fdio_read_all(int fd, size_t max, char **out, size_t *out_len)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *grown;
+	ssize_t n;
+	int err;
+
+	if (buf == NULL)
+		return -1;
+	for (;;) {
+		if (cap - len < 2) {
+			if ((grown = realloc(buf, cap * 2)) == NULL) {
+				free(buf);
+				errno = ENOMEM;
+				return -1;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			break;
+		if (n < 0 || (len += (size_t)n) > max) {
+			err = n < 0 ? errno : EFBIG;
+			free(buf);
+			errno = err;
+			return -1;
+		}
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*out_len = len;
+	return 0;
 }

@@ -5,12 +5,15 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "base/fdio.h"
 
 extern char **environ;
 
@@ -257,37 +260,11 @@ spawn_kill(struct spawn *sp, int sig)
 static int
 read_all(int fd, char **out, size_t *out_len, struct error *e)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *grown;
-	ssize_t n;
-
-	if (buf == NULL)
+	if (fdio_read_all(fd, SIZE_MAX, out, out_len) == 0)
+		return 0;
+	if (errno == ENOMEM)
 		return error_set(e, ERR_NOMEM, "spawn: out of memory");
-	for (;;) {
-		if (cap - len < 2) {
-			if ((grown = realloc(buf, cap * 2)) == NULL) {
-				free(buf);
-				return error_set(e, ERR_NOMEM,
-				    "spawn: out of memory");
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(buf);
-			return error_set_errno(e, errno, "spawn: read");
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*out_len = len;
-	return 0;
+	return error_set_errno(e, errno, "spawn: read");
 }
 
 int

@@ -4,12 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "base/fdio.h"
 
 void
 procmaps_free(struct procmaps *m)
@@ -103,45 +106,24 @@ procmaps_parse(const char *text, int exec_only, struct procmaps *m,
 static char *
 slurp(const char *path, struct error *e)
 {
-	size_t cap = 16384, len = 0;
-	char *buf = malloc(cap), *nbuf;
-	ssize_t n;
-	int fd;
+	size_t len;
+	char *buf;
+	int fd, err;
 
-	if (buf == NULL) {
-		error_set(e, ERR_NOMEM, "%s", path);
-		return NULL;
-	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		error_set(e, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s",
 		    path, strerror(errno));
-		free(buf);
 		return NULL;
 	}
-	while ((n = read(fd, buf + len, cap - len - 1)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error_set_errno(e, errno, "%s", path);
-			break;
-		}
-		len += (size_t)n;
-		if (cap - len < 4096) {
-			if ((nbuf = realloc(buf, cap * 2)) == NULL) {
-				error_set(e, ERR_NOMEM, "%s", path);
-				n = -1;
-				break;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
+	if (fdio_read_all(fd, SIZE_MAX, &buf, &len) < 0) {
+		err = errno;
+		if (err == ENOMEM)
+			error_set(e, ERR_NOMEM, "%s", path);
+		else
+			error_set_errno(e, err, "%s", path);
+		buf = NULL;
 	}
 	close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[len] = '\0';
 	return buf;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fdio.h"
 #include "base/json.h"
 #include "base/xxh64.h"
 #include "sym/symtab.h"
@@ -669,41 +670,20 @@ json_t *
 spandir_manifest_read_fd(int fd, struct error *e)
 {
 	const char *name = file_names[SPANDIR_MANIFEST];
-	size_t len = 0, cap = 4096;
-	char *buf = NULL, *grown;
+	size_t len;
+	char *buf;
 	json_t *doc;
-	ssize_t n;
 
-	for (;;) {
-		if (buf == NULL || len == cap) {
-			if (buf != NULL)
-				cap *= 2;
-			if (cap > MANIFEST_MAX) {
-				free(buf);
-				error_set(e, ERR_FORMAT, "%s: larger than %u "
-				    "MiB: not a manifest (run ptspans again)",
-				    name, MANIFEST_MAX >> 20);
-				return NULL;
-			}
-			if ((grown = realloc(buf, cap)) == NULL) {
-				free(buf);
-				error_set(e, ERR_NOMEM, "%s: out of memory",
-				    name);
-				return NULL;
-			}
-			buf = grown;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n == 0)
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
+	if (fdio_read_all(fd, MANIFEST_MAX, &buf, &len) < 0) {
+		if (errno == EFBIG)
+			error_set(e, ERR_FORMAT, "%s: larger than %u MiB: not "
+			    "a manifest (run ptspans again)", name,
+			    MANIFEST_MAX >> 20);
+		else if (errno == ENOMEM)
+			error_set(e, ERR_NOMEM, "%s: out of memory", name);
+		else
 			error_set_errno(e, errno, "%s", name);
-			free(buf);
-			return NULL;
-		}
-		len += (size_t)n;
+		return NULL;
 	}
 	doc = spandir_manifest_parse(buf, len, e);
 	free(buf);
