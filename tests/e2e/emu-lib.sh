@@ -9,6 +9,20 @@
 
 EMU_FIX=$PTKIT_BUILD/tests/fixtures/emu
 
+# emu_span NAME ARGS...: ptrec ARGS (its options, --, the program) under
+# emu into NAME/snap, decoded and spanned into NAME/an, which holds
+# aggregates.bin.
+emu_span() {
+	span_name=$1
+	shift
+	mkdir -p "$span_name" &&
+	ptrec --recorder emu -o "$span_name/snap" "$@" >/dev/null \
+	    2>"$span_name/rec.err" &&
+	ptdecode "$span_name/snap" 2>"$span_name/dec.err" |
+	    ptspans -o "$span_name/an" >/dev/null &&
+	test -s "$span_name/an/aggregates.bin"
+}
+
 # emu_perf_branches SNAPSHOT: perf script --itrace=b, normalised.
 emu_perf_branches() {
 	perf --buildid-dir "$1/images" script -i "$1/perf.data" --itrace=b \

@@ -18,19 +18,6 @@ fi
 GEN=$PTKIT_BUILD/bench/gen_analysis
 AGENT=$PTKIT_BUILD/tests/fixtures/mcp/agent
 
-# span NAME ARGS...: the program ARGS recorded under emu and spanned
-# into NAME/an.
-span() {
-	span_name=$1
-	shift
-	mkdir -p "$span_name" &&
-	ptrec --recorder emu -o "$span_name/snap" "$@" >/dev/null \
-	    2>"$span_name/rec.err" &&
-	ptdecode "$span_name/snap" 2>"$span_name/dec.err" |
-	    ptspans -o "$span_name/an" >/dev/null &&
-	test -s "$span_name/an/aggregates.bin"
-}
-
 # same DIR WARN ARGS...: ptquery DIR ARGS answers the same with
 # aggregates.bin as without it, on stdout and stderr; without it stderr
 # starts with the warning when WARN is 1 (the manifest names the file),
@@ -86,19 +73,19 @@ every() {
 }
 
 test_expect_success 'two threads, three images: the agent fixture' '
-	span agent -- "$AGENT" &&
+	emu_span agent -- "$AGENT" &&
 	jq -e ".files | index(\"aggregates.bin\")" agent/an/manifest.json &&
 	every agent/an 1
 '
 
 test_expect_success 'eight threads (waves 8 1)' '
-	span waves -- "$EMU_FIX/waves" 8 1 &&
+	emu_span waves -- "$EMU_FIX/waves" 8 1 &&
 	test "$(spans_jsonl waves/an | jq -s "[.[].tid] | unique | length")" -ge 8 &&
 	every waves/an 1
 '
 
 test_expect_success 'several processes (forks)' '
-	span forks -- "$EMU_FIX/forks" &&
+	emu_span forks -- "$EMU_FIX/forks" &&
 	test "$(spans_jsonl forks/an | jq -s "[.[].pid] | unique | length")" -gt 1 &&
 	every forks/an 1 &&
 	for p in $(spans_jsonl forks/an | jq -s ".[].pid" | sort -u); do
@@ -108,7 +95,7 @@ test_expect_success 'several processes (forks)' '
 '
 
 test_expect_success 'a wrapped ring: incomplete spans kept apart' '
-	span wrap --aux-bytes 16K -- "$EMU_FIX/branchy.static" 3 3000 &&
+	emu_span wrap --aux-bytes 16K -- "$EMU_FIX/branchy.static" 3 3000 &&
 	n=$(spans_jsonl wrap/an | jq -s "[.[] | select(.start == \"ring_start\" or .start == \"gap\")] | length") &&
 	test "$n" -gt 0 &&
 	ptquery wrap/an --kind summary --format json >s.json &&

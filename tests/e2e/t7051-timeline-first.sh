@@ -20,19 +20,6 @@ fi
 GEN=$PTKIT_BUILD/bench/gen_analysis
 AGENT=$PTKIT_BUILD/tests/fixtures/mcp/agent
 
-# span NAME ARGS...: the program ARGS recorded under emu and spanned
-# into NAME/an.
-span() {
-	span_name=$1
-	shift
-	mkdir -p "$span_name" &&
-	ptrec --recorder emu -o "$span_name/snap" "$@" >/dev/null \
-	    2>"$span_name/rec.err" &&
-	ptdecode "$span_name/snap" 2>"$span_name/dec.err" |
-	    ptspans -o "$span_name/an" >/dev/null &&
-	test -s "$span_name/an/aggregates.bin"
-}
-
 # same DIR ARGS...: the timeline ARGS answers as with --cursor o0, on
 # stdout, stderr and in its exit status, which is 0.
 same() {
@@ -108,13 +95,13 @@ every() {
 }
 
 test_expect_success 'two threads, three images: the agent fixture' '
-	span agent -- "$AGENT" &&
+	emu_span agent -- "$AGENT" &&
 	every agent/an &&
 	same agent/an --limit 3 --wall-clock --inline --format json
 '
 
 test_expect_success 'a wrapped ring: incomplete spans counted too' '
-	span wrap --aux-bytes 16K -- "$EMU_FIX/branchy.static" 3 3000 &&
+	emu_span wrap --aux-bytes 16K -- "$EMU_FIX/branchy.static" 3 3000 &&
 	test "$(spans_jsonl wrap/an | jq -s "[.[] | select(.start == \"ring_start\" or .start == \"gap\")] | length")" -gt 0 &&
 	every wrap/an
 '
