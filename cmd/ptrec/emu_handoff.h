@@ -133,11 +133,21 @@ struct emu_ring_hdr {
 					   back for the budget: not trace */
 };
 
-/* The control file: ptrec writes request_seq, the plugin reads it. */
+/*
+ * The control file: ptrec writes request_seq and out_dev/out_ino, the
+ * plugin reads them.  out_bytes is the one count, shared by every traced
+ * process (each maps the file), of the bytes the program wrote to the
+ * files ptrec reads its output from (out_dev/out_ino: the program's
+ * stdout and stderr as started, whatever descriptor it writes them
+ * through): where in output.log a trigger fired and how much of it a
+ * snapshot keeps.  An ino of 0 is not known: fds 1 and 2 count.
+ */
 struct emu_control {
 	uint64_t magic;
 	volatile uint64_t request_seq;
 	volatile uint64_t stop;		/* stop tracing, no snapshot */
+	uint64_t out_dev[2], out_ino[2];
+	volatile uint64_t out_bytes;	/* atomic */
 };
 
 #define EMU_CONTROL_MAGIC 0x314c52544355554dULL

@@ -260,6 +260,23 @@ execs_untraced(const struct emu_sideband *sb)
 	return n;
 }
 
+/*
+ * Of those, the ones that ran before time t (0: any time): an exec made
+ * once tracing had ended (after the last snapshot) has time 0 or later.
+ */
+static uint64_t
+execs_untraced_before(const struct emu_sideband *sb, uint64_t t)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < sb->n; i++)
+		n += sb->rec[i].type == SB_EXEC &&
+		    !exec_traced_or_failed(sb, i) &&
+		    (t == 0 || (sb->rec[i].time != 0 && sb->rec[i].time <= t));
+	return n;
+}
+
 static char *
 fmt_line(const char *fmt, ...)
 {
@@ -545,14 +562,16 @@ emu_capture_read(struct emu_capture *c, const char *scratch, uint64_t seq,
 	}
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", scratch, seq);
 	if ((f = fopen(path, "re")) != NULL) {
-		uint64_t out = 0;
-		int n = fscanf(f, "%*s %*d %" SCNx64 " %" SCNu64,
-		    &c->fired_time, &out);
+		uint64_t out = 0, end = 0;
+		int n = fscanf(f, "%*s %*d %" SCNx64 " %" SCNu64 " %" SCNu64,
+		    &c->fired_time, &out, &end);
 
 		if (n < 1)
 			c->fired_time = 0;
 		c->output_offset = out;
-		c->has_output_offset = n == 2;
+		c->has_output_offset = n >= 2;
+		c->output_end = end;
+		c->has_output_end = n == 3;
 		fclose(f);
 	}
 	return 0;
@@ -1313,6 +1332,18 @@ emu_snapshot_write(const struct emu_run *run, const struct emu_sideband *sb,
 	src.warnings = (const char *const *)warnings;
 	src.n_warnings = n_warnings;
 	src.output_log = run->output_log;
+	/*
+	 * output.log keeps what the program had written when the snapshot
+	 * was taken, as the plugin counted it, and not what came after (the
+	 * program runs on while the snapshot is written); with a process
+	 * that ran untraced, whose writes nobody counted, all that came.
+	 */
+	if (c->has_output_end &&
+	    execs_untraced_before(sb, c->fired_time) == 0 &&
+	    counter_of(sb, "fork_untraced") == 0) {
+		src.output_log_max = c->output_end;
+		src.has_output_log_max = 1;
+	}
 	rc = snapwrite(&src, out, e);
 	for (i = n_warnings - n_proc; i < n_warnings; i++)
 		free(warnings[i]);

@@ -89,6 +89,9 @@ struct emu_capture {
 	uint64_t output_offset;		/* output.log bytes before the
 					   trigger, when has_output_offset */
 	int has_output_offset;
+	uint64_t output_end;		/* bytes the program had written when
+					   it was taken, when has_output_end */
+	int has_output_end;
 	struct emu_ring_copy *rings;
 	size_t n_rings;
 	struct snapwrite_code *jit;	/* snap.<seq>/jit.*, data malloc'd */

@@ -70,10 +70,9 @@ struct recorder {
 	struct spawn sp;
 	struct emu_guard guard;		/* ends qemu's forks if we are killed */
 	struct capture_output co;	/* the program's stdout and stderr */
-	/* --trigger-line: the lines of the output that matched, and the line
-	 * snapshots the plugin took (their output.log waits for the line) */
+	/* the output cut into lines, so that progress waits for the end of
+	 * a line the program is writing (the plugin matches --trigger-line) */
 	struct capture_lines lines;
-	uint64_t lines_seen, line_snaps;
 	char **argv;		/* qemu's, alive as long as sp */
 	char plugin_arg[PATH_MAX + 16];
 	int pid;		/* the program's (qemu's) */
@@ -290,6 +289,25 @@ fail:
 	return -1;
 }
 
+/*
+ * Which files are the program's output, for the plugin's count of what
+ * it wrote: the ends it is given (a pipe each, or the pty), as stat
+ * knows them.  One it cannot stat stays unknown (0), and the plugin
+ * counts fds 1 and 2 when neither is known.
+ */
+static void
+tell_output_files(struct recorder *r)
+{
+	struct stat st;
+
+	for (int i = 0; i < 2; i++) {
+		if (r->co.write_fd[i] < 0 || fstat(r->co.write_fd[i], &st) < 0)
+			continue;
+		r->ctl->out_dev[i] = (uint64_t)st.st_dev;
+		r->ctl->out_ino[i] = (uint64_t)st.st_ino;
+	}
+}
+
 static int
 open_control_fifo(struct recorder *r)
 {
@@ -353,6 +371,7 @@ start_program(struct recorder *r)
 		report_error(TOOL, "output", &e, NULL);
 		return -1;
 	}
+	tell_output_files(r);
 	spawn_init(&r->sp, argv);
 	r->sp.out = spawn_fd(r->co.write_fd[0]);
 	r->sp.err = spawn_fd(r->co.write_fd[1]);
@@ -372,11 +391,7 @@ start_program(struct recorder *r)
 	return 0;
 }
 
-/*
- * The plugin matches --trigger-line in the guest, at the write(2); the
- * lines are matched here too only so that a line snapshot's output.log
- * can wait for its line.
- */
+/* The program's output to ptrec's stderr and output.log. */
 static void
 copy_output(struct recorder *r, int stream)
 {
@@ -386,27 +401,28 @@ copy_output(struct recorder *r, int stream)
 	if (capture_relay(&r->co.read_fd[stream], stream, r->log_fd,
 	    &r->lines, &matched) == -2)
 		r->failed = 1;
-	r->lines_seen += matched;
 }
 
 /*
- * A line trigger fires at the write(2) of the line, before the kernel
- * has it: its snapshot's output.log is written once the line has come
- * through (at most LINE_WAIT_MS, in case the guest's line and ours cut
- * differently).
+ * A snapshot keeps the output the program had written when it was taken
+ * (the plugin's count): some of it may still be in the pipes, or, for a
+ * line trigger, not yet written at all (it fires at the write(2), before
+ * the kernel has the line).  Relays until output.log holds that much, the
+ * program's ends close, or OUTPUT_WAIT_MS pass (output the program sent
+ * elsewhere, which was counted but never comes).
  */
-#define LINE_WAIT_MS 1000
+#define OUTPUT_WAIT_MS 1000
 
 static void
-wait_for_line(struct recorder *r)
+wait_for_output(struct recorder *r, uint64_t want)
 {
 	uint64_t since = clock_mono_ms();
 	struct pollfd fds[2];
+	struct stat st;
 
-	r->line_snaps++;
-	while (r->lines_seen < r->line_snaps &&
-	    (r->co.read_fd[0] >= 0 || r->co.read_fd[1] >= 0) &&
-	    clock_mono_ms() - since < LINE_WAIT_MS) {
+	while ((r->co.read_fd[0] >= 0 || r->co.read_fd[1] >= 0) &&
+	    fstat(r->log_fd, &st) == 0 && (uint64_t)st.st_size < want &&
+	    clock_mono_ms() - since < OUTPUT_WAIT_MS) {
 		fds[0] = (struct pollfd){ .fd = r->co.read_fd[0],
 		    .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = r->co.read_fd[1],
@@ -418,7 +434,6 @@ wait_for_line(struct recorder *r)
 		if (fds[1].revents && r->co.read_fd[1] >= 0)
 			copy_output(r, 1);
 	}
-	r->lines_seen = r->line_snaps;	/* one that never came is not owed */
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
@@ -496,6 +511,8 @@ snapshot_from_plugin(struct recorder *r, uint64_t seq, const char *reason)
 		report_error(TOOL, "snapshot", &e, NULL);
 		return -1;
 	}
+	if (c.has_output_end)
+		wait_for_output(r, c.output_end);
 	rc = write_snapshot(r, &c, reason);
 	emu_capture_free(&c);
 	/* the ring copies are in the snapshot now: free the scratch space */
@@ -647,8 +664,6 @@ on_event_line(struct recorder *r, struct pending *p, const char *line)
 		p->exit_seq = seq;	/* written once the exit status is known */
 		return;
 	}
-	if (strcmp(reason, "line") == 0)
-		wait_for_line(r);
 	if (snapshot_from_plugin(r, seq, reason) < 0)
 		r->failed = 1;
 }

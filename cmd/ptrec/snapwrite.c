@@ -799,8 +799,9 @@ snapwrite(const struct snapwrite_source *src, const char *dest,
 	    (rc = write_perf_data(w, e)) < 0 ||
 	    (rc = fill_threads(m, src, e)) < 0 ||
 	    (rc = fill_capture(m, src, e)) < 0 ||
-	    (src->output_log != NULL && (rc = snapshot_copy_in(w->snap,
-	    SNAPSHOT_OUTPUT_LOG, src->output_log, e)) < 0)) {
+	    (src->output_log != NULL && (rc = snapshot_copy_in_prefix(w->snap,
+	    SNAPSHOT_OUTPUT_LOG, src->output_log, src->has_output_log_max ?
+	    src->output_log_max : UINT64_MAX, e)) < 0)) {
 		snapshot_abort(w->snap);
 	} else {
 		rc = snapshot_commit(w->snap, e);

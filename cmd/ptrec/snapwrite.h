@@ -166,6 +166,9 @@ struct snapwrite_source {
 	uint64_t output_offset;		/* output.log bytes the program wrote
 					   before the trigger, when known */
 	int has_output_offset;
+	uint64_t output_log_max;	/* of output_log, the first bytes only,
+					   when has_output_log_max */
+	int has_output_log_max;
 	uint64_t start_tsc, end_tsc;
 	uint64_t start_wall_ns, end_wall_ns, fired_wall_ns;
 	const struct snapwrite_counter *counters;

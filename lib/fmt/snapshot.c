@@ -292,15 +292,25 @@ write_failed(struct snapshot *s, int errnum)
 }
 
 
+static int copy_in_fd(struct snapshot *s, const char *name, int in,
+    const char *from, uint64_t max, struct error *e);
+
 int
 snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e)
+{
+	return snapshot_copy_in_prefix(s, name, from, UINT64_MAX, e);
+}
+
+int
+snapshot_copy_in_prefix(struct snapshot *s, const char *name,
+    const char *from, uint64_t max, struct error *e)
 {
 	int in, rc;
 
 	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
 		return error_set_errno(e, errno, "%s", from);
-	rc = snapshot_copy_in_fd(s, name, in, from, e);
+	rc = copy_in_fd(s, name, in, from, max, e);
 	close(in);
 	return rc;
 }
@@ -308,6 +318,13 @@ snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
 int
 snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
     const char *from, struct error *e)
+{
+	return copy_in_fd(s, name, in, from, UINT64_MAX, e);
+}
+
+static int
+copy_in_fd(struct snapshot *s, const char *name, int in, const char *from,
+    uint64_t max, struct error *e)
 {
 	const char *to = snapshot_path(s, name);
 	char buf[65536];
@@ -319,7 +336,8 @@ snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
 	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 	    0600)) < 0)
 		return error_set_errno(e, write_failed(s, errno), "%s", to);
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
+	while (max > 0 && (n = read(in, buf, max < sizeof(buf) ?
+	    (size_t)max : sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -331,6 +349,7 @@ snapshot_copy_in_fd(struct snapshot *s, const char *name, int in,
 			    to);
 			break;
 		}
+		max -= (uint64_t)n;
 	}
 	if (close(out) < 0 && rc == 0)
 		rc = error_set_errno(e, write_failed(s, errno), "%s", to);

@@ -108,6 +108,13 @@ int snapshot_copy_in(struct snapshot *s, const char *name, const char *from,
     struct error *e) PTKIT_MUST_CHECK;
 
 /*
+ * As snapshot_copy_in, of the first max bytes of from only (all of a
+ * shorter file): the program's output up to a place in it.
+ */
+int snapshot_copy_in_prefix(struct snapshot *s, const char *name,
+    const char *from, uint64_t max, struct error *e) PTKIT_MUST_CHECK;
+
+/*
  * As snapshot_copy_in, from the open file in (read to its end, left
  * open), named from in messages: for a file that had to be checked
  * before it was read.

@@ -67,8 +67,7 @@ test_expect_success '--trigger-line on a terminal: at the printf of the line' '
 	test_eq line "$(trigger snap)" &&
 	test_eq 1000 "$(calls_to snap leaf)" &&
 	printf "tick 1\ntick 2\n" >want &&
-	head -n 2 snap/output.log >got &&
-	test_cmp want got &&
+	test_cmp want snap/output.log &&
 	grep -q "^ticks 5 leaf calls 2500" tty.out &&
 	# where the trigger fired in output.log: just past the matching line
 	test_eq 14 "$(jq .trigger.output_offset snap/manifest.json)"
@@ -93,6 +92,30 @@ test_expect_success 'the trigger place: what was written before a symbol trigger
 	    --trigger-symbol leaf --trigger-hits 1001 -- $TICK 5 500 >path" &&
 	test_eq symbol "$(trigger snap)" &&
 	test_eq 14 "$(jq .trigger.output_offset snap/manifest.json)"
+'
+
+# The program runs on while the snapshot is written: what it prints then
+# (tick 3, 4, 5 and the total, a line at a time on a terminal) is not the
+# snapshot's.
+test_expect_success 'output.log ends where the program was when the trigger fired' '
+	on_tty "ptrec --recorder emu -o snap --aux-bytes 4M \
+	    --trigger-symbol leaf --trigger-hits 1001 -- $TICK 5 500 >path" &&
+	printf "tick 1\ntick 2\n" >want &&
+	test_cmp want snap/output.log &&
+	grep -q "^ticks 5 leaf calls 2500" tty.out
+'
+
+# Output is counted wherever the program writes it to: a child process
+# (traced), and a descriptor dup'ed from stdout; the line trigger keeps
+# its whole write and not what follows the line.
+test_expect_success 'output.log and the trigger place count children and dup'"'"'ed descriptors' '
+	rec --trigger-line "^four\$" -- /bin/sh -c \
+	    "echo one; /bin/echo two; exec 3>&1; echo three >&3; echo four;
+	    /bin/sleep 0.3; echo five" &&
+	test_eq line "$(trigger snap)" &&
+	printf "one\ntwo\nthree\nfour\n" >want &&
+	test_cmp want snap/output.log &&
+	test_eq 19 "$(jq .trigger.output_offset snap/manifest.json)"
 '
 
 test_expect_success 'a bad --trigger-line regex is a usage error, before the run' '

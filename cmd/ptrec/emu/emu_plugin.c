@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -106,8 +107,10 @@ struct slot {
 	int tid;
 	int64_t sys_num;
 	uint64_t sys_args[6];
+	int fds_lost;			/* ours to open again at the return */
 	uint64_t line_out;		/* output offset just past the line that
 					   asks for a snapshot, 0 none */
+	uint64_t line_end;		/* and past the write holding it */
 	struct linebuf out[2];		/* guest stdout/stderr, --trigger-line */
 };
 
@@ -176,11 +179,15 @@ static struct {
 	uint64_t hit_count;
 	uint64_t forks;			/* children not traced */
 	uint64_t sb_clock;		/* time of the newest mapping */
-	uint64_t out_bytes;		/* written to fds 1 and 2, atomic */
-	uint64_t snap_out;		/* out_bytes at the trigger */
+	uint64_t out_bytes;		/* written to fds 1 and 2, atomic, when
+					   there is no control file */
+	uint64_t snap_out;		/* output offset of the trigger */
+	uint64_t snap_end;		/* output the snapshot keeps */
 
 	int sb_fd, events_fd;
-	struct emu_control *ctl;
+	int fd_floor;			/* our descriptors go at or above it */
+	struct emu_control *ctl;	/* the leader's: ptrec's requests */
+	struct emu_control *outc;	/* every process's: the output count */
 	uint64_t ctl_seen;
 	int pid;
 	int leader;			/* the first process: snapshots are its */
@@ -194,6 +201,130 @@ static struct {
 	int comm_done;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER, .sb_fd = -1, .events_fd = -1,
     .tail_deadline = UINT64_MAX };
+
+/* ---- our descriptors ---------------------------------------------------- */
+
+/*
+ * qemu-user gives the guest the process's own descriptor table, so the
+ * files the plugin keeps open (its sideband, the events FIFO, the ground
+ * truth) are numbers the program can close or reuse: a shell's
+ * "exec 3>&1" would send our sideband into the program's output and
+ * lose it.  They are kept high, away from the numbers programs pick,
+ * and moved when the program closes or replaces one: natively the
+ * program never had them (its close fails with EBADF there too, its
+ * dup2 onto one just works).
+ */
+static int
+fd_floor(void)
+{
+	struct rlimit rl;
+	rlim_t top = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+		top = rl.rlim_cur;
+	return top > 128 ? (int)top - 64 : (int)top / 2;
+}
+
+/* fd moved to g.fd_floor or above (fd itself when it cannot be). */
+static int
+fd_high(int fd)
+{
+	int h;
+
+	if (fd < 0 || fd >= g.fd_floor || g.fd_floor <= 3 ||
+	    (h = fcntl(fd, F_DUPFD_CLOEXEC, g.fd_floor)) < 0)
+		return fd;
+	close(fd);
+	return h;
+}
+
+/*
+ * *fdp, one of ours, away from [lo, hi] before the program's syscall
+ * closes or replaces what is there: above the range, else below it;
+ * -1 when the range leaves no room (close_range of everything), for
+ * fds_reopen to open again after the syscall.  Returns 1 when *fdp was
+ * in the range.
+ */
+static int
+fd_move_out(int *fdp, uint64_t lo, uint64_t hi)
+{
+	int fd = __atomic_load_n(fdp, __ATOMIC_ACQUIRE), h = -1;
+
+	if (fd < 0 || (uint64_t)fd < lo || (uint64_t)fd > hi)
+		return 0;
+	if (hi < (uint64_t)INT_MAX - 1)
+		h = fcntl(fd, F_DUPFD_CLOEXEC, (int)hi + 1);
+	if (h < 0 && lo > 3 && (h = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 0 &&
+	    (uint64_t)h >= lo) {
+		close(h);
+		h = -1;
+	}
+	__atomic_store_n(fdp, h, __ATOMIC_RELEASE);
+	close(fd);
+	return 1;
+}
+
+/* s's ground truth file, open again after a close_range took it. */
+static int
+truth_fd_reopen(struct slot *s)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/truth.%d", g.dir, s->tid);
+	s->truth.fd = fd_high(open(path, O_RDWR | O_CLOEXEC));
+	return s->truth.fd;
+}
+
+/*
+ * The program is about to close [lo, hi] (close, close_range) or put
+ * another file at lo (dup2, dup3): ours there move first.  Returns
+ * whether one could not and has to be opened again afterwards.
+ */
+static int
+fds_guard(uint64_t lo, uint64_t hi)
+{
+	int lost = 0;
+
+	if (fd_move_out(&g.sb_fd, lo, hi))
+		lost |= g.sb_fd < 0;
+	if (fd_move_out(&g.events_fd, lo, hi))
+		lost |= g.events_fd < 0;
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < g.n_slots; i++) {
+		struct slot *t = g.slots[i];
+
+		if (t != NULL && t->has_truth &&
+		    fd_move_out(&t->truth.fd, lo, hi))
+			lost |= t->truth.fd < 0;
+	}
+	pthread_mutex_unlock(&g.lock);
+	return lost;
+}
+
+static void open_sideband(void);
+
+/* After a close_range that left ours no room: the files again, high. */
+static void
+fds_reopen(void)
+{
+	char path[PATH_MAX + 16];
+
+	if (g.sb_fd < 0)
+		open_sideband();
+	if (g.leader && g.events_fd < 0) {
+		snprintf(path, sizeof(path), "%s/events", g.dir);
+		g.events_fd = fd_high(open(path, O_WRONLY | O_NONBLOCK |
+		    O_CLOEXEC));
+		if (g.events_fd >= 0)
+			fcntl(g.events_fd, F_SETFL, 0);
+	}
+	pthread_mutex_lock(&g.lock);
+	for (int i = 0; i < g.n_slots; i++)
+		if (g.slots[i] != NULL && g.slots[i]->has_truth &&
+		    g.slots[i]->truth.fd < 0)
+			truth_fd_reopen(g.slots[i]);
+	pthread_mutex_unlock(&g.lock);
+}
 
 static int
 gettid_(void)
@@ -832,6 +963,8 @@ slot_create(unsigned int vcpu)
 		snprintf(path, sizeof(path), "%s/truth.%d", g.dir, s->tid);
 		s->has_truth = (resumed ? emu_truth_append(&s->truth, path) :
 		    emu_truth_open(&s->truth, path)) == 0;
+		if (s->has_truth)
+			s->truth.fd = fd_high(s->truth.fd);
 	}
 	emu_thread_init(&s->th, s->tid, clock, &g.handlers,
 	    s->has_truth ? &s->truth : NULL, g.n_filter > 0);
@@ -899,6 +1032,50 @@ snapshot_jit(uint64_t seq)
 	sideband("counter jit_regions_lost %" PRIu64, g.jit.lost);
 }
 
+/* ---- the program's output -------------------------------------------- */
+
+/*
+ * The program's output count: the control file's, shared by every traced
+ * process of the run, so that a child's output counts where output.log
+ * has it; this process's own without one.
+ */
+static uint64_t *
+out_counter(void)
+{
+	return g.outc != NULL ? (uint64_t *)&g.outc->out_bytes :
+	    &g.out_bytes;
+}
+
+static uint64_t
+out_written(void)
+{
+	return __atomic_load_n(out_counter(), __ATOMIC_RELAXED);
+}
+
+/*
+ * Whether fd is where ptrec reads the program's output from: the file
+ * its stdout or stderr was when it started, through whichever descriptor
+ * (a dup, a shell's 3>&1), and not fd 1 once the program pointed it
+ * elsewhere.  Without the control file's word, fds 1 and 2.
+ */
+static int
+is_output(uint64_t fd)
+{
+	struct stat st;
+
+	if (g.outc == NULL || (g.outc->out_ino[0] == 0 &&
+	    g.outc->out_ino[1] == 0))
+		return fd == 1 || fd == 2;
+	if (fd > INT32_MAX || fstat((int)fd, &st) < 0)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (g.outc->out_ino[i] != 0 &&
+		    (uint64_t)st.st_ino == g.outc->out_ino[i] &&
+		    (uint64_t)st.st_dev == g.outc->out_dev[i])
+			return 1;
+	return 0;
+}
+
 static void
 snapshot_complete(uint64_t seq)
 {
@@ -907,8 +1084,9 @@ snapshot_complete(uint64_t seq)
 
 	snapshot_jit(seq);
 	snprintf(path, sizeof(path), "%s/snap.%" PRIu64 "/info", g.dir, seq);
-	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 " %" PRIu64 "\n",
-	    g.snap_reason, g.snap_reason_tid, g.snap_time, g.snap_out);
+	n = snprintf(info, sizeof(info), "%s %d 0x%" PRIx64 " %" PRIu64
+	    " %" PRIu64 "\n", g.snap_reason, g.snap_reason_tid, g.snap_time,
+	    g.snap_out, g.snap_end);
 	write_file(path, (const uint8_t *)info, (uint64_t)n);
 	g.snaps_done += (uint64_t)g.snap_counts;
 	counters_record();
@@ -1090,7 +1268,11 @@ snapshot_request(struct slot *me, uint64_t me_ip, const char *reason,
 	/* where in the program's output: past the matching line, or all
 	 * it had written */
 	g.snap_out = me != NULL && me->line_out != 0 ? me->line_out :
-	    __atomic_load_n(&g.out_bytes, __ATOMIC_RELAXED);
+	    out_written();
+	/* and what of it is the snapshot's: for a line, all of the write
+	 * that holds it (the kernel takes the write whole) */
+	g.snap_end = me != NULL && me->line_out != 0 ? me->line_end :
+	    out_written();
 	/* ptrec's requests (--control snapshot) do not use up --repeat */
 	g.snap_counts = strcmp(reason, "request") != 0;
 	g.snap_final = final || (g.snap_counts && g.snaps_done + 1 >= g.repeat);
@@ -1384,12 +1566,15 @@ on_tb_exec(unsigned int vcpu, void *userdata)
 
 /* ---- syscalls ---------------------------------------------------------- */
 
+
 enum {
-	NR_WRITE = 1, NR_WRITEV = 20, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
+	NR_WRITE = 1, NR_WRITEV = 20, NR_PWRITE64 = 18, NR_PWRITEV = 296,
+	NR_PWRITEV2 = 328, NR_SENDFILE = 40, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11,
 	NR_RT_SIGACTION = 13, NR_CLONE = 56, NR_FORK = 57, NR_VFORK = 58,
 	NR_EXECVE = 59, NR_EXIT = 60, NR_UNLINK = 87, NR_PRCTL = 157,
 	NR_EXIT_GROUP = 231, NR_UNLINKAT = 263, NR_EXECVEAT = 322,
-	NR_CLONE3 = 435,
+	NR_CLONE3 = 435, NR_CLOSE = 3, NR_DUP2 = 33, NR_DUP3 = 292,
+	NR_CLOSE_RANGE = 436,
 };
 
 /*
@@ -1455,10 +1640,10 @@ scan_output(struct slot *s, uint64_t fd, uint64_t buf, uint64_t len)
 			if (g.tail_ns > 0) {
 				tail_arm(s);
 			} else {
-				s->line_out = __atomic_load_n(&g.out_bytes,
-				    __ATOMIC_RELAXED) + i + 1;
+				s->line_out = out_written() + i + 1;
+				s->line_end = out_written() + len;
 				snapshot_request(s, 0, "line", 0);
-				s->line_out = 0;
+				s->line_out = s->line_end = 0;
 			}
 		}
 	}
@@ -1538,6 +1723,8 @@ exec_follow(struct slot *s, int64_t num, const uint64_t *a)
 		PTKIT_DROP(fcntl(g.events_fd, F_SETFD, fl));
 	snprintf(truth, sizeof(truth), "%s/truth.%d", g.dir, s->tid);
 	s->has_truth = had_truth && emu_truth_append(&s->truth, truth) == 0;
+	if (s->has_truth)
+		s->truth.fd = fd_high(s->truth.fd);
 	if (!s->has_truth)
 		s->th.truth = NULL;
 }
@@ -1561,6 +1748,13 @@ on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 	s->sys_args[3] = a4;
 	s->sys_args[4] = a5;
 	s->sys_args[5] = a6;
+	if (num == NR_CLOSE)
+		s->fds_lost = fds_guard(a1, a1);
+	else if ((num == NR_DUP2 || num == NR_DUP3) && a1 != a2)
+		s->fds_lost = fds_guard(a2, a2);
+	else if (num == NR_CLOSE_RANGE && a1 <= a2 &&
+	    !(a3 & 4 /* CLOSE_RANGE_CLOEXEC: marks, closes nothing */))
+		s->fds_lost = fds_guard(a1, a2);
 	if (num == NR_RT_SIGACTION)
 		note_handler(a2);
 	if (num == NR_UNLINK || num == NR_UNLINKAT)
@@ -1786,10 +1980,18 @@ on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	}
 	if (s == NULL)
 		return;
+	if (s->fds_lost) {
+		s->fds_lost = 0;
+		fds_reopen();
+	}
 	/* what the program wrote to its output, for the trigger's place */
-	if ((num == NR_WRITE || num == NR_WRITEV) && ret > 0 &&
-	    (s->sys_args[0] == 1 || s->sys_args[0] == 2))
-		__atomic_add_fetch(&g.out_bytes, (uint64_t)ret,
+	if ((num == NR_WRITE || num == NR_WRITEV || num == NR_PWRITE64 ||
+	    num == NR_PWRITEV || num == NR_PWRITEV2) && ret > 0 &&
+	    is_output(s->sys_args[0]))
+		__atomic_add_fetch(out_counter(), (uint64_t)ret,
+		    __ATOMIC_RELAXED);
+	if (num == NR_SENDFILE && ret > 0 && is_output(s->sys_args[0]))
+		__atomic_add_fetch(out_counter(), (uint64_t)ret,
 		    __ATOMIC_RELAXED);
 	if (s->hdr != NULL)
 		slot_reclaim(s);
@@ -2113,7 +2315,8 @@ open_sideband(void)
 		snprintf(path, sizeof(path), "%s/sideband", g.dir);
 	else
 		snprintf(path, sizeof(path), "%s/sideband.%d", g.dir, g.pid);
-	g.sb_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	g.sb_fd = fd_high(open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0600));
 }
 
 static void
@@ -2123,7 +2326,26 @@ open_channels(void)
 	int fd;
 	void *p;
 
+	g.fd_floor = fd_floor();
 	open_sideband();
+	/* read-write: the output count, which every process keeps, is in
+	 * it; only the leader answers ptrec's requests */
+	snprintf(path, sizeof(path), "%s/control", g.dir);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0) {
+		p = mmap(NULL, sizeof(struct emu_control),
+		    PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (p != MAP_FAILED &&
+		    ((struct emu_control *)p)->magic == EMU_CONTROL_MAGIC) {
+			g.outc = p;
+			if (g.leader) {
+				g.ctl = p;
+				g.ctl_seen = g.ctl->request_seq;
+			}
+		} else if (p != MAP_FAILED) {
+			munmap(p, sizeof(struct emu_control));
+		}
+	}
 	if (!g.leader)
 		return;		/* a program a child exec'd */
 	/* No reader (run by hand): no events, which is fine.  A leader that
@@ -2131,22 +2353,12 @@ open_channels(void)
 	 * FIFO close while the program runs. */
 	snprintf(path, sizeof(path), "%s/events", g.dir);
 	if (g.events_fd < 0)
-		g.events_fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		g.events_fd = fd_high(open(path, O_WRONLY | O_NONBLOCK |
+		    O_CLOEXEC));
 	else if (fcntl(g.events_fd, F_SETFD, FD_CLOEXEC) < 0)
 		g.events_fd = -1;
 	if (g.events_fd >= 0)
 		fcntl(g.events_fd, F_SETFL, 0);	/* blocking writes */
-	snprintf(path, sizeof(path), "%s/control", g.dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		p = mmap(NULL, sizeof(struct emu_control), PROT_READ,
-		    MAP_SHARED, fd, 0);
-		close(fd);
-		if (p != MAP_FAILED &&
-		    ((struct emu_control *)p)->magic == EMU_CONTROL_MAGIC) {
-			g.ctl = p;
-			g.ctl_seen = g.ctl->request_seq;
-		}
-	}
 }
 
 /*
