@@ -141,6 +141,10 @@ ratio() {
 }
 
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+# What ptspans runs without -j: every core from 4 up, else the serial
+# engine (ptspans(1), PARALLEL ENGINE).
+defjobs=1
+[ "$jobs" -ge 4 ] && defjobs=$jobs
 printf '#!/bin/sh\nptdecode --decoder fast "$1" | ptspans -j "$2"\n' \
     >"$dir/pipe.sh"
 printf '#!/bin/sh\nrm -rf "$3"\nptdecode --decoder fast "$1" | ptspans -j "$2" -o "$3"\n' \
@@ -163,6 +167,9 @@ end_to_end() {
 	echo "spans: $tag: fast | ptspans -j1 over perf:" \
 	    "$(ratio "$tag fast | ptspans -j1" "$tag perf script --itrace=cr")x;" \
 	    "-j$jobs: $(ratio "$tag fast | ptspans -j$jobs" \
+	    "$tag perf script --itrace=cr")x;" \
+	    "ptspans' default (-j$defjobs): $(ratio \
+	    "$tag fast | ptspans -j$defjobs" \
 	    "$tag perf script --itrace=cr")x (target >= $3);" \
 	    "-j$jobs over -j1: $(ratio "$tag fast | ptspans -j$jobs" \
 	    "$tag fast | ptspans -j1")x;" \
