@@ -37,6 +37,7 @@ fuzz-ptdec: $(DEC_FUZZ_DIR)/fuzz_ptdec
 	    $(DEC_FUZZ_DIR)/corpus-ptdec tests/fuzz/ptdec
 
 FUZZ_RUNS += fuzz-blkstream fuzz-ptdec
+FUZZ_BINS += $(DEC_FUZZ_DIR)/fuzz_blkstream $(DEC_FUZZ_DIR)/fuzz_ptdec
 .PHONY: fuzz-blkstream fuzz-ptdec
 
 

@@ -59,4 +59,5 @@ fuzz-ptdec-fast: $(FASTDEC_FUZZ)
 	    tests/fuzz/ptdec_fast
 
 FUZZ_RUNS += fuzz-ptdec-fast
+FUZZ_BINS += $(FASTDEC_FUZZ)
 .PHONY: fuzz-ptdec-fast

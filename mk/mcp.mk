@@ -28,6 +28,7 @@ fuzz-jsonrpc: $(FUZZ_JSONRPC)
 	    $(BUILD)/fuzz/corpus-jsonrpc tests/fuzz/jsonrpc-seeds
 
 FUZZ_RUNS += fuzz-jsonrpc
+FUZZ_BINS += $(FUZZ_JSONRPC)
 
 # The MCP conformance test (tests/e2e/t0903-mcp-sdk.sh) drives ptmcp with
 # the official TypeScript SDK client, pinned in tests/mcp/package.json and

@@ -54,6 +54,7 @@ fuzz-perfdata: $(SNAP_FUZZ)
 	    $(BUILD)/fuzz/corpus-perfdata tests/fuzz/perfdata
 
 FUZZ_RUNS += fuzz-perfdata
+FUZZ_BINS += $(SNAP_FUZZ)
 .PHONY: fuzz-perfdata
 
 # The manifest's readers (manifest_read, and manifest_check_paths that
@@ -73,4 +74,5 @@ fuzz-manifest: $(SNAP_FUZZ_MANIFEST)
 	    tests/fuzz/manifest-seeds
 
 FUZZ_RUNS += fuzz-manifest
+FUZZ_BINS += $(SNAP_FUZZ_MANIFEST)
 .PHONY: fuzz-manifest

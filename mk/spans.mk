@@ -74,6 +74,7 @@ fuzz-spans: $(SPANS_FUZZ)
 	    $(BUILD)/fuzz/corpus-spans tests/fuzz/spans
 
 FUZZ_RUNS += fuzz-spans
+FUZZ_BINS += $(SPANS_FUZZ)
 .PHONY: fuzz-spans
 
 # The analysis readers' fuzzer: manifest.json, spans.jsonl and index.bin
@@ -102,6 +103,7 @@ fuzz-analysis: $(ANALYSIS_FUZZ)
 	    tests/fuzz/analysis-seeds
 
 FUZZ_RUNS += fuzz-analysis
+FUZZ_BINS += $(ANALYSIS_FUZZ)
 .PHONY: fuzz-analysis
 
 # JIT code: the recorders' archive (ELF images from dumped bytes) and the

@@ -122,3 +122,4 @@ fuzz-jitmap: $(BUILD)/fuzz/fuzz_jitmap
 	    $(BUILD)/fuzz/corpus-jitmap tests/fuzz/jitmap-seeds
 
 FUZZ_RUNS += fuzz-symtab fuzz-jitmap
+FUZZ_BINS += $(BUILD)/fuzz/fuzz_symtab $(BUILD)/fuzz/fuzz_jitmap
