@@ -1,16 +1,23 @@
 /* compare: see compare.h. */
 #include "compare.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/json.h"
 #include "fmt/spanidx.h"
 #include "fmt/snapshot.h"
 #include "fmt/store.h"
 #include "span/spandir.h"
+#include "tool/report.h"
+
+/* What a comparison goes without when a snapshot's manifest is refused. */
+#define CONTEXT_LEFT_OUT "the snapshot's context (target, build id, clock) " \
+	"is left out"
 
 /* Relative change below which hardware times count as unchanged. */
 #define TIME_NOISE_PCT 2.0
@@ -109,29 +116,59 @@ noise_parse(const char *s, struct noise_spec *n, struct error *e)
 /* ------------------------------------------------------------------ */
 /* Sides */
 
-/* The snapshot's manifest: where the analysis says, else two levels up. */
+/*
+ * The manifest of snapshot directory dir, opened beneath it (no link, no
+ * FIFO: lib/fmt/snapshot) and read from that descriptor.  NULL with
+ * warn->code 0 when there is none; NULL with warn saying "DIR: why" when
+ * one is there but refused or not JSON.
+ */
 static json_t *
-side_load_snapshot(struct side *s)
+read_snapshot_manifest(const char *dir, struct error *warn)
+{
+	json_t *doc;
+	int fd;
+
+	if ((fd = snapshot_member_open(dir, SNAPSHOT_MANIFEST, warn)) < 0) {
+		if (fd != -ERR_NOTFOUND)
+			error_prefix(warn, "%s", dir);
+		else
+			error_clear(warn);
+		return NULL;
+	}
+	doc = json_read_fd(fd, warn);
+	close(fd);
+	if (doc == NULL)
+		error_prefix(warn, "%s: " SNAPSHOT_MANIFEST, dir);
+	return doc;
+}
+
+/*
+ * The snapshot's manifest: where the analysis says, else two levels up.
+ * One that is there but refused stops the search and is in warn (the
+ * next place could be another snapshot); one simply absent is not said.
+ */
+static json_t *
+side_load_snapshot(struct side *s, struct error *warn)
 {
 	const char *snap = analysis_manifest_str(&s->an,
 	    SPANDIR_M_SNAPSHOT, NULL);
-	char path[4200], dir[PATH_MAX + 8];
+	char dir[PATH_MAX + 8];
 	json_t *doc;
 
+	error_clear(warn);
 	if (snap != NULL && snap[0] != '\0') {
-		snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, snap);
-		if ((doc = json_read_file(path, NULL)) != NULL)
+		if ((doc = read_snapshot_manifest(snap, warn)) != NULL ||
+		    warn->code != 0)
 			return doc;
 	}
 	if (store_analysis_snapshot(s->an.dir, dir, sizeof(dir), NULL) < 0)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/" SNAPSHOT_MANIFEST, dir);
-	return json_read_file(path, NULL);
+	return read_snapshot_manifest(dir, warn);
 }
 
 static int
 side_open(struct side *s, const char *path, enum agg_group group,
-    struct error *e)
+    struct error *warn, struct error *e)
 {
 	int rc;
 
@@ -141,7 +178,7 @@ side_open(struct side *s, const char *path, enum agg_group group,
 	s->opened = 1;
 	if ((rc = agg_hotpaths(&s->agg, &s->an, group, NULL, e)) < 0)
 		return error_prefix(e, "%s", path);
-	s->snap = side_load_snapshot(s);
+	s->snap = side_load_snapshot(s, warn);
 	return 0;
 }
 
@@ -917,12 +954,21 @@ int
 comparison_run(struct comparison *c, const char *path_a, const char *path_b,
     const struct compare_options *o, struct error *e)
 {
+	struct error warn_a, warn_b;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	if ((rc = side_open(&c->a, path_a, o->group, e)) < 0 ||
-	    (rc = side_open(&c->b, path_b, o->group, e)) < 0)
+	if ((rc = side_open(&c->a, path_a, o->group, &warn_a, e)) < 0 ||
+	    (rc = side_open(&c->b, path_b, o->group, &warn_b, e)) < 0)
 		return rc;
+	/* Told, not dropped in silence; once when both sides share it. */
+	if (warn_a.code != 0)
+		report_warning("ptdiff", NULL, "%s: %s", warn_a.msg,
+		    CONTEXT_LEFT_OUT);
+	if (warn_b.code != 0 && (warn_a.code == 0 ||
+	    strcmp(warn_a.msg, warn_b.msg) != 0))
+		report_warning("ptdiff", NULL, "%s: %s", warn_b.msg,
+		    CONTEXT_LEFT_OUT);
 	if ((rc = pair_rows(c, o, e)) < 0)
 		return rc;
 	judge_comparability(c);

@@ -153,8 +153,11 @@ size_t clone_base(const char *name, char *buf, size_t size);
 
 /*
  * Opens A and B, aggregates and pairs their rows, classifies them and
- * checks the bounds.  Returns 0, or a negative -ERR_* with e saying which
- * side failed and why.  comparison_free() releases c in every case.
+ * checks the bounds.  A snapshot manifest that is there but refused (a
+ * link, a FIFO, not JSON) is said on stderr as a warning, and that side
+ * goes without the snapshot's context.  Returns 0, or a negative -ERR_*
+ * with e saying which side failed and why.  comparison_free() releases c
+ * in every case.
  */
 int comparison_run(struct comparison *c, const char *path_a,
     const char *path_b, const struct compare_options *o, struct error *e);

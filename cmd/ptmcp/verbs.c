@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -152,13 +153,13 @@ int
 verb_show(const struct tool_info *t, const char *store_path, int argc,
     char **argv)
 {
-	char dir[PATH_MAX], *mpath;
+	char dir[PATH_MAX];
 	struct store s;
 	struct jsonw w;
 	struct error e;
 	uint64_t bytes = 0;
 	json_t *manifest;
-	int rc;
+	int rc, fd;
 
 	if (argc != 2) {
 		cli_usage_error(t, "show takes one ID");
@@ -177,13 +178,20 @@ verb_show(const struct tool_info *t, const char *store_path, int argc,
 	}
 	if (store_du(dir, &bytes, &e) < 0)
 		report_error(T, dir, &e, "its size shows as 0");
-	/* Shown only when it is the snapshot's own, not a link out. */
+	/*
+	 * Shown only when it is the snapshot's own, not a link out: read
+	 * from the descriptor the check opened, never opened again by its
+	 * name (a link swapped in between would be followed).
+	 */
 	manifest = NULL;
-	if ((rc = snapshot_member(dir, SNAPSHOT_MANIFEST, &mpath, &e)) == 0)
-		manifest = json_read_file(mpath, NULL);
-	else if (rc != -ERR_NOTFOUND)
+	if ((rc = fd = snapshot_member_open(dir, SNAPSHOT_MANIFEST, &e)) >= 0) {
+		manifest = json_read_fd(fd, &e);
+		close(fd);
+		rc = manifest != NULL ? 0 : error_prefix(&e, "%s",
+		    SNAPSHOT_MANIFEST);
+	}
+	if (rc < 0 && rc != -ERR_NOTFOUND)
 		report_error(T, argv[1], &e, "its manifest shows as null");
-	free(mpath);
 	jsonw_init(&w, stdout);
 	jsonw_object_begin(&w);
 	jsonw_kv_string(&w, "id", argv[1]);

@@ -966,15 +966,14 @@ read_top(struct mr *r, const json_t *root, struct manifest *m)
 	m->created_wall_ns = u64(r, root, "created_wall_ns");
 }
 
-int
-manifest_check_paths(const char *path, struct error *e)
+static int
+check_paths_root(json_t *root, const char *path, struct error *e)
 {
 	static const struct { const char *list, *key; } members[] = {
 		{ "images", "archived" }, { "images", "debug" },
 		{ "jit_maps", "archived" },
 	};
 	struct mr r = { e, 0, "manifest" };
-	json_t *root = json_read_file(path, e);
 
 	if (root == NULL)
 		return error_prefix(e, "%s", path);
@@ -991,6 +990,18 @@ manifest_check_paths(const char *path, struct error *e)
 	}
 	json_decref(root);
 	return r.rc < 0 ? error_prefix(e, "%s", path) : 0;
+}
+
+int
+manifest_check_paths(const char *path, struct error *e)
+{
+	return check_paths_root(json_read_file(path, e), path, e);
+}
+
+int
+manifest_check_paths_fd(int fd, const char *path, struct error *e)
+{
+	return check_paths_root(json_read_fd(fd, e), path, e);
 }
 
 static int manifest_read_root(json_t *root, const char *path,

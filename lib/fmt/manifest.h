@@ -223,6 +223,10 @@ int manifest_write(FILE *out, const struct manifest *m, struct error *e)
  */
 int manifest_check_paths(const char *path, struct error *e) PTKIT_MUST_CHECK;
 
+/* As manifest_check_paths, from the open file fd (left open), named path. */
+int manifest_check_paths_fd(int fd, const char *path, struct error *e)
+    PTKIT_MUST_CHECK;
+
 /*
  * Reads path into m (manifest_init'ed by it; manifest_free it after).
  * By path, for a file a user named: a snapshot's own manifest is read

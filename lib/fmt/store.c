@@ -23,6 +23,7 @@
 #include "base/fdio.h"
 #include "base/mkpath.h"
 #include "fmt/manifest.h"
+#include "fmt/snapshot.h"
 
 static const char *const area_names[STORE_AREA_COUNT] = {
 	"snapshots", "reports", "sessions", "jobs",
@@ -392,7 +393,8 @@ store_analysis_source(const char *adir, const char *member, char *buf,
     size_t size, struct error *e)
 {
 	char real[PATH_MAX], *slash;
-	struct stat st;
+	const char *snap;
+	int fd;
 
 	if (realpath(adir, real) != NULL &&
 	    (slash = strrchr(real, '/')) != NULL && slash > real) {
@@ -400,12 +402,14 @@ store_analysis_source(const char *adir, const char *member, char *buf,
 		slash = strrchr(real, '/');
 		if (slash != NULL && strcmp(slash + 1, "derived") == 0) {
 			*slash = '\0';	/* SNAP */
-			if (fmt_path(buf, size, e, "%s/manifest.json",
-			    real[0] != '\0' ? real : "/") < 0)
-				return -ERR_RANGE;
-			if (stat(buf, &st) == 0 && S_ISREG(st.st_mode))
-				return fmt_path(buf, size, e, "%s",
-				    real[0] != '\0' ? real : "/");
+			snap = real[0] != '\0' ? real : "/";
+			/* Its manifest as every reader opens it: a link or
+			 * a FIFO planted there makes no snapshot of SNAP. */
+			fd = snapshot_member_open(snap, SNAPSHOT_MANIFEST, NULL);
+			if (fd >= 0) {
+				close(fd);
+				return fmt_path(buf, size, e, "%s", snap);
+			}
 		}
 	}
 	return fmt_path(buf, size, e, "%s", member);
@@ -950,12 +954,12 @@ id_created_ns(const char *id)
 static void
 entry_describe(const char *path, struct store_entry *ent)
 {
-	char mpath[PATH_MAX];
 	struct error e;
 
 	ent->created_ns = id_created_ns(ent->id);
-	if (fmt_path(mpath, sizeof(mpath), NULL, "%s/manifest.json",
-	    path) < 0 || manifest_read_brief(mpath, &ent->brief, &e) < 0) {
+	/* Beneath the snapshot: a manifest.json that is a link or a FIFO
+	 * is neither followed nor waited on, and the entry shows none. */
+	if (snapshot_read_manifest_brief(path, &ent->brief, &e) < 0) {
 		memset(&ent->brief, 0, sizeof(ent->brief));
 		return;
 	}
@@ -1319,6 +1323,7 @@ out:
 /* Copying a snapshot directory in, for store_import. */
 struct copy_ctx {
 	char top[PATH_MAX];		/* realpath of the source */
+	int manifest;			/* its manifest.json, as checked */
 	struct error *e;
 };
 
@@ -1332,21 +1337,17 @@ work_in_progress(const char *name)
 static int copy_tree(struct copy_ctx *c, const char *src, const char *dst,
     int depth);
 
+/* Copies the open file in (named src) to the new file dst. */
 static int
-copy_file(struct copy_ctx *c, const char *src, const char *dst)
+copy_fd(struct copy_ctx *c, int in, const char *src, const char *dst)
 {
 	char buf[65536];
 	ssize_t n;
-	int in, out, rc = 0;
+	int out, rc = 0;
 
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0)
-		return error_set_errno(c->e, errno, "%s", src);
 	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (out < 0) {
-		rc = error_set_errno(c->e, errno, "%s", dst);
-		close(in);
-		return rc;
-	}
+	if (out < 0)
+		return error_set_errno(c->e, errno, "%s", dst);
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1355,9 +1356,37 @@ copy_file(struct copy_ctx *c, const char *src, const char *dst)
 			break;
 		}
 	}
-	close(in);
 	if (close(out) < 0 && rc == 0)
 		rc = error_set_errno(c->e, errno, "%s", dst);
+	return rc;
+}
+
+/*
+ * src, found a regular file by lstat: opened without following a link
+ * and without waiting on a FIFO, so one swapped in since is refused.
+ */
+static int
+copy_file(struct copy_ctx *c, const char *src, const char *dst)
+{
+	struct stat st;
+	int in, rc;
+
+	in = open(src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC);
+	if (in < 0)
+		return error_set_errno(c->e, errno, "%s", src);
+	if (fstat(in, &st) < 0) {
+		rc = error_set_errno(c->e, errno, "%s", src);
+		close(in);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(in);
+		return error_set(c->e, ERR_PERM, "%s: not a file or "
+		    "directory; not imported", src);
+	}
+	rc = copy_fd(c, in, src, dst);
+	close(in);
 	return rc;
 }
 
@@ -1408,7 +1437,13 @@ copy_tree(struct copy_ctx *c, const char *src, const char *dst, int depth)
 		    d->d_name)) < 0 || (rc = fmt_path(d2, sizeof(d2), c->e,
 		    "%s/%s", dst, d->d_name)) < 0)
 			break;
-		rc = copy_entry(c, s2, d2, depth);
+		/* The manifest that was checked, not what has its name now. */
+		if (depth == 0 && strcmp(d->d_name, SNAPSHOT_MANIFEST) == 0)
+			rc = lseek(c->manifest, 0, SEEK_SET) < 0 ?
+			    error_set_errno(c->e, errno, "%s", s2) :
+			    copy_fd(c, c->manifest, s2, d2);
+		else
+			rc = copy_entry(c, s2, d2, depth);
 	}
 	closedir(dp);
 	return rc;
@@ -1443,13 +1478,16 @@ import_rename(const struct store *s, const char *tmp, int new_id,
 	return error_set(e, ERR_EXISTS, "no free snapshot id");
 }
 
-/* Copies the snapshot directory dir (checked) to tmp, made by mkdtemp. */
+/*
+ * Copies the snapshot directory dir (checked) to tmp, made by mkdtemp.
+ * Its manifest.json is opened once, beneath dir (a link or a FIFO there
+ * is no snapshot's), checked and copied from that one descriptor.
+ */
 static int
 copy_snapshot(const char *dir, char *tmp, struct error *e)
 {
-	struct copy_ctx c = { .e = e };
+	struct copy_ctx c = { .manifest = -1, .e = e };
 	char manifest[PATH_MAX];
-	struct stat st;
 	int rc, owner;
 
 	if (realpath(dir, c.top) == NULL)
@@ -1457,18 +1495,22 @@ copy_snapshot(const char *dir, char *tmp, struct error *e)
 	if ((rc = fmt_path(manifest, sizeof(manifest), e, "%s/manifest.json",
 	    c.top)) < 0)
 		return rc;
-	if (stat(manifest, &st) < 0 || !S_ISREG(st.st_mode))
-		return error_set(e, ERR_FORMAT, "%s: no manifest.json; not a "
-		    "snapshot directory", dir);
+	if ((c.manifest = snapshot_member_open(c.top, SNAPSHOT_MANIFEST,
+	    e)) < 0)
+		return c.manifest == -ERR_NOTFOUND ? error_set(e, ERR_FORMAT,
+		    "%s: no manifest.json; not a snapshot directory", dir) :
+		    error_prefix(e, "%s", dir);
 	/* Its files stay its own: no member may name one outside it. */
-	if ((rc = manifest_check_paths(manifest, e)) < 0)
-		return rc;
-	if (mkdtemp(tmp) == NULL)
-		return error_set_errno(e, errno, "%s", tmp);
+	if ((rc = manifest_check_paths_fd(c.manifest, manifest, e)) < 0)
+		goto out;
+	if (mkdtemp(tmp) == NULL) {
+		rc = error_set_errno(e, errno, "%s", tmp);
+		goto out;
+	}
 	/* Owned while it is copied: a killed copy is swept (store_sweep). */
 	if ((rc = scratch_own(tmp, &owner, e)) < 0) {
 		PTKIT_DROP(cleanup_remove_tree(tmp));	/* rc says why */
-		return rc;
+		goto out;
 	}
 	rc = copy_tree(&c, c.top, tmp, 0);
 	if (rc == 0)
@@ -1477,6 +1519,8 @@ copy_snapshot(const char *dir, char *tmp, struct error *e)
 		close(owner);
 	if (rc < 0)
 		PTKIT_DROP(cleanup_remove_tree(tmp));	/* e says what failed */
+out:
+	close(c.manifest);
 	return rc;
 }
 

@@ -180,7 +180,8 @@ int store_analysis_snapshot(const char *adir, char *buf, size_t size,
 /*
  * The snapshot an analysis adir is decoded from again (ptquery's branches
  * and insns): the snapshot it lives in when adir is SNAP/derived/AID and
- * SNAP holds a manifest.json (an analysis in a store, or beside its
+ * SNAP holds a manifest.json that snapshot_member_open opens (a regular
+ * file, not a link or a FIFO: an analysis in a store, or beside its
  * snapshot), whatever its manifest's snapshot member says, so a planted
  * member cannot send the decoder elsewhere; else member (an analysis of
  * its own, "" when it names none).  Returns 0, or -ERR_RANGE.
@@ -366,15 +367,18 @@ int store_prune(const struct store *s, const struct store_prune *p,
     void *arg), void *arg, struct error *e) PTKIT_MUST_CHECK;
 
 /*
- * Copies the snapshot directory dir (it must hold manifest.json) into the
- * store and renames it into place.  The id is dir's own name when that is
- * a valid id, else a new one; it is written to id.  When that id is
- * already in the store, the import is refused (-ERR_EXISTS, "snapshot ID
- * is already in the store") unless new_id, which imports it under a new
- * id.  Analyses come with it (derived/), work in progress left out.
- * Symbolic links are followed only when they stay inside dir (others are
- * refused, -ERR_PERM).  Returns 0, -ERR_FORMAT (no manifest), -ERR_EXISTS,
- * -ERR_PERM, -ERR_IO, -ERR_NOMEM.
+ * Copies the snapshot directory dir (it must hold manifest.json, a regular
+ * file as snapshot_member_open opens it, read and copied through that one
+ * descriptor) into the store and renames it into place.  The id is dir's
+ * own name when that is a valid id, else a new one; it is written to id.
+ * When that id is already in the store, the import is refused
+ * (-ERR_EXISTS, "snapshot ID is already in the store") unless new_id,
+ * which imports it under a new id.  Analyses come with it (derived/),
+ * work in progress left out.  Symbolic links are followed only when they
+ * stay inside dir (others are refused, -ERR_PERM), and a file is copied
+ * only while it is the regular file lstat found.  Returns 0, -ERR_FORMAT
+ * (no manifest), -ERR_EXISTS, -ERR_PERM ("DIR: manifest.json: a symbolic
+ * link on the way; ...", a FIFO, a link out), -ERR_IO, -ERR_NOMEM.
  */
 int store_import(const struct store *s, const char *dir, int new_id,
     char id[STORE_ID_SIZE], struct error *e) PTKIT_MUST_CHECK;

@@ -610,6 +610,130 @@ test_export(const char *root)
 	OK(strcmp(id, X) != 0 && store_id_valid(id), "which it gets");
 }
 
+/* How many snapshots st lists. */
+static size_t
+listed(const struct store *st)
+{
+	struct store_entry *v;
+	struct error e;
+	size_t n = 0;
+
+	if (store_list(st, STORE_SNAPSHOTS, &v, &n, &e) == 0)
+		free(v);
+	return n;
+}
+
+/*
+ * A snapshot's manifest.json that is a link (to a file outside with a
+ * program of its own, to one inside) or a FIFO: the listing shows no
+ * program and does not wait on the FIFO, no analysis takes the directory
+ * for its snapshot, and neither an import nor an export takes it for a
+ * snapshot directory.  An alarm ends the test should a FIFO be waited on.
+ */
+static void
+test_manifest_not_regular(const char *root)
+{
+	static const char OWN[] = "20260107T000000Z-00000001";
+	static const char LNK[] = "20260107T000000Z-00000002";
+	static const char FIF[] = "20260107T000000Z-00000003";
+	char path[PATH_MAX], f[PATH_MAX + 64], out[PATH_MAX];
+	char want[2 * PATH_MAX], src[PATH_MAX];
+	char id[STORE_ID_SIZE], gid[STORE_ID_SIZE];
+	struct store_entry *v;
+	struct store st, in;
+	struct error e;
+	size_t n, i;
+
+	alarm(60);
+	snprintf(path, sizeof(path), "%s/notreg", root);
+	STEP(store_open(&st, path, 1, NULL));
+	snprintf(f, sizeof(f), "%s/planted.json", root);
+	put_text(f, "{\"target\":{\"argv\":[\"planted\"]},\"trigger\":"
+	    "{\"kind\":\"planted\"},\"created_wall_ns\":1}");
+	put_made(&st, OWN, "./app", 1767744000000000000ull);
+	put_made(&st, LNK, "./app", 1767744000000000000ull);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/manifest.json", st.root, LNK);
+	unlink(f);
+	snprintf(out, sizeof(out), "%s/planted.json", root);
+	STEP(symlink(out, f));
+	put_made(&st, FIF, "./app", 1767744000000000000ull);
+	snprintf(f, sizeof(f), "%s/snapshots/%s/manifest.json", st.root, FIF);
+	unlink(f);
+	STEP(mkfifo(f, 0600));
+
+	STEP(store_list(&st, STORE_SNAPSHOTS, &v, &n, &e));
+	IS_INT(n, 3, "all three listed");
+	for (i = 0; i < n; i++) {
+		const char *want_prog = strcmp(v[i].id, OWN) == 0 ? "./app" :
+		    "";
+
+		IS_STR(v[i].brief.program, want_prog, "%s: program %s", v[i].id,
+		    want_prog[0] ? "read" : "not read through a link or FIFO");
+		IS_STR(v[i].brief.trigger, want_prog[0] ? "exit" : "",
+		    "%s: and its trigger", v[i].id);
+	}
+	free(v);
+
+	/* An analysis inside each: only the regular manifest makes SNAP
+	 * its source; the others fall back to what the analysis names. */
+	for (i = 0; i < 3; i++) {
+		const char *sid = i == 0 ? OWN : i == 1 ? LNK : FIF;
+
+		snprintf(f, sizeof(f), "%s/snapshots/%s/derived", st.root, sid);
+		mkdir(f, 0700);
+		snprintf(f, sizeof(f), "%s/snapshots/%s/derived/default",
+		    st.root, sid);
+		mkdir(f, 0700);
+		IS_INT(store_analysis_source(f, "member", out, sizeof(out),
+		    &e), 0, "%s: the source of its analysis", sid);
+		snprintf(want, sizeof(want), "%s/snapshots/%s", st.root, sid);
+		IS_STR(out, i == 0 ? want : "member", "%s: %s", sid, i == 0 ?
+		    "the snapshot it lives in" : "not a snapshot: the member");
+	}
+
+	/* Imports: a manifest.json linked inside, outside, or a FIFO. */
+	snprintf(path, sizeof(path), "%s/notreg-in", root);
+	STEP(store_open(&in, path, 1, NULL));
+	snprintf(src, sizeof(src), "%s/src-link", root);
+	mkdir(src, 0700);
+	snprintf(f, sizeof(f), "%s/real.json", src);
+	put_text(f, "{}");
+	snprintf(f, sizeof(f), "%s/manifest.json", src);
+	STEP(symlink("real.json", f));
+	IS_INT(store_import(&in, src, 0, id, &e), -ERR_PERM,
+	    "a manifest linked inside: no snapshot");
+	snprintf(want, sizeof(want), "%s: manifest.json: a symbolic link on "
+	    "the way; links are not followed inside the snapshot directory",
+	    src);
+	IS_STR(e.msg, want, "said so");
+	unlink(f);
+	STEP(symlink("/etc/passwd", f));
+	IS_INT(store_import(&in, src, 0, id, &e), -ERR_PERM,
+	    "a manifest linked outside: no snapshot");
+	snprintf(want, sizeof(want), "%s: manifest.json: leads outside the "
+	    "snapshot directory", src);
+	IS_STR(e.msg, want, "said so, nothing of the file quoted");
+	unlink(f);
+	STEP(mkfifo(f, 0600));
+	IS_INT(store_import(&in, src, 0, id, &e), -ERR_PERM,
+	    "a manifest that is a FIFO: no snapshot");
+	snprintf(want, sizeof(want), "%s: manifest.json: not a regular file "
+	    "(a FIFO, a device?); refused", src);
+	IS_STR(e.msg, want, "said so");
+	IS_INT(listed(&in), 0, "nothing was imported");
+
+	/* Export reads the snapshot by the same rule. */
+	STEP(store_id_new(gid, NULL));
+	snprintf(f, sizeof(f), "%s/notreg-out", root);
+	IS_INT(store_export(&st, LNK, gid, f, out, sizeof(out), &e),
+	    -ERR_PERM, "a snapshot whose manifest is a link is not exported");
+	IS_INT(store_export(&st, OWN, gid, f, out, sizeof(out), &e), 0,
+	    "its neighbour is");
+	IS_INT(store_import(&in, out, 0, id, &e), 0, "and imported");
+	IS_INT(listed(&in), 1, "once");
+	alarm(0);
+}
+
 int
 main(void)
 {
@@ -627,6 +751,7 @@ main(void)
 	test_import(&s, root);
 	test_prune_by_creation(root);
 	test_export(root);
+	test_manifest_not_regular(root);
 	STEP(cleanup_remove_tree(root));
 	return tap_done();
 }
