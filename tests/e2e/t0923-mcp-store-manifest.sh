@@ -62,7 +62,7 @@ test_expect_success 'show: a link swapped in after the check is never followed' 
 	    s/snapshots/$ID1/manifest.json s/snapshots/$ID1/swap 2>swap.err &
 	swapper=$!
 	own=0 refused=0 other=0 i=0 &&
-	while [ $i -lt 200 ]; do
+	while [ $i -lt 100 ]; do
 		i=$((i + 1))
 		PTKIT_STORE=$PWD/s timeout 10 ptmcp show $ID1 >out 2>err
 		case $(jq -c .manifest out) in
