@@ -234,7 +234,8 @@ open_kept(struct analysis *a)
 		    spandir_file_name(SPANDIR_AGGREGATES));
 		return;
 	}
-	rc = aggkeep_open(&a->kept, a->dir, a->ix.rows, &ke);
+	rc = aggkeep_open(&a->kept, a->dir, a->ix.rows,
+	    aggkeep_index_id(a->ix.base), &ke);
 	if (rc == -ERR_NOTFOUND && !manifest_lists(a, SPANDIR_AGGREGATES))
 		return;
 	if (rc < 0)
@@ -244,20 +245,24 @@ open_kept(struct analysis *a)
 
 /*
  * The kept aggregates alone, checked against the manifest's span count
- * (they were checked against the index when they were made from it):
- * what a query of totals needs.  Returns 0 when they can answer.
+ * and against the identity of the index.bin there is, of which only the
+ * header is read (they were checked against the index when they were
+ * made from it): what a query of totals needs.  Returns 0 when they can
+ * answer; otherwise the index is opened and open_kept says why not.
  */
 static int
 open_kept_alone(struct analysis *a)
 {
 	struct error ke;
 	int64_t want = manifest_spans(a);
+	uint64_t id;
 
 	if (want < 0 || (has(a->dir, SPANDIR_SPANS, NULL) &&
 	    !has(a->dir, SPANDIR_AGGREGATES, NULL)) ||
-	    older_than_spans(a, SPANDIR_AGGREGATES))
+	    older_than_spans(a, SPANDIR_AGGREGATES) ||
+	    aggkeep_index_id_at(a->dir, &id, &ke) < 0)
 		return -1;
-	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, &ke);
+	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, id, &ke);
 }
 
 int
