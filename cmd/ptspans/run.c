@@ -557,7 +557,7 @@ write_manifest(struct run *r, const struct manifest *m)
 		    spans_writer_digest(r->sw) : 0,
 	};
 	FILE *f;
-	int rc;
+	int rc, err;
 
 	analysis_id(r->o, id, sizeof(id));
 	fill_quality(r, &q);
@@ -583,8 +583,18 @@ write_manifest(struct run *r, const struct manifest *m)
 		return -1;
 	}
 	rc = spandir_write_manifest(f, &sm);
-	if (fclose(f) != 0 || rc < 0) {
-		report(tool, path, NULL, "write failed");
+	err = rc == -ERR_IO ? errno : 0;
+	/* A full disk is often only found when the buffer is flushed. */
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -ERR_IO;
+		err = errno;
+	}
+	if (rc == -ERR_IO)
+		error_set_errno(&r->err, err ? err : EIO, "write failed");
+	else if (rc < 0)
+		error_set(&r->err, -rc, "write failed: %s", err_str(rc));
+	if (rc < 0) {
+		report_error(tool, path, &r->err, NULL);
 		return -1;
 	}
 	return 0;

@@ -571,7 +571,12 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 		if (fwrite(buf, 1, len, f) != len)
 			rc = -ERR_IO;
 	}
-	free(buf);
+	{
+		int err = errno;	/* why fwrite failed, for the caller */
+
+		free(buf);
+		errno = err;
+	}
 	return rc;
 }
 

@@ -228,7 +228,7 @@ struct spandir_manifest {
 
 /*
  * Writes the manifest to f (not closed), its checksum last.  Returns 0,
- * or jsonw_finish's error, -ERR_NOMEM, -ERR_IO.
+ * or jsonw_finish's error, -ERR_NOMEM, -ERR_IO (errno says why).
  */
 int spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
     PTKIT_MUST_CHECK;
