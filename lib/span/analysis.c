@@ -345,6 +345,36 @@ analysis_close(struct analysis *a)
 	a->manifest = NULL;
 }
 
+/*
+ * Whether the bytes of file f, open at fd, are those the manifest holds
+ * the checksum of (when it holds one: spandir_xxh64_member); fd is left
+ * at its start.  A flipped digit of a gap or a thread would otherwise be
+ * answered as if whole.  Returns 0, or -ERR_FORMAT, -ERR_IO with e.
+ */
+static int
+check_sum(const struct analysis *a, enum spandir_file f, int fd,
+    const char *name, struct error *e)
+{
+	const char *member = spandir_xxh64_member(f);
+	uint64_t want, got;
+	int rc;
+
+	if (member == NULL ||
+	    (rc = spandir_manifest_xxh64(a->manifest, member, &want)) == 0)
+		return 0;
+	if (rc < 0)
+		return error_set(e, ERR_FORMAT, "%s: %s is not a checksum: the "
+		    "manifest is damaged (run ptspans again)",
+		    spandir_file_name(SPANDIR_MANIFEST), member);
+	if (spandir_fd_xxh64(fd, &got) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return error_set_errno(e, errno, "%s", name);
+	if (got != want)
+		return error_set(e, ERR_FORMAT, "%s does not match the checksum "
+		    "the manifest holds (%s 0x%016" PRIx64 "): it was changed or "
+		    "damaged (run ptspans again)", name, member, want);
+	return 0;
+}
+
 FILE *
 analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
     const char **name, struct error *e)
@@ -363,6 +393,10 @@ analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
 	if ((fd = beneath_open_at(a->dir, *name, BENEATH_FILE, 0,
 	    "the analysis directory", e)) < 0)
 		return NULL;
+	if (check_sum(a, f, fd, *name, e) < 0) {
+		close(fd);
+		return NULL;
+	}
 	return zstdfile_open_read_fd(fd, path, e);
 }
 
