@@ -288,8 +288,11 @@ threads_free(struct threads *th)
 	free(th->t);
 }
 
-/* Best effort: a thread without a line is named by its tid. */
-static void
+/* A thread without a line is named by its tid, and an analysis without
+ * threads.jsonl has threads unnamed; a threads.jsonl that does not match
+ * the manifest's checksum is refused.  Returns 0, or -1 after saying
+ * why. */
+static int
 threads_read(const struct analysis *a, struct threads *th)
 {
 	char *line = NULL;
@@ -300,8 +303,12 @@ threads_read(const struct analysis *a, struct threads *th)
 	FILE *f;
 
 	memset(th, 0, sizeof(*th));
-	if ((f = analysis_open_jsonl(a, SPANDIR_THREADS, &name, &e)) == NULL)
-		return;		/* threads unnamed: their ids still say them */
+	if ((f = analysis_open_jsonl(a, SPANDIR_THREADS, &name, &e)) == NULL) {
+		if (e.code == ERR_NOTFOUND)
+			return 0;	/* unnamed: their ids still say them */
+		report_error(query_tool, a->dir, &e, NULL);
+		return -1;
+	}
 	while ((len = getline(&line, &cap, f)) > 0) {
 		json_t *v = json_loadb(line, (size_t)len, 0, NULL);
 		const json_t *nm = json_object_get(v, SPANDIR_REC_NAME);
@@ -323,6 +330,7 @@ threads_read(const struct analysis *a, struct threads *th)
 	}
 	free(line);
 	fclose(f);
+	return 0;
 }
 
 static const char *
@@ -472,8 +480,12 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 	uint64_t wall;
 	int first = 1;
 
-	if (inline_frames && inlines_read(a, &in) < 0)
+	if (threads_read(a, &th) < 0)
 		return EXIT_FAIL;
+	if (inline_frames && inlines_read(a, &in) < 0) {
+		threads_free(&th);
+		return EXIT_FAIL;
+	}
 	if (in.n > 0 && (got = chrome_extras(&in, a, rows, n, &parent, &rec,
 	    &host)) >= 0)
 		m = (size_t)got;
@@ -492,10 +504,10 @@ span_chrome(const struct analysis *a, const uint64_t *rows, size_t n,
 		free(rec);
 		free(host);
 		inlines_free(&in);
+		threads_free(&th);
 		report(query_tool, NULL, NULL, "out of memory");
 		return EXIT_FAIL;
 	}
-	threads_read(a, &th);
 	printf("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	/* the names need the spans alone, in order by thread */
 	{
@@ -917,6 +929,8 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 		    "fxt is binary: not written to a terminal");
 		return EXIT_FAIL;
 	}
+	if (threads_read(a, &th) < 0)
+		return EXIT_FAIL;
 	x.str = calloc(FXT_STRINGS + 1, sizeof(*x.str));
 	x.thr = calloc(FXT_THREADS + 1, sizeof(*x.thr));
 	x.head = calloc(FXT_BUCKETS, sizeof(*x.head));
@@ -927,10 +941,10 @@ span_fxt(const struct analysis *a, const uint64_t *rows, size_t n)
 		free(x.thr);
 		free(x.head);
 		free(x.chain);
+		threads_free(&th);
 		report(query_tool, NULL, NULL, "out of memory");
 		return EXIT_FAIL;
 	}
-	threads_read(a, &th);
 	fxt_word(&x, FXT_MAGIC);
 	fxt_word(&x, 1 | 2ull << 4);		/* initialization */
 	fxt_word(&x, 1000000000ull);		/* ticks per second */

@@ -6,6 +6,7 @@
  * written into a temporary directory beside DIR and renamed into place.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <nettle/sha2.h>
@@ -538,6 +539,43 @@ read_snapshot_manifest(const struct run *r, struct manifest *m)
 	return 1;
 }
 
+/*
+ * The checksums of the JSON Lines files the manifest holds them of (the
+ * small plain ones, span/spandir's spandir_xxh64_member), read back from
+ * r->tmp once they are closed, into sm.  Returns 0, or -1 after saying
+ * why.
+ */
+static int
+hash_files(struct run *r, struct spandir_manifest *sm)
+{
+	char path[PATH_MAX + 32];
+
+	for (int i = 0; i < F_NR; i++) {
+		int fd, err;
+
+		if (spandir_xxh64_member((enum spandir_file)i) == NULL)
+			continue;
+		if (spandir_path(r->tmp, (enum spandir_file)i, path,
+		    sizeof(path), &r->err) < 0) {
+			report_error(tool, r->o->out_dir, &r->err, NULL);
+			return -1;
+		}
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+		    spandir_fd_xxh64(fd, &sm->files_xxh64[i]) < 0) {
+			err = errno;
+			if (fd >= 0)
+				close(fd);
+			error_set_errno(&r->err, err, "reading it back for its "
+			    "checksum");
+			report_error(tool, path, &r->err, NULL);
+			return -1;
+		}
+		close(fd);
+	}
+	sm->files_hashed = 1;
+	return 0;
+}
+
 /* m: the snapshot's manifest, NULL when it could not be read. */
 static int
 write_manifest(struct run *r, const struct manifest *m)
@@ -557,8 +595,10 @@ write_manifest(struct run *r, const struct manifest *m)
 		    spans_writer_digest(r->sw) : 0,
 	};
 	FILE *f;
-	int rc;
+	int rc, err;
 
+	if (hash_files(r, &sm) < 0)
+		return -1;
 	analysis_id(r->o, id, sizeof(id));
 	fill_quality(r, &q);
 	if (snap[0] == '\0')
@@ -583,8 +623,18 @@ write_manifest(struct run *r, const struct manifest *m)
 		return -1;
 	}
 	rc = spandir_write_manifest(f, &sm);
-	if (fclose(f) != 0 || rc < 0) {
-		report(tool, path, NULL, "write failed");
+	err = rc == -ERR_IO ? errno : 0;
+	/* A full disk is often only found when the buffer is flushed. */
+	if (fclose(f) != 0 && rc == 0) {
+		rc = -ERR_IO;
+		err = errno;
+	}
+	if (rc == -ERR_IO)
+		error_set_errno(&r->err, err ? err : EIO, "write failed");
+	else if (rc < 0)
+		error_set(&r->err, -rc, "write failed: %s", err_str(rc));
+	if (rc < 0) {
+		report_error(tool, path, &r->err, NULL);
 		return -1;
 	}
 	return 0;

@@ -110,7 +110,7 @@ by_tid(const void *a, const void *b)
 /* The file's bytes for fn and mod (both of one walk) in *out. */
 static int
 encode(const struct agg_split *fn, struct agg_split *mod, uint64_t rows,
-    uint8_t **out, size_t *size)
+    uint64_t index_id, uint8_t **out, size_t *size)
 {
 	size_t ng = fn->groups.n + mod->groups.n, ne = fn->n_ent + mod->n_ent;
 	struct strings t = { 0 };
@@ -188,6 +188,7 @@ encode(const struct agg_split *fn, struct agg_split *mod, uint64_t rows,
 		le_put_u32(b + 40, (uint32_t)fn->n_thr);
 		le_put_u32(b + 44, (uint32_t)t.len);
 		le_put_u64(b + 48, ne);
+		le_put_u64(b + AGGKEEP_INDEX_AT, index_id);
 		le_put_u64(b + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(b, total));
 		*out = b;
 		*size = total;
@@ -219,7 +220,8 @@ aggkeep_write(const char *dir, const struct analysis *a, struct error *e)
 	if (fn.n_thr > UINT32_MAX || fn.n_ent + mod.n_ent > UINT32_MAX ||
 	    fn.groups.n + mod.groups.n > UINT32_MAX)
 		rc = error_set(e, ERR_RANGE, "%s: too many groups", name);
-	else if ((rc = encode(&fn, &mod, a->ix.rows, &buf, &size)) < 0)
+	else if ((rc = encode(&fn, &mod, a->ix.rows,
+	    aggkeep_index_id(a->ix.base), &buf, &size)) < 0)
 		rc = error_set(e, -rc, "%s: %s", name, rc == -ERR_NOMEM ?
 		    "out of memory" : "entries of no thread");
 	agg_split_free(&fn);
@@ -264,6 +266,46 @@ aggkeep_write_dir(const char *dir, struct error *e)
 /* ----------------------------------------------------------------- */
 /* Reading */
 
+uint64_t
+aggkeep_index_id(const uint8_t *header)
+{
+	return xxh64(header, SPANIDX_HEADER_SIZE, 0);
+}
+
+int
+aggkeep_index_id_at(const char *dir, uint64_t *id, struct error *e)
+{
+	const char *name = spandir_file_name(SPANDIR_INDEX);
+	uint8_t h[SPANIDX_HEADER_SIZE];
+	size_t got = 0;
+	int fd;
+
+	if ((fd = beneath_open_at(dir, name, BENEATH_FILE, 0,
+	    "the analysis directory", e)) < 0)
+		return fd;
+	while (got < sizeof(h)) {
+		ssize_t n = pread(fd, h + got, sizeof(h) - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			close(fd);
+			return error_set_errno(e, err, "%s", name);
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got < sizeof(h))
+		return error_set(e, ERR_FORMAT, "%s: %zu bytes, too short for "
+		    "a span index", name, got);
+	*id = aggkeep_index_id(h);
+	return 0;
+}
+
 void
 aggkeep_close(struct aggkeep *k)
 {
@@ -292,7 +334,8 @@ aggkeep_checksum(const uint8_t *b, size_t size)
 /* What is wrong with the mapped file (of at least a header, its magic
  * and version checked by aggkeep_open), or NULL. */
 static const char *
-check(struct aggkeep *k, uint64_t rows, char *buf, size_t size)
+check(struct aggkeep *k, uint64_t rows, uint64_t index_id, char *buf,
+    size_t size)
 {
 	const uint8_t *b = k->base;
 	uint64_t ng, want, spans[2] = { 0, 0 }, next = 0;
@@ -321,6 +364,10 @@ check(struct aggkeep *k, uint64_t rows, char *buf, size_t size)
 		    "holds %" PRIu64, k->spans, rows);
 		return buf;
 	}
+	/* As many spans is not the same spans: another analysis's file
+	 * passes every check but this one. */
+	if (le_get_u64(b + AGGKEEP_INDEX_AT) != index_id)
+		return "made from another index.bin";
 	k->groups = b + AGGKEEP_HEADER_SIZE;
 	k->threads = k->groups + ng * AGGKEEP_GROUP_SIZE;
 	k->ent = k->threads + (uint64_t)k->n_threads * AGGKEEP_THREAD_SIZE;
@@ -374,7 +421,7 @@ check(struct aggkeep *k, uint64_t rows, char *buf, size_t size)
 
 int
 aggkeep_open(struct aggkeep *k, const char *dir, uint64_t rows,
-    struct error *e)
+    uint64_t index_id, struct error *e)
 {
 	const char *name = spandir_file_name(SPANDIR_AGGREGATES), *why;
 	char buf[128];
@@ -411,7 +458,7 @@ aggkeep_open(struct aggkeep *k, const char *dir, uint64_t rows,
 		    ", this ptkit reads %d", name, v, AGGKEEP_VERSION);
 	}
 	if (why == NULL)
-		why = check(k, rows, buf, sizeof(buf));
+		why = check(k, rows, index_id, buf, sizeof(buf));
 	if (why != NULL) {
 		aggkeep_close(k);
 		return error_set(e, ERR_FORMAT, "%s: %s", name, why);

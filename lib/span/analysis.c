@@ -234,7 +234,8 @@ open_kept(struct analysis *a)
 		    spandir_file_name(SPANDIR_AGGREGATES));
 		return;
 	}
-	rc = aggkeep_open(&a->kept, a->dir, a->ix.rows, &ke);
+	rc = aggkeep_open(&a->kept, a->dir, a->ix.rows,
+	    aggkeep_index_id(a->ix.base), &ke);
 	if (rc == -ERR_NOTFOUND && !manifest_lists(a, SPANDIR_AGGREGATES))
 		return;
 	if (rc < 0)
@@ -244,20 +245,24 @@ open_kept(struct analysis *a)
 
 /*
  * The kept aggregates alone, checked against the manifest's span count
- * (they were checked against the index when they were made from it):
- * what a query of totals needs.  Returns 0 when they can answer.
+ * and against the identity of the index.bin there is, of which only the
+ * header is read (they were checked against the index when they were
+ * made from it): what a query of totals needs.  Returns 0 when they can
+ * answer; otherwise the index is opened and open_kept says why not.
  */
 static int
 open_kept_alone(struct analysis *a)
 {
 	struct error ke;
 	int64_t want = manifest_spans(a);
+	uint64_t id;
 
 	if (want < 0 || (has(a->dir, SPANDIR_SPANS, NULL) &&
 	    !has(a->dir, SPANDIR_AGGREGATES, NULL)) ||
-	    older_than_spans(a, SPANDIR_AGGREGATES))
+	    older_than_spans(a, SPANDIR_AGGREGATES) ||
+	    aggkeep_index_id_at(a->dir, &id, &ke) < 0)
 		return -1;
-	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, &ke);
+	return aggkeep_open(&a->kept, a->dir, (uint64_t)want, id, &ke);
 }
 
 int
@@ -340,6 +345,36 @@ analysis_close(struct analysis *a)
 	a->manifest = NULL;
 }
 
+/*
+ * Whether the bytes of file f, open at fd, are those the manifest holds
+ * the checksum of (when it holds one: spandir_xxh64_member); fd is left
+ * at its start.  A flipped digit of a gap or a thread would otherwise be
+ * answered as if whole.  Returns 0, or -ERR_FORMAT, -ERR_IO with e.
+ */
+static int
+check_sum(const struct analysis *a, enum spandir_file f, int fd,
+    const char *name, struct error *e)
+{
+	const char *member = spandir_xxh64_member(f);
+	uint64_t want, got;
+	int rc;
+
+	if (member == NULL ||
+	    (rc = spandir_manifest_xxh64(a->manifest, member, &want)) == 0)
+		return 0;
+	if (rc < 0)
+		return error_set(e, ERR_FORMAT, "%s: %s is not a checksum: the "
+		    "manifest is damaged (run ptspans again)",
+		    spandir_file_name(SPANDIR_MANIFEST), member);
+	if (spandir_fd_xxh64(fd, &got) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return error_set_errno(e, errno, "%s", name);
+	if (got != want)
+		return error_set(e, ERR_FORMAT, "%s does not match the checksum "
+		    "the manifest holds (%s 0x%016" PRIx64 "): it was changed or "
+		    "damaged (run ptspans again)", name, member, want);
+	return 0;
+}
+
 FILE *
 analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
     const char **name, struct error *e)
@@ -358,6 +393,10 @@ analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
 	if ((fd = beneath_open_at(a->dir, *name, BENEATH_FILE, 0,
 	    "the analysis directory", e)) < 0)
 		return NULL;
+	if (check_sum(a, f, fd, *name, e) < 0) {
+		close(fd);
+		return NULL;
+	}
 	return zstdfile_open_read_fd(fd, path, e);
 }
 

@@ -98,9 +98,13 @@ int analysis_open_index(struct analysis *a, struct error *e)
 /*
  * File f of the analysis (a JSON Lines file) opened for reading, in
  * whichever form it has (compressed or plain), its file name in *name.
- * Returns the stream, or NULL with e: -ERR_NOTFOUND (neither form),
- * -ERR_IO, -ERR_NOMEM.  A damaged compressed file reads as a stream
- * error (ferror).
+ * A file whose checksum the manifest holds (gaps.jsonl, threads.jsonl,
+ * events.jsonl: span/spandir's spandir_xxh64_member) is checked against
+ * it first.  Returns the stream, or NULL with e: -ERR_NOTFOUND (neither
+ * form), -ERR_FORMAT (its bytes do not match the manifest's checksum, or
+ * that checksum is damaged: e names the file and says to run ptspans
+ * again), -ERR_IO, -ERR_NOMEM.  A damaged compressed file reads as a
+ * stream error (ferror).
  */
 FILE *analysis_open_jsonl(const struct analysis *a, enum spandir_file f,
     const char **name, struct error *e);

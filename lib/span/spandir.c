@@ -168,6 +168,74 @@ spandir_manifest_str(const json_t *m, const char *path, const char *dflt)
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
+const char *
+spandir_xxh64_member(enum spandir_file f)
+{
+	switch (f) {
+	case SPANDIR_GAPS:
+		return SPANDIR_M_GAPS_XXH64;
+	case SPANDIR_THREADS:
+		return SPANDIR_M_THREADS_XXH64;
+	case SPANDIR_EVENTS:
+		return SPANDIR_M_EVENTS_XXH64;
+	default:
+		return NULL;
+	}
+}
+
+int
+spandir_manifest_xxh64(const json_t *m, const char *member, uint64_t *sum)
+{
+	const json_t *v = json_object_get(m, member);
+	const char *s;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_string(v) || strlen(s = json_string_value(v)) != 18 ||
+	    s[0] != '0' || s[1] != 'x')
+		return -1;
+	*sum = 0;
+	for (int i = 2; i < 18; i++) {
+		char c = s[i];
+
+		if (c >= '0' && c <= '9')
+			*sum = *sum << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			*sum = *sum << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	return 1;
+}
+
+int
+spandir_fd_xxh64(int fd, uint64_t *sum)
+{
+	static const size_t chunk = 1 << 16;
+	struct xxh64 h;
+	char *buf = malloc(chunk);
+	ssize_t n;
+
+	if (buf == NULL)
+		return -1;
+	xxh64_init(&h, 0);
+	while ((n = read(fd, buf, chunk)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(buf);
+			errno = err;
+			return -1;
+		}
+		xxh64_update(&h, buf, (size_t)n);
+	}
+	free(buf);
+	*sum = xxh64_digest(&h);
+	return 0;
+}
+
 static uint64_t
 member_u64(const json_t *o, const char *key, int *bad)
 {
@@ -517,6 +585,15 @@ write_unsealed(FILE *f, const struct spandir_manifest *m)
 		snprintf(hex, sizeof(hex), "0x%016" PRIx64, m->spans_xxh64);
 		jsonw_kv_string(&w, SPANDIR_M_SPANS_XXH64, hex);
 	}
+	for (int i = 0; m->files_hashed && i < SPANDIR_JSONL_NR; i++) {
+		const char *member = spandir_xxh64_member((enum spandir_file)i);
+		char hex[24];
+
+		if (member == NULL)
+			continue;
+		snprintf(hex, sizeof(hex), "0x%016" PRIx64, m->files_xxh64[i]);
+		jsonw_kv_string(&w, member, hex);
+	}
 	jsonw_key(&w, SPANDIR_M_FILES);
 	jsonw_array_begin(&w);
 	for (int i = 0; i <= SPANDIR_AGGREGATES; i++)
@@ -571,7 +648,12 @@ spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
 		if (fwrite(buf, 1, len, f) != len)
 			rc = -ERR_IO;
 	}
-	free(buf);
+	{
+		int err = errno;	/* why fwrite failed, for the caller */
+
+		free(buf);
+		errno = err;
+	}
 	return rc;
 }
 

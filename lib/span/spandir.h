@@ -200,6 +200,10 @@ struct spandir_manifest {
 	int jsonl_zst;			/* spans, inline written compressed */
 	int spans_hashed;		/* spans_xxh64 is the lines' XXH64 */
 	uint64_t spans_xxh64;
+	/* files_xxh64[f] is the XXH64 of file f for each f that
+	 * spandir_xxh64_member names (gaps, threads, events). */
+	int files_hashed;
+	uint64_t files_xxh64[SPANDIR_JSONL_NR];
 };
 
 /*
@@ -228,7 +232,7 @@ struct spandir_manifest {
 
 /*
  * Writes the manifest to f (not closed), its checksum last.  Returns 0,
- * or jsonw_finish's error, -ERR_NOMEM, -ERR_IO.
+ * or jsonw_finish's error, -ERR_NOMEM, -ERR_IO (errno says why).
  */
 int spandir_write_manifest(FILE *f, const struct spandir_manifest *m)
     PTKIT_MUST_CHECK;
@@ -260,6 +264,29 @@ json_t *spandir_manifest_read_fd(int fd, struct error *e);
  * when it is absent or not a number (>= 0) / a string.
  */
 const json_t *spandir_manifest_member(const json_t *m, const char *path);
+
+/*
+ * The manifest member that holds file f's checksum, the XXH64 of its
+ * bytes checked whenever it is opened (gaps_xxh64, threads_xxh64,
+ * events_xxh64), or NULL when f has none there: spans.jsonl's
+ * (spans_xxh64, or its zstd frames') is checked when it is indexed,
+ * inline.jsonl's by its frames, index.bin and aggregates.bin have
+ * their own.
+ */
+const char *spandir_xxh64_member(enum spandir_file f);
+
+/*
+ * The checksum member of m in *sum: 1, or 0 when m has no such member,
+ * -1 when it is not "0x" and 16 hex digits (a damaged manifest).
+ */
+int spandir_manifest_xxh64(const json_t *m, const char *member,
+    uint64_t *sum);
+
+/*
+ * The XXH64 (seed 0) of what fd holds from its offset to its end, in
+ * *sum.  Returns 0, or -1 with errno (read's).
+ */
+int spandir_fd_xxh64(int fd, uint64_t *sum) PTKIT_MUST_CHECK;
 uint64_t spandir_manifest_u64(const json_t *m, const char *path,
     uint64_t dflt);
 const char *spandir_manifest_str(const json_t *m, const char *path,
@@ -277,6 +304,12 @@ const char *spandir_manifest_str(const json_t *m, const char *path,
 /* The XXH64 (seed 0) of an uncompressed spans.jsonl's bytes, as
  * "0x" and 16 hex digits: its checksum (a zstd frame has its own). */
 #define SPANDIR_M_SPANS_XXH64	"spans_xxh64"
+/* The same of gaps.jsonl, threads.jsonl and events.jsonl, always
+ * written plain: their checksums.  A manifest without them was written
+ * by a ptspans before them, and its files are read unchecked. */
+#define SPANDIR_M_GAPS_XXH64	"gaps_xxh64"
+#define SPANDIR_M_THREADS_XXH64	"threads_xxh64"
+#define SPANDIR_M_EVENTS_XXH64	"events_xxh64"
 /* The names of the files written, as written (.zst or not). */
 #define SPANDIR_M_FILES		"files"
 #define SPANDIR_M_QUALITY	"quality"

@@ -7,7 +7,11 @@
 # analysis without its manifest is incomplete; a manifest whose bytes no
 # longer match its own checksum (a digit of quality.insns, of a thread's
 # spans) is an error from ptquery and from ptmcp's trace_query, as is one
-# written before the checksum; a read-only analysis whose index is
+# written before the checksum; a digit changed in gaps.jsonl,
+# threads.jsonl or events.jsonl does not match the checksum the manifest
+# holds of it and is an error from every reader (events.jsonl, which no
+# query reads, through helper_jsonl), but read unchecked when the
+# manifest was written before those checksums; a read-only analysis whose index is
 # missing or stale answers from an index rebuilt in memory.
 # Never a short or wrong answer with exit status 0.
 . "$(dirname "$0")/lib.sh"
@@ -187,6 +191,87 @@ test_expect_success 'written before the checksum, or without it: run ptspans aga
 	test_eq "ptquery: $AN: manifest.json does not end with its checksum (manifest_xxh64): it was cut short, changed or damaged (run ptspans again)" "$(cat err)" &&
 	cp good "$AN/manifest.json" &&
 	ptquery "$AN" --kind summary >/dev/null
+'
+
+# query_via_mcp KIND: as summary_via_mcp, for trace_query's KIND.
+query_via_mcp() {
+	mcp_open mcp.out --store "$TEST_ROOT/s" &&
+	mcp_tool 1 trace_query "{\"snapshot_id\":\"$ID\",\"kind\":\"$1\"}" >r &&
+	mcp_close &&
+	jq -r ".result.isError, .result.content[0].text" r
+}
+
+for f in gaps threads events; do
+	cp "$AN/$f.jsonl" "$TEST_ROOT/good.$f.jsonl" || exit 1
+done
+
+test_expect_success 'the manifest holds the checksums of gaps, threads and events' '
+	for f in gaps threads events; do
+		jq -e ".${f}_xxh64 | test(\"^0x[0-9a-f]{16}\$\")" \
+		    "$AN/manifest.json" >/dev/null || return 1
+	done &&
+	test -s "$AN/gaps.jsonl" && test -s "$AN/threads.jsonl" &&
+	test -s "$AN/events.jsonl" &&
+	ptquery "$AN" --kind gaps >out 2>err && test ! -s err &&
+	ptquery "$AN" --kind threads >out 2>err && test ! -s err
+'
+
+test_expect_success 'a digit of gaps.jsonl changed: ptquery and trace_query refuse it' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" &&
+	sum=$(jq -r .gaps_xxh64 "$AN/manifest.json") &&
+	was=$(bump "$AN/gaps.jsonl" start_ns ,) &&
+	test "$(head -1 "$AN/gaps.jsonl" | jq .start_ns)" != "$was" &&
+	must_exit 1 ptquery "$AN" --kind gaps >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: gaps.jsonl does not match the checksum the manifest holds (gaps_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
+	query_via_mcp gaps >reply &&
+	test_eq true "$(head -1 reply)" &&
+	test_eq "ptquery: snapshot $ID analysis default: gaps.jsonl does not match the checksum the manifest holds (gaps_xxh64 $sum): it was changed or damaged (call trace_decode again)" "$(tail -n +2 reply)" &&
+	cp "$TEST_ROOT/good.gaps.jsonl" "$AN/gaps.jsonl" &&
+	ptquery "$AN" --kind gaps >out 2>err && test ! -s err
+'
+
+test_expect_success 'a digit of threads.jsonl changed: refused, by the trace exports too' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" &&
+	sum=$(jq -r .threads_xxh64 "$AN/manifest.json") &&
+	bump "$AN/threads.jsonl" insns , >/dev/null &&
+	! cmp -s "$TEST_ROOT/good.threads.jsonl" "$AN/threads.jsonl" &&
+	msg="threads.jsonl does not match the checksum the manifest holds (threads_xxh64 $sum): it was changed or damaged" &&
+	must_exit 1 ptquery "$AN" --kind threads >out 2>err && test ! -s out &&
+	test_eq "ptquery: $AN: $msg (run ptspans again)" "$(cat err)" &&
+	must_exit 1 ptquery "$AN" --kind timeline --format chrome >out 2>err &&
+	test ! -s out &&
+	test_eq "ptquery: $AN: $msg (run ptspans again)" "$(cat err)" &&
+	must_exit 1 ptquery "$AN" --kind timeline --format fxt >out 2>err &&
+	test ! -s out &&
+	test_eq "ptquery: $AN: $msg (run ptspans again)" "$(cat err)" &&
+	query_via_mcp threads >reply &&
+	test_eq true "$(head -1 reply)" &&
+	test_eq "ptquery: snapshot $ID analysis default: $msg (call trace_decode again)" "$(tail -n +2 reply)" &&
+	cp "$TEST_ROOT/good.threads.jsonl" "$AN/threads.jsonl" &&
+	ptquery "$AN" --kind timeline --format chrome >out 2>err && test ! -s err
+'
+
+test_expect_success 'events.jsonl, which no query reads, is checked by the same reader' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" &&
+	sum=$(jq -r .events_xxh64 "$AN/manifest.json") &&
+	bump "$AN/events.jsonl" time_ns , >/dev/null &&
+	! cmp -s "$TEST_ROOT/good.events.jsonl" "$AN/events.jsonl" &&
+	must_exit 1 "$PTKIT_BUILD/tests/unit/helper_jsonl" "$AN" events.jsonl >out 2>err &&
+	test ! -s out &&
+	test_eq "helper_jsonl: $AN: events.jsonl does not match the checksum the manifest holds (events_xxh64 $sum): it was changed or damaged (run ptspans again)" "$(cat err)" &&
+	cp "$TEST_ROOT/good.events.jsonl" "$AN/events.jsonl" &&
+	"$PTKIT_BUILD/tests/unit/helper_jsonl" "$AN" events.jsonl >out &&
+	test_cmp "$TEST_ROOT/good.events.jsonl" out
+'
+
+test_expect_success 'a manifest written before the checksums: the files read unchecked' '
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json" &&
+	jq -c "del(.gaps_xxh64, .threads_xxh64, .events_xxh64)" "$TEST_ROOT/good.json" >"$AN/manifest.json" &&
+	"$PTKIT_BUILD/tests/unit/helper_mseal" "$AN/manifest.json" &&
+	bump "$AN/gaps.jsonl" start_ns , >/dev/null &&
+	ptquery "$AN" --kind gaps >out 2>err && test ! -s err &&
+	cp "$TEST_ROOT/good.gaps.jsonl" "$AN/gaps.jsonl" &&
+	cp "$TEST_ROOT/good.json" "$AN/manifest.json"
 '
 
 # ro DIR CMD...: CMD with DIR mounted read-only (a user namespace).

@@ -9,9 +9,10 @@
 #
 #   perf.data, manifest.json (the snapshot's)   ptdecode SNAP
 #   the block stream                            ptspans -o DIR
-#   spans.jsonl.zst, index.bin, manifest.json   ptquery DIR --kind hotpaths
-#     (the analysis's), and spans.jsonl of one        and --kind summary
-#     written with --no-compress
+#   spans.jsonl.zst, index.bin, manifest.json   ptquery DIR --kind hotpaths,
+#     (the analysis's), aggregates.bin,           --kind summary, --kind gaps
+#     gaps.jsonl, threads.jsonl, and spans.jsonl      and --kind threads
+#     of one written with --no-compress
 #
 # Each file gets N of each kind of damage (default 3): truncations (in
 # the middle, one byte short, at 0 and 1: the first N + 1 of them, then N
@@ -27,7 +28,9 @@
 # report, any other exit status, or exit 1 without a clear message.  A
 # "changed" answer from an analysis's files fails too: they verify
 # themselves (index.bin's header and checksum, spans.jsonl against the
-# manifest's count and checksum, the manifest against its own checksum),
+# manifest's count and checksum, gaps.jsonl and threads.jsonl against the
+# manifest's checksums, aggregates.bin against its checksum and its
+# index, the manifest against its own checksum),
 # so damage there is an error or the same answer,
 # never another one; MUTATE_STRICT=0 lets it pass, to see what else
 # fails.
@@ -72,7 +75,8 @@ ptspans --no-compress -o plain <blk >/dev/null 2>&1 || {
 answer_decode() { ptdecode "$1" 2>/dev/null | cksum; }
 answer_query() {
 	{ ptquery "$1" --kind hotpaths --format json &&
-	    ptquery "$1" --kind summary; } 2>/dev/null | cksum
+	    ptquery "$1" --kind summary && ptquery "$1" --kind gaps &&
+	    ptquery "$1" --kind threads; } 2>/dev/null | cksum
 }
 rm -rf m && cp -R snap m && BASE_DECODE=$(answer_decode m)
 rm -rf m && cp -R an m && BASE_QUERY=$(answer_query m)
@@ -176,7 +180,9 @@ campaign() {
 			    eq=1 ;;
 		ptquery)
 			{ timeout 60 ptquery m --kind hotpaths --format json &&
-			    timeout 60 ptquery m --kind summary; } >out 2>err
+			    timeout 60 ptquery m --kind summary &&
+			    timeout 60 ptquery m --kind gaps &&
+			    timeout 60 ptquery m --kind threads; } >out 2>err
 			rc=$?
 			[ $rc -eq 0 ] && [ "$(cksum <out)" = "$base" ] &&
 			    eq=1 || eq=0 ;;
@@ -212,5 +218,8 @@ campaign "analysis spans.jsonl" plain spans.jsonl ptquery "$STRICT" \
     "$BASE_PLAIN"
 campaign "analysis index.bin" an index.bin ptquery "$STRICT"
 campaign "analysis manifest.json" an manifest.json ptquery "$STRICT"
+campaign "analysis aggregates.bin" an aggregates.bin ptquery "$STRICT"
+campaign "analysis gaps.jsonl" an gaps.jsonl ptquery "$STRICT"
+campaign "analysis threads.jsonl" an threads.jsonl ptquery "$STRICT"
 echo "1..$t"
 [ $bad_files -eq 0 ]

@@ -9,7 +9,9 @@
  * spans.jsonl, bit 2 index.bin, bit 4 aggregates.bin) and whether
  * index.bin's size and checksums are made right before it is read (bit
  * 3: as a forger would, so that the fuzzer reaches the checks behind
- * them; bit 5 likewise aggregates.bin's checksum; bit 6 manifest.json's:
+ * them; bit 5 likewise aggregates.bin's checksum, and the identity of
+ * the index it was made from, that of the index.bin given; bit 6
+ * manifest.json's:
  * its part is taken as the bytes before the checksum member, which is
  * appended), then their bytes in that order, separated by the line "@@"
  * (a part missing is empty).
@@ -66,10 +68,13 @@ put_sealed(const char *dir, const uint8_t *p, size_t n)
 	return rc;
 }
 
-/* aggregates.bin with its checksum made to match. */
+/* aggregates.bin with its checksum made to match, and made from the
+ * index.bin already written when there is one. */
 static int
 put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
 {
+	struct error e;
+	uint64_t id;
 	uint8_t *copy;
 	int rc;
 
@@ -78,6 +83,8 @@ put_sealed_kept(const char *dir, const uint8_t *p, size_t n)
 	if ((copy = malloc(n)) == NULL)
 		return -1;
 	memcpy(copy, p, n);
+	if (aggkeep_index_id_at(dir, &id, &e) == 0)
+		le_put_u64(copy + AGGKEEP_INDEX_AT, id);
 	le_put_u64(copy + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(copy, n));
 	rc = put(dir, "aggregates.bin", copy, n);
 	free(copy);

@@ -4,7 +4,8 @@
  * agg_hotpaths exactly as the walk does, by function and by module, for
  * every thread filter with and without incomplete spans; a figure changed
  * (checksum made again) is what is answered, so the file is read; a
- * damaged or foreign file is refused with its reason; and what the file
+ * damaged or foreign file (another version, another index's) is refused
+ * with its reason, for totals alone too; and what the file
  * does not hold (a window, inline rows) is left to the walk.
  */
 #include <fcntl.h>
@@ -175,13 +176,13 @@ rechecksum(const char *path)
 	ssize_t n;
 	int fd = open(path, O_RDWR);
 
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf))) < 64) {
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf))) < AGGKEEP_HEADER_SIZE) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	le_put_u64(buf + AGGKEEP_CHECKSUM_AT, aggkeep_checksum(buf, (size_t)n));
-	if (pwrite(fd, buf, 64, 0) != 64) {
+	if (pwrite(fd, buf, AGGKEEP_HEADER_SIZE, 0) != AGGKEEP_HEADER_SIZE) {
 		close(fd);
 		return -1;
 	}
@@ -219,8 +220,10 @@ test_read_and_refused(const char *dir)
 	/* The first entry's complete self_ns (figure 5) plus 1000. */
 	{
 		struct aggkeep k;
+		uint64_t id;
 
-		IS_INT(aggkeep_open(&k, dir, NSPANS, &e), 0, "open alone");
+		IS_INT(aggkeep_index_id_at(dir, &id, &e), 0, "the index's id");
+		IS_INT(aggkeep_open(&k, dir, NSPANS, id, &e), 0, "open alone");
 		le_put_u64(v, le_get_u64(k.ent + 8 + 8 * 5) + 1000);
 		self = (uint64_t)(k.ent - k.base) + 8 + 8 * 5;
 		aggkeep_close(&k);
@@ -262,7 +265,7 @@ test_read_and_refused(const char *dir)
 	/* Another version. */
 	patch(path, 8, "\x07", 1);
 	STEP(analysis_open(&a, dir, &e));
-	IS_STR(a.kept_refused, "aggregates.bin: version 7, this ptkit reads 1",
+	IS_STR(a.kept_refused, "aggregates.bin: version 7, this ptkit reads 2",
 	    "another version");
 	analysis_close(&a);
 
@@ -284,6 +287,29 @@ test_read_and_refused(const char *dir)
 	IS_INT(agg_hotpaths(&g, &a, AGG_FUNCTION, &window, &e), 0,
 	    "then walked");
 	agg_free(&g);
+	analysis_close(&a);
+
+	/* Made from another index (its checksum made again, as a file of
+	 * another analysis of as many spans has one of its own): refused,
+	 * whether the index is opened or totals alone are asked for. */
+	{
+		uint64_t id = 0;
+
+		IS_INT(aggkeep_index_id_at(dir, &id, &e), 0, "the index's id");
+		le_put_u64(v, id + 1);
+		patch(path, AGGKEEP_INDEX_AT, v, 8);
+	}
+	OK(rechecksum(path) == 0, "checksum made again");
+	STEP(analysis_open(&a, dir, &e));
+	OK(a.kept.base == NULL, "another index's: not answered from");
+	IS_STR(a.kept_refused, "aggregates.bin: made from another index.bin",
+	    "the reason");
+	analysis_close(&a);
+	STEP(analysis_open_for(&a, dir, ANALYSIS_TOTALS, &e));
+	OK(!a.index_deferred && a.ix.base != NULL && a.kept.base == NULL,
+	    "totals: the index opened, the file not answered from");
+	IS_STR(a.kept_refused, "aggregates.bin: made from another index.bin",
+	    "the same reason");
 	analysis_close(&a);
 }
 

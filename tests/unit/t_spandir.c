@@ -313,6 +313,64 @@ test_manifest_checksum(void)
 	free(t);
 }
 
+/* gaps.jsonl, threads.jsonl and events.jsonl's checksums: written as
+ * spans_xxh64 is when they are given, read back by their members. */
+static void
+test_file_checksums(void)
+{
+	struct spandir_quality q = { .spans = 3 };
+	struct blks_header h = { .time_base_ns = 100 };
+	struct spandir_manifest m = { .analysis_id = "default",
+	    .tool = "t", .snapshot = "/s", .decoder = "fast", .time = &h,
+	    .quality = &q, .files_hashed = 1 };
+	char *text = NULL;
+	size_t len = 0;
+	struct error e;
+	json_t *doc;
+	uint64_t sum;
+	FILE *f;
+
+	m.files_xxh64[SPANDIR_GAPS] = 0x1;
+	m.files_xxh64[SPANDIR_THREADS] = 0xfedcba9876543210ull;
+	m.files_xxh64[SPANDIR_EVENTS] = 0xabc;
+	m.files_xxh64[SPANDIR_SPANS] = 0x77;	/* not written: no member */
+	IS_STR(spandir_xxh64_member(SPANDIR_GAPS), "gaps_xxh64", "gaps");
+	IS_STR(spandir_xxh64_member(SPANDIR_THREADS), "threads_xxh64",
+	    "threads");
+	IS_STR(spandir_xxh64_member(SPANDIR_EVENTS), "events_xxh64",
+	    "events");
+	for (int hashed = 1; hashed >= 0; hashed--) {
+		m.files_hashed = hashed;
+		if ((f = open_memstream(&text, &len)) == NULL)
+			return;
+		IS_INT(spandir_write_manifest(f, &m), 0, "written");
+		fclose(f);
+		doc = spandir_manifest_parse(text, len, &e);
+		OK(doc != NULL, "read back");
+		if (hashed) {
+			OK(strstr(text, "\"gaps_xxh64\":\"0x0000000000000001\","
+			    "\"threads_xxh64\":\"0xfedcba9876543210\","
+			    "\"events_xxh64\":\"0x0000000000000abc\"") != NULL,
+			    "0x and 16 hex digits each, in file order");
+			IS_INT(spandir_manifest_xxh64(doc,
+			    SPANDIR_M_THREADS_XXH64, &sum), 1, "threads_xxh64");
+			IS_U64(sum, 0xfedcba9876543210ull, "its value");
+		} else {
+			OK(strstr(text, "gaps_xxh64") == NULL &&
+			    strstr(text, "threads_xxh64") == NULL &&
+			    strstr(text, "events_xxh64") == NULL,
+			    "not given: not written");
+			IS_INT(spandir_manifest_xxh64(doc, SPANDIR_M_GAPS_XXH64,
+			    &sum), 0, "absent");
+		}
+		OK(strstr(text, "0x0000000000000077") == NULL,
+		    "spans.jsonl has none of these");
+		json_decref(doc);
+		free(text);
+		text = NULL;
+	}
+}
+
 int
 main(void)
 {
@@ -320,5 +378,6 @@ main(void)
 	test_span_row();
 	test_records_and_manifest();
 	test_manifest_checksum();
+	test_file_checksums();
 	return tap_done();
 }
